@@ -1,5 +1,133 @@
 """`demoforge dataset ...` commands."""
 
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
 import typer
 
+from demoforge.dataset.check import Problem, check_dataset
+from demoforge.dataset.reader import open_dataset, summarize
+from demoforge.errors import DemoforgeError
+
 app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+ROOT_ARG = typer.Argument(..., help="Dataset root (the folder holding meta/info.json).")
+MAX_TASKS_SHOWN = 20
+JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON instead of text.")
+
+
+@app.command("check")
+def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
+    """Verify files, counts, indices, timestamps and video spans; exit 1 listing every problem."""
+    problems = check_dataset(root)
+    summary = None
+    if not problems:
+        try:
+            ds = open_dataset(root)
+            summary = f"{ds.num_episodes} episodes, {ds.num_frames} frames, {len(ds.tasks)} tasks, " \
+                      f"{len(ds.info.video_keys)} video features"
+        except DemoforgeError as exc:  # check passed but the reader disagrees: still a failure
+            problems = [_reader_problem(exc)]
+    if as_json:
+        typer.echo(json.dumps({
+            "root": str(root),
+            "ok": not problems,
+            "problems": [{"code": p.code, "file": p.file, "message": p.message} for p in problems],
+        }, indent=2))
+    elif problems:
+        typer.echo(f"FAILED {root}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        for p in problems:
+            typer.echo(f"  {p}")
+    else:
+        typer.echo(f"OK {root}: {summary}")
+    raise typer.Exit(1 if problems else 0)
+
+
+@app.command("info")
+def info(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
+    """Summarize a dataset: fps, episodes, frames, tasks, features, video settings, size."""
+    try:
+        summary = summarize(open_dataset(root))
+    except DemoforgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    elif sys.stdout.isatty():
+        _print_rich(summary)
+    else:
+        _print_plain(summary)
+
+
+def _reader_problem(exc: DemoforgeError) -> Problem:
+    return Problem("reader", ".", str(exc))
+
+
+def _headline(s: dict) -> list[tuple[str, str]]:
+    lengths = s["episode_length"]
+    return [
+        ("root", s["root"]),
+        ("robot_type", str(s["robot_type"])),
+        ("fps", str(s["fps"])),
+        ("episodes", str(s["episodes"])),
+        ("frames", str(s["frames"])),
+        ("duration", f"{s['duration_s']:.1f} s"),
+        ("episode length", f"min {lengths['min']}, mean {lengths['mean']:.1f}, max {lengths['max']} frames"),
+        ("tasks", str(len(s["tasks"]))),
+        ("size on disk", _size(s["size_bytes"])),
+    ]
+
+
+def _video_line(settings: dict) -> str:
+    keys = ("codec", "pix_fmt", "crf", "g", "preset", "fps", "files")
+    return ", ".join(f"{k}={settings[k]}" for k in keys if k in settings)
+
+
+def _print_plain(s: dict) -> None:
+    for name, value in _headline(s):
+        typer.echo(f"{name}: {value}")
+    typer.echo("features:")
+    for key, f in s["features"].items():
+        typer.echo(f"  {key}: {f['dtype']} {f['shape']}")
+    for key, settings in s["videos"].items():
+        typer.echo(f"video {key}: {_video_line(settings)}")
+    for i, task in enumerate(s["tasks"][:MAX_TASKS_SHOWN]):
+        typer.echo(f"task {i}: {task}")
+    if len(s["tasks"]) > MAX_TASKS_SHOWN:
+        typer.echo(f"... and {len(s['tasks']) - MAX_TASKS_SHOWN} more tasks (all with --json)")
+
+
+def _print_rich(s: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    head = Table(show_header=False, box=None)
+    for name, value in _headline(s):
+        head.add_row(f"[bold]{name}[/bold]", value)
+    console.print(head)
+    feats = Table(title="features")
+    for col in ("key", "dtype", "shape", "video settings"):
+        feats.add_column(col)
+    for key, f in s["features"].items():
+        feats.add_row(key, f["dtype"], str(f["shape"]), _video_line(s["videos"].get(key, {})))
+    console.print(feats)
+    tasks = Table(title="tasks")
+    tasks.add_column("index", justify="right")
+    tasks.add_column("task")
+    for i, task in enumerate(s["tasks"][:MAX_TASKS_SHOWN]):
+        tasks.add_row(str(i), task)
+    if len(s["tasks"]) > MAX_TASKS_SHOWN:
+        tasks.add_row("...", f"{len(s['tasks']) - MAX_TASKS_SHOWN} more (all with --json)")
+    console.print(tasks)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

@@ -244,3 +244,38 @@ def _to_numpy(column: pa.ChunkedArray, feature: Any, path: Path, name: str) -> n
             f"info.json gives shape {list(shape)}"
         )
     return values.reshape(num_rows, *shape)
+
+
+def summarize(ds: DatasetReader) -> dict[str, Any]:
+    """A JSON-able overview of an open dataset: sizes, features, video settings, disk use."""
+    info = ds.info
+    lengths = np.asarray(ds.episodes_table.column("length").to_numpy(), dtype=np.int64)
+    files = [p for p in ds.root.rglob("*") if p.is_file()]
+    videos = {}
+    for key in info.video_keys:
+        block = info.features[key].info or {}
+        settings = {k.removeprefix("video."): v for k, v in block.items()}
+        n_files = len({(c, f) for c, f in zip(
+            ds.episodes_table.column(f"videos/{key}/chunk_index").to_pylist(),
+            ds.episodes_table.column(f"videos/{key}/file_index").to_pylist(),
+        )}) if f"videos/{key}/chunk_index" in ds.episodes_table.column_names else 0
+        videos[key] = {**settings, "files": n_files}
+    return {
+        "root": str(ds.root),
+        "codebase_version": info.codebase_version,
+        "robot_type": info.robot_type,
+        "fps": info.fps,
+        "episodes": ds.num_episodes,
+        "frames": ds.num_frames,
+        "duration_s": ds.num_frames / info.fps,
+        "episode_length": {
+            "min": int(lengths.min()) if lengths.size else 0,
+            "mean": float(lengths.mean()) if lengths.size else 0.0,
+            "max": int(lengths.max()) if lengths.size else 0,
+        },
+        "tasks": list(ds.tasks),
+        "features": {k: {"dtype": f.dtype, "shape": list(f.shape)} for k, f in info.features.items()},
+        "videos": videos,
+        "data_files": len(list(ds.root.glob("data/**/*.parquet"))),
+        "size_bytes": sum(p.stat().st_size for p in files),
+    }

@@ -1,0 +1,323 @@
+"""Verify the structure of a v3 dataset root and report every problem found.
+
+Checks what lerobot relies on but never verifies itself: that every referenced file
+exists, that counts and indices agree across info.json, meta/episodes and the data
+files, that timestamps are frame_index / fps, and that each episode's span of its mp4
+holds exactly its frames (packet timestamps only; nothing is decoded).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from demoforge.dataset import decode
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, STATS_PATH, TASKS_PATH, DatasetInfo
+from demoforge.dataset.reader import read_episodes_table, read_tasks
+from demoforge.errors import DemoforgeError
+
+TIMESTAMP_TOLERANCE_S = decode.TOLERANCE_S
+REQUIRED_INFO_KEYS = ("codebase_version", "fps", "features", "total_episodes", "total_frames",
+                      "total_tasks", "chunks_size", "data_path")
+REQUIRED_STATS_KEYS = ("min", "max", "mean", "std", "count")
+EPISODE_COLUMNS = ("episode_index", "tasks", "length", "data/chunk_index", "data/file_index",
+                   "dataset_from_index", "dataset_to_index")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a dataset."""
+
+    code: str  # stable kind, e.g. "video.frames"; see the check_* functions
+    file: str  # path relative to the dataset root where it was found
+    message: str  # what is wrong, with the values seen and expected
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.file}: {self.message}"
+
+
+def check_dataset(root: str | Path) -> list[Problem]:
+    """Every structural problem of the dataset at `root`; an empty list means it is sound."""
+    root = Path(root)
+    out: list[Problem] = []
+    info = check_info(root, out)
+    if info is None:
+        return out
+    tasks = _guard(out, "tasks", TASKS_PATH, lambda: read_tasks(root))
+    if tasks is not None and len(tasks) != info.total_tasks:
+        out.append(Problem("count.tasks", INFO_PATH,
+                           f"total_tasks is {info.total_tasks} but {TASKS_PATH} has {len(tasks)} tasks"))
+    episodes = _guard(out, "episodes", "meta/episodes", lambda: read_episodes_table(root))
+    if episodes is not None and check_episodes(info, episodes, tasks, out):
+        check_data(root, info, episodes, tasks, out)
+        check_videos(root, info, episodes, out)
+        check_unreferenced(root, info, episodes, out)
+    check_stats(root, info, out)
+    return out
+
+
+def _guard(out: list[Problem], code: str, file: str, fn):
+    try:
+        return fn()
+    except (DemoforgeError, OSError, pa.ArrowException, ValueError) as exc:
+        out.append(Problem(code, file, str(exc)))
+        return None
+
+
+def check_info(root: Path, out: list[Problem]) -> DatasetInfo | None:
+    """meta/info.json parses, has the required keys and the five index features."""
+    path = root / INFO_PATH
+    if not path.is_file():
+        out.append(Problem("info", INFO_PATH, f"not found; is {root} a LeRobot v3 dataset root?"))
+        return None
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        out.append(Problem("info", INFO_PATH, f"invalid JSON ({exc})"))
+        return None
+    missing = [k for k in REQUIRED_INFO_KEYS if k not in raw]
+    if missing:
+        out.append(Problem("info", INFO_PATH, f"missing keys {missing}"))
+    info = _guard(out, "info", INFO_PATH, lambda: DatasetInfo.from_json(raw, source=INFO_PATH))
+    if info is None:
+        return None
+    if info.fps <= 0:
+        out.append(Problem("info", INFO_PATH, f"fps must be positive, got {info.fps}"))
+        return None
+    for name in INDEX_FEATURE_NAMES:
+        f = info.features.get(name)
+        want = "float32" if name == "timestamp" else "int64"
+        if f is None or f.dtype != want or tuple(f.shape) != (1,):
+            got = "absent" if f is None else f"{f.dtype} {list(f.shape)}"
+            out.append(Problem("info", INFO_PATH, f"index feature {name!r} must be {want} [1], is {got}"))
+    for key in info.video_keys:
+        f = info.features[key]
+        if len(f.shape) != 3 or f.shape[2] != 3:
+            out.append(Problem("info", INFO_PATH, f"video feature {key!r} shape {list(f.shape)} is not [H, W, 3]"))
+        block = f.info or {}
+        for axis, size in (("video.height", f.shape[0]), ("video.width", f.shape[1] if len(f.shape) > 1 else None)):
+            if axis in block and block[axis] != size:
+                out.append(Problem("info", INFO_PATH,
+                                   f"video feature {key!r}: info {axis} is {block[axis]} but shape gives {size}"))
+    if info.video_keys and not info.video_path:
+        out.append(Problem("info", INFO_PATH, f"video_path is null but video features {info.video_keys} exist"))
+        return None
+    return info
+
+
+def check_episodes(info: DatasetInfo, episodes: pa.Table, tasks: list[str] | None, out: list[Problem]) -> bool:
+    """meta/episodes: columns, episode numbering, contiguous frame ranges, totals. False stops later checks."""
+    f = "meta/episodes"
+    needed = list(EPISODE_COLUMNS)
+    for key in info.video_keys:
+        needed += [f"videos/{key}/{c}" for c in ("chunk_index", "file_index", "from_timestamp", "to_timestamp")]
+    missing = [c for c in needed if c not in episodes.column_names]
+    if missing:
+        out.append(Problem("episodes", f, f"missing columns {missing}"))
+        return False
+    ids = _col(episodes, "episode_index")
+    n = len(ids)
+    if not np.array_equal(ids, np.arange(n)):
+        out.append(Problem("episodes", f, f"episode_index must be 0..{n - 1} once each, got {ids.tolist()[:20]}"))
+    if n != info.total_episodes:
+        out.append(Problem("count.episodes", INFO_PATH, f"total_episodes is {info.total_episodes} but {f} has {n} episodes"))
+    length, start, stop = (_col(episodes, c) for c in ("length", "dataset_from_index", "dataset_to_index"))
+    if int(length.sum()) != info.total_frames:
+        out.append(Problem("count.frames", INFO_PATH,
+                           f"total_frames is {info.total_frames} but episode lengths sum to {int(length.sum())}"))
+    expected_start = np.concatenate([[0], stop[:-1]])
+    for r in range(n):
+        e = int(ids[r])
+        if length[r] <= 0:
+            out.append(Problem("episodes", f, f"episode {e}: length {length[r]} must be positive"))
+        if stop[r] - start[r] != length[r]:
+            out.append(Problem("episodes.range", f, f"episode {e}: dataset_to_index - dataset_from_index = "
+                               f"{stop[r]} - {start[r]} = {stop[r] - start[r]} but length is {length[r]}"))
+        if start[r] != expected_start[r]:
+            out.append(Problem("episodes.range", f, f"episode {e}: dataset_from_index is {start[r]}, expected "
+                               f"{expected_start[r]} (contiguous after the previous episode)"))
+    if tasks is not None:
+        known = set(tasks)
+        for e, names in zip(ids.tolist(), episodes.column("tasks").to_pylist()):
+            unknown = [t for t in (names or []) if t not in known]
+            if unknown:
+                out.append(Problem("episodes.tasks", f, f"episode {e}: tasks {unknown} are not in {TASKS_PATH}"))
+    return True
+
+
+def check_data(root: Path, info: DatasetInfo, episodes: pa.Table, tasks: list[str] | None, out: list[Problem]) -> None:
+    """Each data file exists and its rows agree with meta/episodes frame by frame."""
+    by_file = _group(episodes, "data/chunk_index", "data/file_index")
+    global_row = 0
+    for (chunk, file), rows in sorted(by_file.items()):
+        rel = info.data_path.format(chunk_index=chunk, file_index=file)
+        eps = [int(episodes.column("episode_index")[r].as_py()) for r in rows]
+        if not (root / rel).is_file():
+            out.append(Problem("file.missing", rel, f"data file of episodes {eps} not found"))
+            global_row += int(sum(episodes.column("length")[r].as_py() for r in rows))
+            continue
+        try:
+            pf = pq.ParquetFile(root / rel)
+        except (OSError, pa.ArrowException) as exc:
+            out.append(Problem("data", rel, f"unreadable parquet ({exc})"))
+            global_row += int(sum(episodes.column("length")[r].as_py() for r in rows))
+            continue
+        names = pf.schema_arrow.names
+        absent = [k for k in info.data_keys if k not in names]
+        if absent:
+            out.append(Problem("data.columns", rel, f"feature columns {absent} missing; the file has {names}"))
+        if any(k not in names for k in INDEX_FEATURE_NAMES):
+            continue
+        table = pf.read(columns=list(INDEX_FEATURE_NAMES))
+        cols = {k: _col(table, k, np.float32 if k == "timestamp" else np.int64) for k in INDEX_FEATURE_NAMES}
+        index = cols["index"]
+        want_index = np.arange(global_row, global_row + len(index))
+        if not np.array_equal(index, want_index):
+            bad = int(np.flatnonzero(index != want_index)[0])
+            out.append(Problem("data.index", rel, f"row {bad}: index is {index[bad]} but its position across "
+                               f"the data files is {want_index[bad]} (lerobot looks frames up by position)"))
+        global_row += len(index)
+        order = np.argsort(cols["episode_index"], kind="stable")
+        present, first, counts = np.unique(cols["episode_index"][order], return_index=True, return_counts=True)
+        orphans = sorted(set(present.tolist()) - set(eps))
+        if orphans:
+            out.append(Problem("data.episodes", rel, f"holds rows of episodes {orphans} that meta/episodes "
+                               "does not place in this file"))
+        where = {int(e): (int(s), int(c)) for e, s, c in zip(present, first, counts)}
+        for r, e in zip(rows, eps):
+            ep = {c: episodes.column(c)[r].as_py() for c in ("length", "dataset_from_index", "tasks")}
+            s, c = where.get(e, (0, 0))
+            sel = order[s:s + c]
+            _check_episode_rows(rel, e, ep, {k: v[sel] for k, v in cols.items()}, info.fps, tasks, out)
+
+
+def _check_episode_rows(rel, e, ep, cols, fps, tasks, out) -> None:
+    t = len(cols["index"])
+    if t != ep["length"]:
+        out.append(Problem("data.rows", rel, f"episode {e}: {t} rows but length is {ep['length']}"))
+        return
+    if not np.array_equal(cols["index"], ep["dataset_from_index"] + np.arange(t)):
+        out.append(Problem("data.index", rel, f"episode {e}: index runs {cols['index'][0]}..{cols['index'][-1]} "
+                           f"but dataset_from_index is {ep['dataset_from_index']} (length {t})"))
+    frame = cols["frame_index"]
+    if not np.array_equal(frame, np.arange(t)):
+        bad = int(np.flatnonzero(frame != np.arange(t))[0])
+        out.append(Problem("data.frame_index", rel, f"episode {e}: frame_index at row {bad} is {frame[bad]}, "
+                           f"expected {bad} (0..{t - 1})"))
+    err = np.abs(cols["timestamp"].astype(np.float64) - frame / fps)
+    if err.size and err.max() > TIMESTAMP_TOLERANCE_S:
+        bad = int(np.argmax(err))
+        out.append(Problem("data.timestamp", rel, f"episode {e}: timestamp at frame {frame[bad]} is "
+                           f"{cols['timestamp'][bad]:.6f} s, expected frame_index / fps = {frame[bad] / fps:.6f} s"))
+    ti = cols["task_index"]
+    if tasks is not None:
+        invalid = sorted(set(ti[(ti < 0) | (ti >= len(tasks))].tolist()))
+        if invalid:
+            out.append(Problem("data.task_index", rel, f"episode {e}: task_index {invalid} not in 0..{len(tasks) - 1}"))
+        else:
+            used = sorted({tasks[i] for i in set(ti.tolist())})
+            if ep["tasks"] is not None and not set(used) <= set(ep["tasks"]):
+                out.append(Problem("data.task_index", rel, f"episode {e}: rows use tasks {used} but meta/episodes "
+                                   f"lists {ep['tasks']}"))
+
+
+def check_videos(root: Path, info: DatasetInfo, episodes: pa.Table, out: list[Problem]) -> None:
+    """Each mp4 exists, has the feature's resolution, and each episode's span holds exactly its frames."""
+    tol = TIMESTAMP_TOLERANCE_S
+    ids, length = _col(episodes, "episode_index"), _col(episodes, "length")
+    for key in info.video_keys:
+        h, w = info.features[key].shape[:2]
+        start = _col(episodes, f"videos/{key}/from_timestamp", np.float64)
+        stop = _col(episodes, f"videos/{key}/to_timestamp", np.float64)
+        for (chunk, file), rows in sorted(_group(episodes, f"videos/{key}/chunk_index", f"videos/{key}/file_index").items()):
+            rel = info.video_path.format(video_key=key, chunk_index=chunk, file_index=file)
+            if not (root / rel).is_file():
+                out.append(Problem("file.missing", rel, f"video {key!r} of episodes {ids[rows].tolist()} not found"))
+                continue
+            probe = _guard(out, "video", rel, lambda: decode.probe_video(root / rel))
+            if probe is None:
+                continue
+            if (probe.height, probe.width) != (h, w):
+                out.append(Problem("video.size", rel, f"frames are {probe.height}x{probe.width} (HxW) but feature "
+                                   f"{key!r} has shape {list(info.features[key].shape)}"))
+            pts = probe.pts_s
+            prev_stop = None
+            for r in sorted(rows, key=lambda r: start[r]):
+                e, t, a, b = int(ids[r]), int(length[r]), start[r], stop[r]
+                if prev_stop is not None and a < prev_stop - tol:
+                    out.append(Problem("video.span", rel, f"episode {e}: span starts at {a:.6f} s, inside the "
+                                       f"previous episode's span (ends {prev_stop:.6f} s)"))
+                prev_stop = b
+                if abs((b - a) - t / info.fps) > tol:
+                    out.append(Problem("video.span", rel, f"episode {e}: span {a:.6f}..{b:.6f} s is {b - a:.6f} s "
+                                       f"long but {t} frames at {info.fps} fps take {t / info.fps:.6f} s"))
+                inside = pts[(pts >= a - tol) & (pts < b - tol)]
+                if inside.size != t:
+                    out.append(Problem("video.frames", rel, f"episode {e}: {inside.size} frames in span "
+                                       f"[{a:.6f}, {b:.6f}) s but the episode has {t} frames"))
+                    continue
+                err = np.abs(inside - (a + np.arange(t) / info.fps))
+                if err.size and err.max() > tol:
+                    k = int(np.argmax(err))
+                    out.append(Problem("video.timestamps", rel, f"episode {e}: frame {k} is at {inside[k]:.6f} s, "
+                                       f"expected {a + k / info.fps:.6f} s"))
+
+
+def check_stats(root: Path, info: DatasetInfo, out: list[Problem]) -> None:
+    """meta/stats.json has every feature with min/max/mean/std/count of the right shape."""
+    path = root / STATS_PATH
+    if not path.is_file():
+        out.append(Problem("file.missing", STATS_PATH, "not found"))
+        return
+    try:
+        stats = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        out.append(Problem("stats", STATS_PATH, f"invalid JSON ({exc})"))
+        return
+    absent = [k for k in info.features if k not in stats]
+    if absent:
+        out.append(Problem("stats", STATS_PATH, f"features {absent} have no statistics"))
+    for key, feat in info.features.items():
+        entry = stats.get(key)
+        if not isinstance(entry, dict):
+            continue
+        missing = [s for s in REQUIRED_STATS_KEYS if s not in entry]
+        if missing:
+            out.append(Problem("stats", STATS_PATH, f"feature {key!r} lacks {missing}"))
+        want = (3, 1, 1) if feat.is_visual else tuple(feat.shape)
+        for s in ("min", "max", "mean", "std"):
+            if s in entry and np.shape(entry[s]) != want:
+                out.append(Problem("stats", STATS_PATH, f"feature {key!r}: {s} has shape "
+                                   f"{list(np.shape(entry[s]))}, expected {list(want)}"))
+
+
+def check_unreferenced(root: Path, info: DatasetInfo, episodes: pa.Table, out: list[Problem]) -> None:
+    """Data and video files that no episode points to (left over from a crash or a bad merge)."""
+    used = {info.data_path.format(chunk_index=c, file_index=f)
+            for c, f in _group(episodes, "data/chunk_index", "data/file_index")}
+    for key in info.video_keys:
+        used |= {info.video_path.format(video_key=key, chunk_index=c, file_index=f)
+                 for c, f in _group(episodes, f"videos/{key}/chunk_index", f"videos/{key}/file_index")}
+    found = [p for p in (*root.glob("data/**/*.parquet"), *root.glob("videos/**/*.mp4"))]
+    for p in sorted(found):
+        rel = p.relative_to(root).as_posix()
+        if rel not in used:
+            out.append(Problem("file.unreferenced", rel, "no episode in meta/episodes refers to this file"))
+
+
+def _col(table: pa.Table, name: str, dtype=np.int64) -> np.ndarray:
+    return np.asarray(table.column(name).to_numpy(), dtype=dtype)
+
+
+def _group(episodes: pa.Table, chunk_col: str, file_col: str) -> dict[tuple[int, int], list[int]]:
+    """(chunk_index, file_index) -> rows of meta/episodes that point to that file."""
+    groups: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for r, (c, f) in enumerate(zip(_col(episodes, chunk_col).tolist(), _col(episodes, file_col).tolist())):
+        groups[(c, f)].append(r)
+    return groups
