@@ -1,0 +1,71 @@
+"""Exact feature statistics: min, max, mean, std (population), count and true quantiles.
+
+Numeric features are reduced over the frame axis per dimension. Camera features are
+per channel over every pixel of every frame, scaled to [0, 1] and shaped [3, 1, 1] as
+lerobot writes them; because pixels are uint8, a 256-bin histogram per channel holds
+them exactly, so per-episode histograms add up to exact dataset-wide quantiles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from demoforge.dataset.layout import QUANTILES
+
+Stats = dict[str, Any]  # key -> nested lists, ready for JSON / parquet
+
+
+def numeric_stats(values: np.ndarray) -> Stats:
+    """Stats of a (T, n) or (T,) array over axis 0; each entry a list of n values."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    out: Stats = {
+        "min": x.min(axis=0).tolist(),
+        "max": x.max(axis=0).tolist(),
+        "mean": x.mean(axis=0).tolist(),
+        "std": x.std(axis=0).tolist(),
+        "count": [int(x.shape[0])],
+    }
+    qs = np.quantile(x, list(QUANTILES.values()), axis=0)
+    for i, name in enumerate(QUANTILES):
+        out[name] = qs[i].tolist()
+    return out
+
+
+def pixel_histogram(frames: np.ndarray) -> np.ndarray:
+    """(T, H, W, 3) uint8 -> (3, 256) int64 counts per channel."""
+    flat = frames.reshape(-1, 3)
+    return np.stack([np.bincount(flat[:, c], minlength=256) for c in range(3)]).astype(np.int64)
+
+
+def _hist_quantile(cum: np.ndarray, total: int, q: float) -> float:
+    """Quantile with numpy's linear interpolation, from a cumulative histogram over 0..255."""
+    pos = q * (total - 1)
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, total - 1)
+    v_lo = int(np.searchsorted(cum, lo, side="right"))
+    v_hi = int(np.searchsorted(cum, hi, side="right"))
+    return v_lo + (pos - lo) * (v_hi - v_lo)
+
+
+def histogram_stats(hist: np.ndarray, frame_count: int) -> Stats:
+    """Stats of camera pixels from a (3, 256) histogram, scaled to [0, 1], shaped [3][1][1]."""
+    levels = np.arange(256, dtype=np.float64)
+    out: Stats = {k: [] for k in ("min", "max", "mean", "std")}
+    out.update({name: [] for name in QUANTILES})
+    for c in range(3):
+        h = hist[c]
+        total = int(h.sum())
+        nz = np.nonzero(h)[0]
+        mean = float((h * levels).sum() / total)
+        var = float((h * (levels - mean) ** 2).sum() / total)
+        cum = np.cumsum(h)
+        vals = {"min": nz[0], "max": nz[-1], "mean": mean, "std": np.sqrt(var)}
+        vals.update({name: _hist_quantile(cum, total, q) for name, q in QUANTILES.items()})
+        for key, v in vals.items():
+            out[key].append([[float(v) / 255.0]])
+    out["count"] = [int(frame_count)]
+    return {k: out[k] for k in ("min", "max", "mean", "std", "count", *QUANTILES)}

@@ -1,0 +1,187 @@
+"""Video settings and the streaming encoder (PyAV, its bundled FFmpeg).
+
+Each episode is encoded into its own short segment as frames arrive (no images are
+staged on disk); segments are later joined into the dataset's mp4 files by remuxing
+packets, never by re-encoding. This is how lerobot builds its files too (encode an
+episode, concatenate), and it is what makes a finished episode durable on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+
+from demoforge.errors import DatasetError
+
+logging.getLogger("libav").setLevel(logging.ERROR)
+os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints a banner per encoder otherwise
+
+# info-block codec name -> FFmpeg encoder
+ENCODERS = {"h264": "libx264", "hevc": "libx265", "av1": "libsvtav1"}
+_CODEC_ALIASES = {"libx264": "h264", "libx265": "hevc", "libsvtav1": "av1"}
+
+
+@dataclass(frozen=True)
+class VideoSettings:
+    """How camera features are encoded; written into each video feature's `info` block."""
+
+    codec: str = "h264"  # "h264", "hevc" or "av1" (libsvtav1); encoder names are accepted too
+    crf: int = 23  # constant rate factor; lower is better quality and larger files
+    gop_s: float = 0.25  # keyframe interval [s]; g = max(1, round(fps * gop_s))
+    g: int | None = None  # explicit keyframe interval [frames]; overrides gop_s
+    pix_fmt: str = "yuv420p"
+    preset: int | str | None = None  # codec-specific speed preset (x264: "veryfast", svtav1: 0-13)
+    fast_decode: int = 0  # svtav1 fast-decode level / x264 tune=fastdecode when > 0
+    extra_options: dict[str, str] = field(default_factory=dict)  # merged last, never override the above
+
+    def __post_init__(self) -> None:
+        codec = _CODEC_ALIASES.get(self.codec, self.codec)
+        if codec not in ENCODERS:
+            raise DatasetError(
+                f"video settings: codec {self.codec!r} is not supported; use one of {sorted(ENCODERS)}"
+            )
+        object.__setattr__(self, "codec", codec)
+        if self.g is not None and self.g < 1:
+            raise DatasetError(f"video settings: g={self.g} must be >= 1 frame")
+        if self.g is None and not self.gop_s > 0:
+            raise DatasetError(f"video settings: gop_s={self.gop_s} must be > 0 seconds")
+
+    @staticmethod
+    def lerobot_default() -> "VideoSettings":
+        """lerobot's own default: libsvtav1, crf 30, g = 2, preset 12."""
+        return VideoSettings(codec="av1", crf=30, g=2, preset=12)
+
+    @property
+    def encoder(self) -> str:
+        return ENCODERS[self.codec]
+
+    def gop(self, fps: int) -> int:
+        return self.g if self.g is not None else max(1, round(fps * self.gop_s))
+
+    def codec_options(self, fps: int) -> dict[str, str]:
+        opts = {"g": str(self.gop(fps)), "crf": str(self.crf)}
+        if self.preset is not None:
+            opts["preset"] = str(self.preset)
+        if self.codec == "av1":
+            opts["svtav1-params"] = f"fast-decode={max(0, min(2, self.fast_decode))}"
+        else:
+            # No B-frames: pts == dts, so segments join without edit lists and frames are
+            # found by timestamp exactly.
+            opts["bf"] = "0"
+            if self.fast_decode:
+                opts["tune"] = "fastdecode"
+        for key, value in self.extra_options.items():
+            opts.setdefault(key, str(value))
+        return opts
+
+    def info_block(self, *, fps: int, height: int, width: int, is_depth_map: bool = False) -> dict[str, Any]:
+        """The `info` block lerobot 0.6.1 writes for a video feature."""
+        return {
+            "video.height": height,
+            "video.width": width,
+            "video.codec": self.codec,
+            "video.pix_fmt": self.pix_fmt,
+            "video.fps": fps,
+            "video.channels": 3,
+            "has_audio": False,
+            "video.g": self.gop(fps),
+            "video.crf": self.crf,
+            "video.preset": self.preset,
+            "video.fast_decode": self.fast_decode,
+            "video.video_backend": "pyav",
+            "video.extra_options": dict(self.extra_options),
+            "is_depth_map": is_depth_map,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "codec": self.codec, "crf": self.crf, "gop_s": self.gop_s, "g": self.g, "pix_fmt": self.pix_fmt,
+            "preset": self.preset, "fast_decode": self.fast_decode, "extra_options": dict(self.extra_options),
+        }
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> "VideoSettings":
+        return VideoSettings(**raw)
+
+
+class SegmentEncoder:
+    """Encodes one episode of one camera into a standalone mp4 segment, frame by frame."""
+
+    def __init__(self, path: Path, *, settings: VideoSettings, fps: int, height: int, width: int):
+        self.path = path
+        self.count = 0
+        self._container = av.open(str(path), mode="w", format="mp4")
+        self._stream = self._container.add_stream(
+            settings.encoder, rate=fps, options=settings.codec_options(fps)
+        )
+        self._stream.width = width
+        self._stream.height = height
+        self._stream.pix_fmt = settings.pix_fmt
+        self._stream.time_base = Fraction(1, fps)
+        self._stream.codec_context.time_base = Fraction(1, fps)
+
+    def add(self, rgb: np.ndarray) -> None:
+        """Encode one (H, W, 3) uint8 RGB frame."""
+        frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+        frame.pts = self.count
+        frame.time_base = self._stream.codec_context.time_base
+        self._container.mux(self._stream.encode(frame))
+        self.count += 1
+
+    def close(self) -> None:
+        if self._container is None:
+            return
+        self._container.mux(self._stream.encode(None))
+        self._container.close()
+        self._container = None
+
+    def abort(self) -> None:
+        if self._container is not None:
+            try:
+                self._container.close()
+            except Exception:  # noqa: BLE001 - a broken partial segment is deleted anyway
+                pass
+            self._container = None
+        self.path.unlink(missing_ok=True)
+
+
+def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[float, float]]:
+    """Join mp4 segments into `out` by remuxing packets (no re-encoding).
+
+    Returns each segment's [from, to) timestamp span in `out` [s]. Segments must share
+    codec parameters (they do when written with one VideoSettings)."""
+    spans: list[tuple[float, float]] = []
+    tmp = out.with_name(out.name + ".tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(tmp), mode="w", format="mp4") as dst:
+        ostream = None
+        offset = 0  # frames already in `out`
+        for seg in segments:
+            with av.open(str(seg)) as src:
+                istream = src.streams.video[0]
+                if ostream is None:
+                    ostream = dst.add_stream_from_template(istream, opaque=True)
+                    ostream.time_base = Fraction(1, fps)
+                n = 0
+                for packet in src.demux(istream):
+                    if packet.dts is None:
+                        continue
+                    # rescale from the segment's time base to frames, then shift by offset
+                    pts = round(packet.pts * istream.time_base * fps)
+                    dts = round(packet.dts * istream.time_base * fps)
+                    packet.pts, packet.dts = pts + offset, dts + offset
+                    packet.time_base = Fraction(1, fps)
+                    packet.stream = ostream
+                    dst.mux(packet)
+                    n += 1
+            spans.append((offset / fps, (offset + n) / fps))
+            offset += n
+    tmp.replace(out)
+    return spans

@@ -1,0 +1,403 @@
+"""DatasetWriter: streaming, crash-safe writing of LeRobot v3.0 datasets.
+
+While a dataset is being written, each finished episode lives in the root's staging
+folder as its own small parquet segment, one mp4 segment per camera and a JSON record,
+all fsynced and renamed into place before `add_episode` returns: a killed process loses
+at most the episode in progress. `finalize()` joins the segments into lerobot's files
+(one parquet row group per episode, mp4s joined by remuxing) and writes the metadata.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from demoforge.dataset import assemble
+from demoforge.dataset.layout import (
+    DEFAULT_CHUNKS_SIZE, DEFAULT_DATA_FILE_SIZE_MB, DEFAULT_VIDEO_FILE_DURATION_S,
+    DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
+    write_json_atomic,
+)
+from demoforge.dataset.stats import numeric_stats, pixel_histogram
+from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
+from demoforge.dataset.validate import check_columns, check_features, check_task
+from demoforge.dataset.video import SegmentEncoder, VideoSettings
+from demoforge.errors import DatasetError, DatasetLockedError
+
+STAGING_DIR = ".demoforge-staging"
+_MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WriterConfig:
+    """Everything fixed when a dataset is created; stored in staging so resume needs only the root."""
+
+    fps: int  # frames per second [Hz]
+    features: dict[str, Feature]  # user features (index features are added)
+    robot_type: str | None = None
+    video: VideoSettings = field(default_factory=VideoSettings)
+    data_file_size_mb: float = DEFAULT_DATA_FILE_SIZE_MB  # start a new data file past this size
+    video_file_size_mb: float = DEFAULT_VIDEO_FILE_SIZE_MB  # start a new mp4 past this size
+    video_file_duration_s: float = DEFAULT_VIDEO_FILE_DURATION_S  # start a new mp4 before this length [s]
+    chunks_size: int = DEFAULT_CHUNKS_SIZE  # files per chunk folder
+
+    def all_features(self) -> dict[str, Feature]:
+        """User features with video info blocks filled in, then the index features."""
+        out = {}
+        for key, ft in self.features.items():
+            if ft.dtype == "video":
+                depth = bool((ft.info or {}).get("is_depth_map", False))
+                info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
+                ft = Feature("video", ft.shape, ["height", "width", "channels"], info)
+            out[key] = ft
+        out.update(index_features())
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fps": self.fps, "features": {k: f.to_json() for k, f in self.features.items()},
+            "robot_type": self.robot_type, "video": self.video.to_json(),
+            "data_file_size_mb": self.data_file_size_mb, "video_file_size_mb": self.video_file_size_mb,
+            "video_file_duration_s": self.video_file_duration_s, "chunks_size": self.chunks_size,
+        }
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> "WriterConfig":
+        raw = dict(raw)
+        raw["features"] = {k: Feature.from_json(k, v) for k, v in raw["features"].items()}
+        raw["video"] = VideoSettings.from_json(raw["video"])
+        return WriterConfig(**raw)
+
+
+@dataclass
+class _FileCursor:
+    """Where the next episode goes for one output stream (data, or one camera)."""
+
+    file_number: int = 0  # files started so far - 1 (write order)
+    bytes: int = 0  # segment bytes already assigned to the current file
+    frames: int = 0  # frames already in the current file
+
+    def place(self, nbytes: int, nframes: int, *, max_bytes: float, max_frames: float | None = None) -> int:
+        """Assign a segment; returns the file number it goes into."""
+        full = self.bytes + nbytes > max_bytes or (max_frames is not None and self.frames + nframes > max_frames)
+        if self.frames > 0 and full:
+            self.file_number, self.bytes, self.frames = self.file_number + 1, 0, 0
+        self.bytes += nbytes
+        self.frames += nframes
+        return self.file_number
+
+
+class DatasetWriter:
+    """Writes one LeRobot v3.0 dataset. Use `create` or `resume`, as a context manager."""
+
+    def __init__(self, root: Path, config: WriterConfig, lock_fd: int):
+        self.root = root
+        self.config = config
+        self._lock_fd = lock_fd
+        self._features = config.all_features()
+        self._user = config.features
+        self._video_keys = [k for k, f in self._user.items() if f.dtype == "video"]
+        self._schema = data_schema(self._features)
+        self._records: list[dict[str, Any]] = []
+        self._tasks: dict[str, int] = {}
+        self._data_cursor = _FileCursor()
+        self._video_cursors = {k: _FileCursor() for k in self._video_keys}
+        self._frame_buffer: dict[str, list[np.ndarray]] | None = None
+        self._frame_encoders: dict[str, SegmentEncoder] = {}
+        self._frame_hists: dict[str, np.ndarray] = {}
+        self._frame_task: str | None = None
+        self._frame_n = 0  # frames in the episode being recorded frame by frame
+        self._finalized = False
+
+    # -- opening -----------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls, root: str | Path, *, fps: int, features: Mapping[str, Feature], robot_type: str | None = None,
+        video: VideoSettings | None = None, data_file_size_mb: float = DEFAULT_DATA_FILE_SIZE_MB,
+        video_file_size_mb: float = DEFAULT_VIDEO_FILE_SIZE_MB,
+        video_file_duration_s: float = DEFAULT_VIDEO_FILE_DURATION_S, chunks_size: int = DEFAULT_CHUNKS_SIZE,
+    ) -> "DatasetWriter":
+        """Start a new dataset in `root`, which must not exist or be empty."""
+        root = Path(root)
+        if not isinstance(fps, int) or fps <= 0:
+            raise DatasetError(f"fps={fps!r} must be a positive integer [Hz]")
+        if chunks_size < 1 or data_file_size_mb <= 0 or video_file_size_mb <= 0 or video_file_duration_s <= 0:
+            raise DatasetError("chunks_size, data_file_size_mb, video_file_size_mb, video_file_duration_s must be > 0")
+        check_features(features)
+        config = WriterConfig(
+            fps=fps, features=dict(features), robot_type=robot_type, video=video or VideoSettings(),
+            data_file_size_mb=data_file_size_mb, video_file_size_mb=video_file_size_mb,
+            video_file_duration_s=video_file_duration_s, chunks_size=chunks_size,
+        )
+        staging = root / STAGING_DIR
+        if root.exists() and any(root.iterdir()):
+            if staging.exists():
+                _lock(staging)  # a live writer gets the lock error, not the "non-empty" one
+            raise DatasetError(
+                f"{root}: not empty; choose a new root, or call DatasetWriter.resume({str(root)!r}) "
+                "to continue an interrupted run"
+            )
+        for sub in ("data", "episodes", *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")):
+            (staging / sub).mkdir(parents=True, exist_ok=True)
+        fd = _lock(staging)
+        write_json_atomic(staging / "config.json", config.to_json())
+        return cls(root, config, fd)
+
+    @classmethod
+    def resume(cls, root: str | Path) -> "DatasetWriter":
+        """Reopen an interrupted dataset: finished episodes are kept, the partial one is dropped."""
+        root = Path(root)
+        staging = root / STAGING_DIR
+        if not staging.is_dir():
+            if (root / INFO_PATH).is_file():
+                raise DatasetError(f"{root}: already finalized; write a new root and merge the two to extend it")
+            raise DatasetError(f"{root}: no interrupted demoforge dataset here to resume (no {STAGING_DIR}/)")
+        fd = _lock(staging)
+        try:
+            config = WriterConfig.from_json(json.loads((staging / "config.json").read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            os.close(fd)
+            raise DatasetError(f"{staging / 'config.json'}: unreadable ({exc}); the run cannot be resumed") from exc
+        writer = cls(root, config, fd)
+        writer._recover()
+        return writer
+
+    def _recover(self) -> None:
+        staging = self.root / STAGING_DIR
+        n = 0
+        while (staging / "episodes" / f"{n:06d}.json").is_file():
+            record = json.loads((staging / "episodes" / f"{n:06d}.json").read_text())
+            self._remember(record)
+            n += 1
+        keep = {f"{i:06d}" for i in range(n)}
+        for path in staging.rglob("*"):
+            if path.is_file() and path.parent != staging and path.name.split(".")[0] not in keep:
+                path.unlink()  # the episode in progress when the run died, or temporary files
+            elif path.is_file() and path.name.endswith((".tmp", ".part")):
+                path.unlink()
+
+    def __enter__(self) -> "DatasetWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.finalize()
+        else:
+            self._abort_frames()
+            self._unlock()  # finished episodes stay in staging: DatasetWriter.resume(root) continues
+
+    # -- writing -----------------------------------------------------------------------
+    @property
+    def num_episodes(self) -> int:
+        return len(self._records)
+
+    def add_episode(self, columns: Mapping[str, np.ndarray], *, task: str, extra: Mapping[str, Any] | None = None) -> int:
+        """Write one whole episode (arrays with a leading time axis); durable on return.
+
+        Returns the episode index."""
+        self._check_open()
+        if self._frame_buffer is not None:
+            raise DatasetError("an episode is being recorded frame by frame; call save_episode() first")
+        episode = len(self._records)
+        check_task(task, episode=episode)
+        cols, length = check_columns(columns, self._user, episode=episode)
+        extra = _check_extra(extra, episode)
+        hists = {}
+        for key in self._video_keys:
+            enc = self._open_segment(episode, key)
+            try:
+                for frame in cols[key]:
+                    enc.add(frame)
+                enc.close()
+            except BaseException:
+                enc.abort()
+                raise
+            hists[key] = pixel_histogram(cols[key])
+        return self._commit(episode, cols, length, task, extra, hists)
+
+    def add_frame(self, frame: Mapping[str, np.ndarray], *, task: str) -> None:
+        """Append one frame to the episode in progress; camera frames are encoded at once."""
+        self._check_open()
+        episode = len(self._records)
+        check_task(task, episode=episode)
+        if self._frame_buffer is None:
+            self._frame_buffer = {k: [] for k in self._user if k not in self._video_keys}
+            self._frame_task = task
+            self._frame_hists = {k: np.zeros((3, 256), np.int64) for k in self._video_keys}
+        elif task != self._frame_task:
+            raise DatasetError(
+                f"episode {episode}: task changed within the episode ({self._frame_task!r} -> {task!r}); "
+                "call save_episode() before starting the next task"
+            )
+        cols, _ = check_columns(frame, self._user, episode=episode, frame=self._frame_n)
+        for key in self._video_keys:
+            if key not in self._frame_encoders:
+                self._frame_encoders[key] = self._open_segment(episode, key)
+            self._frame_encoders[key].add(cols[key][0])
+            self._frame_hists[key] += pixel_histogram(cols[key])
+        for key, values in self._frame_buffer.items():
+            values.append(cols[key][0])
+        self._frame_n += 1
+
+    def save_episode(self, *, extra: Mapping[str, Any] | None = None) -> int:
+        """Close the episode recorded with add_frame; durable on return. Returns its index."""
+        self._check_open()
+        episode = len(self._records)
+        if self._frame_buffer is None:
+            raise DatasetError(f"episode {episode}: no frames added; call add_frame() first")
+        extra = _check_extra(extra, episode)
+        cols = {k: np.stack(v) for k, v in self._frame_buffer.items()}
+        length = self._frame_n
+        for enc in self._frame_encoders.values():
+            enc.close()
+        task, hists = self._frame_task, self._frame_hists
+        self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
+        self._frame_n = 0
+        return self._commit(episode, cols, length, task, extra, hists)
+
+    def clear_episode(self) -> None:
+        """Drop the frames of the episode in progress."""
+        self._abort_frames()
+
+    def write_meta_file(self, name: str, obj: Any) -> Path:
+        """Write `obj` (JSON-able, str or bytes) to meta/demoforge/<name>, atomically."""
+        if "/" in name or name.startswith("."):
+            raise DatasetError(f"meta file name {name!r} must be a plain file name such as 'provenance.json'")
+        path = self.root / DEMOFORGE_META_DIR / name
+        if isinstance(obj, (str, bytes)):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(name + ".tmp")
+            tmp.write_bytes(obj.encode() if isinstance(obj, str) else obj)
+            tmp.replace(path)
+        else:
+            write_json_atomic(path, obj)
+        return path
+
+    def finalize(self) -> None:
+        """Join the segments into the dataset's files and write its metadata. Idempotent."""
+        if self._finalized:
+            return
+        if self._frame_buffer is not None:
+            raise DatasetError("an episode is being recorded frame by frame; call save_episode() or clear_episode()")
+        assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
+                          self._records, sorted(self._tasks, key=self._tasks.get))
+        shutil.rmtree(self.root / STAGING_DIR)
+        self._unlock()
+        self._finalized = True
+
+    # -- internals ---------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._finalized:
+            raise DatasetError(f"{self.root}: the writer is finalized; open a new root to write more")
+
+    def _open_segment(self, episode: int, key: str) -> SegmentEncoder:
+        h, w, _ = self._user[key].shape
+        path = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
+        return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w)
+
+    def _abort_frames(self) -> None:
+        for enc in self._frame_encoders.values():
+            enc.abort()
+        self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
+        self._frame_n = 0
+
+    def _commit(self, episode: int, cols: dict[str, np.ndarray], length: int, task: str,
+                extra: dict[str, Any], hists: dict[str, np.ndarray]) -> int:
+        staging = self.root / STAGING_DIR
+        task_index = self._tasks.get(task, len(self._tasks))
+        start = self._records[-1]["dataset_to_index"] if self._records else 0
+        frame_index = np.arange(length, dtype=np.int64)
+        cols = dict(cols)
+        cols.update({
+            "timestamp": (frame_index / self.config.fps).astype(np.float32),
+            "frame_index": frame_index,
+            "episode_index": np.full(length, episode, np.int64),
+            "index": np.arange(start, start + length, dtype=np.int64),
+            "task_index": np.full(length, task_index, np.int64),
+        })
+        data_path = staging / "data" / f"{episode:06d}.parquet"
+        write_parquet_atomic(data_path, [data_table(cols, self._schema)])
+        stats = {k: numeric_stats(cols[k]) for k in self._features if k not in self._video_keys}
+        videos = {}
+        for key in self._video_keys:
+            seg = staging / "videos" / key / f"{episode:06d}.mp4"
+            fsync_file(seg)
+            videos[key] = {"bytes": seg.stat().st_size, "histogram": hists[key].tolist()}
+        record = {
+            "episode_index": episode, "task": task, "task_index": task_index, "length": length,
+            "dataset_from_index": start, "dataset_to_index": start + length, "data_bytes": data_path.stat().st_size,
+            "stats": stats, "videos": videos, "extra": extra,
+        }
+        _fsync_dir(staging / "data")
+        write_json_atomic(staging / "episodes" / f"{episode:06d}.json", record)
+        _fsync_dir(staging / "episodes")
+        self._remember(record)
+        return episode
+
+    def _remember(self, record: dict[str, Any]) -> None:
+        """Place a committed episode in the output files (deterministic from the records alone)."""
+        cfg = self.config
+        self._tasks.setdefault(record["task"], record["task_index"])
+        n = self._data_cursor.place(record["data_bytes"], record["length"], max_bytes=cfg.data_file_size_mb * _MB)
+        record["data/chunk_index"], record["data/file_index"] = chunk_file(n, cfg.chunks_size)
+        for key in self._video_keys:
+            cursor = self._video_cursors[key]
+            n = cursor.place(record["videos"][key]["bytes"], record["length"], max_bytes=cfg.video_file_size_mb * _MB,
+                             max_frames=cfg.video_file_duration_s * cfg.fps)
+            chunk, file = chunk_file(n, cfg.chunks_size)
+            first = cursor.frames - record["length"]
+            record["videos"][key].update({
+                "chunk_index": chunk, "file_index": file,
+                "from_timestamp": first / cfg.fps, "to_timestamp": cursor.frames / cfg.fps,
+            })
+        self._records.append(record)
+
+    def _unlock(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+
+def _lock(staging: Path) -> int:
+    staging.mkdir(parents=True, exist_ok=True)
+    fd = os.open(staging / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatasetLockedError(
+            f"{staging.parent}: another writer holds this dataset ({staging / 'lock'}); wait for it to finish "
+            "or write to another root"
+        ) from None
+    return fd
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any]:
+    if extra is None:
+        return {}
+    out = {}
+    for key, value in extra.items():
+        if not isinstance(key, str) or not key or "/" in key:
+            raise DatasetError(f"episode {episode}: extra key {key!r} must be a non-empty string without '/'")
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(f"episode {episode}: extra {key!r} is not plain JSON ({exc}); convert it") from exc
+        out[key] = value
+    return out
