@@ -77,14 +77,14 @@ def record_settle(
     bad_qacc = mujoco.mjtWarning.mjWARN_BADQACC
     for k in range(steps):
         warnings_before = d.warning[bad_qacc].number
-        qvel = d.qvel.copy()
         mujoco.mj_step(m, d)  # computes energy, qacc and contacts of the state it starts from
         energy = float(d.energy[0] + d.energy[1])
         if energy0 is None:
             energy0, work = energy, 0.0
         gain[k] = energy - energy0 - work
         power = d.qfrc_actuator + np.where(gravcomp_dofs, d.qfrc_gravcomp, 0.0)
-        work += float(np.dot(power, qvel)) * m.opt.timestep
+        # The step moved qpos by the new qvel * dt (semi-implicit Euler): that is the work's displacement.
+        work += float(np.dot(power, d.qvel)) * m.opt.timestep
         kinetic[k] = d.energy[1]
         if m.nv:
             dof = int(np.argmax(np.abs(d.qacc)))
