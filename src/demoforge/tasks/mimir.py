@@ -1,0 +1,137 @@
+"""pymimir backend: grounded lazy GBFS with the FF heuristic, in-process.
+
+A loaded problem is cached by (domain, objects, static atoms, goal), so re-planning from
+another state with the same goal builds that state from atoms on the cached problem
+instead of parsing and grounding again (~ms instead of tens of ms). Grounding keeps only
+what is reachable from the init it was built from, so when a search from such a state
+finds nothing the problem is loaded afresh from that state before saying unsolvable.
+"""
+
+import os
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pymimir as mm
+from pymimir.advanced.formalism import FluentGroundAtomList
+
+from demoforge.errors import PlanningError
+from demoforge.tasks.parse import Task, check_state, problem_text
+from demoforge.tasks.pddl_text import Atom, format_formula, strip_comments
+from demoforge.tasks.planning import PlanResult, PlanStatus, checked, verdict
+from demoforge.tasks.simulate import State, Step
+
+NAME = "pymimir"
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null: pymimir prints from C++, past sys.stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+@dataclass
+class _Loaded:
+    problem: mm.Problem
+    heuristic: mm.FFHeuristic
+    init: frozenset[Atom]  # atoms the problem was grounded from
+    predicates: dict[str, object]  # fluent predicate name -> pymimir predicate
+    objects: dict[str, object]  # object and constant name -> pymimir object
+
+
+def _load(task: Task, init: frozenset[Atom]) -> _Loaded:
+    try:
+        with quiet_stdout():
+            domain = mm.Domain(strip_comments(task.domain_text))
+            problem = mm.Problem(domain, problem_text(task, init=init), mode="grounded")
+            heuristic = mm.FFHeuristic(problem)
+    except Exception as exc:  # noqa: BLE001 - pymimir raises RuntimeError and others from C++
+        raise PlanningError(f"pymimir could not load task {task.name!r} ({task.problem_file}): {exc}") from exc
+    predicates = {p.get_name(): p for p in domain.get_predicates(ignore_static=True, ignore_derived=True)}
+    objects = {o.get_name(): o for o in problem.get_objects()}
+    objects.update({c.get_name(): mm.Object(c) for c in problem._advanced_problem.get_domain().get_constants()})
+    return _Loaded(problem, heuristic, init, predicates, objects)
+
+
+def _state(loaded: _Loaded, atoms: frozenset[Atom]) -> mm.State:
+    problem = loaded.problem
+    ground = [
+        problem.new_ground_atom(loaded.predicates[a[0]], [loaded.objects[x] for x in a[1:]])._advanced_ground_atom
+        for a in sorted(atoms)
+        if a[0] in loaded.predicates
+    ]
+    repository = problem._search_context.get_state_repository()
+    state, _ = repository.get_or_create_state(FluentGroundAtomList(ground), [])
+    return mm.State(state, problem)
+
+
+class MimirPlanner:
+    """pymimir GBFS-lazy + FF. Not for concurrent use from several threads."""
+
+    name = NAME
+
+    def __init__(self, *, cache_size: int = 16) -> None:
+        self._cache: OrderedDict[tuple, _Loaded] = OrderedDict()
+        self._cache_size = cache_size  # loaded problems kept (least recently used dropped)
+        self._lock = threading.Lock()
+
+    def plan(self, task: Task, *, state: State | None = None, time_budget_s: float) -> PlanResult:
+        start = time.perf_counter()
+        if state is not None:
+            check_state(task, state)
+        atoms = frozenset(task.init) if state is None else frozenset(state)
+        statics = tuple(sorted(a for a in atoms if a[0] not in task.fluent_predicates))
+        key = (task.domain_text, task.objects, statics, format_formula(task.goal))
+        with self._lock:
+            loaded = self._cache.get(key)
+            fresh = loaded is None or loaded.init == atoms
+            if loaded is None:
+                loaded = self._remember(key, _load(task, atoms))
+            else:
+                self._cache.move_to_end(key)
+            status, steps = self._search(loaded, atoms, start, time_budget_s)
+            if status in ("unsolvable", "exhausted") and not fresh:
+                loaded = self._remember(key, _load(task, atoms))
+                status, steps = self._search(loaded, atoms, start, time_budget_s)
+        if status == "solved":
+            return checked(task, steps, state, NAME, start, "gbfs-lazy + ff")
+        if status in ("unsolvable", "exhausted"):
+            return verdict(PlanStatus.UNSOLVABLE, NAME, start, f"search {status}")
+        if status in ("out_of_time", "timeout"):
+            return verdict(PlanStatus.TIMEOUT, NAME, start, f"no plan within {time_budget_s:g} s")
+        raise PlanningError(f"pymimir search on task {task.name!r} ({task.problem_file}) ended with status {status!r}")
+
+    def _remember(self, key: tuple, loaded: _Loaded) -> _Loaded:
+        self._cache[key] = loaded
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return loaded
+
+    def _search(self, loaded: _Loaded, atoms: frozenset[Atom], start: float, budget_s: float) -> tuple[str, list[Step]]:
+        # pymimir reads a limit under 1 ms as "no limit".
+        left_ms = int((budget_s - (time.perf_counter() - start)) * 1000)
+        if left_ms < 1:
+            return "timeout", []
+        problem = loaded.problem
+        begin = problem.get_initial_state() if loaded.init == atoms else _state(loaded, atoms)
+        with quiet_stdout():
+            result = mm.gbfs_lazy(problem, begin, loaded.heuristic, max_time_seconds=left_ms / 1000)
+        if result.status != "solved" or result.solution is None:
+            return str(result.status), []
+        steps = [
+            Step(a.get_action().get_name(), tuple(o.get_name() for o in a.get_objects())) for a in result.solution
+        ]
+        return "solved", steps

@@ -1,0 +1,168 @@
+"""Parse PDDL domains and problems with `pddl` into a sorted, validated `Task`.
+
+The `pddl` parsers cost ~100 ms to build and ~3 ms to reuse, so one of each is kept per
+process (behind a lock: they are stateful). A parser that raised is left in a broken
+state, so it is rebuilt after every failure.
+"""
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from pddl.core import Domain, Problem
+from pddl.logic.base import Formula
+from pddl.parser.domain import DomainParser
+from pddl.parser.problem import ProblemParser
+
+from demoforge.errors import TaskError
+from demoforge.tasks import library
+from demoforge.tasks.pddl_text import Atom, format_formula, problem_to_pddl
+from demoforge.tasks.validate import atoms_in, check_domain, check_problem, locate, signatures, type_of
+
+
+@dataclass(frozen=True)
+class Task:
+    """A parsed, checked planning task; everything that came from a set is sorted."""
+
+    name: str  # problem name
+    domain_name: str  # name in the domain's (define (domain ...))
+    domain_file: str  # where the domain text came from (path, or library:<name>)
+    problem_file: str  # where the problem text came from
+    domain_text: str  # domain PDDL exactly as read
+    objects: tuple[tuple[str, str], ...]  # (name, type) of the problem's objects, by name
+    constants: tuple[tuple[str, str], ...]  # (name, type) of the domain's constants, by name
+    init: tuple[Atom, ...]  # initial atoms, sorted
+    goal: Formula  # goal condition as parsed by `pddl`
+    fluent_predicates: frozenset[str]  # predicates some action changes; the rest are static
+    domain: Domain  # `pddl`'s domain, read by the symbolic simulator
+    problem: Problem  # `pddl`'s problem
+
+
+_lock = threading.Lock()
+_parsers: dict[str, DomainParser | ProblemParser] = {}
+_domains: dict[str, Domain] = {}  # domain text -> checked domain
+
+
+def _parse(kind: str, text: str, file: str) -> Domain | Problem:
+    with _lock:
+        parser = _parsers.get(kind)
+        if parser is None:
+            parser = _parsers[kind] = DomainParser() if kind == "domain" else ProblemParser()
+        try:
+            return parser(text)
+        except Exception as exc:  # noqa: BLE001 - lark and pddl raise many unrelated types
+            del _parsers[kind]
+            raise TaskError(_parse_message(exc, text, file, kind)) from exc
+
+
+def _parse_message(exc: Exception, text: str, file: str, kind: str) -> str:
+    line = getattr(exc, "line", None)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if not isinstance(line, int) or line < 1:
+        quoted = re.search(r"'([^'\s]+)'", message)
+        line = locate(text, quoted.group(1)) if quoted else None
+    at = f"{file}:{line}" if line else file
+    return f"{at}: invalid PDDL {kind}: {message}"
+
+
+def _read(path: Path, kind: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(f"cannot read PDDL {kind} {str(path)!r}: {exc.strerror}") from exc
+
+
+def parse_domain(text: str, *, file: str = "<domain>") -> Domain:
+    """Parse and check a domain; identical texts are parsed once per process."""
+    cached = _domains.get(text)
+    if cached is not None:
+        return cached
+    domain = _parse("domain", text, file)
+    problems = check_domain(domain, text, file)
+    if problems:
+        raise TaskError(f"{len(problems)} problem(s) in PDDL domain:\n" + "\n".join(problems))
+    _domains[text] = domain
+    return domain
+
+
+def _fluents(domain: Domain) -> frozenset[str]:
+    return frozenset(
+        atom.name for action in domain.actions for atom, _ in atoms_in(action.effect) if hasattr(atom, "name")
+    )
+
+
+def _atom(predicate) -> Atom:
+    return (predicate.name, *(t.name for t in predicate.terms))
+
+
+def parse_task(
+    problem_text: str,
+    *,
+    domain_text: str,
+    problem_file: str = "<problem>",
+    domain_file: str = "<domain>",
+) -> Task:
+    """Parse a problem against its domain and check every name, type and arity."""
+    domain = parse_domain(domain_text, file=domain_file)
+    problem = _parse("problem", problem_text, problem_file)
+    problems = check_problem(domain, problem, problem_text, problem_file)
+    if problems:
+        raise TaskError(f"{len(problems)} problem(s) in PDDL problem:\n" + "\n".join(problems))
+    return Task(
+        name=str(problem.name),
+        domain_name=str(domain.name),
+        domain_file=domain_file,
+        problem_file=problem_file,
+        domain_text=domain_text,
+        objects=tuple(sorted((o.name, type_of(o.type_tags)) for o in problem.objects)),
+        constants=tuple(sorted((c.name, type_of(c.type_tags)) for c in domain.constants)),
+        init=tuple(sorted(_atom(a) for a in problem.init)),
+        goal=problem.goal,
+        fluent_predicates=_fluents(domain),
+        domain=domain,
+        problem=problem,
+    )
+
+
+def load_task(problem: str | Path, domain: str | Path = "blocks") -> Task:
+    """Load a problem file; `domain` is a library name (`library.DOMAINS`) or a file."""
+    problem_path = Path(problem)
+    if isinstance(domain, str) and domain in library.DOMAINS:
+        domain_file, domain_text = f"library:{domain}", library.domain_text(domain)
+    else:
+        domain_file, domain_text = str(domain), _read(Path(domain), "domain")
+    return parse_task(
+        _read(problem_path, "problem"),
+        domain_text=domain_text,
+        problem_file=str(problem_path),
+        domain_file=domain_file,
+    )
+
+
+def problem_text(task: Task, *, init: tuple[Atom, ...] | frozenset[Atom] | None = None) -> str:
+    """Canonical problem text of `task`, optionally from another initial state."""
+    return problem_to_pddl(
+        name=task.name,
+        domain_name=task.domain_name,
+        objects=task.objects,
+        init=task.init if init is None else init,
+        goal=format_formula(task.goal),
+    )
+
+
+def check_state(task: Task, state: frozenset[Atom] | set[Atom], *, what: str = "state") -> None:
+    """Raise `TaskError` listing every atom of `state` the task cannot hold."""
+    sigs = signatures(task.domain)
+    names = {n for n, _ in task.objects} | {n for n, _ in task.constants}
+    problems = []
+    for atom in sorted(state):
+        if not atom or atom[0] not in sigs:
+            problems.append(f"{atom!r}: unknown predicate; the domain declares: {', '.join(sigs)}")
+        elif len(atom) - 1 != len(sigs[atom[0]]):
+            problems.append(f"{atom!r}: {atom[0]} takes {len(sigs[atom[0]])} argument(s)")
+        else:
+            problems += [f"{atom!r}: undeclared object {a!r}" for a in atom[1:] if a not in names]
+    if problems:
+        raise TaskError(f"{what} for task {task.name!r} ({task.problem_file}) is invalid:\n" + "\n".join(problems))
+
