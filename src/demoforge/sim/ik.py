@@ -1,0 +1,147 @@
+"""Inverse kinematics of the TCP site, and collision checks of joint-space paths.
+
+Damped least squares on `mj_jacSite`, joint positions kept inside the limits after every
+step, and a weak pull towards the home pose in the Jacobian's null space (gain 0.01: at 0.05
+the pull fights convergence). A solve that stalls restarts from a uniformly random
+configuration drawn from the caller's Generator, so results are reproducible per seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from demoforge.sim.controllers import site_jacobian
+from demoforge.sim.robot import RobotIndex
+
+
+@dataclass(frozen=True)
+class IKOptions:
+    """Tolerances and effort of one solve."""
+
+    pos_tol: float = 1e-3  # position error accepted [m]
+    rot_tol: float = 1e-2  # orientation error accepted [rad]; ignored without a target quat
+    max_iters: int = 60  # iterations per attempt
+    restarts: int = 15  # random restarts after the first attempt
+    patience: int = 8  # iterations without a 1% error drop before an attempt counts as stalled
+    damping: float = 1e-2  # DLS damping lambda [-]
+    posture_gain: float = 0.01  # null-space pull towards home per iteration [-]
+    max_step: float = 0.4  # largest joint change per iteration [rad]
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """Outcome of a solve."""
+
+    q: np.ndarray  # arm joint positions [rad] (best found, even on failure)
+    success: bool  # both errors within tolerance
+    pos_err: float  # [m]
+    rot_err: float  # [rad]
+    attempts: int  # 1 + restarts used
+
+
+def site_error(data: mujoco.MjData, site: int, pos: np.ndarray, quat: np.ndarray | None) -> np.ndarray:
+    """(6,) [position error [m]; rotation vector error [rad]] in the world frame."""
+    err = np.zeros(6)
+    err[:3] = pos - data.site_xpos[site]
+    if quat is not None:
+        cur, inv, diff = np.zeros(4), np.zeros(4), np.zeros(4)
+        mujoco.mju_mat2Quat(cur, data.site_xmat[site])
+        mujoco.mju_negQuat(inv, cur)
+        mujoco.mju_mulQuat(diff, quat, inv)
+        mujoco.mju_quat2Vel(err[3:], diff, 1.0)
+    return err
+
+
+def _fk(model: mujoco.MjModel, data: mujoco.MjData) -> None:
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)  # mj_jacSite reads the com-based dof frames
+
+
+def solve_ik(
+    model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, pos, quat=None, *,
+    rng: np.random.Generator, q_init: np.ndarray | None = None, options: IKOptions = IKOptions(),
+) -> IKResult:
+    """Arm joints putting the TCP at `pos` [m] (and `quat` wxyz, if given) in the world.
+
+    `data` is scratch: its arm qpos is overwritten; other joints (props, fingers) stay and
+    define the rest of the kinematic state. Starts from `q_init` (default: data's arm qpos)."""
+    pos = np.asarray(pos, float)
+    quat = None if quat is None else np.asarray(quat, float) / np.linalg.norm(quat)
+    lo, hi = robot.limits[:, 0], robot.limits[:, 1]
+    home = np.clip(np.asarray(robot.card.home), lo, hi)
+    q = np.array(data.qpos[robot.arm_qpos] if q_init is None else q_init, float)
+    rows = slice(0, 6) if quat is not None else slice(0, 3)
+    tol = np.array([options.pos_tol, options.rot_tol])
+    best, best_cost = q.copy(), np.inf
+    n = len(q)
+    for attempt in range(options.restarts + 1):
+        if attempt:
+            q = rng.uniform(lo, hi)
+        attempt_best, since = np.inf, 0
+        for _ in range(options.max_iters):
+            data.qpos[robot.arm_qpos] = q
+            _fk(model, data)
+            err = site_error(data, robot.tcp_site, pos, quat)
+            errs = np.array([np.linalg.norm(err[:3]), np.linalg.norm(err[3:])])
+            cost = errs[0] + 0.1 * errs[1]
+            if cost < best_cost:
+                best, best_cost, best_errs = q.copy(), cost, errs
+            if np.all(errs <= tol):
+                return IKResult(q, True, float(errs[0]), float(errs[1]), attempt + 1)
+            if cost < 0.99 * attempt_best:
+                attempt_best, since = cost, 0
+            else:
+                since += 1
+                if since > options.patience:
+                    break  # stuck against a limit or in a local minimum: restart
+            jac = site_jacobian(model, data, robot)[rows]
+            inv = jac.T @ np.linalg.inv(jac @ jac.T + options.damping**2 * np.eye(jac.shape[0]))
+            dq = inv @ err[rows] + (np.eye(n) - inv @ jac) @ (options.posture_gain * (home - q))
+            norm = np.abs(dq).max()
+            if norm > options.max_step:
+                dq *= options.max_step / norm
+            q = np.clip(q + dq, lo, hi)
+    data.qpos[robot.arm_qpos] = best
+    return IKResult(best, False, float(best_errs[0]), float(best_errs[1]), options.restarts + 1)
+
+
+def densify(qpath: np.ndarray, max_step: float) -> np.ndarray:
+    """Waypoints with no joint moving more than `max_step` [rad] between neighbours."""
+    qpath = np.atleast_2d(np.asarray(qpath, float))
+    out = [qpath[:1]]
+    for a, b in zip(qpath[:-1], qpath[1:], strict=True):
+        k = max(1, int(np.ceil(np.abs(b - a).max() / max_step)))
+        out.append(a + (b - a) * (np.arange(1, k + 1)[:, None] / k))
+    return np.concatenate(out)
+
+
+def first_collision(
+    model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, qpath: np.ndarray, *,
+    exclude_bodies: tuple[int, ...] = (), max_step: float = 0.05,
+) -> int | None:
+    """Index (into the densified path) of the first waypoint where a robot body touches
+    anything but `exclude_bodies` (e.g. the grasped object); None when the path is free.
+
+    `data` is scratch: its arm qpos is overwritten; everything else stays where it is."""
+    robot_bodies = set(robot.body_ids.tolist())
+    excluded = set(int(b) for b in exclude_bodies)
+    path = densify(qpath, max_step)
+    for i, q in enumerate(path):
+        data.qpos[robot.arm_qpos] = q
+        mujoco.mj_fwdPosition(model, data)
+        for c in data.contact[: data.ncon]:
+            b1, b2 = model.geom_bodyid[c.geom1], model.geom_bodyid[c.geom2]
+            if (b1 in robot_bodies) == (b2 in robot_bodies):
+                continue  # not robot against the scene
+            other = b2 if b1 in robot_bodies else b1
+            if other not in excluded and c.dist < 0:
+                return i
+    return None
+
+
+def path_collides(model, data, robot, qpath, *, exclude_bodies=(), max_step: float = 0.05) -> bool:
+    """Whether a joint-space path [rad] hits the scene; see `first_collision`."""
+    return first_collision(model, data, robot, qpath, exclude_bodies=exclude_bodies, max_step=max_step) is not None

@@ -1,0 +1,322 @@
+"""Scenes: a declarative record built into a MuJoCo model with `mujoco.MjSpec`.
+
+The robot is attached under the prefix `robot/` so its bodies are identifiable; props keep
+their own names. Physics defaults are chosen for grasps: an elliptic friction cone with
+impratio 10 (a pyramidal cone drops a held cube within seconds) and a 1/600 s step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from demoforge.errors import SimError
+from demoforge.sim.glyphs import add_glyph_material
+from demoforge.sim.materials import Material, material, material_problems
+from demoforge.sim.robot import RobotCard, RobotIndex, bind_robot, panda_card, robot_spec
+
+ROBOT_PREFIX = "robot/"
+LOOKS = ("fast", "quality")
+Vec3 = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box or block prop."""
+
+    name: str  # body and geom name
+    size: Vec3  # full edge lengths [m]
+    pos: Vec3  # centre in the world [m]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    rgba: tuple[float, float, float, float] = (0.8, 0.2, 0.2, 1.0)
+    material: str | Material | None = None  # None = the scene's default material
+    glyphs: bool = False  # dice pips textured on the faces (1..6), so orientation is visible
+    free: bool = True  # movable (free joint) or fixed to the world
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """An upright cylinder prop (axis along its local z)."""
+
+    name: str  # body and geom name
+    radius: float  # [m]
+    height: float  # full height [m]
+    pos: Vec3  # centre in the world [m]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    rgba: tuple[float, float, float, float] = (0.2, 0.4, 0.8, 1.0)
+    material: str | Material | None = None  # None = the scene's default material
+    free: bool = True  # movable or fixed
+
+
+@dataclass(frozen=True, eq=False)
+class MeshProp:
+    """A triangle-mesh prop; concave meshes are split into convex pieces for contacts."""
+
+    name: str  # body name; piece geoms are `<name>_<k>`
+    vertices: np.ndarray  # (V, 3) in the prop's frame [m]
+    faces: np.ndarray  # (F, 3) vertex indices
+    pos: Vec3  # prop frame origin in the world [m]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    rgba: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
+    material: str | Material | None = None  # None = the scene's default material
+    decompose: str = "coacd"  # "coacd" (convex pieces) or "none" (one convex hull)
+    free: bool = True  # movable or fixed
+
+
+Prop = Box | Cylinder | MeshProp
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table whose top is the workspace; the robot stands on it."""
+
+    size: tuple[float, float] = (1.0, 1.2)  # top extent x, y [m]
+    height: float = 0.4  # top surface above the floor [m]
+    center: tuple[float, float] = (0.35, 0.0)  # top centre x, y in the world [m]
+    material: str | Material = "wood"
+    rgba: tuple[float, float, float, float] = (0.62, 0.5, 0.38, 1.0)
+
+
+@dataclass(frozen=True)
+class Light:
+    """A directional light."""
+
+    name: str
+    pos: Vec3  # [m]
+    dir: Vec3  # direction it shines
+    diffuse: Vec3 = (0.6, 0.6, 0.6)
+    castshadow: bool = True  # honoured by the quality look only
+
+
+@dataclass(frozen=True)
+class Camera:
+    """A fixed camera aimed at a point."""
+
+    name: str  # e.g. "front", "side"
+    pos: Vec3  # [m]
+    target: Vec3  # point it looks at [m]
+    fovy: float = 45.0  # vertical field of view [deg]
+
+
+@dataclass(frozen=True)
+class SceneSpec:
+    """Everything that defines a scene; `build_scene` turns it into a model."""
+
+    props: tuple[Prop, ...] = ()
+    robot: RobotCard = field(default_factory=panda_card)
+    robot_pos: tuple[float, float] = (0.0, 0.0)  # robot base x, y on the table top [m]
+    table: Table = Table()
+    material: str | Material = "wood"  # default for props without their own
+    lights: tuple[Light, ...] = (
+        Light("key", (0.5, -0.6, 2.0), (0.0, 0.3, -1.0)),
+        Light("fill", (-0.5, 0.8, 1.6), (0.4, -0.4, -1.0), (0.3, 0.3, 0.3), False),
+    )
+    cameras: tuple[Camera, ...] = (  # the robot card's wrist camera is added as "wrist"
+        Camera("front", (1.35, 0.0, 1.05), (0.45, 0.0, 0.4)),
+        Camera("side", (0.5, -0.95, 0.85), (0.5, 0.0, 0.4)),
+    )
+    timestep: float = 1.0 / 600.0  # physics step [s]
+    floor_size: tuple[float, float] = (3.0, 3.0)  # half extents of the finite floor [m]
+    look: str = "fast"  # "fast" (no shadows, no MSAA) or "quality"
+    framebuffer: tuple[int, int] = (640, 480)  # largest offscreen image (width, height) [px]
+    cache_dir: Path | None = None  # convex-decomposition cache for mesh props
+
+
+@dataclass(frozen=True, eq=False)
+class Scene:
+    """A built scene: the compiled model, its data and the ids that code needs."""
+
+    spec: SceneSpec
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    robot: RobotIndex
+    props: dict[str, int]  # prop name -> body id
+    prop_qpos: dict[str, int]  # free prop name -> qpos address of its free joint
+    cameras: dict[str, int]  # camera name ("front", "side", "wrist") -> camera id
+
+
+def default_scene(**overrides) -> SceneSpec:
+    """Three 4 cm cubes (red, green, blue) in front of the built-in arm."""
+    z = Table().height + 0.02
+    cubes = tuple(
+        Box(name, (0.04, 0.04, 0.04), (0.5, y, z), rgba=rgba)
+        for name, y, rgba in (("red", -0.12, (0.85, 0.15, 0.15, 1)), ("green", 0.0, (0.15, 0.7, 0.2, 1)),
+                              ("blue", 0.12, (0.15, 0.3, 0.85, 1)))
+    )
+    return SceneSpec(**{"props": cubes, **overrides})
+
+
+def scene_problems(spec: SceneSpec) -> list[str]:
+    """Every reason `spec` cannot be built."""
+    problems = []
+    if spec.look not in LOOKS:
+        problems.append(f"look {spec.look!r} is not one of {list(LOOKS)}")
+    if not spec.timestep > 0:
+        problems.append(f"timestep must be > 0 [s], got {spec.timestep}")
+    mats = [("material", spec.material), ("table.material", spec.table.material)]
+    names = [p.name for p in spec.props] + [c.name for c in spec.cameras]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"name {dup!r} is used more than once among props and cameras")
+    for i, p in enumerate(spec.props):
+        where = f"props[{i}] ({p.name!r})"
+        if p.name.startswith(ROBOT_PREFIX) or p.name in ("table", "floor"):
+            problems.append(f"{where}: name is reserved; pick another")
+        if p.material is not None:
+            mats.append((f"{where}.material", p.material))
+        if isinstance(p, Box) and not all(s > 0 for s in p.size):
+            problems.append(f"{where}.size must be > 0 [m], got {p.size}")
+        if isinstance(p, Cylinder) and not (p.radius > 0 and p.height > 0):
+            problems.append(f"{where}: radius and height must be > 0 [m], got {p.radius}, {p.height}")
+        if isinstance(p, MeshProp):
+            if p.decompose not in ("coacd", "none"):
+                problems.append(f"{where}.decompose {p.decompose!r} is not one of ['coacd', 'none']")
+            v, f = np.asarray(p.vertices), np.asarray(p.faces)
+            if v.ndim != 2 or v.shape[1] != 3 or f.ndim != 2 or f.shape[1] != 3:
+                problems.append(f"{where}: vertices must be (V, 3) and faces (F, 3), got {v.shape}, {f.shape}")
+            elif f.size and (f.min() < 0 or f.max() >= len(v)):
+                problems.append(f"{where}.faces index vertices outside [0, {len(v)})")
+    for where, m in mats:
+        try:
+            problems += material_problems(material(m), timestep=spec.timestep, where=where)
+        except SimError as exc:
+            problems.append(f"{where}: {exc}")
+    return problems
+
+
+def build_scene(spec: SceneSpec) -> Scene:
+    """Compile `spec` into a Scene reset to the robot's home pose."""
+    problems = scene_problems(spec)
+    if problems:
+        raise SimError("scene spec is invalid:\n  " + "\n  ".join(problems))
+    mj = mujoco.MjSpec()
+    mj.modelname = "demoforge_scene"
+    mj.compiler.degree = False
+    _set_options(mj, spec)
+    _add_world(mj, spec)
+    for prop in spec.props:
+        _add_prop(mj, spec, prop)
+    robot = robot_spec(spec.robot)
+    for name in ("timestep", "cone", "impratio", "integrator"):
+        setattr(robot.option, name, getattr(mj.option, name))
+    frame = mj.worldbody.add_frame(pos=[*spec.robot_pos, spec.table.height])
+    mj.attach(robot, frame=frame, prefix=ROBOT_PREFIX)
+    try:
+        model = mj.compile()
+    except ValueError as exc:
+        raise SimError(f"scene does not compile: {exc}") from exc
+    index = bind_robot(model, spec.robot, ROBOT_PREFIX)
+    props = {p.name: model.body(p.name).id for p in spec.props}
+    prop_qpos = {p.name: int(model.jnt_qposadr[model.body_jntadr[props[p.name]]]) for p in spec.props if p.free}
+    cameras = {c.name: model.camera(c.name).id for c in spec.cameras}
+    if index.wrist_camera is not None:
+        cameras["wrist"] = index.wrist_camera
+    scene = Scene(spec, model, mujoco.MjData(model), index, props, prop_qpos, cameras)
+    from demoforge.sim.stepping import reset  # stepping needs Scene; import here avoids a cycle
+
+    reset(scene)
+    return scene
+
+
+def _set_options(mj: mujoco.MjSpec, spec: SceneSpec) -> None:
+    mj.option.timestep = spec.timestep
+    mj.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    mj.option.impratio = 10.0
+    mj.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    mj.visual.global_.offwidth, mj.visual.global_.offheight = spec.framebuffer
+    if spec.look == "fast":
+        # Shadow maps and 4x MSAA cost ~30x on a CPU rasterizer (see the reference notes).
+        mj.visual.quality.offsamples = 0
+        mj.visual.quality.shadowsize = 0
+    else:
+        mj.visual.quality.offsamples = 4
+        mj.visual.quality.shadowsize = 4096
+    mj.visual.headlight.ambient = [0.3, 0.3, 0.3]
+    mj.visual.headlight.diffuse = [0.4, 0.4, 0.4]
+
+
+def _add_world(mj: mujoco.MjSpec, spec: SceneSpec) -> None:
+    world = mj.worldbody
+    world.add_geom(
+        name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[*spec.floor_size, 0.5],
+        rgba=[0.45, 0.47, 0.5, 1.0],
+    )
+    table = spec.table
+    top = material(table.material)
+    thickness = 0.04
+    body = world.add_body(name="table", pos=[*table.center, table.height - thickness / 2])
+    body.add_geom(
+        name="table_top", type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[table.size[0] / 2, table.size[1] / 2, thickness / 2], rgba=list(table.rgba),
+        solref=list(top.solref), solimp=list(top.solimp), friction=list(top.friction),
+    )
+    leg_h = (table.height - thickness) / 2
+    for sx in (-1, 1):
+        for sy in (-1, 1):
+            body.add_geom(
+                type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.025, 0.025, leg_h],
+                pos=[sx * (table.size[0] / 2 - 0.04), sy * (table.size[1] / 2 - 0.04), -thickness / 2 - leg_h],
+                rgba=list(table.rgba),
+            )
+    for light in spec.lights:
+        world.add_light(
+            name=light.name, pos=list(light.pos), dir=list(light.dir), diffuse=list(light.diffuse),
+            castshadow=bool(light.castshadow and spec.look == "quality"),
+            type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
+        )
+    for cam in spec.cameras:
+        world.add_camera(name=cam.name, pos=list(cam.pos), quat=_look_at(cam.pos, cam.target), fovy=cam.fovy)
+
+
+def _look_at(pos, target) -> list[float]:
+    # MuJoCo cameras look along their -z with +y up.
+    z = np.asarray(pos, float) - np.asarray(target, float)
+    z /= np.linalg.norm(z)
+    x = np.cross([0.0, 0.0, 1.0], z)
+    if np.linalg.norm(x) < 1e-9:  # looking straight down
+        x = np.array([0.0, -1.0, 0.0]) if z[2] > 0 else np.array([0.0, 1.0, 0.0])
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, np.column_stack([x, y, z]).flatten())
+    return quat.tolist()
+
+
+def _contact(mj_geom, mat: Material) -> None:
+    mj_geom.solref = list(mat.solref)
+    mj_geom.solimp = list(mat.solimp)
+    mj_geom.friction = list(mat.friction)
+    mj_geom.density = mat.density
+    mj_geom.condim = 4  # torsional friction too, so a pinched prop does not spin
+
+
+def _add_prop(mj: mujoco.MjSpec, spec: SceneSpec, prop: Prop) -> None:
+    mat = material(prop.material if prop.material is not None else spec.material)
+    body = mj.worldbody.add_body(name=prop.name, pos=list(prop.pos), quat=list(prop.quat))
+    if prop.free:
+        body.add_freejoint(name=prop.name)
+    rgba = list(prop.rgba)
+    if isinstance(prop, Box):
+        geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=[s / 2 for s in prop.size], rgba=rgba)
+        if prop.glyphs:
+            geom.material = add_glyph_material(mj, prop.name, prop.rgba)
+            geom.rgba = [1, 1, 1, 1]
+        _contact(geom, mat)
+    elif isinstance(prop, Cylinder):
+        geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                             size=[prop.radius, prop.height / 2, 0], rgba=rgba)
+        _contact(geom, mat)
+    else:
+        from demoforge.sim.decompose import convex_pieces  # optional extra (CoACD)
+
+        pieces = convex_pieces(np.asarray(prop.vertices, float), np.asarray(prop.faces, int),
+                               method=prop.decompose, cache_dir=spec.cache_dir)
+        for k, (verts, faces) in enumerate(pieces):
+            mesh = mj.add_mesh(name=f"{prop.name}_{k}")
+            mesh.uservert = np.asarray(verts, float).flatten().tolist()
+            mesh.userface = np.asarray(faces, int).flatten().tolist()
+            geom = body.add_geom(name=f"{prop.name}_{k}", type=mujoco.mjtGeom.mjGEOM_MESH,
+                                 meshname=mesh.name, rgba=rgba)
+            _contact(geom, mat)
