@@ -103,8 +103,9 @@ def _window(trace: SettleTrace, thresholds: LintThresholds) -> slice:
 def _explosion(trace: SettleTrace, t: LintThresholds) -> Finding | None:
     dt = trace.timestep
     fix = (
-        f"use a smaller timestep (now {dt:g} s, try {dt / 2:g} s), keep every solref timeconst "
-        f">= {4 * dt:g} s (4x timestep) with refsafe enabled, and separate overlapping initial poses"
+        f"use a smaller timestep (now {dt:g} s, try {dt / 2:g} s), keep every solref timeconst at "
+        f"least 2x the timestep ({4 * dt:g} s = 4x is safer) with refsafe enabled, and separate overlapping "
+        "initial poses"
     )
     overlap = _initial_overlap(trace, t)
     geoms: tuple[str, ...] = ()
