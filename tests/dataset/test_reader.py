@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -13,14 +14,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from demoforge.dataset.reader import open_dataset, read_tasks
+from demoforge.dataset import DatasetWriter, Feature, VideoSettings
+from demoforge.dataset.check import check_dataset
 from demoforge.errors import DatasetError
+from tests.dataset._synth import FEATURES, episode
 
 # Real lerobot-written datasets, shared beside the checkout (read-only; tests copy before changing).
 FIXTURES = Path(os.environ.get("DEMOFORGE_FIXTURES", Path(__file__).resolve().parents[3] / "shared" / "fixtures"))
 NAMES = ["lerobot044_video", "lerobot061_state_only", "lerobot061_video"]
 VIDEO_NAMES = ["lerobot044_video", "lerobot061_video"]
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"lerobot fixtures not at {FIXTURES}")
+needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"lerobot fixtures not at {FIXTURES}")
 
 
 def writable_copy(name: str, tmp_path: Path) -> Path:
@@ -31,6 +35,7 @@ def writable_copy(name: str, tmp_path: Path) -> Path:
     return dst
 
 
+@needs_fixtures
 @pytest.mark.parametrize("name", NAMES)
 def test_metadata_matches_files(name):
     root = FIXTURES / name
@@ -43,6 +48,7 @@ def test_metadata_matches_files(name):
     assert [e["episode_index"] for e in ds.iter_episodes()] == [0, 1, 2]
 
 
+@needs_fixtures
 @pytest.mark.parametrize("name", NAMES)
 def test_read_episode_equals_pyarrow(name):
     root = FIXTURES / name
@@ -62,6 +68,7 @@ def test_read_episode_equals_pyarrow(name):
     assert got["timestamp"].dtype == np.float32 and got["index"].dtype == np.int64
 
 
+@needs_fixtures
 def test_read_episode_selected_columns():
     ds = open_dataset(FIXTURES / "lerobot061_state_only")
     got = ds.read_episode(2, ["action", "frame_index"])
@@ -69,6 +76,7 @@ def test_read_episode_selected_columns():
     np.testing.assert_array_equal(got["frame_index"], np.arange(100))
 
 
+@needs_fixtures
 def test_read_episode_reads_only_its_row_group(monkeypatch):
     calls = []
     real = pq.ParquetFile.read_row_groups
@@ -93,6 +101,7 @@ def _all_frames(path: Path) -> np.ndarray:
         return np.stack([f.to_ndarray(format="rgb24") for f in c.decode(c.streams.video[0])])
 
 
+@needs_fixtures
 @pytest.mark.parametrize("name", VIDEO_NAMES)
 def test_read_video_matches_sequential_decode(name):
     root = FIXTURES / name
@@ -110,6 +119,7 @@ def test_read_video_matches_sequential_decode(name):
     np.testing.assert_array_equal(at, everything[[200, 210, 299]])
 
 
+@needs_fixtures
 def test_bad_requests_name_what_exists():
     ds = open_dataset(FIXTURES / "lerobot061_video")
     with pytest.raises(DatasetError, match=r"no episode 3; episodes are 0\.\.2"):
@@ -128,6 +138,7 @@ def test_bad_requests_name_what_exists():
         ds.read_video_at(0, "observation.images.front", [0.01])
 
 
+@needs_fixtures
 def test_missing_files_are_named(tmp_path):
     root = writable_copy("lerobot061_video", tmp_path)
     (root / "videos/observation.images.front/chunk-000/file-000.mp4").unlink()
@@ -142,6 +153,7 @@ def test_missing_files_are_named(tmp_path):
         open_dataset(root)
 
 
+@needs_fixtures
 def test_tasks_without_known_index_column_fail_clearly(tmp_path):
     import pyarrow as pa
 
@@ -149,3 +161,43 @@ def test_tasks_without_known_index_column_fail_clearly(tmp_path):
     pq.write_table(pa.table({"task_index": [0, 1], "name": ["a", "b"]}), root / "meta/tasks.parquet")
     with pytest.raises(DatasetError, match=r"needs columns 'task_index' and one of \['task', '__index_level_0__'\]"):
         read_tasks(root)
+
+
+@pytest.mark.parametrize("video", [VideoSettings(), VideoSettings.lerobot_default()], ids=["h264", "av1"])
+def test_round_trip_with_writer(tmp_path, video):
+    """Several episodes share each data and video file (and the caps split them): all read back."""
+    features = {**FEATURES, "observation.flag": Feature("bool", (2,)), "reward": Feature("float64", (1,))}
+    written = []
+    root = tmp_path / "ds"
+    with DatasetWriter.create(root, fps=30, features=features, video=video, data_file_size_mb=0.002,
+                              video_file_duration_s=1.5) as w:
+        for seed in range(4):
+            cols = episode(seed, length=18 + seed)
+            cols["observation.flag"] = (np.arange(2 * (18 + seed)).reshape(-1, 2) % 3 == 0)
+            cols["reward"] = np.linspace(0, 1, 18 + seed).reshape(-1, 1)
+            written.append(cols)
+            w.add_episode(cols, task=f"task {seed % 2}", extra={"seed": seed})
+    assert check_dataset(root) == []
+    ds = open_dataset(root)
+    assert (ds.num_episodes, ds.num_frames, ds.tasks) == (4, 18 + 19 + 20 + 21, ["task 0", "task 1"])
+    key = "observation.images.front"
+    files = {(ds.episode(i)["data/file_index"], ds.episode(i)[f"videos/{key}/file_index"]) for i in range(4)}
+    assert len({f[0] for f in files}) > 1 and len({f[1] for f in files}) > 1  # the caps were exercised
+    start = 0
+    for i, cols in enumerate(written):
+        got = ds.read_episode(i)
+        t = len(cols["action"])
+        for k in ("observation.state", "action", "observation.flag"):
+            assert got[k].dtype == cols[k].dtype
+            np.testing.assert_array_equal(got[k], cols[k])
+        np.testing.assert_array_equal(got["reward"], cols["reward"][:, 0])  # shape (1,) comes back as (T,)
+        np.testing.assert_array_equal(got["frame_index"], np.arange(t))
+        np.testing.assert_array_equal(got["index"], np.arange(start, start + t))
+        np.testing.assert_array_equal(got["timestamp"], (np.arange(t) / 30).astype(np.float32))
+        start += t
+        assert json.loads(ds.episode(i)["demoforge/seed"]) == i  # extra columns come through verbatim
+        frames = ds.read_video(i, key)
+        assert frames.shape == cols[key].shape and frames.dtype == np.uint8
+        assert np.abs(frames / 255.0 - cols[key] / 255.0).mean() <= 0.05
+        np.testing.assert_array_equal(ds.read_video(i, key, [t - 1, 3]), frames[[t - 1, 3]])
+        np.testing.assert_array_equal(ds.read_video_at(i, key, [3 / 30]), frames[[3]])
