@@ -1,1 +1,57 @@
+"""MuJoCo core: robot cards and the built-in arm, scenes, materials, controllers, IK, state, cameras.
 
+Offscreen rendering needs its GL backend chosen before mujoco is imported; EGL is the default.
+"""
+
+import os
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+from demoforge.sim.arm import build_panda_spec  # noqa: E402
+from demoforge.sim.cameras import CameraRig, Intrinsics, intrinsics, open_renderer, project, world_T_camera  # noqa: E402
+from demoforge.sim.controllers import (  # noqa: E402
+    ControlLaw,
+    apply_command,
+    apply_control_law,
+    gripper_ctrl,
+    joint_targets,
+    site_jacobian,
+)
+from demoforge.sim.ik import IKOptions, IKResult, first_collision, path_collides, solve_ik  # noqa: E402
+from demoforge.sim.materials import MATERIALS, Material, material, material_problems  # noqa: E402
+from demoforge.sim.robot import (  # noqa: E402
+    FingerJoint,
+    GripperMount,
+    RobotCard,
+    RobotIndex,
+    bind_robot,
+    gripper_closedness,
+    load_card,
+    panda_card,
+    robot_spec,
+)
+from demoforge.sim.scene import (  # noqa: E402
+    ROBOT_PREFIX,
+    Box,
+    Camera,
+    Cylinder,
+    Light,
+    MeshProp,
+    Scene,
+    SceneSpec,
+    Table,
+    build_scene,
+    default_scene,
+)
+from demoforge.sim.state import restore, snapshot, state_size  # noqa: E402
+from demoforge.sim.stepping import control_step, move_joints, reset, step  # noqa: E402
+
+__all__ = [
+    "MATERIALS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
+    "GripperMount", "IKOptions", "IKResult", "Intrinsics", "Light", "Material", "MeshProp", "RobotCard",
+    "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
+    "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness",
+    "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "material", "material_problems", "move_joints",
+    "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "site_jacobian",
+    "snapshot", "solve_ik", "state_size", "step", "world_T_camera",
+]

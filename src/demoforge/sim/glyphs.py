@@ -19,9 +19,9 @@ _PIPS = {
     5: [(0, 0), (0, 2), (1, 1), (2, 0), (2, 2)],
     6: [(0, 0), (0, 2), (1, 0), (1, 2), (2, 0), (2, 2)],
 }
-# MuJoCo's cube texture grid (4 columns x 3 rows): which cell holds which face.
-_LAYOUT = ".U..LFRB.D.."
-_FACE_COUNT = {"R": 1, "L": 6, "U": 2, "D": 5, "F": 3, "B": 4}  # opposite faces sum to 7
+# A cube texture given as data is six square faces stacked vertically, in MuJoCo's order
+# +x, -x, +y, -y, +z, -z; opposite faces sum to 7 as on a die.
+FACE_COUNTS = (1, 6, 2, 5, 3, 4)
 
 
 def face_image(count: int, rgba) -> np.ndarray:
@@ -36,13 +36,8 @@ def face_image(count: int, rgba) -> np.ndarray:
 
 
 def glyph_atlas(rgba) -> np.ndarray:
-    """(3 CELL, 4 CELL, 3) uint8 cube-texture atlas in MuJoCo's grid layout."""
-    atlas = np.zeros((3 * CELL, 4 * CELL, 3), np.uint8)
-    for k, face in enumerate(_LAYOUT):
-        if face != ".":
-            r, c = divmod(k, 4)
-            atlas[r * CELL:(r + 1) * CELL, c * CELL:(c + 1) * CELL] = face_image(_FACE_COUNT[face], rgba)
-    return atlas
+    """(6 CELL, CELL, 3) uint8: the six faces of a cube texture."""
+    return np.concatenate([face_image(count, rgba) for count in FACE_COUNTS])
 
 
 def add_glyph_material(mj: mujoco.MjSpec, name: str, rgba) -> str:
@@ -50,8 +45,6 @@ def add_glyph_material(mj: mujoco.MjSpec, name: str, rgba) -> str:
     atlas = glyph_atlas(rgba)
     tex = mj.add_texture(name=f"{name}_glyphs", type=mujoco.mjtTexture.mjTEXTURE_CUBE)
     tex.width, tex.height, tex.nchannel = atlas.shape[1], atlas.shape[0], 3
-    tex.gridsize = [3, 4]
-    tex.gridlayout = _LAYOUT
     tex.data = atlas.tobytes()
     mat = mj.add_material(name=f"{name}_glyphs")
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
