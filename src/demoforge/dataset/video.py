@@ -177,6 +177,7 @@ def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[
                     pts = round(packet.pts * istream.time_base * fps)
                     dts = round(packet.dts * istream.time_base * fps)
                     packet.pts, packet.dts = pts + offset, dts + offset
+                    packet.duration = 1  # one frame; left in the old time base it would read as hundreds
                     packet.time_base = Fraction(1, fps)
                     packet.stream = ostream
                     dst.mux(packet)
@@ -185,3 +186,61 @@ def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[
             offset += n
     tmp.replace(out)
     return spans
+
+
+@dataclass(frozen=True)
+class EncodedVideo:
+    """An episode's frames already encoded in an mp4: copied by remuxing, never re-encoded."""
+
+    path: Path  # source mp4
+    from_timestamp: float  # episode start within the file [s]
+    to_timestamp: float  # episode end (exclusive) [s]
+    histogram: np.ndarray | None = None  # (3, 256) pixel counts when known; decoded otherwise
+
+
+def extract_segment(video: EncodedVideo, out: Path, *, fps: int) -> tuple[int, np.ndarray]:
+    """Copy one episode's packets into a standalone segment starting at t = 0.
+
+    Returns the frame count and the (3, 256) pixel histogram of the episode."""
+    from demoforge.dataset.stats import pixel_histogram  # local: stats does not depend on video
+
+    hist = None if video.histogram is None else np.asarray(video.histogram, dtype=np.int64)
+    if hist is None:
+        hist = np.zeros((3, 256), np.int64)
+    tol = 1e-4
+    count = 0
+    with av.open(str(video.path)) as src, av.open(str(out), mode="w", format="mp4") as dst:
+        istream = src.streams.video[0]
+        ostream = dst.add_stream_from_template(istream, opaque=True)
+        ostream.time_base = Fraction(1, fps)
+        src.seek(max(0, int(video.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
+        first = None
+        for packet in src.demux(istream):
+            if packet.pts is None:
+                continue
+            t = float(packet.pts * istream.time_base)
+            if t < video.from_timestamp - tol:
+                continue
+            if t >= video.to_timestamp - tol:
+                break
+            if first is None:
+                first = t
+                if not packet.is_keyframe:
+                    raise DatasetError(
+                        f"{video.path}: the episode at {video.from_timestamp:.4f} s does not start on a keyframe, "
+                        "so it cannot be copied without re-encoding"
+                    )
+            frame_no = round((t - video.from_timestamp) * fps)
+            packet.pts = frame_no
+            packet.dts = frame_no if packet.dts is None else round(
+                float(packet.dts * istream.time_base - video.from_timestamp) * fps)
+            packet.duration = 1
+            packet.time_base = Fraction(1, fps)
+            packet.stream = ostream
+            dst.mux(packet)
+            count += 1
+    if video.histogram is None:
+        with av.open(str(out)) as seg:
+            for frame in seg.decode(video=0):
+                hist += pixel_histogram(frame.to_ndarray(format="rgb24")[None])
+    return count, hist

@@ -29,7 +29,7 @@ from demoforge.dataset.layout import (
 from demoforge.dataset.stats import numeric_stats, pixel_histogram
 from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
-from demoforge.dataset.video import SegmentEncoder, VideoSettings
+from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
 from demoforge.errors import DatasetError, DatasetLockedError
 
 STAGING_DIR = ".demoforge-staging"
@@ -54,8 +54,12 @@ class WriterConfig:
         out = {}
         for key, ft in self.features.items():
             if ft.dtype == "video":
-                depth = bool((ft.info or {}).get("is_depth_map", False))
-                info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
+                given = dict(ft.info or {})
+                if "video.codec" in given:  # a complete block, e.g. carried over by merge: kept as is
+                    info = given
+                else:
+                    depth = bool(given.get("is_depth_map", False))
+                    info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
                 ft = Feature("video", ft.shape, ["height", "width", "channels"], info)
             out[key] = ft
         out.update(index_features())
@@ -199,19 +203,42 @@ class DatasetWriter:
     def num_episodes(self) -> int:
         return len(self._records)
 
-    def add_episode(self, columns: Mapping[str, np.ndarray], *, task: str, extra: Mapping[str, Any] | None = None) -> int:
+    def add_episode(
+        self, columns: Mapping[str, np.ndarray], *, task: str, extra: Mapping[str, Any] | None = None,
+        encoded: Mapping[str, EncodedVideo] | None = None,
+    ) -> int:
         """Write one whole episode (arrays with a leading time axis); durable on return.
 
+        Cameras given in `encoded` are copied from an existing mp4 without re-encoding
+        (merge does this); the others are encoded from their frames in `columns`.
         Returns the episode index."""
         self._check_open()
         if self._frame_buffer is not None:
             raise DatasetError("an episode is being recorded frame by frame; call save_episode() first")
         episode = len(self._records)
         check_task(task, episode=episode)
-        cols, length = check_columns(columns, self._user, episode=episode)
+        encoded = dict(encoded or {})
+        unknown = sorted(set(encoded) - set(self._video_keys))
+        if unknown:
+            raise DatasetError(f"episode {episode}: encoded videos {unknown} are not video features {self._video_keys}")
+        expected = {k: f for k, f in self._user.items() if k not in encoded}
+        cols, length = check_columns(columns, expected, episode=episode)
         extra = _check_extra(extra, episode)
         hists = {}
-        for key in self._video_keys:
+        for key, video in sorted(encoded.items()):
+            seg = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
+            try:
+                count, hists[key] = extract_segment(video, seg, fps=self.config.fps)
+            except BaseException:
+                seg.unlink(missing_ok=True)
+                raise
+            if count != length:
+                seg.unlink(missing_ok=True)
+                raise DatasetError(
+                    f"episode {episode}: {video.path} holds {count} frames of {key!r} between "
+                    f"{video.from_timestamp:.4f} and {video.to_timestamp:.4f} s, but the episode has {length}"
+                )
+        for key in [k for k in self._video_keys if k not in encoded]:
             enc = self._open_segment(episode, key)
             try:
                 for frame in cols[key]:

@@ -1,0 +1,152 @@
+"""Merge several v3 datasets into a new one.
+
+Episodes, frames and tasks are re-indexed; data is copied; camera streams are copied
+packet for packet when their encoder settings agree (and re-encoded with the first
+source's settings only when they do not); statistics are recomputed exactly; the
+result is checked (episode boundaries, video spans) before merge returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
+from demoforge.dataset.check import check_dataset
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo, Feature
+from demoforge.dataset.reader import DatasetReader, open_dataset
+from demoforge.dataset.video import EncodedVideo, VideoSettings
+from demoforge.dataset.writer import DatasetWriter
+from demoforge.errors import DatasetError
+
+# Settings that must agree for packets to be copied into one stream.
+_STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.height", "video.width", "video.g", "video.crf", "video.preset")
+
+
+def merge_datasets(
+    sources: Sequence[str | Path], out: str | Path, *, data_file_size_mb: float | None = None,
+    video_file_size_mb: float | None = None, video_file_duration_s: float | None = None,
+    chunks_size: int | None = None, on_episode: Callable[[int, int], None] | None = None,
+) -> DatasetInfo:
+    """Merge `sources` (in order) into the new root `out`; returns the merged info.
+
+    Caps default to the first source's. `on_episode(done, total)` reports progress."""
+    if not sources:
+        raise DatasetError("merge: no source datasets given")
+    readers = [open_dataset(s) for s in sources]
+    first = readers[0]
+    user = {k: f for k, f in first.info.features.items() if k not in INDEX_FEATURE_NAMES}
+    _check_compatible(readers, user)
+    copy = {k: [_stream_settings(r.info.features[k]) == _stream_settings(user[k]) for r in readers]
+            for k in first.info.video_keys}
+    kwargs: dict[str, Any] = {
+        "data_file_size_mb": data_file_size_mb or first.info.data_files_size_in_mb,
+        "video_file_size_mb": video_file_size_mb or first.info.video_files_size_in_mb,
+        "chunks_size": chunks_size or first.info.chunks_size,
+    }
+    if video_file_duration_s is not None:
+        kwargs["video_file_duration_s"] = video_file_duration_s
+    total = sum(r.num_episodes for r in readers)
+    mapping = []
+    with DatasetWriter.create(out, fps=first.info.fps, features=user, robot_type=first.info.robot_type,
+                              video=_reencode_settings(user), **kwargs) as writer:
+        for s, reader in enumerate(readers):
+            for i in reader.episode_indices:
+                row = reader.episode(i)
+                cols, encoded = _episode_payload(reader, i, row, user, {k: copy[k][s] for k in copy})
+                tasks = row["tasks"]
+                if len(tasks) != 1:
+                    raise DatasetError(
+                        f"{reader.root}: episode {i} has tasks {tasks}; merge supports one task per episode"
+                    )
+                extra = {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
+                         if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
+                new = writer.add_episode(cols, task=tasks[0], extra=extra, encoded=encoded)
+                mapping.append({"source": s, "episode_index": i, "merged_episode_index": new})
+                if on_episode:
+                    on_episode(len(mapping), total)
+        writer.write_meta_file("merge.json", {
+            "sources": [{"root": str(r.root), "info_sha256": _sha256(r.root / INFO_PATH),
+                         "episodes": r.num_episodes, "videos_copied": {k: copy[k][s] for k in copy}}
+                        for s, r in enumerate(readers)],
+            "episodes": mapping,
+        })
+    _verify(readers, open_dataset(out), mapping)
+    return open_dataset(out).info
+
+
+def _check_compatible(readers: list[DatasetReader], user: dict[str, Feature]) -> None:
+    first = readers[0]
+    problems = []
+    for r in readers[1:]:
+        if r.info.fps != first.info.fps:
+            problems.append(f"{r.root}: fps {r.info.fps} but {first.root} has {first.info.fps}")
+        theirs = {k: f for k, f in r.info.features.items() if k not in INDEX_FEATURE_NAMES}
+        if set(theirs) != set(user):
+            problems.append(f"{r.root}: features {sorted(theirs)} but {first.root} has {sorted(user)}")
+            continue
+        for k, f in user.items():
+            g = theirs[k]
+            if (g.dtype, tuple(g.shape)) != (f.dtype, tuple(f.shape)):
+                problems.append(f"{r.root}: feature {k!r} is {g.dtype}{list(g.shape)} but {f.dtype}{list(f.shape)} "
+                                f"in {first.root}")
+            elif g.names != f.names and f.dtype != "video":
+                problems.append(f"{r.root}: feature {k!r} names {g.names} differ from {f.names} in {first.root}")
+    if problems:
+        raise DatasetError("merge: sources do not agree:\n  " + "\n  ".join(problems))
+
+
+def _stream_settings(ft: Feature) -> tuple:
+    info = ft.info or {}
+    return tuple(info.get(k) for k in _STREAM_KEYS)
+
+
+def _reencode_settings(user: dict[str, Feature]) -> VideoSettings:
+    """Settings for sources whose streams differ from the first's (only then is anything encoded)."""
+    for ft in user.values():
+        if ft.dtype == "video":
+            info = ft.info or {}
+            codec = info.get("video.codec", "h264")
+            default = VideoSettings.lerobot_default() if codec in ("av1", "libsvtav1") else VideoSettings()
+            return VideoSettings(codec=codec, crf=info.get("video.crf") or default.crf,
+                                 g=info.get("video.g") or default.gop(int(info.get("video.fps", 30))),
+                                 pix_fmt=info.get("video.pix_fmt", "yuv420p"),
+                                 preset=info.get("video.preset", default.preset))
+    return VideoSettings()
+
+
+def _episode_payload(reader: DatasetReader, i: int, row: dict, user: dict[str, Feature], copy: dict[str, bool]):
+    data_keys = [k for k, f in user.items() if f.dtype != "video"]
+    cols: dict[str, np.ndarray] = reader.read_episode(i, data_keys) if data_keys else {}
+    encoded = {}
+    for key in reader.info.video_keys:
+        if copy[key]:
+            hist = row.get(HISTOGRAM_PREFIX + key)
+            encoded[key] = EncodedVideo(
+                path=reader.video_path(i, key), from_timestamp=row[f"videos/{key}/from_timestamp"],
+                to_timestamp=row[f"videos/{key}/to_timestamp"], histogram=None if hist is None else np.asarray(hist),
+            )
+        else:
+            cols[key] = reader.read_video(i, key)
+    return cols, encoded
+
+
+def _verify(readers: list[DatasetReader], merged: DatasetReader, mapping: list[dict]) -> None:
+    problems = [str(p) for p in check_dataset(merged.root)]
+    for m in mapping:
+        src = readers[m["source"]].episode(m["episode_index"])
+        dst = merged.episode(m["merged_episode_index"])
+        if (src["length"], src["tasks"]) != (dst["length"], dst["tasks"]):
+            problems.append(f"merged episode {m['merged_episode_index']}: length/tasks {dst['length']}/{dst['tasks']} "
+                            f"differ from source {m['source']} episode {m['episode_index']}")
+    if problems:
+        raise DatasetError(f"{merged.root}: merged dataset failed verification:\n  " + "\n  ".join(problems))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
