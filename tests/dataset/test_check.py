@@ -117,7 +117,8 @@ def test_broken_frame_and_task_index(video_root):
     edit_parquet(video_root / DATA, "frame_index", frame)
     edit_parquet(video_root / DATA, "task_index", task)
     problems = check_dataset(video_root)
-    assert codes(problems) >= {"data.frame_index", "data.task_index"}
+    assert [p.code for p in problems] == ["data.frame_index", "data.task_index"]
+    assert "episode 0: frame_index at row 10 is 11, expected 10" in problems[0].message
     assert any("episode 2: task_index [7] not in 0..1" in p.message for p in problems)
 
 
@@ -197,3 +198,27 @@ def test_index_feature_with_wrong_dtype(video_root):
 def test_state_only_checks_without_video():
     assert check_dataset(FIXTURES / "lerobot061_state_only") == []
     assert np.asarray(pq.read_table(FIXTURES / "lerobot061_state_only" / EPISODES).column("length")).sum() == 300
+
+
+def test_info_shape_disagrees_with_data(video_root):
+    edit_json(video_root / "meta/info.json", lambda info: info["features"]["action"].update(shape=[7]))
+    problems = check_dataset(video_root)
+    assert [p.code for p in problems] == ["data.columns", "stats"]
+    assert "column 'action': stored as list of [8] but info.json gives shape [7]" in problems[0].message
+    assert "'action': min has shape [8], max has shape [8]" in problems[1].message
+
+
+def test_info_dtype_disagrees_with_data(video_root):
+    edit_json(video_root / "meta/info.json", lambda info: info["features"]["action"].update(dtype="float64"))
+    problems = check_dataset(video_root)
+    assert [(p.code, p.message) for p in problems] == [
+        ("data.columns", "column 'action': elements are float but info.json says float64")
+    ]
+
+
+def test_tasks_without_pandas_index_metadata(video_root):
+    table = pq.read_table(video_root / "meta/tasks.parquet").replace_schema_metadata(None)
+    pq.write_table(table, video_root / "meta/tasks.parquet")
+    problems = check_dataset(video_root)
+    assert [p.code for p in problems] == ["tasks"]
+    assert "lerobot would read task strings as integers" in problems[0].message

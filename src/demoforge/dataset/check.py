@@ -50,6 +50,8 @@ def check_dataset(root: str | Path) -> list[Problem]:
     if info is None:
         return out
     tasks = _guard(out, "tasks", TASKS_PATH, lambda: read_tasks(root))
+    if tasks is not None:
+        check_tasks_index(root, out)
     if tasks is not None and len(tasks) != info.total_tasks:
         out.append(Problem("count.tasks", INFO_PATH,
                            f"total_tasks is {info.total_tasks} but {TASKS_PATH} has {len(tasks)} tasks"))
@@ -109,6 +111,18 @@ def check_info(root: Path, out: list[Problem]) -> DatasetInfo | None:
         out.append(Problem("info", INFO_PATH, f"video_path is null but video features {info.video_keys} exist"))
         return None
     return info
+
+
+def check_tasks_index(root: Path, out: list[Problem]) -> None:
+    """The task column is recorded as the pandas index; without it lerobot reads every task as 0."""
+    meta = pq.read_schema(root / TASKS_PATH).metadata or {}
+    try:
+        index_columns = json.loads(meta.get(b"pandas", b"{}")).get("index_columns", [])
+    except json.JSONDecodeError:
+        index_columns = []
+    if not any(isinstance(c, str) and c in ("task", "__index_level_0__") for c in index_columns):
+        out.append(Problem("tasks", TASKS_PATH, f"pandas metadata does not record the task column as the index "
+                           f"(index_columns={index_columns}); lerobot would read task strings as integers"))
 
 
 def check_episodes(info: DatasetInfo, episodes: pa.Table, tasks: list[str] | None, out: list[Problem]) -> bool:
@@ -172,6 +186,11 @@ def check_data(root: Path, info: DatasetInfo, episodes: pa.Table, tasks: list[st
         absent = [k for k in info.data_keys if k not in names]
         if absent:
             out.append(Problem("data.columns", rel, f"feature columns {absent} missing; the file has {names}"))
+        for key in info.data_keys:
+            if key in names:
+                why = _type_mismatch(pf.schema_arrow.field(key).type, info.features[key])
+                if why:
+                    out.append(Problem("data.columns", rel, f"column {key!r}: {why}"))
         if any(k not in names for k in INDEX_FEATURE_NAMES):
             continue
         table = pf.read(columns=list(INDEX_FEATURE_NAMES))
@@ -210,11 +229,12 @@ def _check_episode_rows(rel, e, ep, cols, fps, tasks, out) -> None:
         bad = int(np.flatnonzero(frame != np.arange(t))[0])
         out.append(Problem("data.frame_index", rel, f"episode {e}: frame_index at row {bad} is {frame[bad]}, "
                            f"expected {bad} (0..{t - 1})"))
-    err = np.abs(cols["timestamp"].astype(np.float64) - frame / fps)
+    # Against the row's position, so a broken frame_index is not reported twice.
+    err = np.abs(cols["timestamp"].astype(np.float64) - np.arange(t) / fps)
     if err.size and err.max() > TIMESTAMP_TOLERANCE_S:
         bad = int(np.argmax(err))
-        out.append(Problem("data.timestamp", rel, f"episode {e}: timestamp at frame {frame[bad]} is "
-                           f"{cols['timestamp'][bad]:.6f} s, expected frame_index / fps = {frame[bad] / fps:.6f} s"))
+        out.append(Problem("data.timestamp", rel, f"episode {e}: timestamp at frame {bad} is "
+                           f"{cols['timestamp'][bad]:.6f} s, expected frame_index / fps = {bad / fps:.6f} s"))
     ti = cols["task_index"]
     if tasks is not None:
         invalid = sorted(set(ti[(ti < 0) | (ti >= len(tasks))].tolist()))
@@ -225,6 +245,30 @@ def _check_episode_rows(rel, e, ep, cols, fps, tasks, out) -> None:
             if ep["tasks"] is not None and not set(used) <= set(ep["tasks"]):
                 out.append(Problem("data.task_index", rel, f"episode {e}: rows use tasks {used} but meta/episodes "
                                    f"lists {ep['tasks']}"))
+
+
+def _type_mismatch(arrow_type: pa.DataType, feature) -> str | None:
+    """Why a data column's arrow type cannot hold `feature`, or None when it can."""
+    shape = tuple(feature.shape)
+    if feature.dtype == "string":
+        ok = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+        return None if ok else f"type {arrow_type} does not hold strings"
+    if feature.dtype in ("image", "video"):
+        return None
+    want = pa.from_numpy_dtype(np.dtype(feature.dtype))
+    sizes = []
+    while pa.types.is_fixed_size_list(arrow_type) or pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        sizes.append(arrow_type.list_size if pa.types.is_fixed_size_list(arrow_type) else None)
+        arrow_type = arrow_type.value_type
+    expected = "scalar" if shape == (1,) else f"list of {list(shape)}"
+    got = "scalar" if not sizes else f"list of {sizes}"
+    if arrow_type != want:
+        return f"elements are {arrow_type} but info.json says {feature.dtype}"
+    if shape == (1,) and sizes in ([], [1]):
+        return None
+    if len(sizes) != len(shape) or any(s is not None and s != n for s, n in zip(sizes, shape)):
+        return f"stored as {got} but info.json gives shape {list(shape)} ({expected})"
+    return None
 
 
 def check_videos(root: Path, info: DatasetInfo, episodes: pa.Table, out: list[Problem]) -> None:
@@ -291,10 +335,11 @@ def check_stats(root: Path, info: DatasetInfo, out: list[Problem]) -> None:
         if missing:
             out.append(Problem("stats", STATS_PATH, f"feature {key!r} lacks {missing}"))
         want = (3, 1, 1) if feat.is_visual else tuple(feat.shape)
-        for s in ("min", "max", "mean", "std"):
-            if s in entry and np.shape(entry[s]) != want:
-                out.append(Problem("stats", STATS_PATH, f"feature {key!r}: {s} has shape "
-                                   f"{list(np.shape(entry[s]))}, expected {list(want)}"))
+        wrong = {s: list(np.shape(entry[s])) for s in ("min", "max", "mean", "std")
+                 if s in entry and np.shape(entry[s]) != want}
+        if wrong:
+            shapes = ", ".join(f"{s} has shape {shape}" for s, shape in wrong.items())
+            out.append(Problem("stats", STATS_PATH, f"feature {key!r}: {shapes}, expected {list(want)}"))
 
 
 def check_unreferenced(root: Path, info: DatasetInfo, episodes: pa.Table, out: list[Problem]) -> None:
