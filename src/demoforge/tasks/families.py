@@ -1,0 +1,268 @@
+"""Task-family generators: many PDDL problems of one kind, with their scene sidecars.
+
+`generate_family(name, count=..., seed=..., **options)` is deterministic: task `i` draws
+from `SeedSequence(seed, spawn_key=(crc32(name), split index, i))`, so the same
+arguments give byte-identical files whatever else ran before. Blocks are named after
+their colour; a train/test split keeps the colour (or glyph) sets of the two halves
+disjoint so a policy can be tested on looks it never saw.
+"""
+
+import dataclasses
+import os
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.errors import TaskError
+from demoforge.tasks import library
+from demoforge.tasks.pddl_text import Atom, goal_of_atoms, problem_to_pddl
+from demoforge.tasks.scene import BlockLook, Interval, Region, SceneParams, scene_problems, scene_to_json
+
+DOMAIN = "blocks"  # library domain every family writes problems for
+DOMAIN_NAME = "demoforge-blocks"
+FACES = ("px", "nx", "py", "ny", "pz", "nz")  # block-frame axis pointing up
+YAWS = ("yaw0", "yaw90", "yaw180", "yaw270")  # turn about the vertical, 90-degree steps
+SPLITS = ("all", "train", "test")
+SPLIT_BY = ("colour", "glyph")
+# Colour name (also the block's PDDL name) -> RGBA. Train takes even rows, test odd.
+COLOURS: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
+    ("red", (0.85, 0.10, 0.10, 1.0)), ("green", (0.10, 0.65, 0.20, 1.0)),
+    ("blue", (0.10, 0.25, 0.85, 1.0)), ("yellow", (0.95, 0.85, 0.10, 1.0)),
+    ("orange", (0.95, 0.50, 0.05, 1.0)), ("purple", (0.50, 0.15, 0.65, 1.0)),
+    ("cyan", (0.10, 0.80, 0.85, 1.0)), ("magenta", (0.90, 0.15, 0.65, 1.0)),
+    ("white", (0.95, 0.95, 0.95, 1.0)), ("black", (0.08, 0.08, 0.08, 1.0)),
+    ("brown", (0.50, 0.30, 0.12, 1.0)), ("pink", (0.98, 0.60, 0.70, 1.0)),
+    ("grey", (0.50, 0.50, 0.50, 1.0)), ("lime", (0.60, 0.90, 0.15, 1.0)),
+    ("navy", (0.05, 0.10, 0.40, 1.0)), ("teal", (0.05, 0.50, 0.50, 1.0)),
+)
+GLYPHS = tuple("ABCDEFGHJKLMNPQRSTUVWXYZ")
+# Regions of the pnp family, beside the default start windows (table frame) [m].
+PNP_REGIONS = (("left", Region((-0.10, 0.10), (0.18, 0.30))), ("right", Region((-0.10, 0.10), (-0.30, -0.18))))
+
+
+def _opposite(face: str) -> str:
+    return ("n" if face[0] == "p" else "p") + face[1]
+
+
+def static_facts() -> tuple[Atom, ...]:
+    """The domain's static relations every problem's init holds: 90-degree tips between
+    adjacent faces and 90-degree yaw steps."""
+    tips = [("adjacent", f, g) for f in FACES for g in FACES if g not in (f, _opposite(f))]
+    steps = [("yaw_step", YAWS[i], YAWS[(i + k) % 4]) for i in range(4) for k in (1, 3)]
+    return tuple(sorted(tips + steps))
+
+
+@dataclass(frozen=True)
+class FamilyOptions:
+    """Options every family takes; `None` means the family's default."""
+
+    n: int | None = None  # task blocks: tower height (stack_n, unstack), blocks to place (pnp)
+    distractors: int = 0  # extra blocks on the table, not in the goal
+    split: str = "all"  # "train" or "test": which half of the looks; "all": every look
+    split_by: str = "colour"  # look the split keeps disjoint: "colour" or "glyph"
+    block_size_m: Interval | None = None  # cube edge range [m]
+    table_height_offset_m: Interval | None = None  # table top offset range [m]
+    friction: Interval | None = None  # sliding friction range [-]
+    placement_x_m: tuple[Interval, ...] | None = None  # start windows along x [m]
+    placement_y_m: tuple[Interval, ...] | None = None  # start windows along y [m]
+
+
+@dataclass(frozen=True)
+class GeneratedTask:
+    """One generated problem and its sidecar."""
+
+    name: str  # problem name, also the file stem
+    family: str  # generating family
+    problem_pddl: str  # problem text (canonical: sorted objects and init)
+    scene: SceneParams  # what PDDL cannot say (see demoforge.tasks.scene)
+
+
+Build = Callable[[list[str], np.random.Generator], tuple[list[Atom], list[Atom]]]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a family decides: the task blocks' start and goal, in symbols."""
+
+    build: Build  # (task blocks, generator) -> (init facts about them, goal atoms)
+    regions: tuple[tuple[str, Region], ...] = ()  # region objects and their rectangles
+
+
+def _on_table(blocks: list[str]) -> list[Atom]:
+    return [a for b in blocks for a in (("on_table", b), ("clear", b))]
+
+
+def _upright(blocks: list[str]) -> list[Atom]:
+    return [a for b in blocks for a in (("face_up", b, "pz"), ("yaw", b, "yaw0"))]
+
+
+def _tower(blocks: list[str]) -> list[Atom]:
+    """blocks[0] on top, blocks[-1] on the table."""
+    atoms = [("on", top, below) for top, below in zip(blocks, blocks[1:], strict=False)]
+    return atoms + [("on_table", blocks[-1]), ("clear", blocks[0])]
+
+
+def _stack(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], list[Atom]]:
+    return _on_table(blocks) + _upright(blocks), [a for a in _tower(blocks) if a[0] == "on"]
+
+
+def _unstack(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], list[Atom]]:
+    return _tower(blocks) + _upright(blocks), [("on_table", b) for b in blocks]
+
+
+def _pnp(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], list[Atom]]:
+    names = [r for r, _ in PNP_REGIONS]
+    goal = [("in_region", b, names[int(rng.integers(len(names)))]) for b in blocks]
+    return _on_table(blocks) + _upright(blocks), goal
+
+
+def _two_different(options: tuple[str, ...], rng: np.random.Generator) -> tuple[str, str]:
+    first, second = rng.choice(len(options), size=2, replace=False)
+    return options[int(first)], options[int(second)]
+
+
+def _flip(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], list[Atom]]:
+    faces = [_two_different(FACES, rng) for _ in blocks]
+    init = _on_table(blocks) + [a for b, (f, _) in zip(blocks, faces, strict=True)
+                                for a in (("face_up", b, f), ("yaw", b, "yaw0"))]
+    return init, [("face_up", b, g) for b, (_, g) in zip(blocks, faces, strict=True)]
+
+
+def _rotate(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], list[Atom]]:
+    yaws = [_two_different(YAWS, rng) for _ in blocks]
+    init = _on_table(blocks) + [a for b, (y, _) in zip(blocks, yaws, strict=True)
+                                for a in (("face_up", b, "pz"), ("yaw", b, y))]
+    return init, [("yaw", b, g) for b, (_, g) in zip(blocks, yaws, strict=True)]
+
+
+# Family name -> (default n, smallest n, layout).
+FAMILIES: dict[str, tuple[int, int, _Layout]] = {
+    "stack_three": (3, 3, _Layout(_stack)),
+    "stack_n": (4, 2, _Layout(_stack)),
+    "unstack": (3, 2, _Layout(_unstack)),
+    "pnp": (1, 1, _Layout(_pnp, PNP_REGIONS)),
+    "flip": (1, 1, _Layout(_flip)),
+    "rotate": (1, 1, _Layout(_rotate)),
+}
+
+
+def _options(name: str, raw: dict) -> FamilyOptions:
+    known = {f.name for f in dataclasses.fields(FamilyOptions)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise TaskError(f"unknown option(s) {', '.join(unknown)} for family {name!r}; options: {', '.join(sorted(known))}")
+    return FamilyOptions(**raw)
+
+
+def _check(name: str, opts: FamilyOptions, count: int) -> int:
+    default_n, min_n, _ = FAMILIES[name]
+    n = default_n if opts.n is None else opts.n
+    problems = []
+    if name == "stack_three" and n != 3:
+        problems.append(f"n: stack_three always has 3 blocks, got {n}; use stack_n for other heights")
+    elif n < min_n:
+        problems.append(f"n: family {name!r} needs at least {min_n} block(s), got {n}")
+    if opts.distractors < 0:
+        problems.append(f"distractors: {opts.distractors} must be >= 0")
+    if count < 0:
+        problems.append(f"count: {count} must be >= 0")
+    if opts.split not in SPLITS:
+        problems.append(f"split: {opts.split!r} is not one of {', '.join(SPLITS)}")
+    if opts.split_by not in SPLIT_BY:
+        problems.append(f"split_by: {opts.split_by!r} is not one of {', '.join(SPLIT_BY)}")
+    if not problems:
+        colours, glyphs = _looks(opts)
+        need = n + opts.distractors
+        for what, pool in (("colours", colours), ("glyphs", glyphs)):
+            if need > len(pool):
+                problems.append(f"{need} blocks need {need} distinct {what} but split {opts.split!r} has "
+                                f"{len(pool)}; lower n or distractors, or split the other look")
+    if problems:
+        raise TaskError(f"invalid options for task family {name!r}:\n" + "\n".join(problems))
+    return n
+
+
+def _looks(opts: FamilyOptions) -> tuple[tuple, tuple]:
+    half = {"all": slice(None), "train": slice(0, None, 2), "test": slice(1, None, 2)}[opts.split]
+    colours = COLOURS[half] if opts.split_by == "colour" else COLOURS
+    glyphs = GLYPHS[half] if opts.split_by == "glyph" else GLYPHS
+    return colours, glyphs
+
+
+def _one(name: str, opts: FamilyOptions, n: int, seed: int, index: int) -> GeneratedTask:
+    key = (zlib.crc32(name.encode()), SPLITS.index(opts.split), index)
+    structure, looks = np.random.SeedSequence(seed, spawn_key=key).spawn(2)
+    rng = np.random.default_rng(structure)
+    layout = FAMILIES[name][2]
+    colours, glyphs = _looks(opts)
+    count = n + opts.distractors
+    picked = [colours[i] for i in rng.choice(len(colours), size=count, replace=False)]
+    marks = [glyphs[i] for i in rng.choice(len(glyphs), size=count, replace=False)]
+    blocks = [c for c, _ in picked]
+    task, distractors = blocks[:n], blocks[n:]
+    init, goal = layout.build(task, rng)
+    init += _on_table(distractors) + _upright(distractors)
+    problem = f"{name}-{opts.split}-{index:04d}"
+    objects = [(b, "block") for b in blocks] + [(r, "region") for r, _ in layout.regions]
+    pddl = problem_to_pddl(
+        name=problem,
+        domain_name=DOMAIN_NAME,
+        objects=objects,
+        init=[("hand_empty",), *init, *static_facts()],
+        goal=goal_of_atoms(goal),
+    )
+    default = SceneParams(problem=problem, family=name, split=opts.split, seed=0, blocks=())
+    scene = SceneParams(
+        problem=problem,
+        family=name,
+        split=opts.split,
+        seed=int(looks.generate_state(1, dtype=np.uint64)[0] >> 1),
+        blocks=tuple(sorted(
+            (b, BlockLook(rgba, glyph, "task" if i < n else "distractor"))
+            for i, ((b, rgba), glyph) in enumerate(zip(picked, marks, strict=True))
+        )),
+        regions=layout.regions,
+        block_size_m=opts.block_size_m or default.block_size_m,
+        table_height_offset_m=opts.table_height_offset_m or default.table_height_offset_m,
+        friction=opts.friction or default.friction,
+        placement_x_m=opts.placement_x_m or default.placement_x_m,
+        placement_y_m=opts.placement_y_m or default.placement_y_m,
+    )
+    return GeneratedTask(problem, name, pddl, scene)
+
+
+def generate_family(name: str, *, count: int, seed: int, **options) -> list[GeneratedTask]:
+    """`count` problems of family `name` (a key of `FAMILIES`); options: `FamilyOptions`."""
+    if name not in FAMILIES:
+        raise TaskError(f"unknown task family {name!r}; families: {', '.join(sorted(FAMILIES))}")
+    opts = _options(name, options)
+    n = _check(name, opts, count)
+    tasks = [_one(name, opts, n, seed, i) for i in range(count)]
+    if tasks:
+        problems = scene_problems(tasks[0].scene)
+        if problems:
+            raise TaskError(f"invalid scene options for family {name!r}:\n" + "\n".join(problems))
+    return tasks
+
+
+def _write(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def write_tasks(tasks: list[GeneratedTask], out_dir: str | Path) -> list[Path]:
+    """Write the domain, each `NAME.pddl` and `NAME.scene.json` under `out_dir`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / library.DOMAINS[DOMAIN]]
+    _write(written[0], library.domain_text(DOMAIN))
+    for task in tasks:
+        for suffix, text in ((".pddl", task.problem_pddl), (".scene.json", scene_to_json(task.scene))):
+            path = out / f"{task.name}{suffix}"
+            _write(path, text)
+            written.append(path)
+    return written

@@ -1,0 +1,185 @@
+"""Scene parameters PDDL cannot express, carried in a sidecar beside each problem.
+
+A generated problem `NAME.pddl` has `NAME.scene.json` next to it. It holds ranges and
+choices for the physical scene, not draws: the scene randomizer samples from them per
+episode, seeded from `seed`. JSON schema `demoforge.scene/1` (lengths [m], all keys
+required, unknown keys rejected, keys sorted, two-space indent, trailing newline):
+
+    {
+      "schema": "demoforge.scene/1",
+      "problem": "stack_three-train-0000",    # the PDDL problem name
+      "family": "stack_three",                # task family that generated it
+      "split": "train",                        # "train", "test" or "all"
+      "seed": 1234567890123,                   # entropy for this problem's draws (uint63)
+      "block_size_m": [0.03, 0.05],            # cube edge length range [m]
+      "table_height_offset_m": [-0.02, 0.02],  # table top offset from nominal [m]
+      "friction": [0.6, 1.2],                  # sliding friction coefficient range [-]
+      "placement_x_m": [[-0.15, 0.15]],        # start windows along table x: one or several
+      "placement_y_m": [[-0.1, 0.1]],          #   sorted, disjoint [lo, hi] intervals [m]
+      "regions": {"left": {"x_m": [lo, hi], "y_m": [lo, hi]}},  # named table regions [m]
+      "blocks": {                              # one entry per PDDL block object
+        "red": {"rgba": [r, g, b, a], "glyph": "A", "role": "task"}   # role: task|distractor
+      }
+    }
+
+Coordinates are in the table frame: origin at the centre of the table top, x away from
+the robot, y to its left, z up. A block may start anywhere in the product of the x and y
+windows (its whole footprint inside) unless its PDDL init puts it in a region; region
+rectangles are where (in_region b r) holds. Distractors are the blocks whose role is
+"distractor": present in the scene and the PDDL, absent from the goal.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+
+from demoforge.errors import TaskError
+
+SCHEMA = "demoforge.scene/1"
+ROLES = ("task", "distractor")
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class BlockLook:
+    """What one block looks like; its identity in the PDDL is the object name."""
+
+    rgba: tuple[float, float, float, float]  # colour, components in [0, 1]
+    glyph: str  # symbol printed on its faces
+    role: str  # "task" (named in the goal or the task's init) or "distractor"
+
+
+@dataclass(frozen=True)
+class Region:
+    """A named rectangle on the table top (table frame)."""
+
+    x_m: Interval  # extent along x [m]
+    y_m: Interval  # extent along y [m]
+
+
+@dataclass(frozen=True)
+class SceneParams:
+    """Ranges and looks for one problem's scene (see the module docstring for JSON)."""
+
+    problem: str  # PDDL problem name
+    family: str  # generating task family
+    split: str  # "train", "test" or "all"
+    seed: int  # entropy for this problem's physical draws
+    blocks: tuple[tuple[str, BlockLook], ...]  # (object name, look), sorted by name
+    regions: tuple[tuple[str, Region], ...] = ()  # (region object name, rectangle), sorted
+    block_size_m: Interval = (0.03, 0.05)  # cube edge range [m]
+    table_height_offset_m: Interval = (-0.02, 0.02)  # table top height offset range [m]
+    friction: Interval = (0.6, 1.2)  # sliding friction range [-]
+    placement_x_m: tuple[Interval, ...] = ((-0.15, 0.15),)  # disjoint start windows [m]
+    placement_y_m: tuple[Interval, ...] = ((-0.1, 0.1),)  # disjoint start windows [m]
+
+
+def interval_problems(field: str, value: object, *, positive: bool = False) -> list[str]:
+    if not (isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value)):
+        return [f"{field}: {value!r} is not a [lo, hi] pair of numbers"]
+    lo, hi = value
+    if lo > hi:
+        return [f"{field}: lo {lo} > hi {hi}; swap them"]
+    if positive and lo <= 0:
+        return [f"{field}: {lo} must be > 0"]
+    return []
+
+
+def windows_problems(field: str, value: object) -> list[str]:
+    """A window list must hold sorted, non-overlapping [lo, hi] intervals (at least one)."""
+    if not isinstance(value, list | tuple) or not value:
+        return [f"{field}: {value!r} must be a non-empty list of [lo, hi] intervals"]
+    problems = [p for i, w in enumerate(value) for p in interval_problems(f"{field}[{i}]", w)]
+    if not problems:
+        for i in range(1, len(value)):
+            if value[i][0] <= value[i - 1][1]:
+                problems.append(f"{field}: interval {list(value[i])} overlaps or precedes {list(value[i - 1])}; "
+                                "give sorted, disjoint intervals")
+    return problems
+
+
+def scene_problems(scene: SceneParams) -> list[str]:
+    """Every inconsistency in `scene`, as `field: what` messages."""
+    problems = interval_problems("block_size_m", scene.block_size_m, positive=True)
+    problems += interval_problems("table_height_offset_m", scene.table_height_offset_m)
+    problems += interval_problems("friction", scene.friction, positive=True)
+    problems += windows_problems("placement_x_m", scene.placement_x_m)
+    problems += windows_problems("placement_y_m", scene.placement_y_m)
+    if scene.split not in ("train", "test", "all"):
+        problems.append(f"split: {scene.split!r} is not one of train, test, all")
+    for name, region in scene.regions:
+        problems += interval_problems(f"regions.{name}.x_m", region.x_m)
+        problems += interval_problems(f"regions.{name}.y_m", region.y_m)
+    for name, look in scene.blocks:
+        if look.role not in ROLES:
+            problems.append(f"blocks.{name}.role: {look.role!r} is not one of {', '.join(ROLES)}")
+        if len(look.rgba) != 4 or not all(0.0 <= c <= 1.0 for c in look.rgba):
+            problems.append(f"blocks.{name}.rgba: {list(look.rgba)} must be 4 numbers in [0, 1]")
+    return problems
+
+
+def scene_to_json(scene: SceneParams) -> str:
+    problems = scene_problems(scene)
+    if problems:
+        raise TaskError(f"scene parameters of {scene.problem!r} are invalid:\n" + "\n".join(problems))
+    data = {
+        "schema": SCHEMA,
+        "problem": scene.problem,
+        "family": scene.family,
+        "split": scene.split,
+        "seed": scene.seed,
+        "block_size_m": list(scene.block_size_m),
+        "table_height_offset_m": list(scene.table_height_offset_m),
+        "friction": list(scene.friction),
+        "placement_x_m": [list(w) for w in scene.placement_x_m],
+        "placement_y_m": [list(w) for w in scene.placement_y_m],
+        "regions": {n: {"x_m": list(r.x_m), "y_m": list(r.y_m)} for n, r in scene.regions},
+        "blocks": {n: {"rgba": list(b.rgba), "glyph": b.glyph, "role": b.role} for n, b in scene.blocks},
+    }
+    text = json.dumps(data, indent=2, sort_keys=True)
+    # Number lists on one line ([0.03, 0.05]) keep the file readable; still plain JSON.
+    return re.sub(r"\[\s+([-+0-9.eE,\s]+?)\s+\]", lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]",
+                  text) + "\n"
+
+
+_KEYS = {"schema", "problem", "family", "split", "seed", "block_size_m", "table_height_offset_m", "friction",
+         "placement_x_m", "placement_y_m", "regions", "blocks"}
+
+
+def scene_from_json(text: str, *, file: str = "<scene>") -> SceneParams:
+    """Read a sidecar; every missing, unknown or malformed field is reported at once."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskError(f"{file}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise TaskError(f"{file}: top level must be an object with keys {', '.join(sorted(_KEYS))}")
+    problems = [f"missing key {k!r}" for k in sorted(_KEYS - data.keys())]
+    problems += [f"unknown key {k!r}; known: {', '.join(sorted(_KEYS))}" for k in sorted(data.keys() - _KEYS)]
+    if not problems and data["schema"] != SCHEMA:
+        problems.append(f"schema: {data['schema']!r}, this demoforge reads {SCHEMA!r}")
+    if problems:
+        raise TaskError(f"{file}: invalid scene sidecar:\n" + "\n".join(problems))
+    try:
+        scene = SceneParams(
+            problem=str(data["problem"]),
+            family=str(data["family"]),
+            split=str(data["split"]),
+            seed=int(data["seed"]),
+            block_size_m=tuple(data["block_size_m"]),
+            table_height_offset_m=tuple(data["table_height_offset_m"]),
+            friction=tuple(data["friction"]),
+            placement_x_m=tuple(tuple(w) for w in data["placement_x_m"]),
+            placement_y_m=tuple(tuple(w) for w in data["placement_y_m"]),
+            regions=tuple(sorted((n, Region(tuple(r["x_m"]), tuple(r["y_m"]))) for n, r in data["regions"].items())),
+            blocks=tuple(sorted(
+                (n, BlockLook(tuple(b["rgba"]), str(b["glyph"]), str(b["role"]))) for n, b in data["blocks"].items()
+            )),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise TaskError(f"{file}: invalid scene sidecar: {type(exc).__name__}: {exc}") from None
+    problems = scene_problems(scene)
+    if problems:
+        raise TaskError(f"{file}: invalid scene sidecar:\n" + "\n".join(problems))
+    return scene
