@@ -117,6 +117,7 @@ def test_read_video_matches_sequential_decode(name):
     np.testing.assert_array_equal(picked, everything[[199, 100, 150, 150]])
     at = ds.read_video_at(2, key, [0.0, 10 / 30, 99 / 30])
     np.testing.assert_array_equal(at, everything[[200, 210, 299]])
+    assert ds.read_video(0, key, []).shape == (0, 96, 96, 3)
 
 
 @needs_fixtures

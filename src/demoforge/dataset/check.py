@@ -276,6 +276,8 @@ def check_videos(root: Path, info: DatasetInfo, episodes: pa.Table, out: list[Pr
     tol = TIMESTAMP_TOLERANCE_S
     ids, length = _col(episodes, "episode_index"), _col(episodes, "length")
     for key in info.video_keys:
+        if len(info.features[key].shape) != 3:
+            continue  # reported by check_info
         h, w = info.features[key].shape[:2]
         start = _col(episodes, f"videos/{key}/from_timestamp", np.float64)
         stop = _col(episodes, f"videos/{key}/to_timestamp", np.float64)

@@ -77,6 +77,9 @@ class DatasetReader:
             raise DatasetError(f"{self.root / 'meta/episodes'}: episode_index values repeat")
         self._episode_ids = [int(e) for e in ids]
 
+    def __repr__(self) -> str:
+        return f"DatasetReader({str(self.root)!r}, episodes={self.num_episodes}, frames={self.num_frames})"
+
     @property
     def num_episodes(self) -> int:
         return len(self._episode_ids)
@@ -100,8 +103,8 @@ class DatasetReader:
 
     def iter_episodes(self) -> Iterator[dict[str, Any]]:
         """Every episode's meta/episodes row, in episode_index order."""
-        for r in range(self._episodes.num_rows):
-            yield self._episodes.slice(r, 1).to_pylist()[0]
+        for batch in self._episodes.to_batches(max_chunksize=256):
+            yield from batch.to_pylist()
 
     def data_path(self, i: int) -> Path:
         ep = self._meta(i, "data/chunk_index", "data/file_index")
@@ -165,6 +168,8 @@ class DatasetReader:
         path = self.video_path(i, key)
         from_ts, to_ts = self._meta(i, f"videos/{key}/from_timestamp", f"videos/{key}/to_timestamp")
         ts = np.asarray(timestamps, dtype=np.float64).reshape(-1)
+        if ts.size == 0:
+            return np.empty((0, *self.info.features[key].shape), dtype=np.uint8)
         outside = ts[(ts < -decode.TOLERANCE_S) | (ts > to_ts - from_ts)]
         if outside.size:
             raise DatasetError(
