@@ -222,3 +222,10 @@ def test_tasks_without_pandas_index_metadata(video_root):
     problems = check_dataset(video_root)
     assert [p.code for p in problems] == ["tasks"]
     assert "lerobot would read task strings as integers" in problems[0].message
+
+
+def test_video_codec_disagrees_with_info(video_root):
+    edit_json(video_root / "meta/info.json", lambda info: info["features"][KEY]["info"].update({"video.codec": "h264"}))
+    problems = check_dataset(video_root)
+    assert [(p.code, p.file) for p in problems] == [("video.settings", VIDEO)]
+    assert "video.codec is 'h264' but the file has 'av1'" in problems[0].message

@@ -292,6 +292,11 @@ def check_videos(root: Path, info: DatasetInfo, episodes: pa.Table, out: list[Pr
             if (probe.height, probe.width) != (h, w):
                 out.append(Problem("video.size", rel, f"frames are {probe.height}x{probe.width} (HxW) but feature "
                                    f"{key!r} has shape {list(info.features[key].shape)}"))
+            block = info.features[key].info or {}
+            seen = {"video.codec": probe.codec, "video.pix_fmt": probe.pix_fmt}
+            wrong = [f"{k} is {block[k]!r} but the file has {v!r}" for k, v in seen.items() if k in block and block[k] != v]
+            if wrong:
+                out.append(Problem("video.settings", rel, f"feature {key!r}: info.json " + "; ".join(wrong)))
             pts = probe.pts_s
             prev_stop = None
             for r in sorted(rows, key=lambda r: start[r]):

@@ -26,7 +26,7 @@ class VideoStreamInfo:
 
     width: int  # [px]
     height: int  # [px]
-    codec: str  # decoder name, e.g. "h264", "libdav1d"
+    codec: str  # codec name as info.json's video.codec gives it, e.g. "h264", "av1"
     pix_fmt: str | None  # e.g. "yuv420p"
     pts_s: np.ndarray  # presentation time of every packet, sorted, float64 [s]
 
@@ -55,7 +55,7 @@ def probe_video(path: str | Path) -> VideoStreamInfo:
         return VideoStreamInfo(
             width=int(ctx.width),
             height=int(ctx.height),
-            codec=ctx.name,
+            codec=ctx.codec.canonical_name,
             pix_fmt=ctx.format.name if ctx.format is not None else None,
             pts_s=np.sort(np.asarray(pts, dtype=np.float64) * time_base),
         )
