@@ -71,6 +71,8 @@ class DatasetReader:
         self.info: DatasetInfo = read_info(self.root)
         self.tasks: list[str] = read_tasks(self.root)
         self._episodes = read_episodes_table(self.root)
+        if "length" not in self._episodes.column_names:
+            raise DatasetError(f"{self.root / 'meta/episodes'}: no 'length' column; has {self._episodes.column_names}")
         ids = self._episodes.column("episode_index").to_numpy()
         self._row_of = {int(e): r for r, e in enumerate(ids)}
         if len(self._row_of) != len(ids):
