@@ -37,8 +37,9 @@ def numeric_stats(values: np.ndarray) -> Stats:
 
 def pixel_histogram(frames: np.ndarray) -> np.ndarray:
     """(T, H, W, 3) uint8 -> (3, 256) int64 counts per channel."""
-    flat = frames.reshape(-1, 3)
-    return np.stack([np.bincount(flat[:, c], minlength=256) for c in range(3)]).astype(np.int64)
+    # a contiguous copy per channel makes bincount about twice as fast as a strided view
+    return np.stack([np.bincount(np.ascontiguousarray(frames[..., c]).reshape(-1), minlength=256)
+                     for c in range(3)]).astype(np.int64)
 
 
 def _hist_quantile(cum: np.ndarray, total: int, q: float) -> float:

@@ -10,6 +10,7 @@ at most the episode in progress. `finalize()` joins the segments into lerobot's 
 from __future__ import annotations
 
 import fcntl
+from concurrent.futures import Future, ThreadPoolExecutor
 import json
 import os
 import shutil
@@ -119,6 +120,9 @@ class DatasetWriter:
         self._frame_hists: dict[str, np.ndarray] = {}
         self._frame_task: str | None = None
         self._frame_n = 0  # frames in the episode being recorded frame by frame
+        self._frame_jobs: list[Future] = []
+        # one single-thread lane per camera: ordered frames, cameras in parallel
+        self._lanes = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"encode-{k}") for k in self._video_keys}
         self._finalized = False
 
     # -- opening -----------------------------------------------------------------------
@@ -238,17 +242,23 @@ class DatasetWriter:
                     f"episode {episode}: {video.path} holds {count} frames of {key!r} between "
                     f"{video.from_timestamp:.4f} and {video.to_timestamp:.4f} s, but the episode has {length}"
                 )
-        for key in [k for k in self._video_keys if k not in encoded]:
-            enc = self._open_segment(episode, key)
-            try:
-                for frame in cols[key]:
-                    enc.add(frame)
-                enc.close()
-            except BaseException:
-                enc.abort()
-                raise
-            hists[key] = pixel_histogram(cols[key])
+        # Cameras are encoded side by side: the encoders release the GIL.
+        to_encode = [k for k in self._video_keys if k not in encoded]
+        jobs = {k: self._lanes[k].submit(self._encode_camera, episode, k, cols[k]) for k in to_encode}
+        for key, job in jobs.items():
+            hists[key] = job.result()
         return self._commit(episode, cols, length, task, extra, hists)
+
+    def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
+        enc = self._open_segment(episode, key)
+        try:
+            for frame in frames:
+                enc.add(frame)
+            enc.close()
+        except BaseException:
+            enc.abort()
+            raise
+        return pixel_histogram(frames)
 
     def add_frame(self, frame: Mapping[str, np.ndarray], *, task: str) -> None:
         """Append one frame to the episode in progress; camera frames are encoded at once."""
@@ -268,8 +278,8 @@ class DatasetWriter:
         for key in self._video_keys:
             if key not in self._frame_encoders:
                 self._frame_encoders[key] = self._open_segment(episode, key)
-            self._frame_encoders[key].add(cols[key][0])
-            self._frame_hists[key] += pixel_histogram(cols[key])
+            # each camera's lane runs its frames in order; the copy lets callers reuse buffers
+            self._frame_jobs.append(self._lanes[key].submit(self._encode_frame, key, cols[key].copy()))
         for key, values in self._frame_buffer.items():
             values.append(cols[key][0])
         self._frame_n += 1
@@ -283,12 +293,19 @@ class DatasetWriter:
         extra = _check_extra(extra, episode)
         cols = {k: np.stack(v) for k, v in self._frame_buffer.items()}
         length = self._frame_n
+        jobs, self._frame_jobs = self._frame_jobs, []
+        for job in jobs:
+            job.result()
         for enc in self._frame_encoders.values():
             enc.close()
         task, hists = self._frame_task, self._frame_hists
         self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
         self._frame_n = 0
         return self._commit(episode, cols, length, task, extra, hists)
+
+    def _encode_frame(self, key: str, frame: np.ndarray) -> None:
+        self._frame_encoders[key].add(frame[0])
+        self._frame_hists[key] += pixel_histogram(frame)
 
     def clear_episode(self) -> None:
         """Drop the frames of the episode in progress."""
@@ -331,6 +348,12 @@ class DatasetWriter:
         return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w)
 
     def _abort_frames(self) -> None:
+        for job in self._frame_jobs:
+            job.cancel()
+        for job in self._frame_jobs:
+            if not job.cancelled():
+                job.exception()  # wait: an encoder must not be closed while a lane still uses it
+        self._frame_jobs = []
         for enc in self._frame_encoders.values():
             enc.abort()
         self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
@@ -388,6 +411,8 @@ class DatasetWriter:
         self._records.append(record)
 
     def _unlock(self) -> None:
+        for lane in self._lanes.values():
+            lane.shutdown(wait=True)
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
