@@ -1,8 +1,8 @@
 """Control laws: what a command means, as a frozen record stamped into every dataset.
 
 Two modes: `joint_position` (a command is the arm's joint targets [rad]) and `cartesian_delta`
-(a command is a TCP displacement [m] and rotation vector [rad] in the world frame, turned into
-joint targets by one damped-least-squares differential-IK step). The gripper command is a
+(a command is a TCP displacement [m] and rotation vector [rad] in the world frame, added to the
+last joint targets through one damped-least-squares differential-IK step). The gripper command is a
 closedness in [0, 1] mapped linearly between the card's open and closed actuator controls.
 """
 
@@ -93,8 +93,8 @@ def apply_control_law(model: mujoco.MjModel, robot: RobotIndex, law: ControlLaw)
 def joint_targets(
     model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, law: ControlLaw, command: np.ndarray
 ) -> np.ndarray:
-    """Arm joint targets [rad] for one arm command under `law`, clipped to nothing:
-    targets outside the joint limits are the actuators' problem, as on a real robot."""
+    """Arm joint targets [rad] for one arm command under `law`. Targets are not clipped:
+    the actuators' control range and the joint limits bound the motion, as on a real robot."""
     command = np.asarray(command, dtype=float)
     expected = command_size(law, len(robot.arm_qpos))
     if command.shape != (expected,):
@@ -106,7 +106,9 @@ def joint_targets(
     jac = site_jacobian(model, data, robot)
     lam2 = law.damping**2
     dq = jac.T @ np.linalg.solve(jac @ jac.T + lam2 * np.eye(6), command)
-    return data.qpos[robot.arm_qpos] + dq
+    # Integrate from the last joint targets, not the measured joints: a position servo lags its
+    # target, and restarting from the lagging joints each tick would shrink every motion.
+    return data.ctrl[robot.arm_actuators] + dq
 
 
 def site_jacobian(model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex) -> np.ndarray:
