@@ -90,3 +90,15 @@ def test_info_on_missing_root_fails_cleanly(tmp_path):
     result = runner.invoke(app, ["dataset", "info", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "info.json: not found" in result.output
+
+
+def test_merge_command(tmp_path):
+    from tests.dataset.test_writer import write
+
+    a = write(tmp_path / "a", n=2)
+    b = write(tmp_path / "b", n=1)
+    result = CliRunner().invoke(app, ["dataset", "merge", str(a), str(b), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 0, result.output
+    assert "3 episodes" in result.output
+    again = CliRunner().invoke(app, ["dataset", "merge", str(a), "--out", str(tmp_path / "m")])
+    assert again.exit_code == 2 and "not empty" in again.output

@@ -62,6 +62,32 @@ def info(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
         _print_plain(summary)
 
 
+@app.command("merge")
+def merge(
+    sources: list[Path] = typer.Argument(..., help="Dataset roots to merge, in order."),
+    out: Path = typer.Option(..., "--out", help="New dataset root for the merged dataset."),
+    video_file_duration_s: float = typer.Option(None, help="Start a new mp4 before this length [s] (default 800)."),
+) -> None:
+    """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
+    from rich.progress import Progress
+
+    from demoforge.dataset.merge import merge_datasets
+
+    try:
+        if sys.stderr.isatty():
+            with Progress(transient=True) as bar:
+                job = bar.add_task("merging episodes", total=None)
+                info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s,
+                                      on_episode=lambda done, total: bar.update(job, completed=done, total=total))
+        else:
+            info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s)
+    except DemoforgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"merged {len(sources)} datasets into {out}: {info.total_episodes} episodes, "
+               f"{info.total_frames} frames, {info.total_tasks} tasks (checked)")
+
+
 def _reader_problem(exc: DemoforgeError) -> Problem:
     return Problem("reader", ".", str(exc))
 

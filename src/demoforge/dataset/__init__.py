@@ -1,7 +1,13 @@
 """LeRobot v3.0 dataset I/O: layout, writer, reader, stats, video, merge and check."""
 
+from demoforge.dataset.check import Problem, check_dataset
 from demoforge.dataset.layout import DatasetInfo, Feature, read_info
-from demoforge.dataset.video import VideoSettings
+from demoforge.dataset.merge import merge_datasets
+from demoforge.dataset.reader import DatasetReader, open_dataset
+from demoforge.dataset.video import EncodedVideo, VideoSettings
 from demoforge.dataset.writer import DatasetWriter
 
-__all__ = ["DatasetInfo", "DatasetWriter", "Feature", "VideoSettings", "read_info"]
+__all__ = [
+    "DatasetInfo", "DatasetReader", "DatasetWriter", "EncodedVideo", "Feature", "Problem", "VideoSettings",
+    "check_dataset", "merge_datasets", "open_dataset", "read_info",
+]
