@@ -4,6 +4,7 @@ import typer
 
 from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
+from demoforge.cli import env as env_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
 
@@ -11,6 +12,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 app.add_typer(dataset_cli.app, name="dataset", help="Inspect, check and merge LeRobot v3 datasets.")
 app.add_typer(sim_cli.app, name="sim", help="Simulation tools: scene linting.")
 app.add_typer(tasks_cli.app, name="tasks", help="PDDL task families.")
+app.add_typer(env_cli.app, name="env", help="Environment packages: scenes, profiles and reset states.")
 app.command("demo")(demo_cli.demo)
 
 
