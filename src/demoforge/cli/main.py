@@ -5,6 +5,7 @@ import typer
 from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
 from demoforge.cli import env as env_cli
+from demoforge.cli import randomize as randomize_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
 
@@ -13,6 +14,7 @@ app.add_typer(dataset_cli.app, name="dataset", help="Inspect, check and merge Le
 app.add_typer(sim_cli.app, name="sim", help="Simulation tools: scene linting.")
 app.add_typer(tasks_cli.app, name="tasks", help="PDDL task families.")
 app.add_typer(env_cli.app, name="env", help="Environment packages: scenes, profiles and reset states.")
+app.add_typer(randomize_cli.app, name="randomize", help="Physics domain randomization: sample and inspect draws.")
 app.command("demo")(demo_cli.demo)
 
 

@@ -1,0 +1,5 @@
+"""`demoforge randomize ...` commands."""
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
