@@ -1,0 +1,188 @@
+"""Writer throughput: demoforge's DatasetWriter against the real lerobot 0.6.1, same run.
+
+    make bench                      # sets DEMOFORGE_LEROBOT_PYTHON
+    python benchmarks/bench_writer.py [--episodes 10] [--length 300] [--memory-episodes 10,200]
+
+Both sides write the same synthetic episodes (observation.state and action: 8 float32;
+cameras: two 96x96 and one 224x224; see _synthetic.py) with the same encoder settings:
+lerobot 0.6.1's default (libsvtav1, yuv420p, g=2, crf=30, preset=12, fast-decode=0).
+Each side runs in a fresh subprocess and times itself from the first writer call to
+the end of finalize(), excluding interpreter start-up, imports and data generation.
+lerobot runs twice: as `lerobot-record` configures it by default (PNG staging, 4 image
+threads per camera) and with `streaming_encoding=True`; ratios are taken against the
+FASTER of the two. Then state only (no cameras). Then demoforge's peak RSS for a few vs
+many episodes (smaller frames, same per-episode size), which must not grow.
+The last line is the headline ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+TARGET_VIDEO = 5.0
+TARGET_STATE = 3.0
+
+
+def demoforge_worker(spec: dict) -> dict:
+    """Runs in a subprocess of demoforge's python; mirrors _lerobot_write.main."""
+    sys.path.insert(0, str(HERE))
+    import _synthetic
+
+    from demoforge.dataset import DatasetWriter, Feature, VideoSettings
+
+    cameras = _synthetic.camera_shapes(spec["cameras"])
+    features = {
+        "observation.state": Feature("float32", (_synthetic.STATE_DIM,)),
+        "action": Feature("float32", (_synthetic.STATE_DIM,)),
+    }
+    for key, shape in cameras.items():
+        features[key] = Feature("video", shape, names=["height", "width", "channels"])
+    if spec.get("codec", "av1") == "h264":
+        video = VideoSettings(codec="h264", crf=23, gop_s=0.25)
+    else:
+        video = VideoSettings.lerobot_default()
+    elapsed = 0.0
+    t0 = time.perf_counter()
+    writer = DatasetWriter.create(
+        spec["root"], fps=_synthetic.FPS, features=features, robot_type="bench", video=video
+    )
+    elapsed += time.perf_counter() - t0
+    frames = 0
+    for ep in range(spec["episodes"]):
+        columns = _synthetic.episode(spec["seed"], ep, spec["length"], cameras)
+        task = f"task {ep % 3}"
+        t0 = time.perf_counter()
+        if spec.get("api") == "frame":
+            for t in range(spec["length"]):
+                writer.add_frame({key: values[t] for key, values in columns.items()}, task=task)
+            writer.save_episode()
+        else:
+            writer.add_episode(columns, task=task)
+        elapsed += time.perf_counter() - t0
+        frames += spec["length"]
+        del columns
+    t0 = time.perf_counter()
+    writer.finalize()
+    elapsed += time.perf_counter() - t0
+    return {
+        "seconds": elapsed,
+        "frames": frames,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "encoder": video.codec_options(_synthetic.FPS) if cameras else None,
+    }
+
+
+def _lerobot_python() -> str:
+    python = os.environ.get("DEMOFORGE_LEROBOT_PYTHON")
+    if python:
+        return python
+    out = subprocess.run(["bash", str(REPO / "scripts" / "lerobot-venv.sh")], check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def _run(argv: list[str], label: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.setdefault("SVT_LOG", "1")
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{label} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_demoforge(spec: dict) -> dict:
+    return _run([sys.executable, __file__, "--worker", json.dumps(spec)], "demoforge writer")
+
+
+def run_lerobot(python: str, spec: dict) -> dict:
+    return _run([python, str(HERE / "_lerobot_write.py"), json.dumps(spec)], f"lerobot writer ({spec['mode']})")
+
+
+def _fps(result: dict) -> float:
+    return result["frames"] / result["seconds"]
+
+
+def _row(label: str, result: dict) -> str:
+    return (f"  {label:<34} {result['frames']:>6} frames {result['seconds']:>8.2f} s "
+            f"{_fps(result):>9.1f} frames/s  peak RSS {result['peak_rss_mb']:>7.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--length", type=int, default=300, help="frames per episode")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory-episodes", default="10,200", help="episode counts for the RSS check")
+    parser.add_argument("--memory-length", type=int, default=60, help="frames per episode in the RSS check")
+    parser.add_argument("--frame-api", action="store_true", help="also time demoforge's add_frame path")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(demoforge_worker(json.loads(args.worker))))
+        return
+
+    python = _lerobot_python()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-writer-"))
+    try:
+        base = {"episodes": args.episodes, "length": args.length, "seed": args.seed}
+        print(f"writer benchmark: {args.episodes} episodes x {args.length} frames at 30 fps, "
+              "state 8 + action 8 float32; cameras 2 x 96x96 + 1 x 224x224")
+        print("encoder (both): libsvtav1 yuv420p g=2 crf=30 preset=12 fast-decode=0 (lerobot 0.6.1 default)")
+
+        print("with video:")
+        df_video = run_demoforge({**base, "cameras": "bench", "root": str(scratch / "df_video")})
+        print(_row("demoforge add_episode", df_video))
+        if args.frame_api:
+            df_frame = run_demoforge({**base, "cameras": "bench", "api": "frame", "root": str(scratch / "df_frame")})
+            print(_row("demoforge add_frame", df_frame))
+        lr_video = {}
+        for mode in ("record", "streaming"):
+            lr_video[mode] = run_lerobot(python, {**base, "cameras": "bench", "mode": mode,
+                                                  "root": str(scratch / f"lr_video_{mode}")})
+            print(_row(f"lerobot ({mode})", lr_video[mode]))
+        best_mode = max(lr_video, key=lambda m: _fps(lr_video[m]))
+        ratio_video = _fps(df_video) / _fps(lr_video[best_mode])
+        for mode, result in lr_video.items():
+            print(f"  ratio demoforge / lerobot ({mode}): {_fps(df_video) / _fps(result):.2f}x")
+
+        print("state only (no cameras):")
+        df_state = run_demoforge({**base, "cameras": "none", "root": str(scratch / "df_state")})
+        print(_row("demoforge add_episode", df_state))
+        lr_state = run_lerobot(python, {**base, "cameras": "none", "mode": "record", "root": str(scratch / "lr_state")})
+        print(_row("lerobot", lr_state))
+        ratio_state = _fps(df_state) / _fps(lr_state)
+        print(f"  ratio demoforge / lerobot: {ratio_state:.2f}x")
+
+        counts = [int(n) for n in args.memory_episodes.split(",")]
+        print(f"demoforge peak RSS vs episode count ({args.memory_length} frames/episode, one 64x64 camera):")
+        rss = {}
+        for n in counts:
+            result = run_demoforge({"episodes": n, "length": args.memory_length, "seed": args.seed,
+                                    "cameras": "small", "root": str(scratch / f"df_mem_{n}")})
+            rss[n] = result["peak_rss_mb"]
+            print(_row(f"{n} episodes", result))
+        growth = rss[counts[-1]] - rss[counts[0]]
+        print(f"  peak RSS growth {counts[0]} -> {counts[-1]} episodes: {growth:+.1f} MB")
+
+        verdict_v = "met" if ratio_video >= TARGET_VIDEO else f"MISSED by {TARGET_VIDEO / ratio_video:.2f}x"
+        verdict_s = "met" if ratio_state >= TARGET_STATE else f"MISSED by {TARGET_STATE / ratio_state:.2f}x"
+        print(f"headline: demoforge/lerobot throughput {ratio_video:.2f}x with video (vs lerobot {best_mode}; "
+              f"target {TARGET_VIDEO:g}x {verdict_v}), {ratio_state:.2f}x state only "
+              f"(target {TARGET_STATE:g}x {verdict_s})")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
