@@ -7,7 +7,7 @@ import pytest
 
 from demoforge.errors import SimError
 from demoforge.sim import (
-    FingerJoint, SceneSpec, Table, bind_robot, build_scene, gripper_closedness, load_card, move_joints,
+    ControlLaw, FingerJoint, RobotCard, SceneSpec, Table, bind_robot, build_scene, gripper_closedness, load_card, move_joints,
     panda_card, robot_spec, solve_ik,
 )
 
@@ -80,3 +80,41 @@ def test_ur5e_with_2f85_comes_in_through_its_card_only():
     assert gripper_closedness(robot, data.qpos) > 0.9
     move_joints(scene, card.controller, home, 0.0, 1.0)
     assert gripper_closedness(robot, data.qpos) < 0.05
+
+
+TINY_URDF = """<robot name="tiny">
+  <link name="base"><collision><geometry><cylinder radius="0.05" length="0.1"/></geometry></collision></link>
+  <link name="l1"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 0.15"/><geometry><box size="0.04 0.04 0.3"/></geometry></collision></link>
+  <link name="l2"><inertial><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.15 0 0"/><geometry><box size="0.3 0.04 0.04"/></geometry></collision></link>
+  <link name="f1"><inertial><mass value="0.05"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="f2"><inertial><mass value="0.05"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.3"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
+  <joint name="fj1" type="prismatic"><parent link="l2"/><child link="f1"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="0" upper="0.03" effort="20" velocity="0.1"/></joint>
+  <joint name="fj2" type="prismatic"><parent link="l2"/><child link="f2"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 -1 0"/><limit lower="0" upper="0.03" effort="20" velocity="0.1"/><mimic joint="fj1"/></joint>
+</robot>
+"""
+
+
+def test_urdf_arm_gets_servos_and_a_tcp_from_its_card(tmp_path):
+    (tmp_path / "tiny.urdf").write_text(TINY_URDF)
+    card = RobotCard(
+        name="tiny", model="tiny.urdf", arm_joints=("j1", "j2"), arm_actuators=("a1", "a2"), tcp_site="tcp",
+        finger_joints=(FingerJoint("fj1", 0.03, 0.0), FingerJoint("fj2", 0.03, 0.0)),
+        gripper_actuator="grip", gripper_ctrl=(0.03, 0.0), home=(0.0, 0.5),
+        controller=ControlLaw("joint_position", kp=(200.0, 200.0), kd=(20.0, 20.0)),
+        tcp_body="l2", tcp_pos=(0.35, 0.0, 0.0), base_dir=tmp_path,
+    )
+    scene = build_scene(SceneSpec(robot=card, props=()))
+    robot = scene.robot
+    move_joints(scene, card.controller, np.array([0.3, 0.8]), 1.0, 1.0)
+    move_joints(scene, card.controller, np.array([0.3, 0.8]), 1.0, 1.0)  # settle
+    np.testing.assert_allclose(scene.data.qpos[robot.arm_qpos], [0.3, 0.8], atol=1e-2)
+    assert gripper_closedness(robot, scene.data.qpos) > 0.95  # both fingers, through the mimic
+    np.testing.assert_allclose(scene.model.actuator_forcerange[robot.arm_actuators[0]], [-50, 50])

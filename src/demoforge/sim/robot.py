@@ -23,6 +23,7 @@ from demoforge.sim.arm import FINGER_TRAVEL, HOME, build_panda_spec
 from demoforge.sim.controllers import ControlLaw, law_problems
 
 BUILDERS: dict[str, Callable[[], mujoco.MjSpec]] = {"builtin:panda": build_panda_spec}
+GRIPPER_KP = 100.0  # servo gain for a URDF gripper's first finger joint [N/m or N m/rad]
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class RobotCard:
     controller: ControlLaw  # default control law
     joint_limits: tuple[tuple[float, float], ...] | None = None  # [rad]; None = the model's ranges
     wrist_camera: str | None = None  # camera in the robot model used as "wrist"
+    tcp_body: str | None = None  # add `tcp_site` to this body (for models without the site, e.g. URDF)
+    tcp_pos: tuple[float, float, float] = (0.0, 0.0, 0.0)  # added site's position in tcp_body [m]
     gripper: GripperMount | None = None  # separate gripper model, if the arm file has none
     base_dir: Path | None = field(default=None, compare=False)  # resolves relative paths
 
@@ -138,6 +141,8 @@ def load_card(path: str | Path) -> RobotCard:
             controller=ControlLaw.from_dict(raw["controller"], where=f"{path}: controller"),
             joint_limits=tuple(tuple(float(x) for x in lim) for lim in raw["joint_limits"]) if raw.get("joint_limits") else None,
             wrist_camera=raw.get("wrist_camera"),
+            tcp_body=raw.get("tcp_body"),
+            tcp_pos=tuple(float(x) for x in raw.get("tcp_pos", (0.0, 0.0, 0.0))),
             gripper=GripperMount(**raw["gripper"]) if raw.get("gripper") else None,
             base_dir=path.parent,
         )
@@ -176,7 +181,16 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
         if card.model not in BUILDERS:
             raise SimError(f"unknown built-in robot {card.model!r}; built-ins: {sorted(BUILDERS)}")
         return BUILDERS[card.model]()
-    spec = mujoco.MjSpec.from_file(str(resolve_model_path(card.model, card.base_dir)))
+    path = resolve_model_path(card.model, card.base_dir)
+    spec = mujoco.MjSpec.from_file(str(path))
+    if path.suffix.lower() == ".urdf":
+        _add_urdf_actuators(spec, card)
+    if card.tcp_body is not None:
+        body = spec.body(card.tcp_body)
+        if body is None:
+            raise SimError(f"robot card {card.name!r}: tcp_body {card.tcp_body!r} not in the model; "
+                           f"bodies: {sorted(b.name for b in spec.bodies if b.name)}")
+        body.add_site(name=card.tcp_site, pos=list(card.tcp_pos), size=[0.005, 0, 0], group=4)
     if card.gripper is not None:
         gripper = mujoco.MjSpec.from_file(str(resolve_model_path(card.gripper.model, card.base_dir)))
         site = spec.site(card.gripper.site)
@@ -186,6 +200,29 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
         _copy_options(spec, gripper)
         spec.attach(gripper, site=site, prefix=card.gripper.prefix)
     return spec
+
+
+def _add_urdf_actuators(spec: mujoco.MjSpec, card: RobotCard) -> None:
+    """URDF carries no actuators: add the card's position servos (gains from its controller,
+    force limits from the URDF efforts). Finger joints tied by <mimic> become MuJoCo joint
+    equalities in the URDF import, so one servo on the first finger drives the gripper."""
+    joints = {j.name: j for j in spec.joints}
+    missing = [n for n in (*card.arm_joints, card.finger_joints[0].name if card.finger_joints else "")
+               if n not in joints]
+    if missing:
+        raise SimError(f"robot card {card.name!r}: joints {missing} not in the URDF; joints: {sorted(joints)}")
+    servos = [(a, j, kp, kd) for a, j, kp, kd in zip(card.arm_actuators, card.arm_joints, card.controller.kp,
+                                                         card.controller.kd, strict=True)]
+    finger = card.finger_joints[0]
+    servos.append((card.gripper_actuator, finger.name, GRIPPER_KP, 2 * GRIPPER_KP**0.5))
+    for name, joint, kp, kd in servos:
+        act = spec.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_position(kp=kp, kv=kd)
+        act.ctrlrange = list(joints[joint].range)
+        act.ctrllimited = True
+        if joints[joint].actfrcrange[1] > joints[joint].actfrcrange[0]:
+            act.forcerange = list(joints[joint].actfrcrange)
+            act.forcelimited = True
 
 
 def _ids(model, obj: mujoco.mjtObj, names, prefix, label, problems) -> list[int]:
