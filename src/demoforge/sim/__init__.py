@@ -8,7 +8,14 @@ import os
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 from demoforge.sim.arm import build_panda_spec  # noqa: E402
-from demoforge.sim.cameras import CameraRig, Intrinsics, intrinsics, open_renderer, project, world_T_camera  # noqa: E402
+from demoforge.sim.cameras import (  # noqa: E402
+    CameraRig,
+    Intrinsics,
+    intrinsics,
+    open_renderer,
+    project,
+    world_T_camera,
+)
 from demoforge.sim.controllers import (  # noqa: E402
     ControlLaw,
     apply_command,
@@ -19,17 +26,8 @@ from demoforge.sim.controllers import (  # noqa: E402
 )
 from demoforge.sim.ik import IKOptions, IKResult, first_collision, path_collides, solve_ik  # noqa: E402
 from demoforge.sim.materials import MATERIALS, Material, material, material_problems  # noqa: E402
-from demoforge.sim.robot import (  # noqa: E402
-    FingerJoint,
-    GripperMount,
-    RobotCard,
-    RobotIndex,
-    bind_robot,
-    gripper_closedness,
-    load_card,
-    panda_card,
-    robot_spec,
-)
+from demoforge.sim.robot import FingerJoint, GripperMount, RobotCard, load_card, panda_card  # noqa: E402
+from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec  # noqa: E402
 from demoforge.sim.scene import (  # noqa: E402
     ROBOT_PREFIX,
     Box,

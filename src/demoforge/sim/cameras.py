@@ -55,7 +55,9 @@ def world_T_camera(data: mujoco.MjData, camera: int) -> np.ndarray:
     return pose
 
 
-def project(points_world: np.ndarray, intr: Intrinsics, world_T_cam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def project(
+    points_world: np.ndarray, intr: Intrinsics, world_T_cam: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Pixels (N, 2) [u, v] and depths (N,) [m, along the view axis] of world points (N, 3).
     Points behind the camera get depth <= 0; their pixels are meaningless."""
     p = np.atleast_2d(np.asarray(points_world, float))
@@ -101,7 +103,9 @@ class CameraRig:
     """One reusable renderer for a model's named cameras. Use as a context manager or
     call `close()`: OSMesa contexts must be freed explicitly."""
 
-    def __init__(self, model: mujoco.MjModel, cameras: dict[str, int], *, width: int = 224, height: int = 224):
+    def __init__(
+        self, model: mujoco.MjModel, cameras: dict[str, int], *, width: int = 224, height: int = 224
+    ) -> None:
         self.model = model
         self.cameras = dict(cameras)
         self.width, self.height = width, height

@@ -18,7 +18,7 @@ import numpy as np
 from demoforge.errors import SimError
 
 if TYPE_CHECKING:
-    from demoforge.sim.robot import RobotIndex
+    from demoforge.sim.robot_model import RobotIndex
 
 MODES = ("joint_position", "cartesian_delta")
 GRIPPER_DRIVES = ("continuous", "binary")

@@ -2,9 +2,10 @@
 
 Damped least squares on `mj_jacSite`; joint positions stay inside the limits, and joints
 held at a limit drop out of the step (an active set: clipping alone stalls about 1.5% of
-solves near the workspace boundary); a weak pull towards the home pose in the Jacobian's null space (gain 0.01: at 0.05
-the pull fights convergence). A solve that stalls restarts from a uniformly random
-configuration drawn from the caller's Generator, so results are reproducible per seed.
+solves near the workspace boundary); a weak pull towards the home pose acts in the
+Jacobian's null space (gain 0.01: at 0.05 the pull fights convergence). A solve that stalls
+restarts from a uniformly random configuration drawn from the caller's Generator, so results
+are reproducible per seed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import mujoco
 import numpy as np
 
 from demoforge.sim.controllers import site_jacobian
-from demoforge.sim.robot import RobotIndex
+from demoforge.sim.robot_model import RobotIndex
 
 
 @dataclass(frozen=True)
@@ -154,4 +155,5 @@ def first_collision(
 
 def path_collides(model, data, robot, qpath, *, exclude_bodies=(), max_step: float = 0.05) -> bool:
     """Whether a joint-space path [rad] hits the scene; see `first_collision`."""
-    return first_collision(model, data, robot, qpath, exclude_bodies=exclude_bodies, max_step=max_step) is not None
+    hit = first_collision(model, data, robot, qpath, exclude_bodies=exclude_bodies, max_step=max_step)
+    return hit is not None

@@ -16,7 +16,8 @@ import numpy as np
 from demoforge.errors import SimError
 from demoforge.sim.glyphs import add_glyph_material
 from demoforge.sim.materials import Material, material, material_problems
-from demoforge.sim.robot import RobotCard, RobotIndex, bind_robot, panda_card, robot_spec
+from demoforge.sim.robot import RobotCard, panda_card
+from demoforge.sim.robot_model import RobotIndex, bind_robot, robot_spec
 
 ROBOT_PREFIX = "robot/"
 LOOKS = ("fast", "quality")

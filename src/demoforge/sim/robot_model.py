@@ -1,0 +1,217 @@
+"""A robot card resolved against a model: building the robot's MjSpec from the card's model
+reference (built-in, MJCF/URDF path, or package:// URI), and binding every name in the card
+to ids in a compiled model, with all mismatches reported at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from demoforge.errors import SimError
+from demoforge.sim.arm import build_panda_spec
+from demoforge.sim.controllers import law_problems
+from demoforge.sim.robot import RobotCard
+
+BUILDERS: dict[str, Callable[[], mujoco.MjSpec]] = {"builtin:panda": build_panda_spec}
+GRIPPER_KP = 100.0  # servo gain for a URDF gripper's first finger joint [N/m or N m/rad]
+
+
+@dataclass(frozen=True)
+class RobotIndex:
+    """A card resolved against one compiled model: ids and addresses for the hot path."""
+
+    card: RobotCard
+    prefix: str  # name prefix of the robot in the scene
+    arm_qpos: np.ndarray  # qpos addresses of the arm joints (int)
+    arm_dofs: np.ndarray  # dof addresses of the arm joints (int)
+    arm_actuators: np.ndarray  # actuator ids, same order (int)
+    limits: np.ndarray  # (n_arm, 2) joint limits [rad]
+    tcp_site: int  # site id
+    finger_qpos: np.ndarray  # qpos addresses of the finger joints (int)
+    finger_open: np.ndarray  # open positions per finger
+    finger_closed: np.ndarray  # closed positions per finger
+    gripper_actuator: int  # actuator id
+    gripper_ctrl: tuple[float, float]  # (open, closed) control
+    body_ids: np.ndarray  # every body of the robot (int), for collision exclusions
+    wrist_camera: int | None  # camera id
+
+
+def resolve_model_path(uri: str, base_dir: Path | None) -> Path:
+    """A filesystem path for a card's model reference."""
+    if uri.startswith("package://"):
+        package, _, rel = uri[len("package://"):].partition("/")
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise SimError(f"model {uri!r}: Python package {package!r} is not installed (pip install it)")
+        path = Path(next(iter(spec.submodule_search_locations))) / rel
+    else:
+        path = Path(uri)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+    if not path.is_file():
+        raise SimError(f"model file {path} (from {uri!r}) does not exist")
+    return path
+
+
+def _copy_options(src: mujoco.MjSpec, dst: mujoco.MjSpec) -> None:
+    # MjSpec.attach keeps the parent's options and warns on each difference; the parent's
+    # options are the ones we want, so make the child agree before attaching.
+    for name in ("timestep", "cone", "impratio", "integrator", "solver", "iterations",
+                 "ls_iterations", "noslip_iterations", "jacobian"):
+        setattr(dst.option, name, getattr(src.option, name))
+
+
+def robot_spec(card: RobotCard) -> mujoco.MjSpec:
+    """The robot's MjSpec (arm plus mounted gripper), fresh on each call."""
+    if card.model.startswith("builtin:"):
+        if card.model not in BUILDERS:
+            raise SimError(f"unknown built-in robot {card.model!r}; built-ins: {sorted(BUILDERS)}")
+        return BUILDERS[card.model]()
+    path = resolve_model_path(card.model, card.base_dir)
+    spec = mujoco.MjSpec.from_file(str(path))
+    if path.suffix.lower() == ".urdf":
+        _add_urdf_actuators(spec, card)
+    if card.tcp_body is not None:
+        body = spec.body(card.tcp_body)
+        if body is None:
+            raise SimError(f"robot card {card.name!r}: tcp_body {card.tcp_body!r} not in the model; "
+                           f"bodies: {sorted(b.name for b in spec.bodies if b.name)}")
+        body.add_site(name=card.tcp_site, pos=list(card.tcp_pos), size=[0.005, 0, 0], group=4)
+    if card.gripper is not None:
+        gripper = mujoco.MjSpec.from_file(str(resolve_model_path(card.gripper.model, card.base_dir)))
+        site = spec.site(card.gripper.site)
+        if site is None:
+            sites = sorted(s.name for s in spec.sites)
+            raise SimError(
+                f"robot card {card.name!r}: gripper.site {card.gripper.site!r} not in the arm model; sites: {sites}"
+            )
+        _copy_options(spec, gripper)
+        spec.attach(gripper, site=site, prefix=card.gripper.prefix)
+    return spec
+
+
+def _add_urdf_actuators(spec: mujoco.MjSpec, card: RobotCard) -> None:
+    """URDF carries no actuators: add the card's position servos (gains from its controller,
+    force limits from the URDF efforts). Finger joints tied by <mimic> become MuJoCo joint
+    equalities in the URDF import, so one servo on the first finger drives the gripper."""
+    joints = {j.name: j for j in spec.joints}
+    missing = [n for n in (*card.arm_joints, card.finger_joints[0].name if card.finger_joints else "")
+               if n not in joints]
+    if missing:
+        raise SimError(
+            f"robot card {card.name!r}: joints {missing} not in the URDF; joints: {sorted(joints)}"
+        )
+    servos = [(a, j, kp, kd) for a, j, kp, kd in zip(card.arm_actuators, card.arm_joints, card.controller.kp,
+                                                         card.controller.kd, strict=True)]
+    finger = card.finger_joints[0]
+    servos.append((card.gripper_actuator, finger.name, GRIPPER_KP, 2 * GRIPPER_KP**0.5))
+    for name, joint, kp, kd in servos:
+        act = spec.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_position(kp=kp, kv=kd)
+        act.ctrlrange = list(joints[joint].range)
+        act.ctrllimited = True
+        if joints[joint].actfrcrange[1] > joints[joint].actfrcrange[0]:
+            act.forcerange = list(joints[joint].actfrcrange)
+            act.forcelimited = True
+
+
+_COUNTS = {
+    mujoco.mjtObj.mjOBJ_JOINT: "njnt", mujoco.mjtObj.mjOBJ_SITE: "nsite",
+    mujoco.mjtObj.mjOBJ_ACTUATOR: "nu", mujoco.mjtObj.mjOBJ_CAMERA: "ncam",
+}
+_HINGE_OR_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+def _ids(model, obj: mujoco.mjtObj, names, prefix: str, label: str, problems: list[str]) -> list[int]:
+    """Ids of `prefix + name`; -1 and a problem naming what exists for each unknown name."""
+    ids = [mujoco.mj_name2id(model, obj, prefix + name) for name in names]
+    for name, i in zip(names, ids, strict=True):
+        if i < 0:
+            every = (mujoco.mj_id2name(model, obj, k) for k in range(getattr(model, _COUNTS[obj])))
+            exist = sorted(n[len(prefix):] for n in every if n and n.startswith(prefix))
+            problems.append(f"{label} {name!r} not in the model; available: {exist}")
+    return ids
+
+
+def _range_problems(model, card: RobotCard, joints: list[int], fingers: list[int]) -> tuple[np.ndarray, list[str]]:
+    """Arm joint limits (card's or model's) and every range mismatch of the card."""
+    problems, n = [], len(card.arm_joints)
+    if card.joint_limits is not None and len(card.joint_limits) != n:
+        problems.append(f"joint_limits has {len(card.joint_limits)} pairs for {n} arm joints")
+    for j in [*joints, *fingers]:
+        if j >= 0 and int(model.jnt_type[j]) not in _HINGE_OR_SLIDE:
+            problems.append(f"joint {model.joint(j).name!r} is not a hinge or slide joint")
+    for f, j in zip(card.finger_joints, fingers, strict=True):
+        if f.travel <= 0:
+            problems.append(f"finger joint {f.name!r}: open ({f.open}) and closed ({f.closed}) must differ")
+        if j >= 0 and model.jnt_limited[j]:
+            lo, hi = model.jnt_range[j]
+            for label, q in (("open", f.open), ("closed", f.closed)):
+                if not lo - 1e-9 <= q <= hi + 1e-9:
+                    problems.append(f"finger joint {f.name!r}: {label} {q} outside the joint range [{lo}, {hi}]")
+    limits = np.zeros((n, 2))
+    for k, j in enumerate(joints):
+        if j < 0:
+            continue
+        # An unlimited hinge still needs a sampling range for IK restarts: one turn each way.
+        limits[k] = model.jnt_range[j] if model.jnt_limited[j] else (-2 * np.pi, 2 * np.pi)
+        name = card.arm_joints[k]
+        if card.joint_limits is not None and len(card.joint_limits) == n:
+            lo, hi = card.joint_limits[k]
+            if not limits[k, 0] - 1e-9 <= lo < hi <= limits[k, 1] + 1e-9:
+                problems.append(f"joint_limits[{k}] {card.joint_limits[k]} not inside the model range "
+                                f"{tuple(limits[k])} of {name!r}")
+            limits[k] = (lo, hi)
+        if k < len(card.home) and not limits[k, 0] - 1e-9 <= card.home[k] <= limits[k, 1] + 1e-9:
+            problems.append(f"home[{k}] = {card.home[k]} outside the limits {tuple(limits[k])} of {name!r}")
+    return limits, problems
+
+
+def bind_robot(model: mujoco.MjModel, card: RobotCard, prefix: str = "") -> RobotIndex:
+    """Resolve every name in `card` against `model`; all problems reported at once."""
+    problems: list[str] = []
+    obj = mujoco.mjtObj
+    n = len(card.arm_joints)
+    joints = _ids(model, obj.mjOBJ_JOINT, card.arm_joints, prefix, "arm joint", problems)
+    acts = _ids(model, obj.mjOBJ_ACTUATOR, card.arm_actuators, prefix, "arm actuator", problems)
+    (tcp,) = _ids(model, obj.mjOBJ_SITE, [card.tcp_site], prefix, "tcp_site", problems)
+    fingers = _ids(model, obj.mjOBJ_JOINT, [f.name for f in card.finger_joints], prefix, "finger joint", problems)
+    (grip,) = _ids(model, obj.mjOBJ_ACTUATOR, [card.gripper_actuator], prefix, "gripper_actuator", problems)
+    (cam,) = (_ids(model, obj.mjOBJ_CAMERA, [card.wrist_camera], prefix, "wrist_camera", problems)
+              if card.wrist_camera else [None])
+    if len(acts) != n:
+        problems.append(f"arm_actuators has {len(acts)} names for {n} arm joints")
+    if len(card.home) != n:
+        problems.append(f"home has {len(card.home)} values for {n} arm joints")
+    if not card.finger_joints:
+        problems.append("finger_joints is empty: gripper closedness needs at least one finger joint")
+    if len(card.gripper_ctrl) != 2:
+        problems.append(f"gripper_ctrl must be (open, closed), got {card.gripper_ctrl}")
+    limits, range_problems = _range_problems(model, card, joints, fingers)
+    problems += range_problems + law_problems(card.controller, n)
+    if problems:
+        raise SimError(f"robot card {card.name!r} does not match its model:\n  " + "\n  ".join(problems))
+    root = model.body_rootid[model.jnt_bodyid[joints[0]]]
+    return RobotIndex(
+        card=card, prefix=prefix,
+        arm_qpos=model.jnt_qposadr[joints].astype(int), arm_dofs=model.jnt_dofadr[joints].astype(int),
+        arm_actuators=np.array(acts, dtype=int), limits=limits, tcp_site=tcp,
+        finger_qpos=model.jnt_qposadr[fingers].astype(int),
+        finger_open=np.array([f.open for f in card.finger_joints]),
+        finger_closed=np.array([f.closed for f in card.finger_joints]),
+        gripper_actuator=grip, gripper_ctrl=tuple(card.gripper_ctrl),
+        body_ids=np.flatnonzero(model.body_rootid == root), wrist_camera=cam,
+    )
+
+
+def gripper_closedness(robot: RobotIndex, qpos: np.ndarray) -> float:
+    """Mean finger closedness, 0 open and 1 closed, from joint positions; contact slack can
+    put it a hair outside [0, 1], and it is reported as is."""
+    q = np.asarray(qpos)[robot.finger_qpos]
+    return float(np.mean((q - robot.finger_open) / (robot.finger_closed - robot.finger_open)))
