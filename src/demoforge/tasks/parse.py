@@ -7,7 +7,7 @@ state, so it is rebuilt after every failure.
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pddl.core import Domain, Problem
@@ -18,7 +18,18 @@ from pddl.parser.problem import ProblemParser
 from demoforge.errors import TaskError
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, format_formula, problem_to_pddl
-from demoforge.tasks.validate import atoms_in, check_domain, check_problem, locate, signatures, type_of
+from demoforge.tasks.validate import ROOT_TYPE, atoms_in, check_domain, check_problem, is_subtype, locate, signatures, type_of
+
+
+@dataclass(frozen=True)
+class TaskIndex:
+    """Lookups derived once per task, so simulation and state checks stay cheap."""
+
+    signatures: dict[str, tuple[str, ...]]  # predicate -> parameter types
+    object_types: dict[str, str]  # object or constant name -> its type
+    of_type: dict[str, tuple[str, ...]]  # type -> names of that type or below, sorted
+    actions: dict[str, object]  # action name -> `pddl` action
+    goal_text: str  # the goal as canonical PDDL text
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,7 @@ class Task:
     fluent_predicates: frozenset[str]  # predicates some action changes; the rest are static
     domain: Domain  # `pddl`'s domain, read by the symbolic simulator
     problem: Problem  # `pddl`'s problem
+    index: TaskIndex = field(compare=False, repr=False)  # derived lookups
 
 
 _lock = threading.Lock()
@@ -88,12 +100,12 @@ def parse_domain(text: str, *, file: str = "<domain>") -> Domain:
 
 def _fluents(domain: Domain) -> frozenset[str]:
     return frozenset(
-        atom.name for action in domain.actions for atom, _ in atoms_in(action.effect) if hasattr(atom, "name")
+        str(atom.name) for action in domain.actions for atom, _ in atoms_in(action.effect) if hasattr(atom, "name")
     )
 
 
 def _atom(predicate) -> Atom:
-    return (predicate.name, *(t.name for t in predicate.terms))
+    return (str(predicate.name), *(str(t.name) for t in predicate.terms))
 
 
 def parse_task(
@@ -109,19 +121,31 @@ def parse_task(
     problems = check_problem(domain, problem, problem_text, problem_file)
     if problems:
         raise TaskError(f"{len(problems)} problem(s) in PDDL problem:\n" + "\n".join(problems))
+    objects = tuple(sorted((str(o.name), type_of(o.type_tags)) for o in problem.objects))
+    constants = tuple(sorted((str(c.name), type_of(c.type_tags)) for c in domain.constants))
+    every = sorted((*objects, *constants))
+    types = {ROOT_TYPE, *map(str, domain.types)}
+    index = TaskIndex(
+        signatures=signatures(domain),
+        object_types=dict(every),
+        of_type={t: tuple(n for n, nt in every if is_subtype(domain, nt, t)) for t in sorted(types)},
+        actions={str(a.name): a for a in sorted(domain.actions, key=lambda a: a.name)},
+        goal_text=format_formula(problem.goal),
+    )
     return Task(
         name=str(problem.name),
         domain_name=str(domain.name),
         domain_file=domain_file,
         problem_file=problem_file,
         domain_text=domain_text,
-        objects=tuple(sorted((o.name, type_of(o.type_tags)) for o in problem.objects)),
-        constants=tuple(sorted((c.name, type_of(c.type_tags)) for c in domain.constants)),
+        objects=objects,
+        constants=constants,
         init=tuple(sorted(_atom(a) for a in problem.init)),
         goal=problem.goal,
         fluent_predicates=_fluents(domain),
         domain=domain,
         problem=problem,
+        index=index,
     )
 
 
@@ -147,16 +171,18 @@ def problem_text(task: Task, *, init: tuple[Atom, ...] | frozenset[Atom] | None 
         domain_name=task.domain_name,
         objects=task.objects,
         init=task.init if init is None else init,
-        goal=format_formula(task.goal),
+        goal=task.index.goal_text,
     )
 
 
 def check_state(task: Task, state: frozenset[Atom] | set[Atom], *, what: str = "state") -> None:
     """Raise `TaskError` listing every atom of `state` the task cannot hold."""
-    sigs = signatures(task.domain)
-    names = {n for n, _ in task.objects} | {n for n, _ in task.constants}
+    sigs = task.index.signatures
+    names = task.index.object_types
     problems = []
     for atom in sorted(state):
+        if atom and atom[0] in sigs and len(atom) - 1 == len(sigs[atom[0]]) and all(a in names for a in atom[1:]):
+            continue
         if not atom or atom[0] not in sigs:
             problems.append(f"{atom!r}: unknown predicate; the domain declares: {', '.join(sigs)}")
         elif len(atom) - 1 != len(sigs[atom[0]]):

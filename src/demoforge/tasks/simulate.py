@@ -34,20 +34,19 @@ class Step:
         return format_atom((self.action, *self.args))
 
 
-def _objects_of_type(task: Task, typ: str) -> list[str]:
-    every = sorted((*task.objects, *task.constants))
-    return [name for name, t in every if is_subtype(task.domain, t, typ)]
+def _objects_of_type(task: Task, typ: str) -> tuple[str, ...]:
+    return task.index.of_type.get(typ, ())
 
 
 def _ground(term, binding: Mapping[str, str]) -> str:
-    return binding[term.name] if isinstance(term, Variable) else str(term.name)
+    return binding[str(term.name)] if isinstance(term, Variable) else str(term.name)
 
 
 def _bindings(task: Task, variables, binding: Mapping[str, str]) -> Iterable[dict[str, str]]:
     variables = sorted(variables, key=lambda v: v.name)
     choices = [_objects_of_type(task, type_of(v.type_tags)) for v in variables]
     for values in product(*choices):
-        yield {**binding, **{v.name: o for v, o in zip(variables, values, strict=True)}}
+        yield {**binding, **{str(v.name): o for v, o in zip(variables, values, strict=True)}}
 
 
 def holds(task: Task, formula, state: State, binding: Mapping[str, str] | None = None) -> bool:
@@ -56,7 +55,7 @@ def holds(task: Task, formula, state: State, binding: Mapping[str, str] | None =
     if formula is None:
         return True
     if isinstance(formula, Predicate):
-        return (formula.name, *(_ground(t, binding) for t in formula.terms)) in state
+        return (str(formula.name), *(_ground(t, binding) for t in formula.terms)) in state
     if isinstance(formula, EqualTo):
         return _ground(formula.left, binding) == _ground(formula.right, binding)
     if isinstance(formula, Not):
@@ -79,10 +78,10 @@ def _effects(task: Task, effect, state: State, binding: Mapping[str, str], adds:
     if effect is None:
         return
     if isinstance(effect, Predicate):
-        adds.add((effect.name, *(_ground(t, binding) for t in effect.terms)))
+        adds.add((str(effect.name), *(_ground(t, binding) for t in effect.terms)))
     elif isinstance(effect, Not) and isinstance(effect.argument, Predicate):
         atom = effect.argument
-        dels.add((atom.name, *(_ground(t, binding) for t in atom.terms)))
+        dels.add((str(atom.name), *(_ground(t, binding) for t in atom.terms)))
     elif isinstance(effect, And):
         for part in effect.operands:
             _effects(task, part, state, binding, adds, dels)
@@ -97,19 +96,19 @@ def _effects(task: Task, effect, state: State, binding: Mapping[str, str], adds:
 
 
 def _bind(task: Task, step: Step) -> tuple[object, dict[str, str]]:
-    actions = {a.name: a for a in task.domain.actions}
+    actions = task.index.actions
     action = actions.get(step.action)
     if action is None:
         raise PlanningError(f"step {step}: unknown action {step.action!r}; the domain has: {', '.join(sorted(actions))}")
     params = list(action.parameters)
     if len(params) != len(step.args):
         raise PlanningError(f"step {step}: {step.action} takes {len(params)} argument(s), got {len(step.args)}")
-    types = dict((*task.objects, *task.constants))
+    types = task.index.object_types
     for param, arg in zip(params, step.args, strict=True):
         want = type_of(param.type_tags)
         if arg not in types or not is_subtype(task.domain, types[arg], want):
             raise PlanningError(f"step {step}: argument {arg!r} is not a declared {want}")
-    return action, {p.name: a for p, a in zip(params, step.args, strict=True)}
+    return action, {str(p.name): a for p, a in zip(params, step.args, strict=True)}
 
 
 def apply(task: Task, state: State, step: Step) -> State:

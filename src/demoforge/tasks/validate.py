@@ -35,7 +35,7 @@ def where(file: str, text: str, token: str, *, after: str | None = None) -> str:
 
 
 def type_of(tags: frozenset[str] | set[str]) -> str:
-    return sorted(tags)[0] if tags else ROOT_TYPE
+    return str(sorted(tags)[0]) if tags else ROOT_TYPE
 
 
 def is_subtype(domain: Domain, sub: str, sup: str) -> bool:
@@ -54,7 +54,7 @@ def is_subtype(domain: Domain, sub: str, sup: str) -> bool:
 def signatures(domain: Domain) -> dict[str, tuple[str, ...]]:
     """Predicate name -> parameter types."""
     return {
-        p.name: tuple(type_of(t.type_tags) for t in p.terms)
+        str(p.name): tuple(type_of(t.type_tags) for t in p.terms)
         for p in sorted(domain.predicates, key=lambda p: p.name)
     }
 

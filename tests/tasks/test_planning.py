@@ -1,0 +1,137 @@
+"""Planners: checked plans, fallback at zero budget, unsolvable goals, re-planning from
+a mid-plan state on the cached problem, determinism, and a quiet stdout."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from demoforge.errors import TaskError
+from demoforge.tasks import FallbackPlanner, PlanStatus, Step, apply, parse_task, run_plan
+from demoforge.tasks.fast_downward import FastDownwardPlanner
+from demoforge.tasks.mimir import MimirPlanner
+from tests.tasks.conftest import BLOCKS, blocks_problem, upright
+
+
+@pytest.fixture(scope="module")
+def mimir():
+    return MimirPlanner()
+
+
+@pytest.fixture(scope="module")
+def fast_downward():
+    return FastDownwardPlanner()
+
+
+def _unsolvable():
+    # yaw_step only links neighbours, but the goal wants a yaw the block cannot be in twice.
+    text = blocks_problem(objects=[("a", "block")],
+                          init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), *upright("a")],
+                          goal="(and (yaw a yaw90) (yaw a yaw180))")
+    return parse_task(text, domain_text=BLOCKS)
+
+
+@pytest.mark.parametrize("backend", ["mimir", "fast_downward"])
+def test_plans_are_checked_by_the_simulator(request, tower_task, backend):
+    result = request.getfixturevalue(backend).plan(tower_task, time_budget_s=5.0)
+    assert result.status is PlanStatus.SOLVED and result.planner in ("pymimir", "fast-downward")
+    run_plan(tower_task, result.plan)
+
+
+def test_zero_budget_falls_back_to_fast_downward(tower_task, mimir, fast_downward):
+    result = FallbackPlanner(mimir, fast_downward).plan(tower_task, time_budget_s=0.0)
+    assert result.solved and result.planner == "fast-downward"
+    assert result.attempts == ("pymimir: skipped (zero budget)", "fast-downward: solved")
+    run_plan(tower_task, result.plan)
+
+
+def test_mimir_timeout_is_a_result(tower_task, mimir):
+    result = mimir.plan(tower_task, time_budget_s=1e-6)
+    assert result.status is PlanStatus.TIMEOUT and result.plan is None and result.planner == "pymimir"
+
+
+@pytest.mark.parametrize("backend", ["mimir", "fast_downward"])
+def test_unsolvable_goal_is_reported_with_the_planner(request, backend):
+    planner = request.getfixturevalue(backend)
+    result = planner.plan(_unsolvable(), time_budget_s=5.0)
+    assert result.status is PlanStatus.UNSOLVABLE and result.plan is None
+    assert result.planner == planner.name and result.attempts == (f"{planner.name}: unsolvable",)
+
+
+def test_fallback_chain_keeps_the_unsolvable_verdict(mimir, fast_downward):
+    result = FallbackPlanner(mimir, fast_downward).plan(_unsolvable(), time_budget_s=5.0)
+    assert result.status is PlanStatus.UNSOLVABLE and result.planner == "pymimir"
+
+
+@pytest.mark.parametrize("backend", ["mimir", "fast_downward"])
+def test_replan_from_a_mid_plan_state(request, tower_task, backend):
+    planner = request.getfixturevalue(backend)
+    first = planner.plan(tower_task, time_budget_s=5.0)
+    state = frozenset(tower_task.init)
+    for step in first.plan[:3]:
+        state = apply(tower_task, state, step)
+    again = planner.plan(tower_task, state=state, time_budget_s=5.0)
+    assert again.solved
+    run_plan(tower_task, again.plan, state)
+    # A robot that dropped the held block on the table: a state off the planned path.
+    held = [a[1] for a in state if a[0] == "holding"]
+    dropped = frozenset(a for a in state if a[0] != "holding") | {("hand_empty",)}
+    dropped |= {a for b in held for a in (("on_table", b), ("clear", b))}
+    result = planner.plan(tower_task, state=dropped, time_budget_s=5.0)
+    assert result.solved
+    run_plan(tower_task, result.plan, dropped)
+
+
+def test_replan_from_a_state_the_cached_grounding_pruned(mimir):
+    # From this init (a on the table) nothing can put b back on the table, so the
+    # grounded problem lacks (pick-up b); a state where b is on the table needs a reload.
+    text = blocks_problem(
+        objects=[("a", "block"), ("b", "block")],
+        init=[("hand_empty",), ("on", "b", "a"), ("on_table", "a"), ("clear", "b"), *upright("a", "b")],
+        goal="(and (on a b))",
+    )
+    task = parse_task(text, domain_text=BLOCKS)
+    assert mimir.plan(task, time_budget_s=5.0).solved
+    state = frozenset({("hand_empty",), ("on_table", "a"), ("on_table", "b"), ("clear", "a"), ("clear", "b"),
+                       *upright("a", "b"), *(a for a in task.init if a[0] in ("adjacent", "yaw_step"))})
+    result = mimir.plan(task, state=state, time_budget_s=5.0)
+    assert result.solved
+    run_plan(task, result.plan, state)
+
+
+def test_state_with_unknown_atoms_is_refused(tower_task, mimir):
+    with pytest.raises(TaskError, match=r"\('levitating', 'a'\): unknown predicate"):
+        mimir.plan(tower_task, state=frozenset({("levitating", "a")}), time_budget_s=1.0)
+    with pytest.raises(TaskError, match="undeclared object 'zz'"):
+        mimir.plan(tower_task, state=frozenset({("clear", "zz")}), time_budget_s=1.0)
+
+
+_PLAN_IN_A_NEW_PROCESS = """
+from demoforge.tasks import generate_family, parse_task, domain_text
+from demoforge.tasks.mimir import MimirPlanner
+from demoforge.tasks.fast_downward import FastDownwardPlanner
+g = generate_family("stack_n", count=1, seed=4, n=5, distractors=2)[0]
+task = parse_task(g.problem_pddl, domain_text=domain_text("blocks"))
+for planner in (MimirPlanner(), FastDownwardPlanner()):
+    print(planner.name, " ".join(str(s) for s in planner.plan(task, time_budget_s=10.0).plan))
+"""
+
+
+def test_plans_are_deterministic_across_processes_and_hash_seeds():
+    outputs = set()
+    for hash_seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        run = subprocess.run([sys.executable, "-c", _PLAN_IN_A_NEW_PROCESS], env=env, capture_output=True,
+                             text=True, check=True)
+        outputs.add(run.stdout)
+    assert len(outputs) == 1 and "pymimir (pick-up" in outputs.pop()
+
+
+def test_pymimir_prints_nothing_to_stdout(capfd, tower_task):
+    MimirPlanner().plan(tower_task, time_budget_s=5.0)
+    assert capfd.readouterr().out == ""
+
+
+def test_step_text():
+    assert str(Step("stack", ("a", "b"))) == "(stack a b)"
