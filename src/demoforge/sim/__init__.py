@@ -28,13 +28,11 @@ from demoforge.sim.ik import IKOptions, IKResult, first_collision, path_collides
 from demoforge.sim.materials import MATERIALS, Material, material, material_problems  # noqa: E402
 from demoforge.sim.robot import FingerJoint, GripperMount, RobotCard, load_card, panda_card  # noqa: E402
 from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec  # noqa: E402
+from demoforge.sim.props import Box, Cylinder, MeshProp  # noqa: E402
 from demoforge.sim.scene import (  # noqa: E402
     ROBOT_PREFIX,
-    Box,
     Camera,
-    Cylinder,
     Light,
-    MeshProp,
     Scene,
     SceneSpec,
     Table,

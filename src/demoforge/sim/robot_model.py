@@ -59,7 +59,8 @@ def resolve_model_path(uri: str, base_dir: Path | None) -> Path:
     return path
 
 
-def _copy_options(src: mujoco.MjSpec, dst: mujoco.MjSpec) -> None:
+def match_options(src: mujoco.MjSpec, dst: mujoco.MjSpec) -> None:
+    """Give `dst` the physics options of `src`, before attaching `dst` to `src`."""
     # MjSpec.attach keeps the parent's options and warns on each difference; the parent's
     # options are the ones we want, so make the child agree before attaching.
     for name in ("timestep", "cone", "impratio", "integrator", "solver", "iterations",
@@ -91,7 +92,7 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
             raise SimError(
                 f"robot card {card.name!r}: gripper.site {card.gripper.site!r} not in the arm model; sites: {sites}"
             )
-        _copy_options(spec, gripper)
+        match_options(spec, gripper)
         spec.attach(gripper, site=site, prefix=card.gripper.prefix)
     return spec
 

@@ -14,60 +14,13 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
-from demoforge.sim.glyphs import add_glyph_material
 from demoforge.sim.materials import Material, material, material_problems
+from demoforge.sim.props import Box, Prop, Vec3, add_prop, prop_problems
 from demoforge.sim.robot import RobotCard, panda_card
-from demoforge.sim.robot_model import RobotIndex, bind_robot, robot_spec
+from demoforge.sim.robot_model import RobotIndex, bind_robot, match_options, robot_spec
 
 ROBOT_PREFIX = "robot/"
 LOOKS = ("fast", "quality")
-Vec3 = tuple[float, float, float]
-
-
-@dataclass(frozen=True)
-class Box:
-    """A box or block prop."""
-
-    name: str  # body and geom name
-    size: Vec3  # full edge lengths [m]
-    pos: Vec3  # centre in the world [m]
-    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
-    rgba: tuple[float, float, float, float] = (0.8, 0.2, 0.2, 1.0)
-    material: str | Material | None = None  # None = the scene's default material
-    glyphs: bool = False  # dice pips textured on the faces (1..6), so orientation is visible
-    free: bool = True  # movable (free joint) or fixed to the world
-
-
-@dataclass(frozen=True)
-class Cylinder:
-    """An upright cylinder prop (axis along its local z)."""
-
-    name: str  # body and geom name
-    radius: float  # [m]
-    height: float  # full height [m]
-    pos: Vec3  # centre in the world [m]
-    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
-    rgba: tuple[float, float, float, float] = (0.2, 0.4, 0.8, 1.0)
-    material: str | Material | None = None  # None = the scene's default material
-    free: bool = True  # movable or fixed
-
-
-@dataclass(frozen=True, eq=False)
-class MeshProp:
-    """A triangle-mesh prop; concave meshes are split into convex pieces for contacts."""
-
-    name: str  # body name; piece geoms are `<name>_<k>`
-    vertices: np.ndarray  # (V, 3) in the prop's frame [m]
-    faces: np.ndarray  # (F, 3) vertex indices
-    pos: Vec3  # prop frame origin in the world [m]
-    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
-    rgba: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
-    material: str | Material | None = None  # None = the scene's default material
-    decompose: str = "coacd"  # "coacd" (convex pieces) or "none" (one convex hull)
-    free: bool = True  # movable or fixed
-
-
-Prop = Box | Cylinder | MeshProp
 
 
 @dataclass(frozen=True)
@@ -120,7 +73,7 @@ class SceneSpec:
         Camera("side", (0.5, -0.95, 0.85), (0.5, 0.0, 0.4)),
     )
     timestep: float = 1.0 / 600.0  # physics step [s]
-    floor_size: tuple[float, float] = (3.0, 3.0)  # half extents of the finite floor [m]
+    floor_size: tuple[float, float] = (3.0, 3.0)  # floor half extents [m]; (0, 0) = infinite (slow look)
     look: str = "fast"  # "fast" (no shadows, no MSAA) or "quality"
     framebuffer: tuple[int, int] = (640, 480)  # largest offscreen image (width, height) [px]
     cache_dir: Path | None = None  # convex-decomposition cache for mesh props
@@ -167,18 +120,7 @@ def scene_problems(spec: SceneSpec) -> list[str]:
             problems.append(f"{where}: name is reserved; pick another")
         if p.material is not None:
             mats.append((f"{where}.material", p.material))
-        if isinstance(p, Box) and not all(s > 0 for s in p.size):
-            problems.append(f"{where}.size must be > 0 [m], got {p.size}")
-        if isinstance(p, Cylinder) and not (p.radius > 0 and p.height > 0):
-            problems.append(f"{where}: radius and height must be > 0 [m], got {p.radius}, {p.height}")
-        if isinstance(p, MeshProp):
-            if p.decompose not in ("coacd", "none"):
-                problems.append(f"{where}.decompose {p.decompose!r} is not one of ['coacd', 'none']")
-            v, f = np.asarray(p.vertices), np.asarray(p.faces)
-            if v.ndim != 2 or v.shape[1] != 3 or f.ndim != 2 or f.shape[1] != 3:
-                problems.append(f"{where}: vertices must be (V, 3) and faces (F, 3), got {v.shape}, {f.shape}")
-            elif f.size and (f.min() < 0 or f.max() >= len(v)):
-                problems.append(f"{where}.faces index vertices outside [0, {len(v)})")
+        problems += prop_problems(p, where)
     for where, m in mats:
         try:
             problems += material_problems(material(m), timestep=spec.timestep, where=where)
@@ -198,10 +140,10 @@ def build_scene(spec: SceneSpec) -> Scene:
     _set_options(mj, spec)
     _add_world(mj, spec)
     for prop in spec.props:
-        _add_prop(mj, spec, prop)
+        mat = material(prop.material if prop.material is not None else spec.material)
+        add_prop(mj, prop, mat, cache_dir=spec.cache_dir)
     robot = robot_spec(spec.robot)
-    for name in ("timestep", "cone", "impratio", "integrator"):
-        setattr(robot.option, name, getattr(mj.option, name))
+    match_options(mj, robot)
     frame = mj.worldbody.add_frame(pos=[*spec.robot_pos, spec.table.height])
     mj.attach(robot, frame=frame, prefix=ROBOT_PREFIX)
     try:
@@ -283,41 +225,3 @@ def _look_at(pos, target) -> list[float]:
     quat = np.zeros(4)
     mujoco.mju_mat2Quat(quat, np.column_stack([x, y, z]).flatten())
     return quat.tolist()
-
-
-def _contact(mj_geom, mat: Material) -> None:
-    mj_geom.solref = list(mat.solref)
-    mj_geom.solimp = list(mat.solimp)
-    mj_geom.friction = list(mat.friction)
-    mj_geom.density = mat.density
-    mj_geom.condim = 4  # torsional friction too, so a pinched prop does not spin
-
-
-def _add_prop(mj: mujoco.MjSpec, spec: SceneSpec, prop: Prop) -> None:
-    mat = material(prop.material if prop.material is not None else spec.material)
-    body = mj.worldbody.add_body(name=prop.name, pos=list(prop.pos), quat=list(prop.quat))
-    if prop.free:
-        body.add_freejoint(name=prop.name)
-    rgba = list(prop.rgba)
-    if isinstance(prop, Box):
-        geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=[s / 2 for s in prop.size], rgba=rgba)
-        if prop.glyphs:
-            geom.material = add_glyph_material(mj, prop.name, prop.rgba)
-            geom.rgba = [1, 1, 1, 1]
-        _contact(geom, mat)
-    elif isinstance(prop, Cylinder):
-        geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_CYLINDER,
-                             size=[prop.radius, prop.height / 2, 0], rgba=rgba)
-        _contact(geom, mat)
-    else:
-        from demoforge.sim.decompose import convex_pieces  # optional extra (CoACD)
-
-        pieces = convex_pieces(np.asarray(prop.vertices, float), np.asarray(prop.faces, int),
-                               method=prop.decompose, cache_dir=spec.cache_dir)
-        for k, (verts, faces) in enumerate(pieces):
-            mesh = mj.add_mesh(name=f"{prop.name}_{k}")
-            mesh.uservert = np.asarray(verts, float).flatten().tolist()
-            mesh.userface = np.asarray(faces, int).flatten().tolist()
-            geom = body.add_geom(name=f"{prop.name}_{k}", type=mujoco.mjtGeom.mjGEOM_MESH,
-                                 meshname=mesh.name, rgba=rgba)
-            _contact(geom, mat)

@@ -1,0 +1,119 @@
+"""Props: boxes (optionally with face glyphs), cylinders and triangle meshes, and how each
+becomes bodies and geoms in an MjSpec with its contact material.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from demoforge.sim.glyphs import add_glyph_material
+from demoforge.sim.materials import Material
+
+Vec3 = tuple[float, float, float]
+DECOMPOSE_METHODS = ("coacd", "none")
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box or block prop."""
+
+    name: str  # body and geom name
+    size: Vec3  # full edge lengths [m]
+    pos: Vec3  # centre in the world [m]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    rgba: tuple[float, float, float, float] = (0.8, 0.2, 0.2, 1.0)
+    material: str | Material | None = None  # None = the scene's default material
+    glyphs: bool = False  # dice pips textured on the faces (1..6), so orientation is visible
+    free: bool = True  # movable (free joint) or fixed to the world
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """An upright cylinder prop (axis along its local z)."""
+
+    name: str  # body and geom name
+    radius: float  # [m]
+    height: float  # full height [m]
+    pos: Vec3  # centre in the world [m]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    rgba: tuple[float, float, float, float] = (0.2, 0.4, 0.8, 1.0)
+    material: str | Material | None = None  # None = the scene's default material
+    free: bool = True  # movable or fixed
+
+
+@dataclass(frozen=True, eq=False)
+class MeshProp:
+    """A triangle-mesh prop; concave meshes are split into convex pieces for contacts."""
+
+    name: str  # body name; piece geoms are `<name>_<k>`
+    vertices: np.ndarray  # (V, 3) in the prop's frame [m]
+    faces: np.ndarray  # (F, 3) vertex indices
+    pos: Vec3  # prop frame origin in the world [m]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # wxyz
+    rgba: tuple[float, float, float, float] = (0.7, 0.7, 0.7, 1.0)
+    material: str | Material | None = None  # None = the scene's default material
+    decompose: str = "coacd"  # "coacd" (convex pieces) or "none" (one convex hull)
+    free: bool = True  # movable or fixed
+
+
+Prop = Box | Cylinder | MeshProp
+
+
+def prop_problems(prop: Prop, where: str) -> list[str]:
+    """Every reason `prop`'s geometry is unusable (materials are checked by the scene)."""
+    problems = []
+    if isinstance(prop, Box) and not all(s > 0 for s in prop.size):
+        problems.append(f"{where}.size must be > 0 [m], got {prop.size}")
+    if isinstance(prop, Cylinder) and not (prop.radius > 0 and prop.height > 0):
+        problems.append(f"{where}: radius and height must be > 0 [m], got {prop.radius}, {prop.height}")
+    if isinstance(prop, MeshProp):
+        if prop.decompose not in DECOMPOSE_METHODS:
+            problems.append(f"{where}.decompose {prop.decompose!r} is not one of {list(DECOMPOSE_METHODS)}")
+        v, f = np.asarray(prop.vertices), np.asarray(prop.faces)
+        if v.ndim != 2 or v.shape[1] != 3 or f.ndim != 2 or f.shape[1] != 3:
+            problems.append(f"{where}: vertices must be (V, 3) and faces (F, 3), got {v.shape}, {f.shape}")
+        elif f.size and (f.min() < 0 or f.max() >= len(v)):
+            problems.append(f"{where}.faces index vertices outside [0, {len(v)})")
+    return problems
+
+
+def _contact(mj_geom, mat: Material) -> None:
+    mj_geom.solref = list(mat.solref)
+    mj_geom.solimp = list(mat.solimp)
+    mj_geom.friction = list(mat.friction)
+    mj_geom.density = mat.density
+    mj_geom.condim = 4  # torsional friction too, so a pinched prop does not spin
+
+
+def add_prop(mj: mujoco.MjSpec, prop: Prop, mat: Material, *, cache_dir: Path | None = None) -> None:
+    """Add `prop` as a body (free or fixed) with `mat` on every geom."""
+    body = mj.worldbody.add_body(name=prop.name, pos=list(prop.pos), quat=list(prop.quat))
+    if prop.free:
+        body.add_freejoint(name=prop.name)
+    rgba = list(prop.rgba)
+    if isinstance(prop, Box):
+        geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=[s / 2 for s in prop.size], rgba=rgba)
+        if prop.glyphs:
+            geom.material = add_glyph_material(mj, prop.name, prop.rgba)
+            geom.rgba = [1, 1, 1, 1]
+        _contact(geom, mat)
+    elif isinstance(prop, Cylinder):
+        geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                             size=[prop.radius, prop.height / 2, 0], rgba=rgba)
+        _contact(geom, mat)
+    else:
+        from demoforge.sim.decompose import convex_pieces  # optional extra (CoACD)
+
+        pieces = convex_pieces(np.asarray(prop.vertices, float), np.asarray(prop.faces, int),
+                               method=prop.decompose, cache_dir=cache_dir)
+        for k, (verts, faces) in enumerate(pieces):
+            mesh = mj.add_mesh(name=f"{prop.name}_{k}")
+            mesh.uservert = np.asarray(verts, float).flatten().tolist()
+            mesh.userface = np.asarray(faces, int).flatten().tolist()
+            geom = body.add_geom(name=f"{prop.name}_{k}", type=mujoco.mjtGeom.mjGEOM_MESH,
+                                 meshname=mesh.name, rgba=rgba)
+            _contact(geom, mat)
