@@ -1,13 +1,16 @@
 """Task-family generators: every family parses and is solvable, output is deterministic,
 splits keep looks disjoint, options are checked."""
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
 from demoforge.errors import TaskError
 from demoforge.tasks import (
     FAMILIES, domain_text, generate_family, holds, parse_task, plan, scene_from_json, scene_to_json, write_tasks,
 )
-from demoforge.tasks.scene import SceneParams
+from demoforge.tasks.scene import Region, SceneParams
 
 
 def _task(generated):
@@ -108,3 +111,20 @@ def test_bad_sidecar_is_named(edit, expected):
     text = scene_to_json(generate_family("flip", count=1, seed=0)[0].scene)
     with pytest.raises(TaskError, match=expected):
         scene_from_json(edit(text), file="x.scene.json")
+
+
+def test_overlapping_regions_are_refused():
+    scene = generate_family("pnp", count=1, seed=0)[0].scene
+    bad = dataclasses.replace(scene, regions=(("a", Region((0.0, 0.2), (0.0, 0.2))), ("b", Region((0.1, 0.3), (0.1, 0.3)))))
+    with pytest.raises(TaskError, match="regions: 'a' and 'b' overlap"):
+        scene_to_json(bad)
+
+
+def test_shipped_examples_match_the_generator():
+    """examples/tasks was written by `demoforge tasks gen stack_three --count 1 --seed 0
+    --distractors 1 --out examples/tasks`; a change of generator output shows up here."""
+    examples = Path(__file__).parents[2] / "examples" / "tasks"
+    generated = generate_family("stack_three", count=1, seed=0, distractors=1)[0]
+    assert (examples / f"{generated.name}.pddl").read_text() == generated.problem_pddl
+    assert (examples / f"{generated.name}.scene.json").read_text() == scene_to_json(generated.scene)
+    assert (examples / "blocks.pddl").read_text() == domain_text("blocks")

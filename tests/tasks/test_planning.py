@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from demoforge.errors import TaskError
+from demoforge.errors import PlanningError, TaskError
 from demoforge.tasks import FallbackPlanner, PlanStatus, Step, apply, parse_task, run_plan
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
@@ -135,3 +135,36 @@ def test_pymimir_prints_nothing_to_stdout(capfd, tower_task):
 
 def test_step_text():
     assert str(Step("stack", ("a", "b"))) == "(stack a b)"
+
+
+def test_replan_with_the_same_goal_reuses_the_loaded_problem(tower_task):
+    planner = MimirPlanner()
+    first = planner.plan(tower_task, time_budget_s=5.0)
+    loaded = list(planner._cache.values())
+    state = apply(tower_task, frozenset(tower_task.init), first.plan[0])
+    assert planner.plan(tower_task, state=state, time_budget_s=5.0).solved
+    assert list(planner._cache.values()) == loaded and len(loaded) == 1
+
+
+def test_goal_already_true_gives_an_empty_plan(mimir, fast_downward):
+    text = blocks_problem(objects=[("a", "block")],
+                          init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), *upright("a")],
+                          goal="(and (on_table a))")
+    task = parse_task(text, domain_text=BLOCKS)
+    for planner in (mimir, fast_downward):
+        result = planner.plan(task, time_budget_s=5.0)
+        assert result.solved and result.plan == ()
+
+
+def test_a_broken_search_configuration_is_a_planning_error(tower_task):
+    with pytest.raises(PlanningError, match="Fast Downward search on task 'p' exited with"):
+        FastDownwardPlanner(search="no_such_search()").plan(tower_task, time_budget_s=5.0)
+
+
+def test_conditional_effects_plan_with_both_backends(mimir, fast_downward):
+    from tests.tasks.test_simulate import LAMP_PROBLEM, LAMPS
+
+    task = parse_task(LAMP_PROBLEM, domain_text=LAMPS)
+    for planner in (mimir, fast_downward):
+        result = planner.plan(task, time_budget_s=5.0)
+        assert result.solved and [str(s) for s in result.plan] == ["(toggle-on a)"]

@@ -111,6 +111,11 @@ def scene_problems(scene: SceneParams) -> list[str]:
     for name, region in scene.regions:
         problems += interval_problems(f"regions.{name}.x_m", region.x_m)
         problems += interval_problems(f"regions.{name}.y_m", region.y_m)
+    rects = [(n, r) for n, r in scene.regions if not interval_problems("x", r.x_m) + interval_problems("y", r.y_m)]
+    for i, (a, ra) in enumerate(rects):
+        for b, rb in rects[i + 1:]:
+            if ra.x_m[0] < rb.x_m[1] and rb.x_m[0] < ra.x_m[1] and ra.y_m[0] < rb.y_m[1] and rb.y_m[0] < ra.y_m[1]:
+                problems.append(f"regions: {a!r} and {b!r} overlap; (in_region ...) must name one region")
     for name, look in scene.blocks:
         if look.role not in ROLES:
             problems.append(f"blocks.{name}.role: {look.role!r} is not one of {', '.join(ROLES)}")
