@@ -74,3 +74,29 @@ def test_no_gl_backend_gives_the_install_fix(monkeypatch):
     msg = str(err.value)
     assert "egl: cannot load egl" in msg and "osmesa: cannot load osmesa" in msg
     assert "apt-get install libegl1" in msg and "libosmesa6" in msg
+
+
+def test_osmesa_either_renders_or_names_the_package(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from demoforge.errors import SimError\n"
+        "from demoforge.sim import CameraRig, build_scene, default_scene\n"
+        "s = build_scene(default_scene(props=()))\n"
+        "try:\n"
+        "    rig = CameraRig(s.model, s.cameras, width=32, height=32)\n"
+        "    print('backend', rig.backend, rig.rgb(s.data, 'front').shape)\n"
+        "    rig.close()\n"
+        "except SimError as exc:\n"
+        "    print('error', exc)\n"
+    )
+    env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.strip().splitlines()[-1]
+    if line.startswith("backend"):
+        assert line == "backend osmesa (32, 32, 3)"
+    else:
+        assert "MUJOCO_GL=osmesa and no library for osmesa (libOSMesa)" in line and "apt-get install libosmesa6" in line

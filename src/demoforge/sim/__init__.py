@@ -1,11 +1,12 @@
 """MuJoCo core: robot cards and the built-in arm, scenes, materials, controllers, IK, state, cameras.
 
-Offscreen rendering needs its GL backend chosen before mujoco is imported; EGL is the default.
+Offscreen rendering needs its GL backend chosen before mujoco is imported: EGL by default,
+OSMesa when EGL is missing (see gl_backend.py).
 """
 
-import os
+from demoforge.sim.gl_backend import choose_gl_backend
 
-os.environ.setdefault("MUJOCO_GL", "egl")
+GL_BACKEND = choose_gl_backend()
 
 from demoforge.sim.arm import build_panda_spec  # noqa: E402
 from demoforge.sim.cameras import (  # noqa: E402

@@ -1,7 +1,8 @@
 """Offscreen RGB, depth and segmentation of named cameras, with each camera's calibration.
 
-`MUJOCO_GL=egl` is the default (Mesa's EGL renders on a CPU); when EGL cannot start, OSMesa is
-tried; when neither works the error says which packages to install. A renderer takes about a
+`MUJOCO_GL=egl` is the default (Mesa's EGL renders on a CPU); OSMesa is the fallback (chosen
+before mujoco loads when EGL is missing, see gl_backend.py, and tried again here when an EGL
+context cannot start); when neither works the error says which packages to install. A renderer takes about a
 second and 150 MB to create, so a `CameraRig` creates one and reuses it for every frame.
 
 Camera convention (MuJoCo/OpenGL): the camera looks along its -z axis with +y up. Pixel
@@ -18,6 +19,7 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
+from demoforge.sim import gl_backend
 
 INSTALL_FIX = (
     "install EGL (Debian/Ubuntu: apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0) "
@@ -82,16 +84,19 @@ def _gl_context_class(backend: str):
 
 
 def open_renderer(model: mujoco.MjModel, width: int, height: int) -> tuple[mujoco.Renderer, str]:
-    """A Renderer and the GL backend it runs on; EGL first, then OSMesa."""
+    """A Renderer and the GL backend it runs on (MUJOCO_GL's, then OSMesa after EGL)."""
     from mujoco.rendering.classic import gl_context
 
     requested = os.environ.get("MUJOCO_GL", "egl").strip().lower() or "egl"
+    if requested in ("disable", "disabled", "off", "false", "0"):
+        why = gl_backend.disabled_because or f"MUJOCO_GL={requested}"
+        raise SimError(f"offscreen rendering is unavailable: {why}. Fix: {INSTALL_FIX}")
     order = [requested] + (["osmesa"] if requested == "egl" else [])
     errors = []
     for backend in order:
         try:
-            # mujoco picks its GL backend once, when it is first imported; setting the class the
-            # Renderer reads lets a process that imported mujoco early still get EGL/OSMesa.
+            # The Renderer reads this class when it is built; setting it also covers a process
+            # that imported mujoco before demoforge.sim could choose the backend.
             gl_context.GLContext = _gl_context_class(backend)
             return mujoco.Renderer(model, height=height, width=width), backend
         except (SimError, ImportError, OSError, RuntimeError, AttributeError) as exc:
