@@ -1,0 +1,118 @@
+"""A problem's physical scene: its PDDL blocks as box props, sized and placed by a scene draw.
+
+`task_scene_spec(task, params, draw)` is a pure function of its inputs, which is why an
+environment package stores the draw (and the PDDL and sidecar) rather than MJCF: the
+spec, and so the compiled model, is rebuilt bit for bit from them (checked by
+`model_fingerprint`). One free glyph-textured cube per block (sidecar colour, drawn
+edge), the table raised by the drawn offset, blocks and table top sharing the drawn
+sliding friction, and each region as a 1 mm visual-only slab on the table top.
+
+Blocks stand at nominal spots (a grid along the table's far half) in the spec; reset
+states (`demoforge.symbolic.reset`) move them to sampled poses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import mujoco
+import numpy as np
+
+from demoforge.errors import DemoforgeError
+from demoforge.randomize.scene import SceneDraw
+from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, material, panda_card
+from demoforge.symbolic.binding import Binding, Tolerances, bind_symbols
+from demoforge.tasks.parse import Task
+from demoforge.tasks.scene import SceneParams
+
+REGION_PREFIX = "region/"
+REGION_RGBA = (0.95, 0.95, 0.75, 0.6)
+BASE_MATERIAL = "wood"  # blocks and table top: wood contacts with the drawn sliding friction
+
+
+class EnvSceneError(DemoforgeError):
+    """A problem, its sidecar and a scene draw do not describe one scene."""
+
+
+def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
+    blocks = sorted(n for n, t in task.objects if t == "block")
+    regions = sorted(n for n, t in task.objects if t == "region")
+    looks, sizes, rects = dict(params.blocks), dict(draw.block_size_m), dict(params.regions)
+    problems = []
+    if params.problem != task.name:
+        problems.append(f"sidecar is for problem {params.problem!r}, the PDDL problem is {task.name!r}")
+    if draw.problem != task.name:
+        problems.append(f"scene draw is for problem {draw.problem!r}, the PDDL problem is {task.name!r}")
+    problems += [f"block {b!r} has no entry in the sidecar's blocks" for b in blocks if b not in looks]
+    problems += [f"sidecar block {b!r} is not a block object of the problem" for b in sorted(looks) if b not in blocks]
+    problems += [f"block {b!r} has no drawn size" for b in blocks if b not in sizes]
+    problems += [f"region {r!r} has no rectangle in the sidecar's regions" for r in regions if r not in rects]
+    problems += [f"drawn size of {b!r} is {s} m; it must be > 0" for b, s in sorted(sizes.items()) if not s > 0]
+    if not draw.friction > 0:
+        problems.append(f"drawn friction {draw.friction} must be > 0")
+    return problems
+
+
+def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: RobotCard | None = None) -> SceneSpec:
+    """The scene of `task` under `draw`; all mismatches between the three reported at once."""
+    problems = _problems(task, params, draw)
+    if problems:
+        raise EnvSceneError(f"cannot build the scene of {task.name!r} ({task.problem_file}):\n" + "\n".join(problems))
+    nominal = Table()
+    table = dataclasses.replace(nominal, height=nominal.height + draw.table_height_offset_m)
+    base = material(BASE_MATERIAL)
+    mat = dataclasses.replace(base, name=f"{base.name}-mu{draw.friction:.4g}",
+                              friction=(draw.friction, *base.friction[1:]))
+    table = dataclasses.replace(table, material=mat)
+    cx, cy = table.center
+    sizes = dict(draw.block_size_m)
+    blocks = sorted(n for n, t in task.objects if t == "block")
+    pitch = max(sizes.values(), default=0.05) + 0.03
+    per_row = max(1, int(table.size[1] * 0.8 // pitch))
+    props = []
+    for k, (name, look) in enumerate((b, dict(params.blocks)[b]) for b in blocks):
+        row, col = divmod(k, per_row)
+        y = (col - (min(len(blocks), per_row) - 1) / 2) * pitch
+        x = table.size[0] / 2 - 0.08 - row * pitch  # far half of the table, away from the start windows
+        s = sizes[name]
+        props.append(Box(name, (s, s, s), (cx + x, cy + y, table.height + s / 2),
+                         rgba=tuple(look.rgba), material=mat, glyphs=True))
+    for name, rect in params.regions:
+        if name not in {n for n, t in task.objects if t == "region"}:
+            continue
+        size = (rect.x_m[1] - rect.x_m[0], rect.y_m[1] - rect.y_m[0], 0.001)
+        centre = (cx + sum(rect.x_m) / 2, cy + sum(rect.y_m) / 2, table.height + 0.0005)
+        props.append(Box(REGION_PREFIX + name, size, centre, rgba=REGION_RGBA, free=False))
+    return SceneSpec(props=tuple(props), robot=card or panda_card(), table=table, material=mat)
+
+
+def build_task_scene(
+    task: Task, params: SceneParams, draw: SceneDraw, *, card: RobotCard | None = None,
+    tolerances: Tolerances = Tolerances(),
+) -> tuple[Scene, Binding]:
+    """Compile the scene of `task` under `draw` and bind the task's symbols to it."""
+    spec = task_scene_spec(task, params, draw, card=card)
+    scene = build_scene(spec)
+    for prop in spec.props:
+        if prop.name.startswith(REGION_PREFIX):
+            g = scene.model.geom(prop.name).id
+            scene.model.geom_contype[g] = 0  # regions are drawn, never touched
+            scene.model.geom_conaffinity[g] = 0
+    mujoco.mj_forward(scene.model, scene.data)
+    return scene, bind_symbols(scene, task, params, tolerances=tolerances)
+
+
+def model_fingerprint(model: mujoco.MjModel) -> str:
+    """sha256 over the arrays that define the physics, to check a rebuilt model is the same."""
+    h = hashlib.sha256()
+    for name in ("nq", "nv", "nu", "nbody", "ngeom"):
+        h.update(str(getattr(model, name)).encode())
+    for name in ("opt.timestep", "body_pos", "body_quat", "body_mass", "geom_size", "geom_pos", "geom_quat",
+                 "geom_friction", "geom_solref", "geom_solimp", "geom_contype", "geom_conaffinity", "qpos0",
+                 "jnt_range", "actuator_gainprm", "actuator_biasprm", "key_qpos"):
+        obj = model
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        h.update(np.ascontiguousarray(np.asarray(obj, dtype=np.float64)).tobytes())
+    return h.hexdigest()
