@@ -168,3 +168,24 @@ def test_conditional_effects_plan_with_both_backends(mimir, fast_downward):
     for planner in (mimir, fast_downward):
         result = planner.plan(task, time_budget_s=5.0)
         assert result.solved and [str(s) for s in result.plan] == ["(toggle-on a)"]
+
+
+@pytest.mark.parametrize("goal", ["(and (on b a) (not (= a b)))", "(and (on_table a) (not (on a b)))"])
+def test_equality_and_negative_goals(mimir, fast_downward, goal):
+    text = blocks_problem(objects=[("a", "block"), ("b", "block")],
+                          init=[("hand_empty",), ("on", "a", "b"), ("on_table", "b"), ("clear", "a"),
+                                *upright("a", "b")],
+                          goal=goal)
+    task = parse_task(text, domain_text=BLOCKS)
+    for planner in (mimir, fast_downward):
+        result = planner.plan(task, time_budget_s=5.0)
+        assert result.solved, (planner.name, result)
+        run_plan(task, result.plan)
+
+
+def test_quantified_goals_are_refused_by_name():
+    # pddl 0.5.1 cannot read a quantified goal in a problem; the error must still name the file.
+    text = blocks_problem(objects=[("a", "block")], init=[("hand_empty",), ("on_table", "a"), ("clear", "a")],
+                          goal="(forall (?x - block) (on_table ?x))")
+    with pytest.raises(TaskError, match=r"^q.pddl: invalid PDDL problem"):
+        parse_task(text, domain_text=BLOCKS, problem_file="q.pddl")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pddl.core import Domain, Problem
 from pddl.logic.base import Formula
-from pddl.parser.domain import DomainParser
+from pddl.parser.domain import DomainParser, _extend_domain_requirements
 from pddl.parser.problem import ProblemParser
 
 from demoforge.errors import TaskError
@@ -30,6 +30,7 @@ class TaskIndex:
     of_type: dict[str, tuple[str, ...]]  # type -> names of that type or below, sorted
     actions: dict[str, object]  # action name -> `pddl` action
     goal_text: str  # the goal as canonical PDDL text
+    requirements: tuple[str, ...]  # the problem's own :requirements, e.g. (":equality",)
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,17 @@ _parsers: dict[str, DomainParser | ProblemParser] = {}
 _domains: dict[str, Domain] = {}  # domain text -> checked domain
 
 
-def _parse(kind: str, text: str, file: str) -> Domain | Problem:
+def _parse(kind: str, text: str, file: str, domain: Domain | None = None) -> Domain | Problem:
     with _lock:
         parser = _parsers.get(kind)
         if parser is None:
             parser = _parsers[kind] = DomainParser() if kind == "domain" else ProblemParser()
+        if domain is not None:
+            # pddl 0.5.1 checks a goal's (= ...) and (forall ...) against requirements its
+            # problem parser never sets; give it the domain's, as PDDL intends.
+            inner = getattr(getattr(parser, "_transformer", None), "_domain_transformer", None)
+            if inner is not None:
+                inner._extended_requirements = _extend_domain_requirements(set(domain.requirements))
         try:
             return parser(text)
         except Exception as exc:  # noqa: BLE001 - lark and pddl raise many unrelated types
@@ -117,7 +124,7 @@ def parse_task(
 ) -> Task:
     """Parse a problem against its domain and check every name, type and arity."""
     domain = parse_domain(domain_text, file=domain_file)
-    problem = _parse("problem", problem_text, problem_file)
+    problem = _parse("problem", problem_text, problem_file, domain)
     problems = check_problem(domain, problem, problem_text, problem_file)
     if problems:
         raise TaskError(f"{len(problems)} problem(s) in PDDL problem:\n" + "\n".join(problems))
@@ -131,6 +138,7 @@ def parse_task(
         of_type={t: tuple(n for n, nt in every if is_subtype(domain, nt, t)) for t in sorted(types)},
         actions={str(a.name): a for a in sorted(domain.actions, key=lambda a: a.name)},
         goal_text=format_formula(problem.goal),
+        requirements=tuple(sorted(str(r) for r in problem.requirements)),
     )
     return Task(
         name=str(problem.name),
@@ -172,6 +180,7 @@ def problem_text(task: Task, *, init: tuple[Atom, ...] | frozenset[Atom] | None 
         objects=task.objects,
         init=task.init if init is None else init,
         goal=task.index.goal_text,
+        requirements=task.index.requirements,
     )
 
 

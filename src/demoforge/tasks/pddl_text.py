@@ -55,12 +55,17 @@ def problem_to_pddl(
     objects: Iterable[tuple[str, str]],
     init: Iterable[Atom],
     goal: str,
+    requirements: Iterable[str] = (),
 ) -> str:
-    """Problem text from `(object, type)` pairs, init atoms and the goal's PDDL text."""
+    """Problem text from `(object, type)` pairs, init atoms and the goal's PDDL text;
+    `requirements` (e.g. ":universal-preconditions") only where the goal needs them."""
     by_type: dict[str, list[str]] = {}
     for obj, typ in objects:
         by_type.setdefault(typ, []).append(obj)
-    lines = [f"(define (problem {name})", f"  (:domain {domain_name})", "  (:objects"]
+    lines = [f"(define (problem {name})", f"  (:domain {domain_name})"]
+    if requirements:
+        lines.append(f"  (:requirements {' '.join(sorted(requirements))})")
+    lines.append("  (:objects")
     for typ in sorted(by_type):
         lines.append(f"    {' '.join(sorted(by_type[typ]))} - {typ}")
     lines[-1] += ")"

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from pddl.core import Domain, Problem
-from pddl.logic.base import And, ExistsCondition, ForallCondition, Formula, Imply, Not, Or
+from pddl.logic.base import And, ExistsCondition, ForallCondition, Imply, Not, Or
 from pddl.logic.effects import Forall, When
 from pddl.logic.predicates import EqualTo, Predicate
 from pddl.logic.terms import Constant, Variable
