@@ -57,25 +57,35 @@ def bench_stepping(ticks: int, rounds: int) -> tuple[float, float]:
     control_step(scene, law, hold, 1.0, 10)  # controls exactly as the API sets them
     start = snapshot(m, d)
     raw_times, api_times, finals = [], [], []
-    for _ in range(rounds):  # interleaved, best of each: the machine is shared and noisy
-        restore(m, d, start)
-        t = time.perf_counter()
+    def run_raw():
         for _ in range(ticks):
             mujoco.mj_step(m, d, 10)
-        raw_times.append(time.perf_counter() - t)
-        finals.append(snapshot(m, d))
-        restore(m, d, start)
-        t = time.perf_counter()
+
+    def run_api():
         for _ in range(ticks):
             control_step(scene, law, hold, 1.0, 10)
-        api_times.append(time.perf_counter() - t)
-        finals.append(snapshot(m, d))
+
+    for r in range(rounds):  # interleaved, alternating order, best of each: the machine is noisy
+        for name in ("raw", "api") if r % 2 == 0 else ("api", "raw"):
+            restore(m, d, start)
+            t = time.perf_counter()
+            run_raw() if name == "raw" else run_api()
+            (raw_times if name == "raw" else api_times).append(time.perf_counter() - t)
+            finals.append(snapshot(m, d))
     if any(f.tobytes() != finals[0].tobytes() for f in finals):
         raise SystemExit("benchmark invalid: the two loops did not compute the same physics")
     steps = ticks * 10
     raw, api = min(raw_times), min(api_times)
     print(f"physics, raw mj_step        : {steps / raw:10.0f} steps/s")
     print(f"physics, demoforge stepping : {steps / api:10.0f} steps/s")
+    from demoforge.sim.controllers import apply_command
+
+    t = time.perf_counter()
+    for _ in range(ticks):
+        apply_command(m, d, scene.robot, law, hold, 1.0)
+    per_tick = (time.perf_counter() - t) / ticks
+    print(f"demoforge work per control tick: {per_tick * 1e6:.1f} us "
+          f"({per_tick / (raw / ticks):.2%} of the tick's 10 physics steps)")
     return raw, api
 
 
@@ -119,7 +129,7 @@ def bench_render(frames_fast: int, frames_default: int) -> None:
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    raw, api = bench_stepping(ticks=200 if quick else 1000, rounds=3 if quick else 7)
+    raw, api = bench_stepping(ticks=200 if quick else 1000, rounds=4 if quick else 10)
     bench_ik(50 if quick else 200)
     bench_render(frames_fast=30 if quick else 200, frames_default=3 if quick else 10)
     print(f"demoforge stepping overhead vs raw mj_step: {api / raw:.3f}x (target <= 1.1x)")
