@@ -1,0 +1,146 @@
+"""Reading an environment package back (format: `demoforge.envs.package`).
+
+`load_env_package(path)` checks the schema and every file's checksum, reads each problem's
+PDDL and sidecar and each profile's reset states. `open_profile(problem, k)` rebuilds the
+profile's scene and refuses it when the model differs from the one the states were
+sampled in; `restore_reset(scene, profile, i)` puts reset state i into the scene.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.envs.package import SCHEMA, EnvPackageError, Manifest, ProblemEntry, ProfileEntry
+from demoforge.envs.scene import build_task_scene, model_fingerprint
+from demoforge.randomize.scene import draw_from_dict
+from demoforge.sim import Scene, restore, state_size
+from demoforge.symbolic.binding import Binding, Tolerances
+from demoforge.tasks.parse import Task, parse_task
+from demoforge.tasks.scene import SceneParams, scene_from_json
+
+
+@dataclass(frozen=True, eq=False)
+class EnvProfile:
+    """One scene profile and its reset states."""
+
+    entry: ProfileEntry  # manifest entry: draw, fingerprint, lint findings
+    states: np.ndarray  # (K, state_size) float64 physics snapshots
+    samples: tuple[dict, ...]  # per state: seed key, attempts, sampled poses (reset_states.json)
+
+
+@dataclass(frozen=True, eq=False)
+class EnvProblem:
+    """One problem of a package, parsed."""
+
+    entry: ProblemEntry  # manifest entry
+    task: Task  # parsed problem (from the package's copies)
+    params: SceneParams  # its scene sidecar
+    profiles: tuple[EnvProfile, ...]  # by index
+
+
+@dataclass(frozen=True, eq=False)
+class EnvPackage:
+    """A loaded environment package."""
+
+    root: Path  # package folder
+    manifest: Manifest  # manifest.json
+    problems: tuple[EnvProblem, ...]  # by name
+
+    def problem(self, name: str) -> EnvProblem:
+        """The problem called `name`; the error lists the package's problems."""
+        for p in self.problems:
+            if p.entry.name == name:
+                return p
+        raise EnvPackageError(f"{self.root}: no problem {name!r}; problems: {[p.entry.name for p in self.problems]}")
+
+
+def _manifest(data: dict, file: str) -> Manifest:
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise EnvPackageError(f"{file}: schema {got!r}; this demoforge reads {SCHEMA!r}")
+    try:
+        problems = tuple(
+            ProblemEntry(
+                name=str(p["name"]), source=str(p["source"]), sha256=tuple(sorted(p["sha256"].items())),
+                profiles=tuple(
+                    ProfileEntry(int(q["index"]), str(q["path"]), draw_from_dict(q["draw"], file=file),
+                                 str(q["model_fingerprint"]), int(q["state_size"]), int(q["reset_states"]),
+                                 tuple(q["findings"]))
+                    for q in p["profiles"]
+                ),
+            )
+            for p in data["problems"]
+        )
+        return Manifest(str(data["schema"]), int(data["seed"]), int(data["reset_states"]), int(data["profiles"]),
+                        str(data["demoforge_version"]), str(data["mujoco_version"]), problems)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EnvPackageError(f"{file}: malformed manifest: {type(exc).__name__}: {exc}") from None
+
+
+def load_env_package(path: str | Path) -> EnvPackage:
+    """Read and verify a package; every checksum mismatch is reported at once."""
+    root = Path(path)
+    file = root / "manifest.json"
+    if not file.is_file():
+        raise EnvPackageError(f"{str(root)!r} is not an environment package: no manifest.json (build one with "
+                              "`demoforge env build`)")
+    try:
+        manifest = _manifest(json.loads(file.read_text(encoding="utf-8")), str(file))
+    except json.JSONDecodeError as exc:
+        raise EnvPackageError(f"{file}:{exc.lineno}: not JSON: {exc.msg}") from None
+    problems = []
+    for entry in manifest.problems:
+        for rel, digest in entry.sha256:
+            f = root / entry.name / rel
+            if not f.is_file():
+                problems.append(f"{f}: listed in the manifest but missing")
+            elif hashlib.sha256(f.read_bytes()).hexdigest() != digest:
+                problems.append(f"{f}: sha256 differs from the manifest (the file was changed after the build)")
+    if problems:
+        raise EnvPackageError(f"environment package {str(root)!r} is damaged:\n" + "\n".join(problems))
+    loaded = []
+    for entry in manifest.problems:
+        folder = root / entry.name
+        domain = (folder / "domain.pddl").read_text(encoding="utf-8")
+        task = parse_task((folder / "problem.pddl").read_text(encoding="utf-8"), domain_text=domain,
+                          problem_file=str(folder / "problem.pddl"), domain_file=str(folder / "domain.pddl"))
+        params = scene_from_json((folder / "scene.json").read_text(encoding="utf-8"), file=str(folder / "scene.json"))
+        profiles = []
+        for prof in entry.profiles:
+            with np.load(root / prof.path / "reset_states.npz") as npz:
+                states = np.array(npz["states"], dtype=np.float64)
+            samples = tuple(json.loads((root / prof.path / "reset_states.json").read_text(encoding="utf-8")))
+            if states.shape != (prof.reset_states, prof.state_size) or len(samples) != prof.reset_states:
+                raise EnvPackageError(f"{root / prof.path}: states {states.shape} and {len(samples)} samples, the "
+                                      f"manifest says ({prof.reset_states}, {prof.state_size})")
+            profiles.append(EnvProfile(prof, states, samples))
+        loaded.append(EnvProblem(entry, task, params, tuple(profiles)))
+    return EnvPackage(root, manifest, tuple(loaded))
+
+
+def open_profile(problem: EnvProblem, k: int, *, tolerances: Tolerances = Tolerances()) -> tuple[Scene, Binding]:
+    """Rebuild profile `k`'s scene and bind the task's symbols; refuses a model that differs."""
+    if not 0 <= k < len(problem.profiles):
+        raise EnvPackageError(f"problem {problem.entry.name!r} has profiles 0..{len(problem.profiles) - 1}, not {k}")
+    profile = problem.profiles[k]
+    scene, binding = build_task_scene(problem.task, problem.params, profile.entry.draw, tolerances=tolerances)
+    if model_fingerprint(scene.model) != profile.entry.model_fingerprint or \
+            state_size(scene.model) != profile.entry.state_size:
+        raise EnvPackageError(
+            f"profile {k} of {problem.entry.name!r} rebuilds to a different model than its reset states were "
+            "sampled in (scene builder or MuJoCo changed); rebuild the package with `demoforge env build`"
+        )
+    return scene, binding
+
+
+def restore_reset(scene: Scene, profile: EnvProfile, index: int) -> None:
+    """Put reset state `index` of `profile` into `scene.data`."""
+    if not 0 <= index < len(profile.states):
+        raise EnvPackageError(f"profile {profile.entry.index} has reset states 0..{len(profile.states) - 1}, "
+                              f"not {index}")
+    restore(scene.model, scene.data, profile.states[index])

@@ -1,0 +1,212 @@
+"""Environment packages: everything execution needs to start episodes of some problems.
+
+`build_env_package(problem_paths, reset_states=K, profiles=P, seed=S, out=DIR)` writes
+
+    DIR/manifest.json                      what is below, with checksums (schema demoforge.envpkg/1)
+    DIR/<problem>/problem.pddl             copy of the problem file
+    DIR/<problem>/domain.pddl              copy of its domain
+    DIR/<problem>/scene.json               copy of its scene sidecar (demoforge.tasks.scene)
+    DIR/<problem>/profile-<k>/draw.json    scene profile k: a SceneDraw (demoforge.randomize.scene)
+    DIR/<problem>/profile-<k>/reset_states.npz   `states`: (K, state_size) float64 snapshots
+    DIR/<problem>/profile-<k>/reset_states.json  per state: its seed key, attempts, sampled poses
+
+The compiled scene is stored as its inputs (PDDL + sidecar + draw), not as MJCF: the
+scene builder compiles an MjSpec it does not return, the draw is a few hundred bytes
+where MJCF with glyph textures is hundreds of kilobytes, and the rebuild is exact; the
+manifest keeps each profile's `model_fingerprint` and `state_size`, and the loader
+refuses a rebuilt model that differs (a changed builder or MuJoCo). Each profile is
+linted (`lint_contact_stability`) from its first reset state: C001 refuses the profile
+with the linter's fix, other findings go to the manifest. The package is written to a
+temporary folder beside DIR and renamed into place, so DIR is complete or absent.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+import demoforge
+from demoforge.errors import DemoforgeError
+from demoforge.envs.scene import build_task_scene, model_fingerprint
+from demoforge.randomize.scene import RobotStartParams, SceneDraw, bake_profiles, draw_to_dict, draw_to_json
+from demoforge.sim.lint import lint_contact_stability
+from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, sample_reset_state
+from demoforge.tasks.parse import load_task
+from demoforge.tasks.scene import scene_from_json
+
+SCHEMA = "demoforge.envpkg/1"
+SIDECAR_SUFFIX = ".scene.json"
+
+
+class EnvPackageError(DemoforgeError):
+    """An environment package cannot be built or read."""
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """One scene profile of a problem, as the manifest lists it."""
+
+    index: int  # k in profile-<k>
+    path: str  # folder relative to the package root
+    draw: SceneDraw  # the scene draw the model is built from
+    model_fingerprint: str  # sha256 of the compiled model's physics arrays (envs.scene.model_fingerprint)
+    state_size: int  # length of one snapshot
+    reset_states: int  # snapshots in reset_states.npz
+    findings: tuple[dict, ...]  # lint findings other than C001 (code, severity, message, fix, ...)
+
+
+@dataclass(frozen=True)
+class ProblemEntry:
+    """One problem of the package."""
+
+    name: str  # PDDL problem name, also its folder
+    source: str  # the problem file it was built from
+    sha256: tuple[tuple[str, str], ...]  # (file in the folder, sha256 hex), sorted
+    profiles: tuple[ProfileEntry, ...]  # by index
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """manifest.json as a record."""
+
+    schema: str  # SCHEMA
+    seed: int  # package seed
+    reset_states: int  # reset states per profile
+    profiles: int  # scene profiles per problem
+    demoforge_version: str
+    mujoco_version: str  # the rebuild is exact only under this version
+    problems: tuple[ProblemEntry, ...]  # by name
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _finding(f) -> dict:
+    data = asdict(f)
+    data["geoms"], data["bodies"] = list(f.geoms), list(f.bodies)
+    return data
+
+
+def _lint_at(model: mujoco.MjModel, data: mujoco.MjData) -> list:
+    m = copy.copy(model)  # keyframe 0 is rewritten to the reset state; the scene's model stays as it is
+    m.key_qpos[0], m.key_qvel[0], m.key_ctrl[0], m.key_time[0] = data.qpos, data.qvel, data.ctrl, 0.0
+    return list(lint_contact_stability(m, keyframe=0).findings)
+
+
+def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states: int, profiles: int, seed: int,
+                   robot_start: RobotStartParams | None, options: ResetOptions,
+                   progress: Callable[[str], None]) -> ProblemEntry:
+    sidecar = path.with_name(path.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
+    if not sidecar.is_file():
+        raise EnvPackageError(f"problem {str(path)!r} has no scene sidecar {str(sidecar)!r}; "
+                              "generate problems with `demoforge tasks gen` or write one (see demoforge.tasks.scene)")
+    task = load_task(path, domain)
+    params = scene_from_json(sidecar.read_text(encoding="utf-8"), file=str(sidecar))
+    folder.mkdir()
+    (folder / "problem.pddl").write_bytes(path.read_bytes())
+    (folder / "domain.pddl").write_text(task.domain_text, encoding="utf-8")
+    (folder / "scene.json").write_bytes(sidecar.read_bytes())
+    entries = []
+    for k, draw in enumerate(bake_profiles(params, profiles, seed, robot_start=robot_start)):
+        scene, binding = build_task_scene(task, params, draw)
+        states, infos, findings = [], [], []
+        for i in range(reset_states):
+            r = sample_reset_state(scene, binding, params, draw, reset_rng(params, seed, k, i), options=options)
+            states.append(r.state)
+            infos.append({"index": i, "seed_key": [params.seed, 3, seed, k, i], "attempts": r.attempts,
+                          "poses": poses_to_json(r.poses)})
+            if i == 0:
+                findings = _lint_at(scene.model, scene.data)
+        explosions = [f for f in findings if f.code == "C001"]
+        if explosions:
+            f = explosions[0]
+            raise EnvPackageError(f"scene profile {k} of {task.name!r} explodes in the stability lint (C001): "
+                                  f"{f.message}; fix: {f.fix}; draw: {draw_to_json(draw).strip()}")
+        sub = folder / f"profile-{k:03d}"
+        sub.mkdir()
+        (sub / "draw.json").write_text(draw_to_json(draw), encoding="utf-8")
+        array = np.array(states, dtype=np.float64).reshape(len(states), -1)
+        with open(sub / "reset_states.npz", "wb") as fh:
+            np.savez(fh, states=array)
+        (sub / "reset_states.json").write_text(json.dumps(infos, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        entries.append(ProfileEntry(k, sub.relative_to(folder.parent).as_posix(), draw,
+                                    model_fingerprint(scene.model), int(mujoco.mj_stateSize(
+                                        scene.model, mujoco.mjtState.mjSTATE_INTEGRATION)),
+                                    reset_states, tuple(_finding(f) for f in findings)))
+        progress(f"{task.name}: profile {k + 1}/{profiles}, {reset_states} reset state(s), "
+                 f"{len(findings)} lint finding(s)")
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    sha = tuple((p.relative_to(folder).as_posix(), _sha256(p)) for p in files)
+    return ProblemEntry(task.name, str(path), sha, tuple(entries))
+
+
+def manifest_to_dict(manifest: Manifest) -> dict:
+    data = asdict(manifest)
+    for p, problem in zip(data["problems"], manifest.problems, strict=True):
+        p["sha256"] = dict(problem.sha256)
+        for prof, entry in zip(p["profiles"], problem.profiles, strict=True):
+            prof["draw"] = draw_to_dict(entry.draw)
+    return data
+
+
+def build_env_package(
+    problem_paths: Sequence[str | Path], *, reset_states: int, profiles: int, seed: int, out: str | Path,
+    domain: str | Path = "blocks", robot_start: RobotStartParams | None = None,
+    options: ResetOptions = ResetOptions(), progress: Callable[[str], None] = lambda line: None,
+) -> Manifest:
+    """Write an environment package for `problem_paths` to `out` (which must not exist)."""
+    out = Path(out)
+    problems = []
+    if reset_states < 1:
+        problems.append(f"reset_states: {reset_states} must be >= 1")
+    if profiles < 1:
+        problems.append(f"profiles: {profiles} must be >= 1")
+    if not problem_paths:
+        problems.append("no problem files given")
+    paths = [Path(p) for p in problem_paths]
+    problems += [f"problem file {str(p)!r} does not exist" for p in paths if not p.is_file()]
+    if out.exists():
+        problems.append(f"output {str(out)!r} exists; packages are never overwritten: pick a new --out or remove it")
+    if problems:
+        raise EnvPackageError("cannot build the environment package:\n" + "\n".join(problems))
+    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        entries, names = [], {}
+        for path in paths:
+            name = path.name.removesuffix(".pddl")
+            entry = _build_problem(path, domain, tmp / f".{name}", reset_states=reset_states, profiles=profiles,
+                                   seed=seed, robot_start=robot_start, options=options, progress=progress)
+            if entry.name in names:
+                raise EnvPackageError(f"problems {names[entry.name]!r} and {str(path)!r} are both named {entry.name!r}")
+            names[entry.name] = str(path)
+            os.replace(tmp / f".{name}", tmp / entry.name)
+            entries.append(_renamed(entry, f".{name}", entry.name))
+        manifest = Manifest(SCHEMA, seed, reset_states, profiles, demoforge.__version__, mujoco.__version__,
+                            tuple(sorted(entries, key=lambda e: e.name)))
+        (tmp / "manifest.json").write_text(json.dumps(manifest_to_dict(manifest), indent=1, sort_keys=True) + "\n",
+                                           encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _renamed(entry: ProblemEntry, old: str, new: str) -> ProblemEntry:
+    import dataclasses
+
+    profiles = tuple(dataclasses.replace(p, path=new + p.path[len(old):]) for p in entry.profiles)
+    return dataclasses.replace(entry, profiles=profiles)
