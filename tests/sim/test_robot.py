@@ -118,3 +118,7 @@ def test_urdf_arm_gets_servos_and_a_tcp_from_its_card(tmp_path):
     np.testing.assert_allclose(scene.data.qpos[robot.arm_qpos], [0.3, 0.8], atol=1e-2)
     assert gripper_closedness(robot, scene.data.qpos) > 0.95  # both fingers, through the mimic
     np.testing.assert_allclose(scene.model.actuator_forcerange[robot.arm_actuators[0]], [-50, 50])
+
+
+def test_builtin_card_yaml_equals_the_python_card():
+    assert load_card(UR5E_CARD.parent / "panda.yaml") == panda_card()
