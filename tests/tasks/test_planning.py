@@ -46,6 +46,11 @@ def test_zero_budget_falls_back_to_fast_downward(tower_task, mimir, fast_downwar
     run_plan(tower_task, result.plan)
 
 
+def test_primary_timeout_falls_back(tower_task, mimir, fast_downward):
+    result = FallbackPlanner(mimir, fast_downward).plan(tower_task, time_budget_s=1e-6)
+    assert result.solved and result.attempts == ("pymimir: timeout", "fast-downward: solved")
+
+
 def test_mimir_timeout_is_a_result(tower_task, mimir):
     result = mimir.plan(tower_task, time_budget_s=1e-6)
     assert result.status is PlanStatus.TIMEOUT and result.plan is None and result.planner == "pymimir"
@@ -83,20 +88,19 @@ def test_replan_from_a_mid_plan_state(request, tower_task, backend):
     run_plan(tower_task, result.plan, dropped)
 
 
-def test_replan_from_a_state_the_cached_grounding_pruned(mimir):
-    # From this init (a on the table) nothing can put b back on the table, so the
-    # grounded problem lacks (pick-up b); a state where b is on the table needs a reload.
-    text = blocks_problem(
-        objects=[("a", "block"), ("b", "block")],
-        init=[("hand_empty",), ("on", "b", "a"), ("on_table", "a"), ("clear", "b"), *upright("a", "b")],
-        goal="(and (on a b))",
-    )
+@pytest.mark.parametrize("mode", ["grounded", "lifted"])
+def test_replan_from_a_state_the_cached_grounding_pruned(mode):
+    # Without a face_up fact at init no flip of a is reachable, so grounding drops them
+    # all and the goal is unsolvable; from a state that has one, a fresh load must solve it.
+    text = blocks_problem(objects=[("a", "block")],
+                          init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), ("yaw", "a", "yaw0")],
+                          goal="(and (face_up a nz))")
     task = parse_task(text, domain_text=BLOCKS)
-    assert mimir.plan(task, time_budget_s=5.0).solved
-    state = frozenset({("hand_empty",), ("on_table", "a"), ("on_table", "b"), ("clear", "a"), ("clear", "b"),
-                       *upright("a", "b"), *(a for a in task.init if a[0] in ("adjacent", "yaw_step"))})
+    mimir = MimirPlanner(mode=mode)
+    assert mimir.plan(task, time_budget_s=5.0).status is PlanStatus.UNSOLVABLE
+    state = frozenset(task.init) | {("face_up", "a", "pz")}
     result = mimir.plan(task, state=state, time_budget_s=5.0)
-    assert result.solved
+    assert result.solved and [str(s) for s in result.plan][-1].endswith("nz)")
     run_plan(task, result.plan, state)
 
 

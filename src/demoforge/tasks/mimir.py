@@ -8,9 +8,10 @@ available.
 
 A loaded problem is cached by (domain, objects, static atoms, goal), so re-planning from
 another state with the same goal builds that state from atoms on the cached problem
-instead of parsing and grounding again (~ms instead of tens of ms). Grounding keeps only
-what is reachable from the init it was built from, so when a search from such a state
-finds nothing the problem is loaded afresh from that state before saying unsolvable.
+instead of parsing again (~ms instead of tens of ms). pymimir prepares a problem from
+the init it was loaded with (in both modes a search from a state outside what that init
+reaches can come back unsolvable), so such a verdict is only returned after loading the
+problem afresh from the state itself.
 """
 
 import os
