@@ -3,9 +3,11 @@
 `measure(model, data, binding)` reads the state once into a `Geometry` (block poses,
 heights, speeds, contacts); each evaluator then answers one ground atom from it:
 
-- on(x, y): x's lowest point within `z_gap_m` of y's highest, x's centre over y's top face
-  (horizontal offset <= `support_frac` x y's smaller half edge), x slower than `rest_speed_mps`.
-- on_table(x): x's lowest point within `z_gap_m` of the table top, centre over the table, at rest.
+- on(x, y): x lies flat (some face within `tilt_rad` of up), its lowest point within `z_gap_m`
+  of y's highest, its centre over y's top face (horizontal offset <= `support_frac` x y's
+  smaller half edge), it is slower than `rest_speed_mps` and not held.
+- on_table(x): x lies flat, its lowest point within `z_gap_m` of the table top, its centre
+  over the table, at rest and not held. A block balanced on an edge is on nothing.
 - holding(x): a geom of every finger touches x, and x touches neither the table nor a block.
 - hand_empty: no block is held.
 - clear(x): x is not held and no block sits on it (the `on` geometry, whatever its speed).
@@ -42,6 +44,7 @@ class Geometry:
     touch_table: np.ndarray  # (B,) bool: in contact with the table top
     touch_block: np.ndarray  # (B,) bool: in contact with another block
     held: np.ndarray  # (B,) bool: holding
+    flat: np.ndarray  # (B,) bool: some face within the tilt tolerance of up
     index: dict[str, int]  # block name -> row
     region: dict[str, int]  # region name -> row of Binding.region_box
 
@@ -76,14 +79,15 @@ def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geo
                         finger_touch[i, f] = True
     held = finger_touch.all(axis=1) & ~touch_table & ~touch_block if binding.fingers else np.zeros(n, bool)
 
+    flat = np.abs(rot[:, 2, :]).max(axis=1) >= np.cos(tol.tilt_rad) if n else np.zeros(0, bool)
     gap = np.abs(bottom[:, None] - top[None, :]) <= tol.z_gap_m
     offset = np.linalg.norm(pos[:, None, :2] - pos[None, :, :2], axis=2)
     over = offset <= tol.support_frac * binding.half.min(axis=1)[None, :]
-    on_geom = gap & over & ~np.eye(n, dtype=bool)
+    on_geom = gap & over & ~np.eye(n, dtype=bool) & flat[:, None]
     tx0, tx1, ty0, ty1 = binding.table_box
     over_table = (pos[:, 0] >= tx0) & (pos[:, 0] <= tx1) & (pos[:, 1] >= ty0) & (pos[:, 1] <= ty1)
-    on_table_geom = (np.abs(bottom - binding.table_top_z) <= tol.z_gap_m) & over_table
-    return Geometry(pos, rot, bottom, top, speed, on_geom, on_table_geom, touch_table, touch_block, held,
+    on_table_geom = (np.abs(bottom - binding.table_top_z) <= tol.z_gap_m) & over_table & flat
+    return Geometry(pos, rot, bottom, top, speed, on_geom, on_table_geom, touch_table, touch_block, held, flat,
                     {b: i for i, b in enumerate(binding.blocks)}, {r: i for i, r in enumerate(binding.regions)})
 
 
