@@ -31,7 +31,7 @@ import numpy as np
 
 from demoforge.errors import DemoforgeError
 from demoforge.sim import RobotCard, bind_robot, panda_card, robot_spec, solve_ik
-from demoforge.tasks.scene import Interval, SceneParams
+from demoforge.tasks.scene import Interval, SceneParams, interval_problems
 
 SCHEMA = "demoforge.scene_draw/1"
 STREAMS = ("block_size", "table", "friction", "robot", "gripper")
@@ -132,8 +132,21 @@ def _bare_robot(card: RobotCard):
     return model, index, down
 
 
+def robot_start_problems(opts: RobotStartParams) -> list[str]:
+    """Every reason `opts` cannot be sampled."""
+    problems = [p for name in ("tcp_x_m", "tcp_y_m", "tcp_z_m") for p in interval_problems(name, getattr(opts, name))]
+    if not 0.0 <= opts.p_closed <= 1.0:
+        problems.append(f"p_closed: {opts.p_closed} must be a probability in [0, 1]")
+    if opts.ik_tries < 1:
+        problems.append(f"ik_tries: {opts.ik_tries} must be >= 1")
+    return problems
+
+
 def _robot_start(params: SceneParams, opts: RobotStartParams, card: RobotCard, rng: np.random.Generator,
                  grip_rng: np.random.Generator) -> RobotStart:
+    problems = robot_start_problems(opts)
+    if problems:
+        raise SceneDrawError("invalid robot start options:\n" + "\n".join(problems))
     model, index, down = _bare_robot(card)
     data = mujoco.MjData(model)
     for _ in range(opts.ik_tries):
