@@ -1,0 +1,48 @@
+"""`demoforge env build` through typer's test runner."""
+
+import json
+
+from typer.testing import CliRunner
+
+from demoforge.cli.main import app
+from demoforge.tasks import generate_family, write_tasks
+
+runner = CliRunner()
+
+
+def _problems(tmp_path):
+    written = write_tasks(generate_family("unstack", count=2, seed=0, n=2), tmp_path / "problems")
+    return [str(p) for p in written if p.name.startswith("unstack") and p.suffix == ".pddl"]
+
+
+def test_build_prints_progress_and_a_summary(tmp_path):
+    out = tmp_path / "pkg"
+    result = runner.invoke(app, ["env", "build", *_problems(tmp_path), "--reset-states", "2", "--profiles", "2",
+                                 "--seed", "4", "--out", str(out), "--robot-start", "--p-closed", "0"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith("unstack-all-0000: profile 1/2, 2 reset state(s)")
+    assert lines[-1] == f"wrote {out}: 2 problem(s), 4 profile(s), 8 reset state(s), 0 lint finding(s)"
+    manifest = json.loads((out / "manifest.json").read_text())
+    start = manifest["problems"][0]["profiles"][0]["draw"]["robot_start"]
+    assert start is not None and start["gripper_closed"] is False
+
+
+def test_bad_input_exits_2_with_the_reason(tmp_path):
+    problems = _problems(tmp_path)
+    result = runner.invoke(app, ["env", "build", problems[0], str(tmp_path / "nope.pddl"), "--reset-states", "0",
+                                 "--seed", "1", "--out", str(tmp_path / "pkg")])
+    assert result.exit_code == 2
+    assert "reset_states: 0 must be >= 1" in result.output and "nope.pddl' does not exist" in result.output
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_bad_probability_exits_2(tmp_path):
+    result = runner.invoke(app, ["env", "build", *_problems(tmp_path), "--reset-states", "1", "--seed", "1",
+                                 "--out", str(tmp_path / "pkg"), "--robot-start", "--p-closed", "2"])
+    assert result.exit_code == 2 and "--p-closed 2.0 must be in [0, 1]" in result.output
+
+
+def test_env_help_lists_build():
+    result = runner.invoke(app, ["env", "--help"])
+    assert result.exit_code == 0 and "build" in result.output
