@@ -23,6 +23,7 @@ and a recorded draw reproduces exactly what was applied.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -39,6 +40,7 @@ MODEL_KEYS = ("mass_scale", "damping_scale", "frictionloss_scale", "gravity_delt
 RUNTIME_KEYS = ("kp_scale", "kd_scale", "camera_pos_offset_m", "camera_rot_offset_rad", "spawn_offset")
 DRAW_KEYS = ("schema", *MODEL_KEYS, *RUNTIME_KEYS)
 DIGITS = 10  # significant digits kept in a draw
+_FMT = f"%.{DIGITS}g"
 
 RngOrSeed = int | np.random.SeedSequence | np.random.Generator
 
@@ -78,6 +80,7 @@ def draw_targets(model: mujoco.MjModel, robot: RobotIndex) -> DrawTargets:
     )
 
 
+@functools.lru_cache(maxsize=256)
 def _key(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
@@ -100,18 +103,18 @@ def field_rng(rng_or_seed: RngOrSeed, field: str) -> np.random.Generator:
 
 
 def _q(x: float) -> float:
-    return float(f"{float(x):.{DIGITS}g}") + 0.0  # + 0.0 turns -0.0 into 0.0
+    return float(_FMT % x) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _scales(rng: np.random.Generator, names: tuple[str, ...], bounds: tuple[float, float]) -> dict[str, float]:
-    values = rng.uniform(bounds[0], bounds[1], size=len(names))
+    values = rng.uniform(bounds[0], bounds[1], size=len(names)).tolist()
     return {n: _q(v) for n, v in zip(names, values, strict=True)}
 
 
 def _rotvec(rng: np.random.Generator, max_angle: float) -> list[float]:
     axis = rng.normal(size=3)
     axis /= np.linalg.norm(axis)
-    return [_q(c) for c in axis * rng.uniform(0.0, max_angle)]
+    return [_q(c) for c in (axis * rng.uniform(0.0, max_angle)).tolist()]
 
 
 def sample(spec: RandomizationSpec, rng_or_seed: RngOrSeed, targets: DrawTargets) -> dict:
@@ -137,7 +140,7 @@ def sample(spec: RandomizationSpec, rng_or_seed: RngOrSeed, targets: DrawTargets
         draw["gravity_delta_mps2"] = _q(rng("gravity_jitter_mps2").uniform(-j, j))
     if spec.camera_pos_jitter_m is not None:
         g, j = rng("camera_pos_jitter_m"), spec.camera_pos_jitter_m
-        draw["camera_pos_offset_m"] = {c: [_q(v) for v in g.uniform(-j, j, size=3)] for c in cams}
+        draw["camera_pos_offset_m"] = {c: [_q(v) for v in g.uniform(-j, j, size=3).tolist()] for c in cams}
     if spec.camera_rot_jitter_rad is not None:
         g = rng("camera_rot_jitter_rad")
         draw["camera_rot_offset_rad"] = {c: _rotvec(g, spec.camera_rot_jitter_rad) for c in cams}
@@ -163,7 +166,7 @@ def _fmt(value: object, indent: int) -> str:
     if isinstance(value, float | np.floating):
         if not math.isfinite(value):
             raise RandomizationError(f"draw holds a non-finite number {value}; draws must be finite")
-        text = f"{float(value):.{DIGITS}g}"
+        text = _FMT % float(value)
         return text if any(c in text for c in ".en") else text + ".0"
     raise RandomizationError(f"draw holds a {type(value).__name__} ({value!r}); draws hold numbers, strings, lists, dicts")
 
