@@ -15,7 +15,7 @@ from demoforge.envs import (
 )
 from demoforge.envs import package as package_module
 from demoforge.sim.lint_classify import Finding
-from demoforge.symbolic import abstract
+from demoforge.symbolic import abstract, sample_reset_state
 from demoforge.tasks import generate_family, write_tasks
 
 
@@ -63,6 +63,11 @@ def test_loaded_reset_states_abstract_to_the_init(package):
                 restore_reset(scene, profile, i)
                 assert abstract(scene.model, scene.data, binding) == frozenset(problem.task.init)
             assert profile.samples[0]["poses"][0]["block"] == binding.blocks[0]
+            # The recorded seed reproduces the stored snapshot.
+            sample = profile.samples[1]
+            rng = np.random.default_rng(np.random.SeedSequence(sample["entropy"], spawn_key=sample["spawn_key"]))
+            again = sample_reset_state(scene, binding, problem.params, profile.entry.draw, rng)
+            assert again.state.tobytes() == profile.states[1].tobytes()
     with pytest.raises(EnvPackageError, match="no problem 'nope'"):
         pkg.problem("nope")
     with pytest.raises(EnvPackageError, match="profiles 0..1, not 5"):

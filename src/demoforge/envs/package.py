@@ -8,7 +8,14 @@
     DIR/<problem>/scene.json               copy of its scene sidecar (demoforge.tasks.scene)
     DIR/<problem>/profile-<k>/draw.json    scene profile k: a SceneDraw (demoforge.randomize.scene)
     DIR/<problem>/profile-<k>/reset_states.npz   `states`: (K, state_size) float64 snapshots
-    DIR/<problem>/profile-<k>/reset_states.json  per state: its seed key, attempts, sampled poses
+    DIR/<problem>/profile-<k>/reset_states.json  per state: its SeedSequence entropy and spawn key,
+                                           attempts, sampled block poses (symbolic.poses_to_json)
+
+manifest.json (sorted keys) holds `schema`, `seed`, `reset_states` (per profile), `profiles`
+(per problem), `demoforge_version`, `mujoco_version` and `problems`: per problem its
+`name`, `source` (the path it was built from), `sha256` {file in its folder: hex} and
+`profiles`: [{`index`, `path`, `draw`, `model_fingerprint`, `state_size`, `reset_states`,
+`findings`: [{code, severity, message, geoms, bodies, value, threshold, unit, fix}]}].
 
 The compiled scene is stored as its inputs (PDDL + sidecar + draw), not as MJCF: the
 scene builder compiles an MjSpec it does not return, the draw is a few hundred bytes
@@ -23,6 +30,7 @@ temporary folder beside DIR and renamed into place, so DIR is complete or absent
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -39,7 +47,7 @@ from demoforge.errors import DemoforgeError
 from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.scene import RobotStartParams, SceneDraw, bake_profiles, draw_to_dict, draw_to_json
 from demoforge.sim.lint import lint_contact_stability
-from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, sample_reset_state
+from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, reset_seed_key, sample_reset_state
 from demoforge.tasks.parse import load_task
 from demoforge.tasks.scene import scene_from_json
 
@@ -123,7 +131,8 @@ def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states
         for i in range(reset_states):
             r = sample_reset_state(scene, binding, params, draw, reset_rng(params, seed, k, i), options=options)
             states.append(r.state)
-            infos.append({"index": i, "seed_key": [params.seed, 3, seed, k, i], "attempts": r.attempts,
+            entropy, key = reset_seed_key(params, seed, k, i)
+            infos.append({"index": i, "entropy": entropy, "spawn_key": list(key), "attempts": r.attempts,
                           "poses": poses_to_json(r.poses)})
             if i == 0:
                 findings = _lint_at(scene.model, scene.data)
@@ -206,7 +215,5 @@ def build_env_package(
 
 
 def _renamed(entry: ProblemEntry, old: str, new: str) -> ProblemEntry:
-    import dataclasses
-
     profiles = tuple(dataclasses.replace(p, path=new + p.path[len(old):]) for p in entry.profiles)
     return dataclasses.replace(entry, profiles=profiles)

@@ -16,11 +16,12 @@ from demoforge.symbolic.reset import (
     ResetState,
     poses_to_json,
     reset_rng,
+    reset_seed_key,
     sample_reset_state,
 )
 
 __all__ = [
     "EVALUATORS", "FACES", "YAWS", "Binding", "BlockPose", "Geometry", "ResetOptions", "ResetState", "SymbolError",
     "Tolerances", "abstract", "bind_symbols", "block_rotation", "disagreement", "face_up", "measure",
-    "poses_to_json", "reset_rng", "rotation_quat", "sample_reset_state", "yaw_of",
+    "poses_to_json", "reset_rng", "reset_seed_key", "rotation_quat", "sample_reset_state", "yaw_of",
 ]

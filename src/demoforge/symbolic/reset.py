@@ -63,9 +63,15 @@ class ResetState:
     attempts: int  # samples tried, this one included
 
 
+def reset_seed_key(params: SceneParams, seed: int, profile: int, index: int) -> tuple[int, tuple[int, ...]]:
+    """(entropy, spawn key) of reset state `index` of profile `profile` in a package built with `seed`."""
+    return params.seed, (_RESET, seed, profile, index)
+
+
 def reset_rng(params: SceneParams, seed: int, profile: int, index: int) -> np.random.Generator:
     """Generator of reset state `index` of scene profile `profile` in a package built with `seed`."""
-    return np.random.default_rng(np.random.SeedSequence(params.seed, spawn_key=(_RESET, seed, profile, index)))
+    entropy, key = reset_seed_key(params, seed, profile, index)
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
 
 
 @dataclass(frozen=True)
