@@ -56,7 +56,7 @@ class Binding:
     table_box: np.ndarray  # (4,) table top [x_lo, x_hi, y_lo, y_hi] in the world [m]
     region_box: np.ndarray  # (R, 4) region [x_lo, x_hi, y_lo, y_hi] in the world [m]
     table_origin: np.ndarray  # (2,) world x, y of the table frame origin [m]
-    fingers: tuple[frozenset[int], ...]  # per finger joint: the bodies of that finger
+    fingers: tuple[np.ndarray, ...]  # per finger joint: body ids of that finger (int, sorted)
     candidates: tuple[Atom, ...]  # every ground atom of a fluent predicate, sorted; evaluated each call
     static_atoms: frozenset[Atom]  # init atoms of predicates no action changes, carried as given
     tolerances: Tolerances  # thresholds of every predicate
@@ -67,12 +67,12 @@ def _objects(task: Task, typ: str) -> list[str]:
     return [name for name, t in every if is_subtype(task.domain, t, typ)]
 
 
-def _subtree(model: mujoco.MjModel, root: int) -> frozenset[int]:
+def _subtree(model: mujoco.MjModel, root: int) -> np.ndarray:
     bodies = {root}
     for b in range(root + 1, model.nbody):
         if model.body_parentid[b] in bodies:
             bodies.add(b)
-    return frozenset(bodies)
+    return np.array(sorted(bodies), dtype=int)
 
 
 def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: Tolerances = Tolerances()) -> Binding:

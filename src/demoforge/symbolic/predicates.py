@@ -45,6 +45,8 @@ class Geometry:
     touch_block: np.ndarray  # (B,) bool: in contact with another block
     held: np.ndarray  # (B,) bool: holding
     flat: np.ndarray  # (B,) bool: some face within the tilt tolerance of up
+    face: tuple[str | None, ...]  # face up per block, None when tilted
+    yaw: tuple[str | None, ...]  # yaw step per block, None when tilted or between steps
     index: dict[str, int]  # block name -> row
     region: dict[str, int]  # region name -> row of Binding.region_box
 
@@ -59,27 +61,24 @@ def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geo
     bottom, top = pos[:, 2] - half_z, pos[:, 2] + half_z
     speed = np.linalg.norm(data.qvel[binding.qvel[:, None] + np.arange(3)], axis=1) if n else np.zeros(0)
 
-    row_of_geom = {int(g): i for i, g in enumerate(binding.geom)}
+    row = np.full(model.ngeom, -1)  # geom id -> block row, -1 for other geoms
+    row[binding.geom] = np.arange(n)
+    pairs = np.asarray(data.contact.geom[: data.ncon], dtype=int).reshape(-1, 2)
+    both = np.concatenate([pairs, pairs[:, ::-1]])  # (block geom?, other geom) both ways round
+    both = both[row[both[:, 0]] >= 0]
+    mine, other = row[both[:, 0]], both[:, 1]
     touch_table, touch_block = np.zeros(n, bool), np.zeros(n, bool)
+    touch_table[mine[other == binding.table_geom]] = True
+    touch_block[mine[row[other] >= 0]] = True
     finger_touch = np.zeros((n, len(binding.fingers)), bool)
-    for c in data.contact[: data.ncon]:
-        g1, g2 = int(c.geom1), int(c.geom2)
-        for g, other in ((g1, g2), (g2, g1)):
-            i = row_of_geom.get(g)
-            if i is None:
-                continue
-            if other == binding.table_geom:
-                touch_table[i] = True
-            elif other in row_of_geom:
-                touch_block[i] = True
-            else:
-                body = int(model.geom_bodyid[other])
-                for f, bodies in enumerate(binding.fingers):
-                    if body in bodies:
-                        finger_touch[i, f] = True
+    other_body = model.geom_bodyid[other]
+    for f, bodies in enumerate(binding.fingers):
+        finger_touch[mine[np.isin(other_body, bodies)], f] = True
     held = finger_touch.all(axis=1) & ~touch_table & ~touch_block if binding.fingers else np.zeros(n, bool)
 
     flat = np.abs(rot[:, 2, :]).max(axis=1) >= np.cos(tol.tilt_rad) if n else np.zeros(0, bool)
+    faces = tuple(face_up(r, tol.tilt_rad) for r in rot)
+    yaws = tuple(None if f is None else yaw_of(r, f, tol.yaw_rad) for r, f in zip(rot, faces, strict=True))
     gap = np.abs(bottom[:, None] - top[None, :]) <= tol.z_gap_m
     offset = np.linalg.norm(pos[:, None, :2] - pos[None, :, :2], axis=2)
     over = offset <= tol.support_frac * binding.half.min(axis=1)[None, :]
@@ -88,6 +87,7 @@ def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geo
     over_table = (pos[:, 0] >= tx0) & (pos[:, 0] <= tx1) & (pos[:, 1] >= ty0) & (pos[:, 1] <= ty1)
     on_table_geom = (np.abs(bottom - binding.table_top_z) <= tol.z_gap_m) & over_table & flat
     return Geometry(pos, rot, bottom, top, speed, on_geom, on_table_geom, touch_table, touch_block, held, flat,
+                    faces, yaws,
                     {b: i for i, b in enumerate(binding.blocks)}, {r: i for i, r in enumerate(binding.regions)})
 
 
@@ -119,13 +119,11 @@ def clear(geo: Geometry, b: Binding, x: str) -> bool:
 
 
 def face_up_is(geo: Geometry, b: Binding, x: str, face: str) -> bool:
-    return face_up(geo.rot[geo.index[x]], b.tolerances.tilt_rad) == face
+    return geo.face[geo.index[x]] == face
 
 
 def yaw_is(geo: Geometry, b: Binding, x: str, angle: str) -> bool:
-    rot = geo.rot[geo.index[x]]
-    face = face_up(rot, b.tolerances.tilt_rad)
-    return face is not None and yaw_of(rot, face, b.tolerances.yaw_rad) == angle
+    return geo.yaw[geo.index[x]] == angle
 
 
 def in_region(geo: Geometry, b: Binding, x: str, r: str) -> bool:

@@ -179,7 +179,8 @@ def _place(scene: Scene, binding: Binding, params: SceneParams, layout: _Layout,
                 continue
             break
         else:
-            return [], f"no free spot for tower {list(tower)} after {opts.placement_tries} tries"
+            return [], (f"no free spot for tower {list(tower)} after {opts.placement_tries} tries; widen the "
+                        "placement windows, lower ResetOptions.clearance_m or use fewer or smaller blocks")
         taken.append(box)
         z = binding.table_top_z
         for level, b in enumerate(tower):
