@@ -167,3 +167,21 @@ def test_scene_range_overrides():
     assert out.friction == (0.3, 0.4) and out.block_size_m == (0.02, 0.03)
     assert out.table_height_offset_m == params.table_height_offset_m
     assert apply_to_scene_params(RandomizationSpec(), params) == params
+
+
+def test_nominal_model_saves_a_compile_with_the_same_result(mjspec, model, targets):
+    draw = sample(RandomizationSpec(mass_scale=(0.5, 2.0)), 8, targets)
+    a, b = apply_to_model(draw, mjspec), apply_to_model(draw, mjspec, nominal=model)
+    assert np.array_equal(a.body_mass, b.body_mass) and np.array_equal(a.body_inertia, b.body_inertia)
+    with pytest.raises(RandomizationError, match="nominal"):
+        apply_to_model(draw, mjspec, nominal=mujoco.MjModel.from_xml_string("<mujoco/>"))
+
+
+def test_compiler_settings_that_would_undo_mass_scaling_are_refused(targets):
+    draw = {**SCHEMA, "mass_scale": {"b": 2.0}}
+    body = '<worldbody><body name="b"><freejoint/><geom size=".1"/></body></worldbody>'
+    with pytest.raises(RandomizationError, match="inertiafromgeom"):
+        apply_to_model(draw, f'<mujoco><compiler inertiafromgeom="true"/>{body}</mujoco>')
+    with pytest.raises(RandomizationError, match="settotalmass"):
+        apply_to_model(draw, f'<mujoco><compiler settotalmass="20"/>{body}</mujoco>')
+    assert apply_to_model(draw, f"<mujoco>{body}</mujoco>").body("b").mass[0] == pytest.approx(2 * 1000 * 4 / 3 * np.pi * 1e-3)

@@ -33,7 +33,15 @@ def test_bad_spec_exits_2_naming_the_field(tmp_path):
         assert "kp_scale" in result.output and "bad.yaml" in result.output
 
 
-def test_check_prints_the_enabled_fields():
+def test_check_prints_the_enabled_fields_and_set_overrides_them():
     result = runner.invoke(app, ["randomize", "check", EXAMPLE])
     assert result.exit_code == 0
     assert json.loads(result.output)["mass_scale"] == [0.9, 1.1]
+    result = runner.invoke(app, ["randomize", "check", EXAMPLE, "--set", "mass_scale=null", "--set", "spawn_jitter=0.2"])
+    assert result.exit_code == 0, result.output
+    assert "mass_scale" not in json.loads(result.output) and json.loads(result.output)["spawn_jitter"] == 0.2
+    result = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--set", "kp_scale=[2, 1]"])
+    assert result.exit_code == 2 and "kp_scale" in result.output
+    result = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--set", "camera_pos_jitter_m=null", "--set",
+                                 "camera_rot_jitter_rad=null", "--set", "cameras=null"])
+    assert result.exit_code == 0 and "camera_pos_offset_m" not in json.loads(result.output)[0]

@@ -4,7 +4,14 @@ from pathlib import Path
 import pytest
 
 from demoforge.errors import DemoforgeError
-from demoforge.randomize import RandomizationError, RandomizationSpec, load_spec, spec_from_dict, spec_to_dict
+from demoforge.randomize import (
+    RandomizationError,
+    RandomizationSpec,
+    load_spec,
+    spec_from_dict,
+    spec_to_dict,
+    spec_with_overrides,
+)
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "randomize" / "physics.yaml"
 
@@ -67,3 +74,17 @@ def test_yaml_round_trip_and_file_named_in_errors(tmp_path):
     bad.write_text("- 1\n- 2\n")
     with pytest.raises(RandomizationError, match="mapping"):
         load_spec(bad)
+
+
+def test_command_line_overrides():
+    spec = load_spec(EXAMPLE)
+    out = spec_with_overrides(spec, ["kp_scale=null", "mass_scale=[0.5, 0.6]", "props=true", "cameras=[front]"])
+    assert out.kp_scale is None and out.mass_scale == (0.5, 0.6) and out.props is True and out.cameras == ("front",)
+    assert out.kd_scale == spec.kd_scale
+    assert spec_with_overrides(spec, []) == spec
+    with pytest.raises(RandomizationError, match="'oops' is not FIELD=VALUE"):
+        spec_with_overrides(spec, ["oops"])
+    with pytest.raises(RandomizationError, match="kp_scal'.*known keys"):
+        spec_with_overrides(spec, ["kp_scal=[1, 2]"])
+    with pytest.raises(RandomizationError, match="(?s)--set.*mass_scale: low 0.6 > high 0.5"):
+        spec_with_overrides(spec, ["mass_scale=[0.6, 0.5]"])

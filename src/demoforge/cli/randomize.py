@@ -25,16 +25,22 @@ def _fail(exc: DemoforgeError) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
+SET_HELP = "Override one field, VALUE in YAML syntax: --set mass_scale=[0.9,1.1] --set kp_scale=null. Repeatable."
+
+
 @app.command("check")
-def check(spec_path: Path = typer.Argument(..., metavar="SPEC.yaml", help="Randomization spec (YAML).")) -> None:
-    """Validate SPEC.yaml and print its enabled fields as JSON (exit 2 when invalid)."""
-    from demoforge.randomize import load_spec, spec_to_dict
+def check(
+    spec_path: Path = typer.Argument(..., metavar="SPEC.yaml", help="Randomization spec (YAML)."),
+    overrides: list[str] = typer.Option([], "--set", metavar="FIELD=VALUE", help=SET_HELP),
+) -> None:
+    """Validate SPEC.yaml (with overrides) and print its enabled fields as JSON (exit 2 when invalid)."""
+    from demoforge.randomize import dumps_draw, load_spec, spec_to_dict, spec_with_overrides
 
     try:
-        spec = load_spec(spec_path)
+        spec = spec_with_overrides(load_spec(spec_path), overrides)
     except DemoforgeError as exc:
         raise _fail(exc) from None
-    typer.echo(json.dumps(spec_to_dict(spec), indent=2, sort_keys=True))
+    typer.echo(dumps_draw(spec_to_dict(spec)), nl=False)  # same stable layout as draws
 
 
 @app.command("sample")
@@ -42,17 +48,17 @@ def sample_cmd(
     spec_path: Path = typer.Argument(..., metavar="SPEC.yaml", help="Randomization spec (YAML)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Run seed; draw k uses SeedSequence(seed, spawn_key=(k,))."),
     n: int = typer.Option(1, "-n", "--count", min=1, help="Number of draws."),
+    overrides: list[str] = typer.Option([], "--set", metavar="FIELD=VALUE", help=SET_HELP),
     robot: Path | None = typer.Option(None, "--robot", help="Robot card YAML; default: the built-in arm."),
     jsonl: bool = typer.Option(False, "--jsonl", help="One compact JSON draw per line instead of a pretty list."),
 ) -> None:
     """Print N draws of SPEC.yaml for the default scene (three cubes in front of the robot)."""
-    from demoforge.randomize import draw_targets, dumps_draw, load_spec, sample
+    from demoforge.randomize import draw_targets, dumps_draw, load_spec, sample, spec_with_overrides
     from demoforge.sim import build_scene, default_scene, load_card
 
     try:
-        spec = load_spec(spec_path)
-        overrides = {"robot": load_card(robot)} if robot is not None else {}
-        scene = build_scene(default_scene(**overrides))
+        spec = spec_with_overrides(load_spec(spec_path), overrides)
+        scene = build_scene(default_scene(**({"robot": load_card(robot)} if robot is not None else {})))
         targets = draw_targets(scene.model, scene.robot)
         draws = [sample(spec, np.random.SeedSequence(seed, spawn_key=(k,)), targets) for k in range(n)]
     except DemoforgeError as exc:

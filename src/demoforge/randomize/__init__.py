@@ -36,11 +36,13 @@ from demoforge.randomize.spec import (
     spec_from_dict,
     spec_problems,
     spec_to_dict,
+    spec_with_overrides,
 )
 
 __all__ = [
     "MODEL_KEYS", "RUNTIME_KEYS", "SCHEMA", "CameraBase", "DrawTargets", "EnvHandle", "RandomizableEnv",
     "RandomizationError", "RandomizationSpec", "apply_to_env", "apply_to_model", "apply_to_scene_params",
     "draw_problems", "draw_targets", "dumps_draw", "env_handle", "field_rng", "load_spec", "loads_draw",
-    "sample", "snapshot_cameras", "spec_from_dict", "spec_problems", "spec_to_dict", "split_draw",
+    "sample", "snapshot_cameras", "spec_from_dict", "spec_problems", "spec_to_dict", "spec_with_overrides",
+    "split_draw",
 ]

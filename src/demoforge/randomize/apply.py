@@ -49,9 +49,12 @@ def _compile(mj: mujoco.MjSpec) -> mujoco.MjModel:
         raise RandomizationError(f"randomized model does not compile: {exc}") from None
 
 
-def apply_to_model(draw: dict, source: MjcfSource) -> mujoco.MjModel:
+def apply_to_model(draw: dict, source: MjcfSource, *, nominal: mujoco.MjModel | None = None) -> mujoco.MjModel:
     """A new model compiled from `source` (an MjSpec, left untouched, MJCF text or a path) with
-    the draw's mass (inertia scaled alike), damping, frictionloss and gravity applied."""
+    the draw's mass (inertia scaled alike), damping, frictionloss and gravity applied.
+
+    `nominal` is `source` already compiled, if the caller holds it: it saves one compile when
+    masses are scaled. It must come from the same source; masses are read from it."""
     _check(draw)
     mj = _load(source)
     masses, damping, friction = (draw.get(k, {}) for k in ("mass_scale", "damping_scale", "frictionloss_scale"))
@@ -63,18 +66,7 @@ def apply_to_model(draw: dict, source: MjcfSource) -> mujoco.MjModel:
     if problems:
         raise RandomizationError("draw does not fit the model:\n  " + "\n  ".join(problems))
     if masses:
-        # Inertia usually comes from geoms; take the compiled body inertials and write them back
-        # explicitly, scaled, so the edit works however the MJCF specifies them.
-        nominal = _compile(mj)
-        for name, scale in masses.items():
-            b = nominal.body(name).id
-            body = mj.body(name)
-            body.explicitinertial = True
-            body.mass = float(nominal.body_mass[b] * scale)
-            body.inertia = (nominal.body_inertia[b] * scale).tolist()
-            body.fullinertia = [np.nan] * 6  # principal inertia, not a full tensor
-            body.ipos = nominal.body_ipos[b].tolist()
-            body.iquat = nominal.body_iquat[b].tolist()
+        nominal = _scale_masses(mj, masses, nominal)
     for name, scale in damping.items():
         joint = mj.joint(name)
         joint.damping = (np.asarray(joint.damping, float) * scale).tolist()
@@ -89,11 +81,36 @@ def apply_to_model(draw: dict, source: MjcfSource) -> mujoco.MjModel:
                                      f"(nominal magnitude must be > 0 and stay > 0)")
         mj.option.gravity = (g * (new / magnitude)).tolist()
     model = _compile(mj)
-    wrong = [n for n, s in masses.items() if not np.isclose(model.body(n).mass[0], nominal.body_mass[nominal.body(n).id] * s)]
-    if wrong:
-        raise RandomizationError(f"mass_scale: the compiler overrode the masses of {sorted(wrong)} "
-                                 "(compiler inertiafromgeom='true'?); use 'auto'")
+    if masses:
+        names = list(masses)
+        expected = nominal.body_mass[[nominal.body(n).id for n in names]] * np.array([masses[n] for n in names])
+        got = model.body_mass[[model.body(n).id for n in names]]
+        wrong = sorted(n for n, ok in zip(names, np.isclose(got, expected), strict=True) if not ok)
+        if wrong:
+            raise RandomizationError(f"mass_scale: the compiler overrode the masses of {wrong} "
+                                     "(compiler inertiafromgeom='true'?); use 'auto'")
     return model
+
+
+def _scale_masses(mj: mujoco.MjSpec, masses: dict, nominal: mujoco.MjModel | None) -> mujoco.MjModel:
+    # Inertia usually comes from geoms; take the compiled body inertials and write them back
+    # explicitly, scaled, so the edit works however the MJCF specifies them.
+    if nominal is None:
+        nominal = _compile(mj)
+    missing = sorted(n for n in masses if mujoco.mj_name2id(nominal, mujoco.mjtObj.mjOBJ_BODY, n) < 0)
+    if missing:
+        raise RandomizationError(f"mass_scale: bodies {missing} are in the MjSpec but not in `nominal`; "
+                                 "pass the model compiled from this source")
+    for name, scale in masses.items():
+        b = nominal.body(name).id
+        body = mj.body(name)
+        body.explicitinertial = True
+        body.mass = float(nominal.body_mass[b] * scale)
+        body.inertia = (nominal.body_inertia[b] * scale).tolist()
+        body.fullinertia = [np.nan] * 6  # principal inertia, not a full tensor
+        body.ipos = nominal.body_ipos[b].tolist()
+        body.iquat = nominal.body_iquat[b].tolist()
+    return nominal
 
 
 @dataclass(frozen=True, eq=False)

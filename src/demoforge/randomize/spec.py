@@ -152,3 +152,23 @@ def load_spec(path: str | Path) -> RandomizationSpec:
     except (OSError, yaml.YAMLError) as exc:
         raise RandomizationError(f"cannot read randomization spec {path}: {exc}") from None
     return spec_from_dict(raw, where=str(path))
+
+
+def spec_with_overrides(spec: RandomizationSpec, items: list[str] | tuple[str, ...], *,
+                        where: str = "--set") -> RandomizationSpec:
+    """`spec` with command-line `field=value` items applied, each value in YAML syntax:
+    `mass_scale=[0.9,1.1]`, `spawn_jitter=0.05`, `props=true`, `kp_scale=null` (turns a field off)."""
+    raw = spec_to_dict(spec)
+    problems = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            problems.append(f"{item!r} is not FIELD=VALUE (e.g. mass_scale=[0.9,1.1])")
+            continue
+        try:
+            raw[key.strip()] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            problems.append(f"{key.strip()}: value {text!r} is not YAML ({exc.__class__.__name__})")
+    if problems:
+        raise RandomizationError(f"{where}:\n  " + "\n  ".join(problems))
+    return spec_from_dict(raw, where=where)
