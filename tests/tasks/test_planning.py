@@ -193,3 +193,25 @@ def test_quantified_goals_are_refused_by_name():
                           goal="(forall (?x - block) (on_table ?x))")
     with pytest.raises(TaskError, match=r"^q.pddl: invalid PDDL problem"):
         parse_task(text, domain_text=BLOCKS, problem_file="q.pddl")
+
+
+_NEW_ATOM_STATE = """
+from demoforge.tasks import parse_task, domain_text
+from demoforge.tasks.mimir import MimirPlanner
+from demoforge.tasks.pddl_text import problem_to_pddl
+text = problem_to_pddl(name="p", domain_name="demoforge-blocks", objects=[("a", "block")],
+                       init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), ("yaw", "a", "yaw0")],
+                       goal="(and (face_up a nz))")
+task = parse_task(text, domain_text=domain_text("blocks"))
+for _ in range(20):
+    planner = MimirPlanner()
+    planner.plan(task, time_budget_s=5.0)
+    assert planner.plan(task, state=frozenset(task.init) | {("face_up", "a", "pz")}, time_budget_s=5.0).solved
+"""
+
+
+def test_replan_from_atoms_the_cached_problem_never_saw_does_not_crash():
+    # Searching a cached pymimir problem from a state with a ground atom created after
+    # loading crashed with SIGSEGV (lifted mode, most runs); it must reload instead.
+    run = subprocess.run([sys.executable, "-c", _NEW_ATOM_STATE], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]

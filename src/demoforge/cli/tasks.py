@@ -52,11 +52,11 @@ def gen(
     distractors: int = typer.Option(0, "--distractors", help="Extra blocks on the table, not in the goal."),
     split: str = typer.Option("all", "--split", help=f"Look split: {', '.join(SPLITS)}."),
     split_by: str = typer.Option("colour", "--split-by", help=f"Look kept disjoint: {', '.join(SPLIT_BY)}."),
-    block_size: str | None = typer.Option(None, "--block-size", help="Cube edge range LO,HI [m]."),
-    table_height_offset: str | None = typer.Option(None, "--table-height-offset", help="LO,HI [m]."),
+    block_size: str | None = typer.Option(None, "--block-size", help="Cube edge range LO,HI in m."),
+    table_height_offset: str | None = typer.Option(None, "--table-height-offset", help="Table top height offset range LO,HI in m."),
     friction: str | None = typer.Option(None, "--friction", help="Sliding friction range LO,HI."),
-    placement_x: str | None = typer.Option(None, "--placement-x", help="Start windows 'LO,HI[;LO,HI...]' [m]."),
-    placement_y: str | None = typer.Option(None, "--placement-y", help="Start windows 'LO,HI[;LO,HI...]' [m]."),
+    placement_x: str | None = typer.Option(None, "--placement-x", help="Start windows 'LO,HI[;LO,HI...]' in m."),
+    placement_y: str | None = typer.Option(None, "--placement-y", help="Start windows 'LO,HI[;LO,HI...]' in m."),
 ) -> None:
     """Generate COUNT problems of FAMILY with their scene sidecars."""
     options = {
@@ -97,7 +97,7 @@ def check(
 def plan(
     problem: Path = typer.Argument(..., help="Problem PDDL file."),
     domain: str = DOMAIN_OPT,
-    budget: float = typer.Option(1.0, "--budget", help="pymimir time budget [s] before Fast Downward."),
+    budget: float = typer.Option(1.0, "--budget", help="pymimir time budget in s before Fast Downward."),
 ) -> None:
     """Plan a problem (pymimir, then Fast Downward) and print the checked plan."""
     try:

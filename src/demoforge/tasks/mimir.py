@@ -57,6 +57,7 @@ class _Loaded:
     init: frozenset[Atom]  # atoms the problem was grounded from
     predicates: dict[str, object]  # fluent predicate name -> pymimir predicate
     objects: dict[str, object]  # object and constant name -> pymimir object
+    known: frozenset[Atom]  # fluent atoms the problem was prepared with (grounding, heuristic)
     atoms: dict[Atom, object]  # fluent atom -> pymimir ground atom, filled as states are built
 
 
@@ -71,7 +72,14 @@ def _load(task: Task, init: frozenset[Atom], mode: str) -> _Loaded:
     predicates = {p.get_name(): p for p in domain.get_predicates(ignore_static=True, ignore_derived=True)}
     objects = {o.get_name(): o for o in problem.get_objects()}
     objects.update({c.get_name(): mm.Object(c) for c in problem._advanced_problem.get_domain().get_constants()})
-    return _Loaded(problem, heuristic, init, predicates, objects, {})
+    # A state may only use atoms the problem already holds: a ground atom created after the
+    # heuristic was built lies outside its tables, and searching from it crashed (SIGSEGV).
+    repository = problem._advanced_problem.get_repositories()
+    known = frozenset(
+        (a.get_predicate().get_name(), *(o.get_name() for o in a.get_objects()))
+        for a in repository.get_fluent_ground_atoms()
+    )
+    return _Loaded(problem, heuristic, init, predicates, objects, known, {})
 
 
 def _state(loaded: _Loaded, atoms: frozenset[Atom]) -> mm.State:
@@ -110,6 +118,9 @@ class MimirPlanner:
         key = (task.domain_text, task.objects, statics, task.index.goal_text)
         with self._lock:
             loaded = self._cache.get(key)
+            fluents = {a for a in atoms if a[0] in task.fluent_predicates}
+            if loaded is not None and loaded.init != atoms and not fluents <= loaded.known:
+                loaded = None
             fresh = loaded is None or loaded.init == atoms
             if loaded is None:
                 loaded = self._remember(key, _load(task, atoms, self.mode))
