@@ -11,6 +11,7 @@ from demoforge.randomize import (
     apply_to_model,
     apply_to_scene_params,
     dumps_draw,
+    env_handle,
     loads_draw,
     sample,
 )
@@ -185,3 +186,19 @@ def test_compiler_settings_that_would_undo_mass_scaling_are_refused(targets):
     with pytest.raises(RandomizationError, match="settotalmass"):
         apply_to_model(draw, f'<mujoco><compiler settotalmass="20"/>{body}</mujoco>')
     assert apply_to_model(draw, f"<mujoco>{body}</mujoco>").body("b").mass[0] == pytest.approx(2 * 1000 * 4 / 3 * np.pi * 1e-3)
+
+
+def test_env_reproduces_a_run_from_the_recorded_draw(mjspec, robot, targets):
+    spec = RandomizationSpec(mass_scale=(0.8, 1.2), kp_scale=(0.8, 1.2), kd_scale=(0.8, 1.2),
+                             camera_pos_jitter_m=0.02, camera_rot_jitter_rad=0.1, spawn_jitter=0.2)
+    draw = sample(spec, 2024, targets)
+    runs = []
+    for recorded in (draw, loads_draw(dumps_draw(draw))):
+        model = apply_to_model(recorded, mjspec)
+        data = mujoco.MjData(model)
+        data.qpos[robot.arm_qpos] = robot.card.home
+        apply_to_env(recorded, env_handle(model, data, robot))
+        mujoco.mj_step(model, data, 300)
+        runs.append((model.cam_pos.copy(), model.cam_quat.copy(), model.actuator_gainprm.copy(), data.qpos.copy()))
+    for a, b in zip(*runs, strict=True):
+        assert np.array_equal(a, b)

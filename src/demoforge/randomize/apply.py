@@ -173,10 +173,12 @@ def apply_to_env(draw: dict, env: RandomizableEnv) -> None:
     kd = _per_arm(draw.get("kd_scale", {}), robot, "kd_scale", 1.0)
     offset = _per_arm(draw.get("spawn_offset", {}), robot, "spawn_offset", 0.0)
     cam_pos, cam_rot = draw.get("camera_pos_offset_m", {}), draw.get("camera_rot_offset_rad", {})
+    if base.pos.shape != (m.ncam, 3):
+        raise RandomizationError(f"the camera snapshot holds {len(base.names)} cameras, the model {m.ncam}: "
+                                 "take it with snapshot_cameras(model) of this model")
     unknown = sorted((set(cam_pos) | set(cam_rot)) - set(base.names))
-    if unknown or len(base.names) != m.ncam:
-        raise RandomizationError(f"camera jitter for {unknown} or a camera snapshot of another model; "
-                                 f"snapshot cameras: {list(base.names)}")
+    if unknown:
+        raise RandomizationError(f"camera jitter for {unknown}, not cameras of the model; cameras: {list(base.names)}")
     law = env.law
     apply_control_law(m, robot, replace(law, kp=tuple(np.asarray(law.kp) * kp), kd=tuple(np.asarray(law.kd) * kd)))
     m.cam_pos[:] = base.pos
