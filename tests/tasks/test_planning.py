@@ -196,11 +196,12 @@ def test_quantified_goals_are_refused_by_name():
 
 
 _NEW_ATOM_STATE = """
-from demoforge.tasks import parse_task, domain_text
+from demoforge.tasks import parse_task, domain_text, static_facts
 from demoforge.tasks.mimir import MimirPlanner
 from demoforge.tasks.pddl_text import problem_to_pddl
 text = problem_to_pddl(name="p", domain_name="demoforge-blocks", objects=[("a", "block")],
-                       init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), ("yaw", "a", "yaw0")],
+                       init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), ("yaw", "a", "yaw0"),
+                             *static_facts()],
                        goal="(and (face_up a nz))")
 task = parse_task(text, domain_text=domain_text("blocks"))
 for _ in range(20):
