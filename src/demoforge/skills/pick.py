@@ -1,0 +1,122 @@
+"""pick-up and unstack: approach, descend, close, lift.
+
+Expected geometric effect: the block is pinched between both fingers, its pose fixed
+relative to the TCP, and lifted so its bottom is `carry_clearance` above the highest
+other prop; the block it stood on (unstack) or the table (pick-up) is left where it was.
+
+Draws: which of the block's symmetric top-down grasps (pinch axis along one of its
+horizontal face normals, yaw within 135 degrees of the wrist's mid-range; the order is
+shuffled and the first with IK solutions and a free path is used), the grasp point's
+height above the block centre, and small offsets along the two face axes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from demoforge.skills import geometry as geo
+from demoforge.skills.builder import Infeasible, PlanBuilder
+from demoforge.skills.context import SkillFailure, SkillPlan
+
+MAX_TWIST = math.radians(135.0)  # largest grasp yaw away from the wrist's mid-range
+PINCH_CLEARANCE = 0.015  # finger opening beyond the block width [m]
+
+
+def pinch_width(b: PlanBuilder) -> float:
+    """Widest block [m] the open fingers can straddle."""
+    robot = b.ctx.robot
+    return float(np.sum(np.abs(robot.finger_open - robot.finger_closed))) - PINCH_CLEARANCE
+
+
+def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np.ndarray]], *,
+          lift_z: float, then: Callable[[dict, np.ndarray, np.ndarray], object] | None = None,
+          shortest: bool = False):
+    """Approach, descend, close and lift with the first feasible candidate.
+
+    A candidate is (draw record, TCP position [m], world_R_tcp at the grasp). The approach
+    comes in along the TCP's z from `approach_height` back; the lift goes straight up until
+    the TCP is at `lift_z` [m]. `then(candidate...)` plans what follows the lift (a
+    placement); when it is infeasible the next candidate is tried. Returns (candidate, what
+    `then` returned). With `shortest`, every candidate is planned and the one whose
+    plan is shortest in time wins (first on ties)."""
+    s = b.ctx.settings
+    last: SkillFailure | None = None
+    best = None
+    for draw, pos, rot in candidates:
+        mark = b.mark()
+        try:
+            pre = pos - s.approach_height * rot[:, 2]
+            q_pre = b.ik(pre, rot, "approach")
+            q_grasp = b.ik(pos, rot, "descend", seed=q_pre)
+            q_lift = b.ik(np.array([pos[0], pos[1], max(lift_z, pos[2])]), rot, "lift", seed=q_grasp)
+            b.move(q_pre, "approach", gripper=0.0)
+            b.move(q_grasp, "descend")
+            b.hold(s.close_s, "close", 1.0)
+            centre, block_rot, _ = geo.block(b.ctx, name)
+            b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)
+            b.move(q_lift, "lift", exclude=(name,))
+            result = ((draw, pos, rot), (then(draw, pos, rot) if then is not None else None))
+            if not shortest:
+                return result
+            if best is None or b.ticks() < best[0]:
+                best = (b.ticks(), result, b.snapshot())
+            b.rollback(mark)
+        except Infeasible as exc:
+            b.rollback(mark)
+            last = exc.failure
+    if best is not None:
+        b.restore(best[2])
+        return best[1]
+    if last is None:
+        raise Infeasible(SkillFailure("ik", "approach", f"block {name!r} offers no grasp the gripper can open around"))
+    raise Infeasible(last)
+
+
+def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float = 0.0):
+    """Shuffled top-down grasps of `name` whose yaw, and yaw + `turn` [rad], stay within
+    MAX_TWIST of the wrist's mid-range; draws the grasp offsets into `params`."""
+    s = b.ctx.settings
+    centre, rot, half = geo.block(b.ctx, name)
+    yaws = [(psi, w) for psi, w in geo.pinch_yaws(rot, half, pinch_width(b))
+            if abs(geo.wrap(psi - b.neutral_yaw)) <= MAX_TWIST and abs(geo.wrap(psi + turn - b.neutral_yaw)) <= MAX_TWIST]
+    order = b.rng.permutation(len(yaws)) if yaws else []
+    dz = float(b.rng.uniform(*s.grasp_z_offset))
+    dx, dy = (float(v) for v in b.rng.uniform(-s.grasp_xy_offset, s.grasp_xy_offset, 2))
+    params.update(grasp_z_offset=dz, grasp_xy_offset=[dx, dy])
+    out = []
+    for i in order:
+        psi = yaws[int(i)][0]
+        tcp = geo.down(psi)
+        pos = centre + dz * geo.UP + dx * tcp[:, 0] + dy * tcp[:, 1]
+        out.append(({"grasp_yaw": psi}, pos, tcp))
+    return out
+
+
+def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray) -> float:
+    """TCP height [m] that keeps the held block `carry_clearance` above every other prop,
+    whatever its orientation in the hand."""
+    centre, _, half = geo.block(b.ctx, name)
+    reach = float(np.linalg.norm(grasp_pos - centre) + np.linalg.norm(half))
+    return geo.top_z(b.ctx, exclude=(name,)) + b.ctx.settings.carry_clearance + reach
+
+
+def pick(b: PlanBuilder, name: str, args: tuple[str, ...], params: dict, *, skill: str) -> SkillPlan:
+    centre, _, _ = geo.block(b.ctx, name)
+    candidates = top_down_candidates(b, name, params)
+    (draw, _, _), _ = grasp(b, name, candidates, lift_z=carry_z(b, name, centre))
+    params.update(draw)
+    return b.plan(skill, args, params)
+
+
+def pick_up(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
+    """(pick-up ?x): see the module docstring."""
+    return pick(b, args[0], args, params, skill="pick-up")
+
+
+def unstack(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
+    """(unstack ?x ?y): pick ?x off ?y with pick-up's motion; ?y must name a block."""
+    geo.block(b.ctx, args[1])
+    return pick(b, args[0], args, params, skill="unstack")

@@ -1,0 +1,140 @@
+"""put-down and stack: carry, lower to the target height, open, retreat.
+
+Expected geometric effect: the held block rests upright (its up face as it was in the
+hand, snapped exactly vertical) with its bottom on the support (`place_gap` above it at
+release, so it drops a few millimetres), the gripper open and the TCP `approach_height`
+straight above the release pose.
+
+- stack ?x ?y: ?x centred on ?y's top face within `place_xy_offset`, its yaw turned to
+  match ?y's faces (the smallest turn, at most 45 degrees) so towers stay flush.
+- put-down ?x: on the table at a free spot drawn uniformly from the context's workspace,
+  its footprint `free_spot_margin` clear of every other prop and outside every region
+  (so no in_region fact appears by accident); yaw unchanged.
+
+Draws: the placement offset (stack) or the free spot (put-down).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from demoforge.skills import geometry as geo
+from demoforge.skills.builder import Infeasible, PlanBuilder
+from demoforge.skills.context import Rect, SkillFailure, SkillPlan
+
+
+def held_in_tcp(b: PlanBuilder, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(tcp_p_block [m], tcp_R_block) of `name` in the live state."""
+    ctx = b.ctx
+    centre, rot, _ = geo.block(ctx, name)
+    tcp_pos = ctx.data.site_xpos[ctx.robot.tcp_site]
+    tcp_rot = ctx.data.site_xmat[ctx.robot.tcp_site].reshape(3, 3)
+    return tcp_rot.T @ (centre - tcp_pos), tcp_rot.T @ rot
+
+
+def place(b: PlanBuilder, name: str, tcp_p_block: np.ndarray, tcp_R_block: np.ndarray,
+          target: np.ndarray, target_rot: np.ndarray, *, above: float, carry_phase: str = "carry") -> None:
+    """Move the held block to centre `target` [m] with orientation `target_rot`, via a point
+    `above` [m] higher, then release and back off along the TCP's approach axis."""
+    s = b.ctx.settings
+    b.held = (name, tcp_p_block, tcp_R_block)
+    tcp_rot = target_rot @ tcp_R_block.T
+    tcp_pos = target - tcp_rot @ tcp_p_block
+    q_pre = b.ik(tcp_pos + above * geo.UP, tcp_rot, carry_phase)
+    q_place = b.ik(tcp_pos, tcp_rot, "lower", seed=q_pre)
+    # Straight up: the open fingers flank the block along the pinch axis, so this frees them
+    # whatever the tilt (backing off along a tilted approach axis drags the block along).
+    q_back = b.ik(tcp_pos + s.approach_height * geo.UP, tcp_rot, "retreat", seed=q_place)
+    b.move(q_pre, carry_phase, exclude=(name,))
+    b.move(q_place, "lower", exclude=(name,))
+    b.hold(s.settle_s, "lower", b.grip)
+    b.hold(s.open_s, "open", 0.0)
+    b.move(q_back, "retreat", exclude=(name,))
+
+
+def yaw_to_match(rot: np.ndarray, other: np.ndarray) -> float:
+    """Smallest turn about the vertical [rad] that aligns `rot`'s faces with `other`'s."""
+    def face_yaw(r):
+        k, _ = geo.up_axis(r)
+        j = (k + 1) % 3
+        return math.atan2(r[1, j], r[0, j])
+
+    turn = face_yaw(other) - face_yaw(rot)
+    return (turn + math.pi / 4) % (math.pi / 2) - math.pi / 4
+
+
+def support_top(b: PlanBuilder, under: str | None) -> tuple[float, np.ndarray | None]:
+    """Top height [m] of block `under` (with its centre) or of the table (None)."""
+    if under is None:
+        return b.ctx.table_z, None
+    centre, rot, half = geo.block(b.ctx, under)
+    return float(centre[2] + geo.vertical_half(rot, half)), centre
+
+
+def place_on(b: PlanBuilder, name: str, xy: np.ndarray, support_z: float, turn: float, *,
+             above: float | None = None, carry_phase: str = "carry",
+             grip: tuple[np.ndarray, np.ndarray] | None = None, block_rot: np.ndarray | None = None):
+    """Put the held block upright at `xy` [m] on a support whose top is `support_z` [m],
+    turned by `turn` [rad] about the vertical. `grip` (tcp_p_block, tcp_R_block) and the
+    block's orientation `block_rot` default to the live state. Returns (centre, world_R_block)."""
+    _, rot_now, half = geo.block(b.ctx, name)
+    tcp_p_block, tcp_R_block = grip if grip is not None else held_in_tcp(b, name)
+    rot = geo.upright(rot_now if block_rot is None else block_rot)
+    target_rot = geo.rot_z(turn) @ rot
+    target = np.array([xy[0], xy[1], support_z + geo.vertical_half(target_rot, half) + b.ctx.settings.place_gap])
+    if above is None:
+        # From the carry height: the block's bottom clear of every other prop on the way down.
+        clear = geo.top_z(b.ctx, exclude=(name,)) + b.ctx.settings.carry_clearance - (support_z + b.ctx.settings.place_gap)
+        above = max(b.ctx.settings.approach_height, clear)
+    place(b, name, tcp_p_block, tcp_R_block, target, target_rot, above=above, carry_phase=carry_phase)
+    return target, target_rot
+
+
+def stack(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
+    """(stack ?x ?y): see the module docstring."""
+    name, under = args
+    top, centre = support_top(b, under)
+    _, rot, _ = geo.block(b.ctx, name)
+    _, under_rot, _ = geo.block(b.ctx, under)
+    offset = b.rng.uniform(-b.ctx.settings.place_xy_offset, b.ctx.settings.place_xy_offset, 2)
+    turn = yaw_to_match(rot, under_rot)
+    params.update(place_xy_offset=offset.tolist(), place_turn=turn)
+    target, target_rot = place_on(b, name, centre[:2] + offset, top, turn)
+    return b.plan("stack", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))
+
+
+def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> np.ndarray:
+    """A uniformly drawn table point [m] in `area` where block `name`'s footprint is clear of
+    every other prop (and of every region when `avoid_regions`)."""
+    ctx, s = b.ctx, b.ctx.settings
+    _, rot, half = geo.block(ctx, name)
+    radius = geo.footprint_radius(half, rot)
+    others = []
+    for other in sorted(ctx.props):
+        if other != name:
+            c, r, h = geo.block(ctx, other)
+            others.append((c[:2], geo.footprint_radius(h, r)))
+    regions = sorted(ctx.regions.values()) if avoid_regions else []
+    x_lo, x_hi, y_lo, y_hi = area
+    for _ in range(s.free_spot_tries):
+        xy = b.rng.uniform([x_lo + radius, y_lo + radius], [x_hi - radius, y_hi - radius])
+        if any(np.linalg.norm(xy - c) < radius + r + s.free_spot_margin for c, r in others):
+            continue
+        if any(rx0 - radius < xy[0] < rx1 + radius and ry0 - radius < xy[1] < ry1 + radius
+               for rx0, rx1, ry0, ry1 in regions):
+            continue
+        return xy
+    raise Infeasible(SkillFailure("collision", "carry", (
+        f"no free table spot for {name!r} in x [{x_lo:.3f}, {x_hi:.3f}] y [{y_lo:.3f}, {y_hi:.3f}] "
+        f"after {s.free_spot_tries} draws")))
+
+
+def put_down(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
+    """(put-down ?x): see the module docstring."""
+    (name,) = args
+    xy = free_spot(b, name, b.ctx.workspace, avoid_regions=True)
+    params.update(place_xy=xy.tolist())
+    target, target_rot = place_on(b, name, xy, b.ctx.table_z, 0.0)
+    return b.plan("put-down", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))

@@ -1,0 +1,65 @@
+"""Operator name -> skill, planning a call, and stepping one environment through a plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from demoforge.sim import control_step
+from demoforge.skills import flip, pick, place, region, rotate
+from demoforge.skills.builder import SkillBody, run_skill
+from demoforge.skills.context import SkillContext, SkillError, SkillPlan
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One operator's skill."""
+
+    name: str  # PDDL operator name
+    params: tuple[str, ...]  # its parameters, in order (for arity checks and messages)
+    body: SkillBody  # plans one call (see demoforge.skills.builder)
+
+
+SKILLS: dict[str, Skill] = {
+    s.name: s for s in (
+        Skill("pick-up", ("?x",), pick.pick_up),
+        Skill("unstack", ("?x", "?y"), pick.unstack),
+        Skill("put-down", ("?x",), place.put_down),
+        Skill("stack", ("?x", "?y"), place.stack),
+        Skill("flip", ("?x", "?from", "?to"), flip.flip),
+        Skill("rotate", ("?x", "?from", "?to"), rotate.rotate),
+        Skill("place-in-region", ("?x", "?r"), region.place_in_region),
+    )
+}
+
+
+def get_skill(operator: str) -> Skill:
+    """The skill of `operator`; the error lists every skill."""
+    if operator not in SKILLS:
+        raise SkillError(f"no skill for operator {operator!r}; skills: {sorted(SKILLS)}")
+    return SKILLS[operator]
+
+
+def plan_skill(ctx: SkillContext, operator: str, args, rng: np.random.Generator) -> SkillPlan:
+    """Plan `operator` applied to `args` (objects as body/region names, constants as written)
+    from the live state in `ctx`, drawing every parameter from `rng`. Infeasibility comes back
+    in `plan.failure`; unknown operators, wrong arity and unknown names raise SkillError."""
+    skill = get_skill(operator)
+    args = tuple(str(a) for a in args)
+    if len(args) != len(skill.params):
+        raise SkillError(f"{operator} takes {len(skill.params)} arguments {list(skill.params)}, got {list(args)}")
+    return run_skill(operator, skill.body, ctx, args, rng)
+
+
+def execute(scene, plan: SkillPlan, *, law=None, control_hz: float = 60.0) -> None:
+    """Step one scene through every tick of `plan` under a joint_position `law` (default:
+    the robot card's). The vectorized runner gathers ticks itself; this is for one env."""
+    if not plan.ok:
+        raise SkillError(f"plan of {plan.skill} failed ({plan.failure.kind}): {plan.failure.message}; nothing to execute")
+    law = scene.robot.card.controller if law is None else law
+    if law.mode != "joint_position":
+        raise SkillError(f"skill plans are joint targets; control law mode {law.mode!r} needs 'joint_position'")
+    substeps = round(1.0 / (control_hz * scene.model.opt.timestep))
+    for q, g in zip(plan.q, plan.gripper, strict=True):
+        control_step(scene, law, q, float(g), substeps)

@@ -1,0 +1,55 @@
+"""rotate: turn a block on the table 90 degrees about the vertical, in place.
+
+Expected geometric effect: the block rests on the table at the same centre x, y (no
+offset is drawn, so region membership is kept), the same face up, its yaw changed by
++90 degrees (counter-clockwise seen from above) when ?to is the next yaw_step after ?from
+(yaw0 -> yaw90 -> yaw180 -> yaw270 -> yaw0) and by -90 degrees the other way.
+
+Motion: a top-down grasp (pick-up's draws, restricted to yaws from which the wrist can
+also turn by the step), a short lift (`approach_height` / 2), the turn while lifted,
+lowering back, opening, and a retreat straight up.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from demoforge.skills import geometry as geo
+from demoforge.skills.builder import PlanBuilder
+from demoforge.skills.context import SkillError, SkillPlan
+from demoforge.skills.pick import grasp, top_down_candidates
+from demoforge.skills.place import place_on
+
+ANGLES = ("yaw0", "yaw90", "yaw180", "yaw270")  # the domain's angle constants, 90 degrees apart
+
+
+def turn_of(start: str, end: str) -> float:
+    """+-pi/2 [rad]: the turn from angle constant `start` to its yaw_step neighbour `end`."""
+    bad = [a for a in (start, end) if a not in ANGLES]
+    if bad:
+        raise SkillError(f"rotate: unknown angle {bad[0]!r}; angles: {list(ANGLES)}")
+    steps = (ANGLES.index(end) - ANGLES.index(start)) % 4
+    if steps not in (1, 3):
+        raise SkillError(f"rotate: {start} -> {end} is not one 90-degree step (yaw_step); pick neighbouring angles")
+    return math.pi / 2 if steps == 1 else -math.pi / 2
+
+
+def rotate(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
+    """(rotate ?x ?from ?to): see the module docstring."""
+    name, start, end = args
+    turn = turn_of(start, end)
+    centre, rot, _ = geo.block(b.ctx, name)
+    candidates = top_down_candidates(b, name, params, turn=turn)
+    lift = b.ctx.settings.approach_height / 2
+
+    def put_back(draw, pos, tcp_rot):
+        # The block is expected to keep its pose in the hand from the grasp on.
+        grip = (tcp_rot.T @ (centre - pos), tcp_rot.T @ rot)
+        return place_on(b, name, centre[:2], b.ctx.table_z, turn, above=lift, carry_phase="reorient",
+                        grip=grip, block_rot=rot)
+
+    (draw, _, _), (target, target_rot) = grasp(b, name, candidates, lift_z=float(centre[2]) + lift, then=put_back)
+    params.update(draw)
+    return b.plan("rotate", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))
