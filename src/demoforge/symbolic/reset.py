@@ -155,8 +155,9 @@ def _place(scene: Scene, binding: Binding, params: SceneParams, layout: _Layout,
     taken: list[tuple[float, float, float, float]] = []  # world footprints [x0, x1, y0, y1]
     poses = []
     for tower in layout.towers:
-        jitter = [opts.stack_jitter * float(binding.half[idx[b]].min()) for b in tower]
-        reach = np.max([extent[b] for b in tower], axis=0) + max(jitter)
+        # Level k > 0 may sit off-centre by up to stack_jitter x its support's smaller half edge.
+        jitter = [0.0] + [opts.stack_jitter * float(binding.half[idx[b]].min()) for b in tower[:-1]]
+        reach = np.max([extent[b] for b in tower], axis=0) + sum(jitter)
         base = tower[0]
         if base in layout.region:
             r = regions[layout.region[base]]
@@ -183,10 +184,13 @@ def _place(scene: Scene, binding: Binding, params: SceneParams, layout: _Layout,
                         "placement windows, lower ResetOptions.clearance_m or use fewer or smaller blocks")
         taken.append(box)
         z = binding.table_top_z
+        px, py = ox + x, oy + y
         for level, b in enumerate(tower):
-            dx, dy = rng.uniform(-1, 1, size=2) * jitter[level] if level else (0.0, 0.0)
+            if level:  # offset from the block below, so the stack can lean but every block stays supported
+                dx, dy = rng.uniform(-1, 1, size=2) * jitter[level]
+                px, py = px + dx, py + dy
             z += opts.drop_m + height[b]
-            pos = (float(ox + x + dx), float(oy + y + dy), float(z))
+            pos = (float(px), float(py), float(z))
             z += height[b]
             poses.append(BlockPose(b, "table" if level == 0 else tower[level - 1], layout.face[b], layout.yaw[b],
                                    layout.region.get(b), pos, rotation_quat(rot[b])))
