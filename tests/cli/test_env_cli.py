@@ -46,3 +46,30 @@ def test_bad_probability_exits_2(tmp_path):
 def test_env_help_lists_build():
     result = runner.invoke(app, ["env", "--help"])
     assert result.exit_code == 0 and "build" in result.output
+
+
+def test_check_passes_a_fresh_package_and_fails_a_damaged_one(tmp_path):
+    import numpy as np
+
+    out = tmp_path / "pkg"
+    assert runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "2", "--seed", "4",
+                               "--out", str(out)]).exit_code == 0
+    result = runner.invoke(app, ["env", "check", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith("1 problem(s), 2 reset state(s), 0 differ from their init")
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    npz = out / "unstack-all-0000/profile-000/reset_states.npz"
+    with np.load(npz) as data:
+        states = data["states"].copy()
+    states[1, 1:4] += 0.3  # qpos starts after time: lift the first block away
+    np.savez(npz, states=states)
+    import hashlib
+
+    manifest["problems"][0]["sha256"]["profile-000/reset_states.npz"] = hashlib.sha256(npz.read_bytes()).hexdigest()
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    result = runner.invoke(app, ["env", "check", str(out)])
+    assert result.exit_code == 1 and "profile 0 state 1: missing" in result.output
+
+    result = runner.invoke(app, ["env", "check", str(tmp_path / "nothing")])
+    assert result.exit_code == 2 and "no manifest.json" in result.output
