@@ -10,7 +10,9 @@ Each side runs in a fresh subprocess and times itself from the first writer call
 the end of finalize(), excluding interpreter start-up, imports and data generation.
 lerobot runs twice: as `lerobot-record` configures it by default (PNG staging, 4 image
 threads per camera) and with `streaming_encoding=True`; ratios are taken against the
-FASTER of the two. Then state only (no cameras). Then demoforge's peak RSS for a few vs
+FASTER of the two. Then state only (no cameras; runs this short are noisy, so each side
+runs --repeat-state times, interleaved, and the medians are compared). Then demoforge's
+peak RSS for a few vs
 many episodes (smaller frames, same per-episode size), which must not grow.
 The last line is the headline ratio.
 """
@@ -113,6 +115,15 @@ def _fps(result: dict) -> float:
     return result["frames"] / result["seconds"]
 
 
+def _median(runs: list[dict]) -> dict:
+    return sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+
+
+def _spread(runs: list[dict]) -> str:
+    seconds = [r["seconds"] for r in runs]
+    return f"  (runs {min(seconds):.2f}-{max(seconds):.2f} s)" if len(runs) > 1 else ""
+
+
 def _row(label: str, result: dict) -> str:
     return (f"  {label:<34} {result['frames']:>6} frames {result['seconds']:>8.2f} s "
             f"{_fps(result):>9.1f} frames/s  peak RSS {result['peak_rss_mb']:>7.0f} MB")
@@ -125,6 +136,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory-episodes", default="10,200", help="episode counts for the RSS check")
     parser.add_argument("--memory-length", type=int, default=60, help="frames per episode in the RSS check")
+    parser.add_argument("--repeat-state", type=int, default=3,
+                        help="state-only runs per side (short, so the median of several is used)")
     parser.add_argument("--frame-api", action="store_true", help="also time demoforge's add_frame path")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -156,11 +169,15 @@ def main() -> None:
         for mode, result in lr_video.items():
             print(f"  ratio demoforge / lerobot ({mode}): {_fps(df_video) / _fps(result):.2f}x")
 
-        print("state only (no cameras):")
-        df_state = run_demoforge({**base, "cameras": "none", "root": str(scratch / "df_state")})
-        print(_row("demoforge add_episode", df_state))
-        lr_state = run_lerobot(python, {**base, "cameras": "none", "mode": "record", "root": str(scratch / "lr_state")})
-        print(_row("lerobot", lr_state))
+        print(f"state only (no cameras), median of {args.repeat_state} runs each, interleaved:")
+        df_runs, lr_runs = [], []
+        for r in range(args.repeat_state):
+            df_runs.append(run_demoforge({**base, "cameras": "none", "root": str(scratch / f"df_state_{r}")}))
+            lr_runs.append(run_lerobot(python, {**base, "cameras": "none", "mode": "record",
+                                                "root": str(scratch / f"lr_state_{r}")}))
+        df_state, lr_state = _median(df_runs), _median(lr_runs)
+        print(_row("demoforge add_episode", df_state) + _spread(df_runs))
+        print(_row("lerobot", lr_state) + _spread(lr_runs))
         ratio_state = _fps(df_state) / _fps(lr_state)
         print(f"  ratio demoforge / lerobot: {ratio_state:.2f}x")
 
