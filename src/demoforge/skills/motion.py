@@ -81,8 +81,9 @@ def segment(q0, q1, prof: MotionProfile, dt: float) -> np.ndarray:
     stretch = total / (ticks * dt)  # <= 1: slows the profile to end on a tick
     t = np.arange(1, ticks + 1) * dt * stretch
     s = _trapezoid(t, total, vel, acc)
-    s[-1] = 1.0
-    return q0 + s[:, None] * delta
+    out = q0 + s[:, None] * delta
+    out[-1] = q1  # exactly, not q0 + (q1 - q0)
+    return out
 
 
 def trajectory(waypoints, prof: MotionProfile, dt: float) -> np.ndarray:
