@@ -91,3 +91,19 @@ def test_mesh_prop_pieces_become_geoms(monkeypatch):
     assert m.geom_type[gid] == mujoco.mjtGeom.mjGEOM_MESH and m.geom_bodyid[gid] == m.body("wedge").id
     step(scene, 900)
     assert scene.data.body("wedge").xpos[2] == pytest.approx(0.4, abs=2e-3)  # resting on a face
+
+
+def test_scene_mjspec_compiles_to_the_same_model_and_rebinds():
+    import mujoco
+
+    from demoforge.sim import build_scene, default_scene, scene_from_model, scene_mjspec
+
+    spec = default_scene()
+    a = build_scene(spec)
+    model = scene_mjspec(spec).compile()
+    b = scene_from_model(spec, model)
+    assert a.model.nq == b.model.nq and a.model.nbody == b.model.nbody
+    assert a.robot.arm_qpos == b.robot.arm_qpos
+    mujoco.mj_step(a.model, a.data, 20)
+    mujoco.mj_step(b.model, b.data, 20)
+    assert (a.data.qpos == b.data.qpos).all()

@@ -39,6 +39,8 @@ from demoforge.sim.scene import (  # noqa: E402
     Table,
     build_scene,
     default_scene,
+    scene_from_model,
+    scene_mjspec,
 )
 from demoforge.sim.state import restore, snapshot, state_size  # noqa: E402
 from demoforge.sim.stepping import control_step, move_joints, reset, step  # noqa: E402
@@ -49,6 +51,6 @@ __all__ = [
     "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
     "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness",
     "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "material", "material_problems", "move_joints",
-    "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "site_jacobian",
+    "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
     "snapshot", "solve_ik", "state_size", "step", "world_T_camera",
 ]

@@ -129,8 +129,8 @@ def scene_problems(spec: SceneSpec) -> list[str]:
     return problems
 
 
-def build_scene(spec: SceneSpec) -> Scene:
-    """Compile `spec` into a Scene reset to the robot's home pose."""
+def scene_mjspec(spec: SceneSpec) -> mujoco.MjSpec:
+    """A fresh, uncompiled MjSpec of `spec` (for structural edits such as model-level randomization)."""
     problems = scene_problems(spec)
     if problems:
         raise SimError("scene spec is invalid:\n  " + "\n  ".join(problems))
@@ -146,10 +146,21 @@ def build_scene(spec: SceneSpec) -> Scene:
     match_options(mj, robot)
     frame = mj.worldbody.add_frame(pos=[*spec.robot_pos, spec.table.height])
     mj.attach(robot, frame=frame, prefix=ROBOT_PREFIX)
+    return mj
+
+
+def build_scene(spec: SceneSpec) -> Scene:
+    """Compile `spec` into a Scene reset to the robot's home pose."""
+    mj = scene_mjspec(spec)
     try:
         model = mj.compile()
     except ValueError as exc:
         raise SimError(f"scene does not compile: {exc}") from exc
+    return scene_from_model(spec, model)
+
+
+def scene_from_model(spec: SceneSpec, model: mujoco.MjModel) -> Scene:
+    """Bind a model compiled from `spec` (possibly edited since) into a Scene reset to home."""
     index = bind_robot(model, spec.robot, ROBOT_PREFIX)
     props = {p.name: model.body(p.name).id for p in spec.props}
     prop_qpos = {p.name: int(model.jnt_qposadr[model.body_jntadr[props[p.name]]]) for p in spec.props if p.free}
