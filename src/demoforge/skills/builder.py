@@ -72,8 +72,11 @@ class PlanBuilder:
             res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (np.asarray(pos) - pos0),
                            geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=IKOptions(restarts=6))
             q = res.q
-            if not res.success and i == steps:
-                break
+        if not res.success:
+            # The chain can wander into a joint limit; a fresh solve with the full restart
+            # budget (from home, then random configurations) is the fallback.
+            res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), rng=self.rng,
+                           q_init=np.asarray(ctx.robot.card.home, float))
         ctx.scratch.qpos[:] = saved
         if not res.success:
             raise Infeasible(SkillFailure("ik", phase, (

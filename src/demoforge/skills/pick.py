@@ -37,7 +37,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     """Approach, descend, close and lift with the first feasible candidate.
 
     A candidate is (draw record, TCP position [m], world_R_tcp at the grasp). The approach
-    comes in along the TCP's z from `approach_height` back; the lift goes straight up until
+    comes straight down from `approach_height` above; the lift goes straight up until
     the TCP is at `lift_z` [m]. `then(candidate...)` plans what follows the lift (a
     placement); when it is infeasible the next candidate is tried. Returns (candidate, what
     `then` returned). With `shortest`, every candidate is planned and the one whose
@@ -48,7 +48,9 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     for draw, pos, rot in candidates:
         mark = b.mark()
         try:
-            pre = pos - s.approach_height * rot[:, 2]
+            # From straight above, whatever the tilt: the open fingers flank the block along the
+            # pinch axis, and the pre-grasp pose stays inside the arm's reach.
+            pre = pos + s.approach_height * geo.UP
             q_pre = b.ik(pre, rot, "approach")
             q_grasp = b.ik(pos, rot, "descend", seed=q_pre)
             q_lift = b.ik(np.array([pos[0], pos[1], max(lift_z, pos[2])]), rot, "lift", seed=q_grasp)
