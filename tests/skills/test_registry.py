@@ -97,3 +97,9 @@ def test_flip_onto_the_face_pointing_up_is_a_precondition_failure():
     # The block rests on pz, so (flip a px pz) contradicts the simulated state.
     plan = plan_skill(ctx, "flip", ["a", "px", "pz"], np.random.default_rng(0))
     assert plan.failure.kind == "precondition" and "pz" in plan.failure.message
+
+
+def test_bad_settings_are_reported_together():
+    with pytest.raises(SkillError) as err:
+        SkillSettings(max_s=0.0, place_gap=-1.0, grasp_z_offset=(0.01, 0.0))
+    assert all(w in str(err.value) for w in ("max_s", "place_gap", "grasp_z_offset"))

@@ -1,6 +1,6 @@
 """What a skill is given and what it returns.
 
-A skill is a pure planning function: from the state at the moment it starts (a
+A skill plans without stepping anything: from the state at the moment it starts (a
 `SkillContext`), the operator's arguments and a Generator, it computes the whole
 open-loop command sequence at the control rate as a `SkillPlan` (joint targets, gripper
 command and a phase label per tick). Nothing is stepped while planning, so a runner can
@@ -52,8 +52,22 @@ class SkillSettings:
     place_gap: float = 0.003  # block bottom above its support when released [m]
     free_spot_margin: float = 0.03  # clearance between a put-down block and other props [m]
     free_spot_tries: int = 200  # rejection-sampling budget for a free table spot
+    place_tries: int = 5  # free spots tried when the arm cannot serve one (IK, collision)
     max_s: float = 30.0  # longest plan accepted [s]; longer is a "timeout" failure
     collision_step: float = 0.05  # joint step of the path collision check [rad]
+
+    def __post_init__(self):
+        problems = [f"{name} must be > 0, got {getattr(self, name)}" for name in (
+            "control_hz", "approach_height", "close_s", "open_s", "max_s", "collision_step",
+            "free_spot_tries", "place_tries") if not getattr(self, name) > 0]
+        problems += [f"{name} must be >= 0, got {getattr(self, name)}" for name in (
+            "carry_clearance", "settle_s", "grasp_xy_offset", "place_xy_offset", "place_gap",
+            "free_spot_margin") if not getattr(self, name) >= 0]
+        lo, hi = self.grasp_z_offset
+        if lo > hi:
+            problems.append(f"grasp_z_offset ({lo}, {hi}) has lo > hi; swap them")
+        if problems:
+            raise SkillError("invalid SkillSettings:\n  " + "\n  ".join(problems))
 
 
 @dataclass(frozen=True, eq=False)

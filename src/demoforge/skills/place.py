@@ -11,7 +11,8 @@ straight above the release pose.
   its footprint `free_spot_margin` clear of every other prop and outside every region
   (so no in_region fact appears by accident); yaw unchanged.
 
-Draws: the placement offset (stack) or the free spot (put-down).
+Draws: the placement offset (stack) or the free spot (put-down; redrawn when the arm
+cannot serve it, up to `place_tries` spots).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def held_in_tcp(b: PlanBuilder, name: str) -> tuple[np.ndarray, np.ndarray]:
 def place(b: PlanBuilder, name: str, tcp_p_block: np.ndarray, tcp_R_block: np.ndarray,
           target: np.ndarray, target_rot: np.ndarray, *, above: float, carry_phase: str = "carry") -> None:
     """Move the held block to centre `target` [m] with orientation `target_rot`, via a point
-    `above` [m] higher, then release and back off along the TCP's approach axis."""
+    `above` [m] higher, then release and retreat straight up."""
     s = b.ctx.settings
     b.held = (name, tcp_p_block, tcp_R_block)
     tcp_rot = target_rot @ tcp_R_block.T
@@ -65,14 +66,6 @@ def yaw_to_match(rot: np.ndarray, other: np.ndarray) -> float:
     return (turn + math.pi / 4) % (math.pi / 2) - math.pi / 4
 
 
-def support_top(b: PlanBuilder, under: str | None) -> tuple[float, np.ndarray | None]:
-    """Top height [m] of block `under` (with its centre) or of the table (None)."""
-    if under is None:
-        return b.ctx.table_z, None
-    centre, rot, half = geo.block(b.ctx, under)
-    return float(centre[2] + geo.vertical_half(rot, half)), centre
-
-
 def place_on(b: PlanBuilder, name: str, xy: np.ndarray, support_z: float, turn: float, *,
              above: float | None = None, carry_phase: str = "carry",
              grip: tuple[np.ndarray, np.ndarray] | None = None, block_rot: np.ndarray | None = None):
@@ -95,9 +88,9 @@ def place_on(b: PlanBuilder, name: str, xy: np.ndarray, support_z: float, turn: 
 def stack(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     """(stack ?x ?y): see the module docstring."""
     name, under = args
-    top, centre = support_top(b, under)
     _, rot, _ = geo.block(b.ctx, name)
-    _, under_rot, _ = geo.block(b.ctx, under)
+    centre, under_rot, under_half = geo.block(b.ctx, under)
+    top = float(centre[2] + geo.vertical_half(under_rot, under_half))
     offset = b.rng.uniform(-b.ctx.settings.place_xy_offset, b.ctx.settings.place_xy_offset, 2)
     turn = yaw_to_match(rot, under_rot)
     params.update(place_xy_offset=offset.tolist(), place_turn=turn)
@@ -131,10 +124,26 @@ def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> 
         f"after {s.free_spot_tries} draws")))
 
 
+def place_in_area(b: PlanBuilder, name: str, area: Rect, params: dict, *, avoid_regions: bool):
+    """Put the held block down on the table at a free spot in `area`; a spot the arm cannot
+    serve (IK, collision) is redrawn up to `place_tries` times. Returns (centre, world_R_block)."""
+    last = None
+    for _ in range(b.ctx.settings.place_tries):
+        xy = free_spot(b, name, area, avoid_regions=avoid_regions)
+        mark = b.mark()
+        try:
+            result = place_on(b, name, xy, b.ctx.table_z, 0.0)
+        except Infeasible as exc:
+            b.rollback(mark)
+            last = exc
+            continue
+        params.update(place_xy=xy.tolist())
+        return result
+    raise last
+
+
 def put_down(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     """(put-down ?x): see the module docstring."""
     (name,) = args
-    xy = free_spot(b, name, b.ctx.workspace, avoid_regions=True)
-    params.update(place_xy=xy.tolist())
-    target, target_rot = place_on(b, name, xy, b.ctx.table_z, 0.0)
+    target, target_rot = place_in_area(b, name, b.ctx.workspace, params, avoid_regions=True)
     return b.plan("put-down", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))

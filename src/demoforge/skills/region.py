@@ -4,7 +4,8 @@ Expected geometric effect: the block rests upright on the table with its whole f
 (its circumscribed circle) inside the region's rectangle, `free_spot_margin` clear of
 other props, yaw unchanged; gripper open, TCP backed off as after put-down.
 
-Draws: the spot, uniform over the part of the rectangle where the footprint fits.
+Draws: the spot, uniform over the part of the rectangle where the footprint fits
+(redrawn when the arm cannot serve it, as for put-down).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from demoforge.skills import geometry as geo
 from demoforge.skills.builder import PlanBuilder
 from demoforge.skills.context import SkillError, SkillPlan
-from demoforge.skills.place import free_spot, place_on
+from demoforge.skills.place import place_in_area
 
 
 def place_in_region(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
@@ -27,7 +28,5 @@ def place_in_region(b: PlanBuilder, args: tuple[str, ...], params: dict) -> Skil
     if x_hi - x_lo <= 2 * radius or y_hi - y_lo <= 2 * radius:
         raise SkillError(f"region {region!r} ({x_hi - x_lo:.3f} x {y_hi - y_lo:.3f} m) is too small for block "
                          f"{name!r} (footprint diameter {2 * radius:.3f} m); enlarge the region")
-    xy = free_spot(b, name, ctx.regions[region], avoid_regions=False)
-    params.update(place_xy=xy.tolist())
-    target, target_rot = place_on(b, name, xy, ctx.table_z, 0.0)
+    target, target_rot = place_in_area(b, name, ctx.regions[region], params, avoid_regions=False)
     return b.plan("place-in-region", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))
