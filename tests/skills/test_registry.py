@@ -103,3 +103,17 @@ def test_bad_settings_are_reported_together():
     with pytest.raises(SkillError) as err:
         SkillSettings(max_s=0.0, place_gap=-1.0, grasp_z_offset=(0.01, 0.0))
     assert all(w in str(err.value) for w in ("max_s", "place_gap", "grasp_z_offset"))
+
+
+def test_plans_follow_the_control_rate():
+    scene, ctx = make(cube("a", 0.5, 0.0))
+    at60 = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(0))
+    slow_ctx = dataclasses.replace(ctx, settings=SkillSettings(control_hz=30.0))
+    at30 = plan_skill(slow_ctx, "pick-up", ["a"], np.random.default_rng(0))
+    assert at30.control_hz == 30.0 and abs(at30.ticks * 2 - at60.ticks) <= 12  # one tick per segment
+    start = scene.data.body("a").xpos[2]
+    execute(scene, at30)
+    assert scene.data.body("a").xpos[2] > start + 0.05
+    odd = dataclasses.replace(at30, control_hz=70.0)
+    with pytest.raises(SkillError, match="whole number of physics steps"):
+        execute(scene, odd)

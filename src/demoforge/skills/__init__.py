@@ -1,4 +1,18 @@
-"""Skills: one per PDDL operator, planned as joint-target trajectories at the control rate."""
+"""Skills: one per PDDL operator, planned as joint-target trajectories at the control rate.
+
+    ctx = skill_context(scene, regions={"left": (x_lo, x_hi, y_lo, y_hi)})  # world frame [m]
+    plan = plan_skill(ctx, "stack", ["red", "green"], rng)  # rng: the env's Generator
+    if plan.ok:
+        for k in range(plan.ticks):  # or gather tick k of N plans and step N envs at once
+            command, gripper, phase = plan.q[k], plan.gripper[k], PHASES[plan.phase[k]]
+    else:
+        plan.failure.kind, plan.failure.phase, plan.failure.message  # "ik", "collision", ...
+
+A plan is computed from the state when the skill starts and is open loop; its ticks are
+joint_position commands for the robot card's control law. Planning reads `scene.data`
+and writes only `ctx.scratch`. Each skill module's docstring states the skill's expected
+geometric effect and its draws (kept in `plan.params`).
+"""
 
 from demoforge.skills.context import (
     FAILURE_KINDS,

@@ -172,7 +172,7 @@ class PlanBuilder:
             raise Infeasible(SkillFailure("timeout", PHASES[self._phase[-1][0]], (
                 f"plan lasts {len(q) * self.dt:.1f} s, more than max_s = {limit} s")))
         return SkillPlan(skill, args, q, np.concatenate(self._grip), np.concatenate(self._phase).astype(np.int8),
-                         params, None, block_target)
+                         params, None, block_target, self.ctx.settings.control_hz)
 
     def _append(self, qs: np.ndarray, gripper: float, phase: str) -> None:
         if not len(qs):

@@ -129,6 +129,7 @@ class SkillPlan:
     params: dict  # the sampled draws (plain JSON), for the episode record
     failure: SkillFailure | None = None  # set when no plan exists (then T = 0)
     block_target: tuple[float, ...] | None = None  # expected block pose after the skill: x, y, z [m], wxyz
+    control_hz: float = 60.0  # tick rate of q, gripper and phase [Hz]
 
     @property
     def ok(self) -> bool:

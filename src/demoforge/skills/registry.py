@@ -52,7 +52,7 @@ def plan_skill(ctx: SkillContext, operator: str, args, rng: np.random.Generator)
     return run_skill(operator, skill.body, ctx, args, rng)
 
 
-def execute(scene, plan: SkillPlan, *, law=None, control_hz: float = 60.0) -> None:
+def execute(scene, plan: SkillPlan, *, law=None) -> None:
     """Step one scene through every tick of `plan` under a joint_position `law` (default:
     the robot card's). The vectorized runner gathers ticks itself; this is for one env."""
     if not plan.ok:
@@ -60,6 +60,9 @@ def execute(scene, plan: SkillPlan, *, law=None, control_hz: float = 60.0) -> No
     law = scene.robot.card.controller if law is None else law
     if law.mode != "joint_position":
         raise SkillError(f"skill plans are joint targets; control law mode {law.mode!r} needs 'joint_position'")
-    substeps = round(1.0 / (control_hz * scene.model.opt.timestep))
+    substeps = round(1.0 / (plan.control_hz * scene.model.opt.timestep))
+    if substeps < 1 or abs(substeps * scene.model.opt.timestep * plan.control_hz - 1.0) > 1e-6:
+        raise SkillError(f"control rate {plan.control_hz} Hz is not a whole number of physics steps of "
+                         f"{scene.model.opt.timestep} s; pick a rate that divides {1 / scene.model.opt.timestep:.0f} Hz")
     for q, g in zip(plan.q, plan.gripper, strict=True):
         control_step(scene, law, q, float(g), substeps)
