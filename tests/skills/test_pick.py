@@ -36,3 +36,13 @@ def test_unstack_takes_the_top_block_and_leaves_the_one_below():
     assert pose(scene, "a")[0][2] > below[2] + CUBE + 0.03
     assert touching(scene, "a", "robot/pad1") and touching(scene, "a", "robot/pad2")
     np.testing.assert_allclose(pose(scene, "b")[0], below, atol=0.002)
+
+
+def test_neighbours_along_one_axis_make_the_grasp_pinch_along_the_other():
+    # 1.5 cm gaps left and right: open fingers only fit in front of and behind the block.
+    scene, ctx = make(cube("a", 0.5, 0.0), cube("l", 0.5, 0.055), cube("r", 0.5, -0.055))
+    plan = run(scene, ctx, "pick-up", ["a"], seed=3)
+    assert abs(np.sin(plan.params["grasp_yaw"])) < 1e-6  # pinch axis along world x
+    assert touching(scene, "a", "robot/pad1") and touching(scene, "a", "robot/pad2")
+    for other in ("l", "r"):
+        assert pose(scene, other)[0][2] < TABLE_Z + CUBE
