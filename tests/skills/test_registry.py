@@ -92,11 +92,11 @@ def test_lookup_and_argument_errors_name_the_alternatives():
         plan_skill(ctx, "rotate", ["a", "yaw0", "yaw180"], rng)
 
 
-def test_flip_onto_the_face_pointing_up_is_a_precondition_failure():
+def test_flip_from_a_face_that_is_not_up_is_a_precondition_failure():
     scene, ctx = make(cube("a", 0.5, 0.0))
-    # The block rests on pz, so (flip a px pz) contradicts the simulated state.
-    plan = plan_skill(ctx, "flip", ["a", "px", "pz"], np.random.default_rng(0))
-    assert plan.failure.kind == "precondition" and "pz" in plan.failure.message
+    # The block shows pz, so (flip a px py) contradicts the simulated state.
+    plan = plan_skill(ctx, "flip", ["a", "px", "py"], np.random.default_rng(0))
+    assert plan.failure.kind == "precondition" and "face pz up, not px" in plan.failure.message
 
 
 def test_bad_settings_are_reported_together():

@@ -42,7 +42,7 @@ REFERENCE_AXIS = {"x": 1, "y": 2, "z": 0}  # up axis -> block axis whose heading
 # Deepest reach of the built-in fingertips below the TCP at a 30-60 degree tilt (9 mm tip,
 # 11 mm pad half-width) plus 4 mm of clearance [m]; any gripper is still collision-checked.
 FINGER_REACH = 0.018
-OFFSET_SPREAD = 0.002  # grasp offsets are drawn from [needed, needed + this] [m]  # grasp point off the centre, up and towards ?to [m]
+OFFSET_SPREAD = 0.002  # grasp offsets are drawn from [needed, needed + this] [m]
 
 
 def face_axis(face: str) -> tuple[int, float]:
@@ -71,12 +71,12 @@ def flip(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     if i_from == i_to:
         raise SkillError(f"flip: {start} -> {end} is not a 90-degree tip (adjacent faces); pick faces on different axes")
     centre, rot, half = geo.block(b.ctx, name)
-    up_now, _ = geo.up_axis(rot)
-    v = s_to * rot[:, i_to]
-    if abs(v[2]) > 0.5:
+    up_now, up_sign = geo.up_axis(rot)
+    face_now = ("p" if up_sign > 0 else "n") + "xyz"[up_now]
+    if face_now != start:
         raise Infeasible(SkillFailure("precondition", "approach", (
-            f"face {end} of {name!r} points {'up' if v[2] > 0 else 'down'}, not sideways: "
-            f"the block is not resting with an adjacent face up")))
+            f"{name!r} rests with face {face_now} up, not {start}")))
+    v = s_to * rot[:, i_to]
     v = v - v[2] * geo.UP
     v /= np.linalg.norm(v)
     k = np.cross(v, geo.UP)

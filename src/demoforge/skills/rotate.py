@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from demoforge.skills import geometry as geo
 from demoforge.skills.builder import PlanBuilder
 from demoforge.skills.context import SkillError, SkillPlan
