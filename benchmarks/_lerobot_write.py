@@ -53,7 +53,9 @@ def main(spec: dict) -> dict:
     for key, shape in cameras.items():
         features[key] = {"dtype": "video", "shape": shape, "names": ["height", "width", "channels"]}
     if spec.get("codec", "av1") == "h264":
-        encoder = RGBEncoderConfig(vcodec="h264", crf=23, g=round(_synthetic.FPS * 0.25), preset=None)
+        # demoforge disables B-frames for h264 (pts == dts); lerobot gets the same option.
+        encoder = RGBEncoderConfig(vcodec="h264", crf=23, g=round(_synthetic.FPS * 0.25), preset=None,
+                                   extra_options={"bf": 0})
     else:
         encoder = RGBEncoderConfig()  # lerobot's default: libsvtav1, crf 30, g 2, preset 12
     streaming = spec["mode"] == "streaming"
@@ -86,7 +88,7 @@ def main(spec: dict) -> dict:
         "seconds": elapsed,
         "frames": frames,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        "encoder": {k: getattr(encoder, k) for k in ("vcodec", "pix_fmt", "g", "crf", "preset", "fast_decode")},
+        "encoder": encoder.get_codec_options(as_strings=True) | {"vcodec": encoder.vcodec},
     }
 
 

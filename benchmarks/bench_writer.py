@@ -1,7 +1,7 @@
 """Writer throughput: demoforge's DatasetWriter against the real lerobot 0.6.1, same run.
 
     make bench                      # sets DEMOFORGE_LEROBOT_PYTHON
-    python benchmarks/bench_writer.py [--episodes 10] [--length 300] [--memory-episodes 10,200]
+    python benchmarks/bench_writer.py [--episodes 10] [--length 300] [--codec av1|h264] [--frame-api]
 
 Both sides write the same synthetic episodes (observation.state and action: 8 float32;
 cameras: two 96x96 and one 224x224; see _synthetic.py) with the same encoder settings:
@@ -136,6 +136,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory-episodes", default="10,200", help="episode counts for the RSS check")
     parser.add_argument("--memory-length", type=int, default=60, help="frames per episode in the RSS check")
+    parser.add_argument("--codec", choices=("av1", "h264"), default="av1",
+                        help="av1: lerobot's default settings; h264: demoforge's default (crf 23, g 8, bf 0)")
     parser.add_argument("--repeat-state", type=int, default=3,
                         help="state-only runs per side (short, so the median of several is used)")
     parser.add_argument("--frame-api", action="store_true", help="also time demoforge's add_frame path")
@@ -148,10 +150,13 @@ def main() -> None:
     python = _lerobot_python()
     scratch = Path(tempfile.mkdtemp(prefix="bench-writer-"))
     try:
-        base = {"episodes": args.episodes, "length": args.length, "seed": args.seed}
+        base = {"episodes": args.episodes, "length": args.length, "seed": args.seed, "codec": args.codec}
         print(f"writer benchmark: {args.episodes} episodes x {args.length} frames at 30 fps, "
               "state 8 + action 8 float32; cameras 2 x 96x96 + 1 x 224x224")
-        print("encoder (both): libsvtav1 yuv420p g=2 crf=30 preset=12 fast-decode=0 (lerobot 0.6.1 default)")
+        if args.codec == "av1":
+            print("encoder (both): libsvtav1 yuv420p g=2 crf=30 preset=12 fast-decode=0 (lerobot 0.6.1 default)")
+        else:
+            print("encoder (both): libx264 yuv420p g=8 crf=23, default preset (demoforge's default settings)")
 
         print("with video:")
         df_video = run_demoforge({**base, "cameras": "bench", "root": str(scratch / "df_video")})
@@ -194,7 +199,7 @@ def main() -> None:
 
         verdict_v = "met" if ratio_video >= TARGET_VIDEO else f"MISSED by {TARGET_VIDEO / ratio_video:.2f}x"
         verdict_s = "met" if ratio_state >= TARGET_STATE else f"MISSED by {TARGET_STATE / ratio_state:.2f}x"
-        print(f"headline: demoforge/lerobot throughput {ratio_video:.2f}x with video (vs lerobot {best_mode}; "
+        print(f"headline: demoforge/lerobot throughput {ratio_video:.2f}x with {args.codec} video (vs lerobot {best_mode}; "
               f"target {TARGET_VIDEO:g}x {verdict_v}), {ratio_state:.2f}x state only "
               f"(target {TARGET_STATE:g}x {verdict_s})")
     finally:
