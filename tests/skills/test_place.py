@@ -42,3 +42,12 @@ def test_unstack_then_put_down_never_lands_on_the_old_support():
     run(scene, ctx, "unstack", ["a", "b"], seed=5)
     run(scene, ctx, "put-down", ["a"], seed=5)
     assert abs(pose(scene, "a")[0][2] - (TABLE_Z + CUBE / 2)) < 0.002
+
+
+def test_skills_chain_into_a_tower_of_three():
+    scene, ctx = make(cube("a", 0.45, -0.15, quat=yaw_quat(30)), cube("b", 0.55, 0.0), cube("c", 0.42, 0.15))
+    for op, args in (("pick-up", ["b"]), ("stack", ["b", "a"]), ("pick-up", ["c"]), ("stack", ["c", "b"])):
+        run(scene, ctx, op, args, seed=9)
+    (a, _), (b, _), (c, _) = pose(scene, "a"), pose(scene, "b"), pose(scene, "c")
+    np.testing.assert_allclose([b[2] - a[2], c[2] - b[2]], [CUBE, CUBE], atol=0.004)
+    assert np.abs(c[:2] - a[:2]).max() < 0.008
