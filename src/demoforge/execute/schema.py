@@ -12,7 +12,7 @@ Per-tick features (data parquet columns):
 | action               | float32 | (n_arm + 1,) | commanded arm joint targets [rad] + commanded gripper closedness in force during the tick |
 | raw_command          | float32 | (m,)         | the controller input verbatim (joint targets, or TCP delta for cartesian_delta) + gripper |
 | sim.state            | float64 | (n_state,)   | MuJoCo mjSTATE_INTEGRATION snapshot at the tick (before the tick's command is applied) |
-| symbolic.state       | bool    | (n_atoms,)   | truth of each atom (names: the atoms, e.g. "(on a b)") at the tick |
+| symbolic.state       | bool    | (n_atoms,)   | truth of each atom at the tick; names are the atoms, e.g. "(on a b)", the sorted union over the run's problems (an atom of another problem is false) |
 | plan.operator        | int64   | (1,)         | index into meta/demoforge/vocab.json "operators" of the operator running (-1 = none) |
 | plan.phase           | int64   | (1,)         | index into meta/demoforge/vocab.json "phases" of the skill phase running (-1 = none) |
 
