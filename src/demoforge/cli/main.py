@@ -2,9 +2,11 @@
 
 import typer
 
+from demoforge.cli import bake as bake_cli
 from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
 from demoforge.cli import env as env_cli
+from demoforge.cli import generate as generate_cli
 from demoforge.cli import randomize as randomize_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
@@ -16,6 +18,8 @@ app.add_typer(tasks_cli.app, name="tasks", help="PDDL task families.")
 app.add_typer(env_cli.app, name="env", help="Environment packages: scenes, profiles and reset states.")
 app.add_typer(randomize_cli.app, name="randomize", help="Physics domain randomization: sample and inspect draws.")
 app.command("demo")(demo_cli.demo)
+app.command("generate")(generate_cli.generate)
+app.command("bake")(bake_cli.bake)
 
 
 if __name__ == "__main__":
