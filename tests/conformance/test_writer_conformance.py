@@ -14,11 +14,14 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conformance_scenarios import FPS, Written, assert_lerobot_sees_what_was_written, cameras, state_features, write
-from demoforge.dataset import Feature, VideoSettings
+from conformance_scenarios import (
+    FPS, Written, assert_lerobot_sees_what_was_written, cameras, episode, state_features, write,
+)
+from demoforge.dataset import DatasetWriter, Feature, VideoSettings
 from lerobot_harness import FIXTURES, LerobotDump, ProbeFailure, probe_many, require_dump
 
 pytestmark = pytest.mark.conformance
@@ -61,12 +64,43 @@ def scenario_many_files(root: Path) -> Written:
     return write(root, features, plan, seed=5, video_file_duration_s=0.6, data_file_size_mb=0.002)
 
 
+class _Interrupted(Exception):
+    pass
+
+
+def scenario_resumed(root: Path) -> Written:
+    """Interrupted mid-episode (frames of a third episode added), resumed, finished."""
+    features = {**state_features(), **cameras((48, 64))}
+    rng = np.random.default_rng(np.random.SeedSequence([6]))
+    written = Written(features)
+    try:
+        with DatasetWriter.create(root, fps=FPS, features=features, video=VideoSettings.lerobot_default()) as w:
+            for length, task in ((9, "first"), (13, "second")):
+                cols = episode(rng, length, features)
+                w.add_episode(cols, task=task)
+                written.episodes.append(cols)
+                written.tasks.append(task)
+            partial = episode(rng, 5, features)
+            for t in range(5):
+                w.add_frame({k: v[t] for k, v in partial.items()}, task="lost")
+            raise _Interrupted
+    except _Interrupted:
+        pass
+    with DatasetWriter.resume(root) as w:
+        cols = episode(rng, 11, features)
+        assert w.add_episode(cols, task="third") == 2
+        written.episodes.append(cols)
+        written.tasks.append("third")
+    return written
+
+
 SCENARIOS: dict[str, Callable[[Path], Written]] = {
     "state_only": scenario_state_only,
     "two_cameras_h264": scenario_two_cameras_h264,
     "lerobot_default_av1": scenario_lerobot_default_av1,
     "extra_columns": scenario_extra_columns,
     "many_files": scenario_many_files,
+    "resumed": scenario_resumed,
 }
 
 
