@@ -152,6 +152,16 @@ def assert_lerobot_sees_what_was_written(written: Written, dump: LerobotDump) ->
                 assert mad < min(ahead, behind), f"{key} episode {ep}: decoded frames look shifted"
 
     for key, f in written.features.items():
+        if f.dtype != "video":
+            continue
+        # Per-channel [3, 1, 1] on [0, 1], as lerobot shapes image stats. Re-encoded or
+        # lerobot-written sources are measured on decoded pixels, hence the tolerance.
+        mean = written.column(key).reshape(-1, 3).mean(axis=0) / 255.0
+        got_mean = np.asarray(dump.stats[key]["mean"], dtype=np.float64)
+        assert got_mean.shape == (3, 1, 1), f"stats {key} mean shape {got_mean.shape}"
+        np.testing.assert_allclose(got_mean.ravel(), mean, atol=0.01, err_msg=f"stats {key} mean")
+
+    for key, f in written.features.items():
         if f.dtype == "video":
             continue
         values = written.column(key).astype(np.float64).reshape(n, -1)

@@ -53,8 +53,11 @@ def scenario_lerobot_default_av1(root: Path) -> Written:
 def scenario_extra_columns(root: Path) -> Written:
     features = {**state_features(), **cameras((64, 64))}
     plan = [(8, "wipe"), (11, "wipe"), (6, "sweep")]
-    extra = lambda i: {"seed": 1000 + i, "outcome": {"success": i != 1, "steps": [i, i + 1]}}  # noqa: E731
-    return write(root, features, plan, seed=4, extra=extra)
+    return write(root, features, plan, seed=4, extra=_extra)
+
+
+def _extra(i: int) -> dict:
+    return {"seed": 1000 + i, "outcome": {"success": i != 1, "steps": [i, i + 1]}}
 
 
 def scenario_many_files(root: Path) -> Written:
