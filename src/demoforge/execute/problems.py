@@ -1,0 +1,158 @@
+"""What a run executes: problems (PDDL files or environment packages) and their episodes.
+
+A `Problem` is one PDDL problem with its scene sidecar and, when it came from an
+environment package, the package's profiles and reset states. `start_episode(problem,
+run_seed, episode)` builds everything episode `episode` starts from: a compiled scene,
+its symbol binding, the reset state loaded into `scene.data`, and the JSON records of
+what was drawn. It is a pure function of (run seed, problem name, episode index), never
+of the environment slot or the worker that runs it, which is what makes a run's output
+independent of `--envs` and `--workers`.
+
+Seeding: `episode_seed(run_seed, problem, episode)` is a `SeedSequence` with entropy
+(run seed, crc32 of the problem name) and spawn key (episode,); its children, in order,
+drive the scene draw, the reset state, the skills' parameters and the physics
+randomization draw.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.envs import EnvProblem, load_env_package, open_profile, restore_reset
+from demoforge.errors import DemoforgeError
+from demoforge.randomize.scene import draw_to_dict, sample_scene
+from demoforge.envs.scene import build_task_scene
+from demoforge.sim import Scene
+from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
+from demoforge.tasks import SceneParams, Task, load_task, scene_from_json
+
+SIDECAR_SUFFIX = ".scene.json"
+STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an episode seed, in order
+
+
+class ExecuteError(DemoforgeError):
+    """A run cannot be set up or continued (bad inputs, a changed run folder)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """One problem a run executes."""
+
+    name: str  # PDDL problem name (unique within a run)
+    task: Task  # parsed problem
+    params: SceneParams  # its scene sidecar
+    problem_text: str  # PDDL problem text as read (recorded in meta/demoforge/scenes/)
+    source: str  # the file or package it came from
+    package: EnvProblem | None = None  # set when it came from an environment package
+    package_root: str | None = None  # that package's folder
+
+
+def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> list[Problem]:
+    """Problems from PDDL files (each with its `<stem>.scene.json` sidecar) and environment
+    package folders (all their problems), in the order given; every bad path reported at once."""
+    out: list[Problem] = []
+    problems: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            try:
+                pkg = load_env_package(path)
+            except DemoforgeError as exc:
+                problems.append(str(exc))
+                continue
+            for p in pkg.problems:
+                text = (pkg.root / p.entry.name / "problem.pddl").read_text(encoding="utf-8")
+                out.append(Problem(p.entry.name, p.task, p.params, text, str(path), p, str(path)))
+            continue
+        if not path.is_file():
+            problems.append(f"{str(path)!r}: neither a PDDL problem file nor an environment package folder")
+            continue
+        sidecar = path.with_name(path.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
+        if not sidecar.is_file():
+            problems.append(f"{str(path)!r}: no scene sidecar {str(sidecar)!r} (generate problems with "
+                            "`demoforge tasks gen`, or build an environment package)")
+            continue
+        try:
+            task = load_task(path, domain)
+            params = scene_from_json(sidecar.read_text(encoding="utf-8"), file=str(sidecar))
+        except DemoforgeError as exc:
+            problems.append(str(exc))
+            continue
+        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path)))
+    seen: dict[str, str] = {}
+    for p in out:
+        if p.name in seen:
+            problems.append(f"problem name {p.name!r} appears twice ({seen[p.name]} and {p.source}); names must be unique")
+        seen[p.name] = p.source
+    if not out and not problems:
+        problems.append("no problems given")
+    if problems:
+        raise ExecuteError("cannot load the run's problems:\n  " + "\n  ".join(problems))
+    return out
+
+
+def problem_key(name: str) -> int:
+    """A stable integer for a problem name (seed entropy)."""
+    return zlib.crc32(name.encode("utf-8"))
+
+
+def episode_seed(run_seed: int, problem: str, episode: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence([int(run_seed), problem_key(problem)], spawn_key=(int(episode),))
+
+
+def episode_rngs(run_seed: int, problem: str, episode: int) -> dict[str, np.random.Generator]:
+    """One Generator per `STREAMS` entry for the episode."""
+    children = episode_seed(run_seed, problem, episode).spawn(len(STREAMS))
+    return {name: np.random.default_rng(s) for name, s in zip(STREAMS, children, strict=True)}
+
+
+def seed_record(run_seed: int, problem: str, episode: int) -> dict:
+    """The episode's seed as recorded (`demoforge/seed`)."""
+    return {"run_seed": int(run_seed), "entropy": [int(run_seed), problem_key(problem)], "spawn_key": [int(episode)],
+            "episode": int(episode), "streams": list(STREAMS)}
+
+
+@dataclass(frozen=True, eq=False)
+class EpisodeStart:
+    """A scene in the first state of one episode."""
+
+    problem: Problem
+    episode: int  # index within the problem
+    scene: Scene  # compiled, `scene.data` holds the reset state (kinematics current)
+    binding: Binding  # task symbols bound to `scene`
+    rngs: dict[str, np.random.Generator]  # the episode's streams (see STREAMS)
+    records: dict  # JSON: seed, env_package, scene_draw, reset_state
+
+
+def start_episode(problem: Problem, run_seed: int, episode: int) -> EpisodeStart:
+    """Build episode `episode` of `problem` (a pure function of its arguments)."""
+    rngs = episode_rngs(run_seed, problem.name, episode)
+    if problem.package is not None:
+        profiles = problem.package.profiles
+        k, i = episode % len(profiles), (episode // len(profiles)) % len(profiles[0].states)
+        scene, binding = open_profile(problem.package, k)
+        restore_reset(scene, profiles[k], i)
+        draw = profiles[k].entry.draw
+        env = {"package": problem.package_root, "profile": k, "reset_state": i}
+        reset = profiles[k].samples[i]
+    else:
+        draw = sample_scene(problem.params, rngs["scene"])
+        scene, binding = build_task_scene(problem.task, problem.params, draw)
+        state = sample_reset_state(scene, binding, problem.params, draw, rngs["reset"])
+        env = None
+        reset = {"attempts": state.attempts, "poses": poses_to_json(state.poses)}
+    records = {"seed": seed_record(run_seed, problem.name, episode), "env_package": env,
+               "scene_draw": draw_to_dict(draw), "reset_state": reset}
+    return EpisodeStart(problem, episode, scene, binding, rngs, records)
+
+
+def start_layout_scene(problem: Problem) -> tuple[Scene, Binding]:
+    """A scene of `problem` for reading its symbols and state size (profile 0, or a fixed draw)."""
+    if problem.package is not None:
+        return open_profile(problem.package, 0)
+    draw = sample_scene(problem.params, np.random.default_rng(0))
+    return build_task_scene(problem.task, problem.params, draw)

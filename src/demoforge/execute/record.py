@@ -1,0 +1,183 @@
+"""Recording episodes per the raw dataset contract (`demoforge.execute.schema`).
+
+`RunLayout` fixes, once per run, everything every shard must agree on: the atom names
+(sorted union over the run's problems), the operator and phase vocabularies, the arm,
+the control law and the physics-state width. `EpisodeRecorder` accumulates one episode's
+ticks (and drops a failed attempt's ticks when the runner restores a snapshot).
+
+sim.state width: a run whose problems have different numbers of blocks has different
+MuJoCo state sizes; a dataset feature has one shape, so rows are the run's largest size
+and a smaller model's row ends in NaN (`replay` reads the first `state_size(model)` values).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+from pddl.logic.base import And
+from pddl.logic.predicates import Predicate
+
+from demoforge.dataset import Feature
+from demoforge.execute import schema
+from demoforge.execute.problems import ExecuteError, Problem
+from demoforge.sim import ControlLaw, Scene, gripper_closedness, snapshot, state_size
+from demoforge.skills import PHASES
+from demoforge.tasks import Task
+from demoforge.tasks.pddl_text import Atom, format_atom
+from demoforge.tasks.scene import scene_to_json
+
+SCENE_SCHEMA = "demoforge.execute.scene/1"
+
+
+@dataclass(frozen=True, eq=False)
+class RunLayout:
+    """What all episodes of a run share."""
+
+    atoms: tuple[str, ...]  # symbolic.state names, e.g. "(on a b)", sorted
+    operators: tuple[str, ...]  # plan.operator vocabulary, sorted
+    phases: tuple[str, ...]  # plan.phase vocabulary (skills.PHASES)
+    joint_names: tuple[str, ...]  # arm joints
+    law: ControlLaw  # the robot card's control law (joint_position)
+    n_state: int  # sim.state width: the largest state size among the problems
+    fps: int  # control and recording rate [Hz]
+
+    def __post_init__(self):
+        object.__setattr__(self, "_atom_col", {a: k for k, a in enumerate(self.atoms)})
+        object.__setattr__(self, "_op_col", {o: k for k, o in enumerate(self.operators)})
+
+    def atom_column(self, atom: Atom) -> int | None:
+        return self._atom_col.get(format_atom(atom))
+
+    def operator_index(self, name: str) -> int:
+        return self._op_col[name]
+
+    def features(self) -> dict[str, Feature]:
+        n = len(self.joint_names)
+        return schema.raw_features(n_arm=n, n_command=n, n_state=self.n_state, atoms=list(self.atoms),
+                                   joint_names=list(self.joint_names))
+
+    def vocab(self) -> dict:
+        return {"operators": list(self.operators), "phases": list(self.phases), "atoms": list(self.atoms)}
+
+
+def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
+    """The layout of a run over `problems` (builds one scene per problem to read its symbols)."""
+    from demoforge.execute.problems import start_layout_scene
+
+    atoms: set[str] = set()
+    operators: set[str] = set()
+    sizes, card = [], None
+    for p in problems:
+        scene, binding = start_layout_scene(p)
+        atoms.update(format_atom(a) for a in binding.candidates)
+        operators.update(p.task.index.actions)
+        sizes.append(state_size(scene.model))
+        if card is None:
+            card = scene.robot.card
+        elif scene.robot.card != card:
+            raise ExecuteError(f"problem {p.name!r} uses robot {scene.robot.card.name!r}, others {card.name!r}; "
+                               "one robot per run")
+    law = card.controller
+    if law.mode != "joint_position":
+        raise ExecuteError(f"robot {card.name!r} has control law mode {law.mode!r}; the expert's skills command "
+                           "joint targets, so the card's controller must be joint_position")
+    return RunLayout(tuple(sorted(atoms)), tuple(sorted(operators)), tuple(PHASES), tuple(card.arm_joints), law,
+                     max(sizes), int(fps))
+
+
+class EpisodeRecorder:
+    """One episode's per-tick rows, appended tick by tick."""
+
+    def __init__(self, layout: RunLayout, scene: Scene):
+        self.layout, self.scene = layout, scene
+        self._rows: dict[str, list] = {k: [] for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND,
+                                                       schema.SIM_STATE, schema.SYMBOLIC_STATE, schema.OPERATOR,
+                                                       schema.PHASE)}
+        self._vec: dict[frozenset, np.ndarray] = {}
+        self._pad = layout.n_state - state_size(scene.model)
+
+    @property
+    def length(self) -> int:
+        return len(self._rows[schema.STATE])
+
+    def _symbols(self, atoms: frozenset) -> np.ndarray:
+        vec = self._vec.get(atoms)
+        if vec is None:
+            vec = np.zeros(len(self.layout.atoms), bool)
+            for a in atoms:
+                col = self.layout.atom_column(a)
+                if col is not None:
+                    vec[col] = True
+            self._vec[atoms] = vec
+        return vec
+
+    def record(self, atoms: frozenset, command: np.ndarray, gripper: float, operator: int, phase: int) -> None:
+        """The tick about to be stepped: state before the command, and the command."""
+        m, d, robot = self.scene.model, self.scene.data, self.scene.robot
+        rows = self._rows
+        obs = np.empty(len(robot.arm_qpos) + 1, np.float32)
+        obs[:-1] = d.qpos[robot.arm_qpos]
+        obs[-1] = gripper_closedness(robot, d.qpos)
+        act = np.empty_like(obs)
+        act[:-1], act[-1] = command, gripper
+        rows[schema.STATE].append(obs)
+        rows[schema.ACTION].append(act)
+        rows[schema.RAW_COMMAND].append(act)
+        state = snapshot(m, d)
+        if self._pad:
+            state = np.concatenate([state, np.full(self._pad, np.nan)])
+        rows[schema.SIM_STATE].append(state)
+        rows[schema.SYMBOLIC_STATE].append(self._symbols(atoms))
+        rows[schema.OPERATOR].append(operator)
+        rows[schema.PHASE].append(phase)
+
+    def truncate(self, length: int) -> None:
+        """Drop every tick from `length` on (a failed attempt, undone by a restore)."""
+        for rows in self._rows.values():
+            del rows[length:]
+
+    def columns(self) -> dict[str, np.ndarray]:
+        rows = self._rows
+        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND, schema.SIM_STATE,
+                                             schema.SYMBOLIC_STATE)}
+        out[schema.OPERATOR] = np.asarray(rows[schema.OPERATOR], np.int64).reshape(-1, 1)
+        out[schema.PHASE] = np.asarray(rows[schema.PHASE], np.int64).reshape(-1, 1)
+        return out
+
+
+def goal_atoms(task: Task) -> list[Atom]:
+    """The goal's atoms when it is a conjunction of atoms (in the goal's order), else []."""
+    goal = task.goal
+    parts = goal.operands if isinstance(goal, And) else (goal,)
+    if not all(isinstance(p, Predicate) for p in parts):
+        return []
+    return [(str(p.name), *(str(t.name) for t in p.terms)) for p in parts]
+
+
+_WORDS = {
+    "on": lambda x, y: f"stack {x} on {y}",
+    "on_table": lambda x: f"put {x} on the table",
+    "clear": lambda x: f"clear {x}",
+    "holding": lambda x: f"hold {x}",
+    "hand_empty": lambda: "leave the hand empty",
+    "face_up": lambda x, f: f"turn {x} so that its {f} face is up",
+    "yaw": lambda x, a: f"rotate {x} to {a}",
+    "in_region": lambda x, r: f"place {x} in the {r} region",
+}
+
+
+def goal_words(task: Task) -> str:
+    """The goal in words, e.g. "stack white on pink, then stack pink on green"."""
+    atoms = goal_atoms(task)
+    if not atoms or any(a[0] not in _WORDS for a in atoms):
+        return f"reach {task.index.goal_text}"
+    return ", ".join(_WORDS[a[0]](*a[1:]) for a in atoms)
+
+
+def scene_inputs(problem: Problem) -> dict:
+    """meta/demoforge/scenes/<problem>.json: what rebuilds the problem's models with a draw."""
+    return {"schema": SCENE_SCHEMA, "problem": problem.name, "problem_pddl": problem.problem_text,
+            "domain_pddl": problem.task.domain_text, "domain_name": problem.task.domain_name,
+            "scene_sidecar": json.loads(scene_to_json(problem.params)), "source": problem.source}

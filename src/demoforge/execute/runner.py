@@ -1,0 +1,325 @@
+"""The expert runner: plan -> skill -> settle -> verify -> retry -> re-plan, on a VecSimEnv.
+
+Each env plans from its own abstract state. A step's skill is planned whole (a
+precomputed trajectory) and then indexed tick by tick while all envs step together.
+After the skill the env holds its last command for `settle_s` and the abstraction is
+compared with the operator's effects applied to the state before the step (adds must
+hold, deletes must not, nothing else may change). On a mismatch, or when the skill
+cannot be planned, the pre-skill snapshot is restored, the failed attempt's frames are
+dropped from the recording and the step is retried with fresh parameters, up to
+`max_retries` times; then the runner re-plans from the abstraction of the current
+(settled) state, up to `max_replans` times. An episode succeeds only if the goal holds
+in the final, settled state; otherwise its cause is {skill, step, predicate, kind}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from demoforge.errors import PlanningError
+from demoforge.execute.problems import ExecuteError, Problem
+from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words
+from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
+from demoforge.sim import restore, snapshot
+from demoforge.skills import plan_skill, skill_context
+from demoforge.tasks import Step, apply, holds
+from demoforge.tasks.planning import default_planner
+from demoforge.tasks.pddl_text import format_atom
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """Recovery limits and timing of the expert runner."""
+
+    max_retries: int = 3  # extra attempts of one step, each from the pre-skill snapshot with new parameters
+    max_replans: int = 2  # re-plans from the current abstraction once a step's attempts are used up
+    settle_s: float = 0.2  # arm held still after each skill before its effects are verified [s]
+    max_episode_s: float = 180.0  # an episode still running after this is a "timeout" failure [s]
+    plan_budget_s: float = 1.0  # time budget of the first planner in the chain per call [s]
+    control_hz: float = 60.0  # control and recording rate [Hz]
+
+    def __post_init__(self):
+        problems = [f"{n} must be >= 0, got {getattr(self, n)}" for n in ("max_retries", "max_replans", "settle_s")
+                    if not getattr(self, n) >= 0]
+        problems += [f"{n} must be > 0, got {getattr(self, n)}" for n in ("max_episode_s", "plan_budget_s", "control_hz")
+                     if not getattr(self, n) > 0]
+        if problems:
+            raise ExecuteError("invalid RunnerSettings:\n  " + "\n  ".join(problems))
+
+
+@dataclass(frozen=True, eq=False)
+class EpisodeResult:
+    """One finished episode, ready for the writer."""
+
+    problem: str  # problem name
+    episode: int  # index within the problem
+    success: bool  # the goal holds in the final settled state
+    columns: dict[str, np.ndarray]  # per-tick features (execute.schema)
+    task: str  # task string (the goal in words)
+    extra: dict  # per-episode records (execute.schema.EPISODE_EXTRAS)
+
+    @property
+    def failure_kind(self) -> str | None:
+        return None if self.success else self.extra["failure"]["kind"]
+
+
+# A skill's own failure kinds mapped onto the episode cause kinds of the schema.
+_KIND = {"ik": "ik", "collision": "collision", "timeout": "timeout", "precondition": "physics"}
+
+# Injection point for tests: called after each skill's settle, before verification.
+AfterSkill = Callable[[int, PddlEpisode, Step, int], None]
+
+
+class _Slot:
+    """One env's episode in progress."""
+
+    def __init__(self, runner: ExpertRunner, i: int):
+        self.r, self.i = runner, i
+        env = runner.env
+        self.ep: PddlEpisode = env.contexts[i]
+        self.problem: Problem = runner.problems[env.ids[i][0]]
+        self.task = self.problem.task
+        self.scene = self.ep.scene
+        b = self.ep.binding
+        regions = {name: tuple(float(v) for v in box) for name, box in zip(b.regions, b.region_box, strict=True)}
+        self.ctx = skill_context(self.scene, regions=regions)
+        self.rng = self.ep.start.rngs["skills"]
+        self.rec = EpisodeRecorder(runner.layout, self.scene)
+        self.steps: list[Step] = []
+        self.k = 0  # index into steps
+        self.attempt = 0
+        self.replans: list[dict] = []
+        self.retries: list[dict] = []
+        self.executed: list[dict] = []
+        self.plan = None  # SkillPlan being executed
+        self.t = 0  # tick within plan (then settle ticks)
+        self.pre = None  # (snapshot, frames, atoms) before the current step
+        self.op = -1
+        self.outcome: tuple[bool, dict | None] | None = None
+        self.settle_ticks = round(runner.settings.settle_s * runner.settings.control_hz)
+        self.hold = (self.scene.data.ctrl[self.scene.robot.arm_actuators].copy(), self._gripper_now())
+        self._begin()
+
+    def _gripper_now(self) -> float:
+        r = self.scene.robot
+        c_open, c_closed = r.gripper_ctrl
+        return float(np.clip((self.scene.data.ctrl[r.gripper_actuator] - c_open) / (c_closed - c_open), 0.0, 1.0))
+
+    # -- planning ----------------------------------------------------------------------
+    def _begin(self) -> None:
+        atoms = self.ep.atoms()
+        if not self._make_plan(atoms, why="initial plan"):
+            return
+        self._start_step()
+
+    def _make_plan(self, atoms: frozenset, *, why: str) -> bool:
+        result = default_planner().plan(self.task, state=atoms, time_budget_s=self.r.settings.plan_budget_s)
+        if not result.solved:
+            self._fail(None, self.k, None, "planning", f"{why}: planner {result.planner} says {result.status.value}: "
+                       f"{result.detail}")
+            return False
+        self.steps = self.steps[: self.k] + list(result.plan)
+        if not self.steps[self.k:]:
+            self._finish_if_goal(atoms)
+            return False
+        return True
+
+    def _start_step(self) -> None:
+        """Plan the skill of step k from the current state (first attempt or a retry)."""
+        while True:
+            step = self.steps[self.k]
+            if self.pre is None:
+                self.pre = (snapshot(self.scene.model, self.scene.data), self.rec.length, self.ep.atoms())
+            plan = plan_skill(self.ctx, step.action, step.args, self.rng)
+            if plan.ok:
+                self.plan, self.t = plan, 0
+                self.op = self.r.layout.operator_index(step.action)
+                return
+            cause = {"kind": _KIND.get(plan.failure.kind, "physics"), "phase": plan.failure.phase,
+                     "predicate": None, "message": f"{plan.failure.kind}: {plan.failure.message}"}
+            if not self._note_failure(step, cause):
+                return
+
+    def _note_failure(self, step: Step, cause: dict) -> bool:
+        """Record a failed attempt; True when step k is to be attempted again (state restored)."""
+        self._retry_record(step)["attempts"].append(cause)
+        self.attempt += 1
+        snap, frames, _ = self.pre
+        if self.attempt <= self.r.settings.max_retries:
+            restore(self.scene.model, self.scene.data, snap)
+            self.ep.touch()
+            self.rec.truncate(frames)
+            return True
+        if len(self.replans) < self.r.settings.max_replans:
+            atoms = self.ep.atoms()
+            self.replans.append({"step": self.k, "why": f"{step} failed {self.attempt} time(s); last: {cause['message']}",
+                                 "state": sorted(format_atom(a) for a in atoms if a[0] in self.task.fluent_predicates)})
+            self.attempt, self.pre = 0, None
+            if self._make_plan(atoms, why=f"re-plan {len(self.replans)}"):
+                return True
+            return False
+        self._fail(step, self.k, cause["predicate"], cause["kind"], cause["message"])
+        return False
+
+    def _retry_record(self, step: Step) -> dict:
+        if not self.retries or self.retries[-1]["step"] != self.k or self.retries[-1]["operator"] != str(step) \
+                or self.retries[-1]["replan"] != len(self.replans):
+            self.retries.append({"step": self.k, "operator": str(step), "replan": len(self.replans), "attempts": []})
+        return self.retries[-1]
+
+    # -- per tick ----------------------------------------------------------------------
+    def command(self) -> tuple[np.ndarray, float, int, int]:
+        plan = self.plan
+        if plan is not None and self.t < plan.ticks:
+            q, g = plan.q[self.t], float(plan.gripper[self.t])
+            self.hold = (q, g)
+            return q, g, self.op, int(plan.phase[self.t])
+        last = int(plan.phase[-1]) if plan is not None and plan.ticks else -1
+        return self.hold[0], self.hold[1], self.op, last
+
+    def advance(self) -> None:
+        """After a tick: move along the plan; after the settle, verify."""
+        if self.plan is None:
+            return
+        self.t += 1
+        if self.t < self.plan.ticks + self.settle_ticks:
+            return
+        step = self.steps[self.k]
+        if self.r.after_skill is not None:
+            self.r.after_skill(self.i, self.ep, step, self.attempt)
+            self.ep.touch()
+        cause = self._verify(step)
+        if cause is None:
+            self.executed.append({"step": self.k, "operator": step.action, "args": list(step.args),
+                                  "params": self.plan.params, "attempts": self.attempt + 1,
+                                  "ticks": [self.pre[1], self.rec.length]})
+            self.k, self.attempt, self.pre, self.plan = self.k + 1, 0, None, None
+            if self.k == len(self.steps):
+                self._finish_if_goal(self.ep.atoms())
+            else:
+                self._start_step()
+            return
+        self.plan = None
+        if self._note_failure(step, cause):
+            self._start_step()
+
+    def _verify(self, step: Step) -> dict | None:
+        actual = self.ep.atoms()
+        before = self.pre[2]
+        try:
+            expected = apply(self.task, before, step)
+        except PlanningError as exc:
+            return {"kind": "physics", "phase": None, "predicate": None, "message": f"precondition: {exc}"}
+        adds, dels = expected - before, before - expected
+        fluent = self.task.fluent_predicates
+        missing = sorted(adds - actual)
+        lingering = sorted(dels & actual)
+        other = sorted(a for a in (actual ^ expected) if a[0] in fluent)
+        for kind, atoms in (("add effect missing", missing), ("delete effect still holds", lingering),
+                            ("unexpected change", other)):
+            if atoms:
+                return {"kind": "physics", "phase": None, "predicate": format_atom(atoms[0]),
+                        "message": f"{step}: {kind}: " + " ".join(format_atom(a) for a in atoms)}
+        return None
+
+    def _finish_if_goal(self, atoms: frozenset) -> None:
+        if holds(self.task, self.task.goal, atoms):
+            self.outcome = (True, None)
+            return
+        step = self.steps[-1] if self.steps else None
+        if len(self.replans) < self.r.settings.max_replans:
+            self.replans.append({"step": self.k, "why": "the plan ended without the goal holding",
+                                 "state": sorted(format_atom(a) for a in atoms if a[0] in self.task.fluent_predicates)})
+            if self._make_plan(atoms, why=f"re-plan {len(self.replans)}"):
+                self._start_step()
+            return
+        missing = [format_atom(a) for a in goal_atoms(self.task) if a not in atoms]
+        self._fail(step, self.k, missing[0] if missing else None, "physics", "the goal does not hold at the end")
+
+    def _fail(self, step: Step | None, k: int, predicate: str | None, kind: str, message: str) -> None:
+        self.plan = None
+        self.outcome = (False, {"skill": None if step is None else step.action,
+                                "args": None if step is None else list(step.args), "step": k,
+                                "predicate": predicate, "kind": kind, "message": message})
+
+    def timeout(self) -> None:
+        step = self.steps[self.k] if self.k < len(self.steps) else None
+        self._fail(step, self.k, None, "timeout", f"the episode ran past {self.r.settings.max_episode_s} s")
+
+    def result(self) -> EpisodeResult:
+        ok, failure = self.outcome
+        if self.rec.length == 0:  # failed before any tick: one frame of the reset state
+            q, g, _, _ = self.command()
+            self.rec.record(self.ep.atoms(), q, g, -1, -1)
+        extra = dict(self.ep.start.records)
+        extra.update({
+            "problem": self.problem.name,
+            "randomization": None,
+            "goal": [format_atom(a) for a in goal_atoms(self.task)],
+            "plan": self.executed,
+            "retries": self.retries,
+            "replans": {"count": len(self.replans), "why": self.replans},
+            "outcome": "success" if ok else "failure",
+            "failure": failure,
+        })
+        return EpisodeResult(self.problem.name, self.ep.start.episode, ok, self.rec.columns(),
+                             goal_words(self.task), extra)
+
+
+class ExpertRunner:
+    """Runs `episodes` episodes of each problem on `num_envs` envs and hands each finished
+    episode to `on_episode` (in completion order; the caller orders them)."""
+
+    def __init__(self, problems: list[Problem], layout: RunLayout, *, num_envs: int, seed: int,
+                 episodes: list[tuple[int, int]], settings: RunnerSettings = RunnerSettings(),
+                 after_skill: AfterSkill | None = None):
+        self.problems, self.layout, self.settings, self.after_skill = problems, layout, settings, after_skill
+        max_ticks = round(settings.max_episode_s * settings.control_hz)
+        tasks = [pddl_task(p, max_ticks=max_ticks + 1, terminate_on_success=False) for p in problems]
+        self.env = VecSimEnv(tasks, num_envs, episodes=episodes, seed=seed, control_hz=settings.control_hz)
+        self.max_ticks = max_ticks
+
+    def run(self, on_episode: Callable[[EpisodeResult], None]) -> None:
+        env = self.env
+        env.reset()
+        slots: list[_Slot | None] = [None] * env.num_envs
+        n_arm = None
+
+        def fill(i: int) -> None:
+            while env.ids[i] is not None:
+                slot = _Slot(self, i)
+                if slot.outcome is None:
+                    slots[i] = slot
+                    return
+                on_episode(slot.result())
+                env.finish(i)
+            slots[i] = None
+
+        for i in range(env.num_envs):
+            fill(i)
+        while any(s is not None for s in slots):
+            n_arm = n_arm or env.n_arm
+            actions = np.zeros((env.num_envs, n_arm + 1))
+            for i, slot in enumerate(slots):
+                if slot is None:
+                    continue
+                q, g, op, ph = slot.command()
+                slot.rec.record(slot.ep.atoms(), q, g, op, ph)
+                actions[i, :n_arm], actions[i, n_arm] = q, g
+            for i, slot in enumerate(slots):
+                if slot is not None:
+                    env.step_one(i, actions[i, :n_arm], actions[i, n_arm])
+            for i, slot in enumerate(slots):
+                if slot is None:
+                    continue
+                slot.advance()
+                if slot.outcome is None and slot.rec.length >= self.max_ticks:
+                    slot.timeout()
+                if slot.outcome is not None:
+                    on_episode(slot.result())
+                    env.finish(i)
+                    fill(i)
+
