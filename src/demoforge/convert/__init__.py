@@ -1,0 +1,26 @@
+"""Bake: project canonical raw episodes to training conventions at a chosen control rate.
+
+    from demoforge.convert import BakeConfig, bake
+    bake(["raw/"], "train/", BakeConfig(convention="joint_vel", control_freq=15))
+
+`read_episode` turns any LeRobot v3 episode into a canonical `Episode`; `project` is the
+pure convention function; `dead_ticks`/`keep_mask` the idle filter; `write_v21` the
+older layout. See each module's docstring.
+"""
+
+from demoforge.convert.bake import BAKE_PATH, bake, bake_stamp, verify
+from demoforge.convert.conventions import (
+    CONVENTIONS, DEFAULT_CONVENTION, Projection, output_ticks, project, stride_for, valid_rates,
+)
+from demoforge.convert.episode import READERS, BakeError, CameraRef, Episode, read_episode, read_law, source_kind
+from demoforge.convert.filters import IdleFilter, dead_ticks, keep_mask, wanted_outcome
+from demoforge.convert.modality import MODALITY_PATH, modality_json
+from demoforge.convert.plan import FORMATS, BakeConfig, BakePlan, make_plan
+from demoforge.convert.v21 import write_v21
+
+__all__ = [
+    "BAKE_PATH", "CONVENTIONS", "DEFAULT_CONVENTION", "FORMATS", "MODALITY_PATH", "READERS", "BakeConfig",
+    "BakeError", "BakePlan", "CameraRef", "Episode", "IdleFilter", "Projection", "bake", "bake_stamp",
+    "dead_ticks", "keep_mask", "make_plan", "modality_json", "output_ticks", "project", "read_episode",
+    "read_law", "source_kind", "stride_for", "valid_rates", "verify", "wanted_outcome", "write_v21",
+]

@@ -1,0 +1,206 @@
+"""Bake: source episodes -> a training dataset under one convention at one rate.
+
+Each worker reads its contiguous share of the plan's episodes one at a time, projects
+them (conventions), filters ticks, writes a shard with DatasetWriter (cameras copied
+packet for packet when nothing changes, else decoded, decimated and encoded as
+streams); shards are merged in order, so the result does not depend on the number of
+workers. The output is stamped (meta/bake.json, meta/modality.json), checked, and
+renamed into place only when complete.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import demoforge
+from demoforge.convert import frames
+from demoforge.convert.conventions import project
+from demoforge.convert.episode import BakeError, Episode, read_episode
+from demoforge.convert.filters import dead_ticks, keep_mask
+from demoforge.convert.modality import MODALITY_PATH, modality_json
+from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
+from demoforge.dataset.check import check_dataset
+from demoforge.dataset.decode import probe_video
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.dataset.merge import merge_datasets
+from demoforge.dataset.reader import open_dataset
+from demoforge.dataset.writer import DatasetWriter
+from demoforge.execute import schema
+
+BAKE_PATH = "meta/bake.json"
+MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s
+
+
+def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = BakeConfig(), *,
+         on_episode: Callable[[int, int], None] | None = None) -> Path:
+    """Bake `sources` into the new root `out`; returns `out`. `on_episode(done, total)` reports progress."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BakeError(f"{out}: exists and is not empty; choose a new output folder")
+    plan, _ = make_plan(list(sources), config)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.bake-", dir=out.parent))
+    try:
+        v3 = tmp / "v3"
+        records = _write(plan, tmp, v3, on_episode)
+        for n, rec in enumerate(records):
+            rec["baked_episode"] = n
+        write_json_atomic(v3 / BAKE_PATH, bake_stamp(plan, records))
+        write_json_atomic(v3 / MODALITY_PATH, modality_json(plan.state_parts, plan.action_parts,
+                                                            list(plan.camera_keys)))
+        verify(v3)
+        final = v3
+        if config.lerobot_format == "v2.1":
+            from demoforge.convert.v21 import write_v21
+
+            final = tmp / "v21"
+            write_v21(v3, final)
+        if out.exists():
+            out.rmdir()
+        final.replace(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _write(plan: BakePlan, tmp: Path, v3: Path, on_episode) -> list[dict[str, Any]]:
+    n = len(plan.items)
+    workers = min(plan.config.workers, n)
+    if workers == 1:
+        return write_shard(plan, 0, n, v3, on_episode)
+    bounds = np.linspace(0, n, workers + 1).round().astype(int)
+    shards = [tmp / f"shard-{k:03d}" for k in range(workers)]
+    ctx = multiprocessing.get_context("spawn")  # the writer runs encoder threads; forking those is unsafe
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        jobs = [pool.submit(write_shard, plan, int(bounds[k]), int(bounds[k + 1]), shards[k], None)
+                for k in range(workers)]
+        records = []
+        for job in jobs:
+            records += job.result()
+            if on_episode:
+                on_episode(len(records), n)
+    merge_datasets(shards, v3, video_file_duration_s=plan.config.max_video_file_s)
+    # merge's own stamp names the temporary shards; bake.json records the real sources
+    (v3 / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)
+    if not any((v3 / DEMOFORGE_META_DIR).iterdir()):
+        (v3 / DEMOFORGE_META_DIR).rmdir()
+    for shard in shards:
+        shutil.rmtree(shard)
+    return records
+
+
+def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
+                on_episode: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
+    """Bake items [start, stop) of the plan into a new dataset at `root`; returns their records."""
+    readers = {}
+    records = []
+    cfg = plan.config
+    segments = Path(tempfile.mkdtemp(prefix=".segments-", dir=root.parent))
+    try:
+        with DatasetWriter.create(root, fps=plan.rate, features=plan.features, robot_type=plan.robot_type,
+                                  video=cfg.video, video_file_duration_s=cfg.max_video_file_s) as writer:
+            for s, i in plan.items[start:stop]:
+                if s not in readers:
+                    readers[s] = open_dataset(plan.sources[s])
+                ep = read_episode(readers[s], i)
+                records.append(_bake_episode(plan, writer, ep, s, segments))
+                for seg in segments.iterdir():
+                    seg.unlink()
+                if on_episode:
+                    on_episode(len(records), stop - start)
+    finally:
+        shutil.rmtree(segments, ignore_errors=True)
+    return records
+
+
+def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, segments: Path) -> dict[str, Any]:
+    cfg = plan.config
+    proj = project(ep, cfg.convention, plan.rate)
+    if (proj.state_parts, proj.action_parts) != (plan.state_parts, plan.action_parts) or \
+            list(proj.action_names) != plan.features[schema.ACTION].names:
+        raise BakeError(f"{ep.source}: episode {ep.index} projects to parts {proj.action_parts} / names "
+                        f"{proj.action_names}, unlike the pool's first episode ({plan.action_parts}); bake apart")
+    keep = keep_mask(dead_ticks(ep, proj.ticks, cfg.idle)) if cfg.filter_idle else np.ones(len(proj.ticks), bool)
+    rows = proj.ticks[keep]
+    cols = {schema.STATE: proj.state[keep], schema.ACTION: proj.action[keep]}
+    if schema.RAW_COMMAND in plan.features:
+        if ep.raw_command is None:
+            raise BakeError(f"{ep.source}: episode {ep.index} has no raw_command, unlike the pool's first episode")
+        cols[schema.RAW_COMMAND] = ep.raw_command[rows].astype(np.float32)
+    encoded, how = {}, {}
+    for key in plan.camera_keys:
+        cam = ep.cameras[key]
+        if plan.stride == 1 and keep.all() and frames.can_copy(cam, cfg.video, plan.rate):
+            encoded[key], how[key] = frames.copied(cam), "copied"
+        else:
+            seg = segments / f"{len(how)}.mp4"
+            encoded[key] = frames.reencode(cam, rows, source_fps=ep.fps, out=seg, settings=cfg.video, fps=plan.rate)
+            how[key] = "encoded"
+    extra = dict(ep.extra)
+    extra["bake_source"] = {"source": s, "episode_index": ep.index, "sha256": ep.sha256}
+    writer.add_episode(cols, task=cfg.task or ep.task, extra=extra, encoded=encoded)
+    return {"source": s, "source_episode": ep.index, "sha256": ep.sha256, "outcome": ep.outcome,
+            "ticks_in": ep.length, "ticks_out": int(rows.size),
+            "idle_dropped": int(len(proj.ticks) - rows.size), "video": how}
+
+
+def git_commit() -> str | None:
+    """The demoforge checkout's commit, or None when it is not run from a git checkout."""
+    try:
+        proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(demoforge.__file__).parent,
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """meta/bake.json: everything needed to know (and redo) what the labels mean."""
+    cfg = plan.config
+    return {
+        "convention": cfg.convention,
+        "control_freq": plan.rate,
+        "native_freq": plan.fps,
+        "stride": plan.stride,
+        "state": {"names": plan.features[schema.STATE].names, "parts": plan.state_parts},
+        "action": {"names": plan.features[schema.ACTION].names, "parts": plan.action_parts},
+        "gripper": {"quantity": "closedness", "open": 0.0, "closed": 1.0,
+                    "from": "mean finger travel (robot card) in the state; the commanded value under "
+                            "joint_target is unclamped (> 1 squeezes)"},
+        "control_law": plan.law,
+        "filters": {"include_failures": cfg.include_failures, "filter_idle": cfg.filter_idle,
+                    "idle": cfg.idle.to_json()},
+        "task_override": cfg.task,
+        "sources": [{"root": str(p), "episodes": [r for r in records if r["source"] == s]}
+                    for s, p in enumerate(plan.sources)],
+        "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
+        "video": {"encoder": cfg.video.encoder, "settings": cfg.video.to_json(),
+                  "max_video_file_s": cfg.max_video_file_s, "cameras": list(plan.camera_keys)},
+        "lerobot_format": cfg.lerobot_format,
+        "config": cfg.stamp(),
+    }
+
+
+def verify(root: Path) -> None:
+    """Fail the bake if the dataset does not check, or any video file is longer than MAX_VIDEO_FILE_S."""
+    problems = [str(p) for p in check_dataset(root)]
+    for mp4 in sorted(root.glob("videos/**/*.mp4")):
+        pts = probe_video(mp4).pts_s
+        if pts.size and pts[-1] > MAX_VIDEO_FILE_S:
+            problems.append(f"{mp4}: {pts[-1]:.1f} s long, over {MAX_VIDEO_FILE_S:.0f} s; lower --max-video-file-seconds")
+    if problems:
+        raise BakeError(f"{root}: baked dataset failed verification:\n  " + "\n  ".join(problems))
+
+
+def auto_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)

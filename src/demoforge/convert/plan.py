@@ -1,0 +1,142 @@
+"""What a bake will do, decided once before any episode is written: sources, law, rate,
+episodes, features. Workers receive the plan and write their share of it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from demoforge.convert.conventions import DEFAULT_CONVENTION, Projection, check_convention, project, stride_for
+from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law
+from demoforge.convert.filters import IdleFilter
+from demoforge.dataset.assemble import EXTRA_PREFIX
+from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, Feature
+from demoforge.dataset.reader import open_dataset
+from demoforge.dataset.video import VideoSettings
+from demoforge.execute import schema
+
+FORMATS = ("v3.0", "v2.1")
+
+
+@dataclass(frozen=True)
+class BakeConfig:
+    """The two decisions (convention, rate) and everything else a bake is told."""
+
+    convention: str = DEFAULT_CONVENTION  # one of conventions.CONVENTIONS
+    control_freq: int | None = None  # output rate [Hz]; None = native; must divide the native rate
+    cams: tuple[str, ...] | None = None  # views ("front") or keys to keep; None = every camera
+    task: str | None = None  # task string for every episode; None = each source episode's own
+    include_failures: bool = False  # bake episodes whose outcome is "failure" too
+    filter_idle: bool = False  # drop dead ticks (filters.dead_ticks)
+    idle: IdleFilter = field(default_factory=IdleFilter)  # tolerances of the dead-tick test
+    video: VideoSettings = field(default_factory=VideoSettings)  # output encoder settings
+    max_video_file_s: float = DEFAULT_VIDEO_FILE_DURATION_S  # start a new mp4 before this length [s]
+    workers: int = 1  # processes; the output does not depend on it
+    lerobot_format: str = "v3.0"  # one of FORMATS
+
+    def stamp(self) -> dict[str, Any]:
+        """The settings that shape the output (workers excluded: it must not matter)."""
+        raw = asdict(self)
+        raw.pop("workers")
+        raw["video"] = self.video.to_json()
+        raw["cams"] = list(self.cams) if self.cams is not None else None
+        return raw
+
+
+@dataclass(frozen=True)
+class BakePlan:
+    """Everything a worker needs; plain data so it pickles to worker processes."""
+
+    sources: tuple[Path, ...]  # source dataset roots, in order
+    items: tuple[tuple[int, int], ...]  # (source number, episode index) to bake, in output order
+    config: BakeConfig
+    fps: int  # native rate of every source [Hz]
+    stride: int  # native ticks per output tick
+    law: dict[str, Any] | None  # the one control law of the pool
+    camera_keys: tuple[str, ...]  # video features written
+    features: dict[str, Feature]  # output features
+    state_parts: dict[str, tuple[int, int]]
+    action_parts: dict[str, tuple[int, int]]
+    robot_type: str | None
+
+    @property
+    def rate(self) -> int:
+        return self.fps // self.stride
+
+
+def _pick_cameras(available: list[str], cams: tuple[str, ...] | None, root: Path) -> tuple[str, ...]:
+    if cams is None:
+        return tuple(available)
+    out, unknown = [], []
+    for cam in cams:
+        key = cam if cam.startswith(CAMERA_PREFIX) else CAMERA_PREFIX + cam
+        (out if key in available else unknown).append(key)
+    if unknown:
+        views = [k[len(CAMERA_PREFIX):] if k.startswith(CAMERA_PREFIX) else k for k in available]
+        raise BakeError(f"{root}: cameras {unknown} not found; it has {views}")
+    return tuple(out)
+
+
+def _outcome(row: dict[str, Any]) -> str | None:
+    raw = row.get(EXTRA_PREFIX + "outcome")
+    return None if raw is None else json.loads(raw)
+
+
+def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, Projection]:
+    """Check the pool and the request; returns the plan and the first episode's projection."""
+    if not sources:
+        raise BakeError("bake: no source datasets given")
+    check_convention(config.convention)
+    if config.lerobot_format not in FORMATS:
+        raise BakeError(f"--lerobot-format {config.lerobot_format!r} is not one of {list(FORMATS)}")
+    if config.workers < 1:
+        raise BakeError(f"--workers {config.workers} must be >= 1 or 'auto'")
+    readers = [open_dataset(s) for s in sources]
+    laws = [read_law(r.root) for r in readers]
+    if any(law != laws[0] for law in laws):
+        listing = "\n  ".join(f"{r.root}: {json.dumps(law, sort_keys=True)}" for r, law in zip(readers, laws))
+        raise BakeError("bake: the sources were recorded under different control laws; bake each preset "
+                        f"separately:\n  {listing}")
+    fps = readers[0].info.fps
+    other = [f"{r.root}: {r.info.fps} Hz" for r in readers if r.info.fps != fps]
+    if other:
+        raise BakeError(f"bake: sources differ in native rate ({readers[0].root}: {fps} Hz; " + "; ".join(other) + ")")
+    stride = stride_for(fps, config.control_freq)
+    cams = _pick_cameras(readers[0].info.video_keys, config.cams, readers[0].root)
+    problems = []
+    for r in readers[1:]:
+        for key in cams:
+            ft = r.info.features.get(key)
+            if ft is None or ft.dtype != "video" or ft.shape != readers[0].info.features[key].shape:
+                problems.append(f"{r.root}: camera {key!r} is {ft and (ft.dtype, ft.shape)}, "
+                                f"{readers[0].root} has {readers[0].info.features[key].shape}")
+    if problems:
+        raise BakeError("bake: sources disagree on cameras:\n  " + "\n  ".join(problems))
+    items = []
+    for s, r in enumerate(readers):
+        for i in r.episode_indices:
+            outcome = _outcome(r.episode(i))
+            if outcome is None or outcome == "success" or (outcome == "failure" and config.include_failures):
+                items.append((s, i))
+            elif outcome != "failure":
+                raise BakeError(f"{r.root}: episode {i}: outcome {outcome!r} is not 'success' or 'failure'")
+    if not items:
+        raise BakeError("bake: no episodes to bake (all failures? pass --include-failures to bake them)")
+    first = read_episode(readers[items[0][0]], items[0][1])
+    proj = project(first, config.convention, fps // stride)
+    features = {
+        schema.STATE: Feature("float32", (len(proj.state_names),), list(proj.state_names)),
+        schema.ACTION: Feature("float32", (len(proj.action_names),), list(proj.action_names)),
+    }
+    if first.raw_command is not None:
+        features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],))
+    for key in cams:
+        features[key] = Feature("video", readers[0].info.features[key].shape)
+    plan = BakePlan(
+        sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
+        law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
+        action_parts=proj.action_parts, robot_type=readers[0].info.robot_type,
+    )
+    return plan, proj

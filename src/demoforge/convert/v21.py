@@ -1,0 +1,88 @@
+"""Write a finished v3.0 dataset out in the older LeRobot v2.1 layout.
+
+v2.1 keeps one parquet and one mp4 per episode and its metadata in JSON lines
+(`meta/episodes.jsonl`, `meta/tasks.jsonl`, `meta/episodes_stats.jsonl`); GR00T's
+documented loader and lerobot's v2.1 -> v3.0 converter read it. Rows are copied
+from the v3 files and camera packets remuxed, so the two layouts hold the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from demoforge.dataset.assemble import HISTOGRAM_PREFIX
+from demoforge.dataset.layout import INFO_PATH, STATS_PATH
+from demoforge.dataset.reader import open_dataset
+from demoforge.dataset.tables import write_parquet_atomic
+from demoforge.dataset.video import EncodedVideo, extract_segment
+
+V21 = "v2.1"
+V21_DATA_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
+V21_VIDEO_PATH = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
+EPISODES_JSONL = "meta/episodes.jsonl"
+TASKS_JSONL = "meta/tasks.jsonl"
+EPISODES_STATS_JSONL = "meta/episodes_stats.jsonl"
+V21_STATS_KEYS = ("min", "max", "mean", "std", "count")
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def write_v21(v3_root: str | Path, out: str | Path) -> Path:
+    """Write the v3.0 dataset at `v3_root` to the new root `out` in the v2.1 layout."""
+    v3_root, out = Path(v3_root), Path(out)
+    ds = open_dataset(v3_root)
+    info = json.loads((v3_root / INFO_PATH).read_text())
+    chunks = max(1, info["chunks_size"])
+    videos = ds.info.video_keys
+    episodes, stats_rows = [], []
+    for i in ds.episode_indices:
+        row = ds.episode(i)
+        chunk = i // chunks
+        pf = pq.ParquetFile(ds.data_path(i))
+        table = pf.read().filter(pc.equal(pf.read(columns=["episode_index"]).column(0), i))
+        write_parquet_atomic(out / V21_DATA_PATH.format(episode_chunk=chunk, episode_index=i), [table])
+        for key in videos:
+            hist = row.get(HISTOGRAM_PREFIX + key)
+            src = EncodedVideo(ds.video_path(i, key), row[f"videos/{key}/from_timestamp"],
+                               row[f"videos/{key}/to_timestamp"], None if hist is None else np.asarray(hist))
+            dst = out / V21_VIDEO_PATH.format(episode_chunk=chunk, video_key=key, episode_index=i)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            extract_segment(src, dst, fps=ds.info.fps)
+        episodes.append({"episode_index": i, "tasks": row["tasks"], "length": row["length"]})
+        stats = {}
+        for key in ds.info.features:
+            if f"stats/{key}/min" in row:
+                stats[key] = {k: _plain(row[f"stats/{key}/{k}"]) for k in V21_STATS_KEYS}
+        stats_rows.append({"episode_index": i, "stats": stats})
+    _jsonl(out / EPISODES_JSONL, episodes)
+    _jsonl(out / TASKS_JSONL, [{"task_index": k, "task": t} for k, t in enumerate(ds.tasks)])
+    _jsonl(out / EPISODES_STATS_JSONL, stats_rows)
+    for key in ("data_files_size_in_mb", "video_files_size_in_mb"):
+        info.pop(key, None)
+    n = ds.num_episodes
+    info.update({
+        "codebase_version": V21, "data_path": V21_DATA_PATH, "video_path": V21_VIDEO_PATH if videos else None,
+        "total_chunks": (n - 1) // chunks + 1 if n else 0, "total_videos": n * len(videos),
+    })
+    (out / INFO_PATH).write_text(json.dumps(info, indent=4))
+    shutil.copy2(v3_root / STATS_PATH, out / STATS_PATH)
+    for extra in sorted((v3_root / "meta").iterdir()):
+        if extra.name.endswith(".json") and extra.name not in ("info.json", "stats.json"):
+            shutil.copy2(extra, out / "meta" / extra.name)  # bake.json, modality.json
+        elif extra.is_dir() and extra.name == "demoforge":
+            shutil.copytree(extra, out / "meta" / extra.name)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    return value.tolist() if isinstance(value, np.ndarray) else value
