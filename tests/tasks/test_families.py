@@ -128,3 +128,10 @@ def test_shipped_examples_match_the_generator():
     assert (examples / f"{generated.name}.pddl").read_text() == generated.problem_pddl
     assert (examples / f"{generated.name}.scene.json").read_text() == scene_to_json(generated.scene)
     assert (examples / "blocks.pddl").read_text() == domain_text("blocks")
+
+
+def test_bad_scene_options_are_refused_even_for_zero_tasks():
+    with pytest.raises(TaskError, match=r"placement_y_m: \(\) must be a non-empty list"):
+        generate_family("flip", count=0, seed=0, placement_y_m=())
+    with pytest.raises(TaskError, match=r"friction: 0.5 is not a \[lo, hi\] pair"):
+        generate_family("flip", count=1, seed=0, friction=0.5)

@@ -192,7 +192,28 @@ def _looks(opts: FamilyOptions) -> tuple[tuple, tuple]:
     return colours, glyphs
 
 
-def _one(name: str, opts: FamilyOptions, n: int, seed: int, index: int) -> GeneratedTask:
+def _ranges(name: str, opts: FamilyOptions) -> dict:
+    """The sidecar's ranges and windows: the options given, the defaults for the rest."""
+    base = SceneParams(problem="", family=name, split=opts.split, seed=0, blocks=())
+    ranges = {}
+    for field in ("block_size_m", "table_height_offset_m", "friction", "placement_x_m", "placement_y_m"):
+        value = getattr(opts, field)
+        if value is None:
+            ranges[field] = getattr(base, field)
+            continue
+        try:
+            windows = field.startswith("placement")
+            ranges[field] = tuple(tuple(w) for w in value) if windows else tuple(value)
+        except TypeError:
+            raise TaskError(f"invalid options for task family {name!r}:\n{field}: {value!r} is not "
+                            f"{'a list of [lo, hi] intervals' if windows else 'a [lo, hi] pair'}") from None
+    problems = scene_problems(dataclasses.replace(base, **ranges))
+    if problems:
+        raise TaskError(f"invalid scene options for family {name!r}:\n" + "\n".join(problems))
+    return ranges
+
+
+def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index: int) -> GeneratedTask:
     key = (zlib.crc32(name.encode()), SPLITS.index(opts.split), index)
     structure, looks = np.random.SeedSequence(seed, spawn_key=key).spawn(2)
     rng = np.random.default_rng(structure)
@@ -214,7 +235,6 @@ def _one(name: str, opts: FamilyOptions, n: int, seed: int, index: int) -> Gener
         init=[("hand_empty",), *init, *static_facts()],
         goal=goal_of_atoms(goal),
     )
-    default = SceneParams(problem=problem, family=name, split=opts.split, seed=0, blocks=())
     scene = SceneParams(
         problem=problem,
         family=name,
@@ -225,11 +245,7 @@ def _one(name: str, opts: FamilyOptions, n: int, seed: int, index: int) -> Gener
             for i, ((b, rgba), glyph) in enumerate(zip(picked, marks, strict=True))
         )),
         regions=layout.regions,
-        block_size_m=opts.block_size_m or default.block_size_m,
-        table_height_offset_m=opts.table_height_offset_m or default.table_height_offset_m,
-        friction=opts.friction or default.friction,
-        placement_x_m=opts.placement_x_m or default.placement_x_m,
-        placement_y_m=opts.placement_y_m or default.placement_y_m,
+        **ranges,
     )
     return GeneratedTask(problem, name, pddl, scene)
 
@@ -240,12 +256,8 @@ def generate_family(name: str, *, count: int, seed: int, **options) -> list[Gene
         raise TaskError(f"unknown task family {name!r}; families: {', '.join(sorted(FAMILIES))}")
     opts = _options(name, options)
     n = _check(name, opts, count)
-    tasks = [_one(name, opts, n, seed, i) for i in range(count)]
-    if tasks:
-        problems = scene_problems(tasks[0].scene)
-        if problems:
-            raise TaskError(f"invalid scene options for family {name!r}:\n" + "\n".join(problems))
-    return tasks
+    ranges = _ranges(name, opts)
+    return [_one(name, opts, ranges, n, seed, i) for i in range(count)]
 
 
 def _write(path: Path, text: str) -> None:
