@@ -61,15 +61,20 @@ def _load_dump(path: Path) -> LerobotDump:
         )
 
 
-def probe_many(python: str, roots: list[Path], workdir: Path) -> list[LerobotDump | ProbeFailure]:
-    """Load every root with real lerobot in ONE subprocess (torch import costs seconds)."""
+def probe_many(python: str, roots: list[Path], workdir: Path,
+               options: list[dict | None] | None = None) -> list[LerobotDump | ProbeFailure]:
+    """Load every root with real lerobot in ONE subprocess (torch import costs seconds).
+
+    `options[i]` (JSON-able) are extra LeRobotDataset arguments for roots[i]."""
     workdir.mkdir(parents=True, exist_ok=True)
     outs = [workdir / f"probe-{i}.npz" for i in range(len(roots))]
-    args = [python, str(PROBE)]
-    for root, out in zip(roots, outs):
-        args += [str(root), str(out)]
+    options = options or [None] * len(roots)
+    spec = [{"root": str(r), "out": str(o), "options": opt or {}} for r, o, opt in zip(roots, outs, options)]
+    spec_path = workdir / "probe-spec.json"
+    spec_path.write_text(json.dumps(spec))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env)
+    proc = subprocess.run([python, str(PROBE), str(spec_path)], capture_output=True, text=True,
+                          timeout=PROBE_TIMEOUT_S, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"lerobot probe exited {proc.returncode}:\n{proc.stderr[-4000:]}")
     results: list[LerobotDump | ProbeFailure] = []

@@ -3,15 +3,18 @@
 Run by the lerobot venv's python (Python >= 3.12, lerobot 0.6.1), never imported by
 demoforge's own tests:
 
-    python lerobot_probe.py ROOT OUT.npz [ROOT OUT.npz ...]
+    python lerobot_probe.py SPEC.json
 
-Several roots per call because importing torch and lerobot costs seconds. For each root,
-`LeRobotDataset(repo_id="local/x", root=ROOT)` is loaded and indexed frame by frame
+SPEC.json is a list of {"root": ..., "out": ...npz, "options": {...}}: several datasets per
+call because importing torch and lerobot costs seconds. `options` go to LeRobotDataset
+(e.g. `episodes`, `delta_timestamps`). For each entry,
+`LeRobotDataset(repo_id="local/x", root=ROOT, **options)` is loaded and indexed frame by frame
 (`ds[i]`, video decoded by lerobot's own backend), so the timestamp -> video-frame
 mapping, the task lookup and the parquet schema are all lerobot's. The .npz holds, per
 feature, the stacked values of every frame in dataset order: video features as uint8
 (T, H, W, C) rounded from lerobot's [0, 1] floats, numeric features as lerobot returned
-them. `__task__` holds the task string of every frame, `__meta__` a JSON summary and
+them (with `delta_timestamps`, a leading axis per delta and `<key>_is_pad` flags).
+`__task__` holds the task string of every frame, `__meta__` a JSON summary and
 `__stats__` the statistics lerobot loaded from meta/stats.json. When lerobot fails on a
 root, its traceback goes to OUT.npz.error and the next root is probed.
 """
@@ -38,23 +41,24 @@ def _isolate_hf_state() -> str:
     return scratch
 
 
-def probe(root: str, out: str) -> None:
+def probe(root: str, out: str, options: dict) -> None:
     import numpy as np
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    ds = LeRobotDataset(repo_id="local/x", root=root)
+    ds = LeRobotDataset(repo_id="local/x", root=root, **options)
     video_keys = list(ds.meta.video_keys)
+    keys = list(ds.meta.features) + [f"{k}_is_pad" for k in (options.get("delta_timestamps") or {})]
     columns: dict[str, list] = {}
     tasks: list[str] = []
     for i in range(len(ds)):
         item = ds[i]
         tasks.append(item["task"])
-        for key in ds.meta.features:
+        for key in keys:
             value = item[key]
             arr = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
             if key in video_keys:
-                # lerobot returns (C, H, W) float32 in [0, 1].
-                arr = np.clip(np.rint(arr.transpose(1, 2, 0) * 255.0), 0, 255).astype(np.uint8)
+                # lerobot returns (..., C, H, W) float32 in [0, 1].
+                arr = np.clip(np.rint(np.moveaxis(arr, -3, -1) * 255.0), 0, 255).astype(np.uint8)
             columns.setdefault(key, []).append(arr)
     arrays = {key: np.stack(values) for key, values in columns.items()}
     # A task that is not a str (lerobot returns the int 0 when tasks.parquet lacks its
@@ -77,17 +81,18 @@ def probe(root: str, out: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    pairs = argv[1:]
-    if not pairs or len(pairs) % 2:
-        print(f"usage: {argv[0]} ROOT OUT.npz [ROOT OUT.npz ...]", file=sys.stderr)
+    if len(argv) != 2:
+        print(f"usage: {argv[0]} SPEC.json", file=sys.stderr)
         return 2
+    with open(argv[1]) as fh:
+        spec = json.load(fh)
     scratch = _isolate_hf_state()
     try:
-        for root, out in zip(pairs[0::2], pairs[1::2]):
+        for entry in spec:
             try:
-                probe(root, out)
+                probe(entry["root"], entry["out"], entry.get("options") or {})
             except Exception:
-                with open(out + ".error", "w") as fh:
+                with open(entry["out"] + ".error", "w") as fh:
                     fh.write(traceback.format_exc())
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -19,10 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance_scenarios import (
-    FPS, Written, assert_lerobot_sees_what_was_written, cameras, episode, state_features, write,
+    FPS, VIDEO_TOLERANCE, Written, assert_lerobot_sees_what_was_written, cameras, episode, state_features, write,
 )
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings
-from lerobot_harness import FIXTURES, LerobotDump, ProbeFailure, probe_many, require_dump
+from lerobot_harness import FIXTURES, LerobotDump, ProbeFailure, mean_abs_diff01, probe_many, require_dump
 
 pytestmark = pytest.mark.conformance
 
@@ -107,9 +107,20 @@ SCENARIOS: dict[str, Callable[[Path], Written]] = {
 }
 
 
+# Extra lerobot views of a scenario, as training code loads datasets: a subset of the
+# episodes, and neighbouring frames through delta_timestamps (action chunks, frame stacks).
+DELTAS = {"action": [-1, 0, 1, 2], "observation.images.front": [-2, 0]}  # [frames]
+VIEWS = {
+    "two_cameras_h264/episodes_1_2_deltas": ("two_cameras_h264", {
+        "episodes": [1, 2],
+        "delta_timestamps": {k: [d / FPS for d in v] for k, v in DELTAS.items()},
+    }),
+}
+
+
 @pytest.fixture(scope="module")
 def loaded(lerobot_python: str, tmp_path_factory) -> dict[str, tuple[Path, Written | str, LerobotDump | ProbeFailure | None]]:
-    """scenario -> (root, what was written or the writer's traceback, lerobot's view)."""
+    """scenario or view -> (root, what was written or the writer's traceback, lerobot's view)."""
     base = tmp_path_factory.mktemp("writer_conformance")
     written: dict[str, Written | str] = {}
     for name, build in SCENARIOS.items():
@@ -117,9 +128,12 @@ def loaded(lerobot_python: str, tmp_path_factory) -> dict[str, tuple[Path, Writt
             written[name] = build(base / name)
         except Exception:  # each scenario reports its own failure below
             written[name] = traceback.format_exc()
-    ok = [n for n in SCENARIOS if isinstance(written[n], Written)]
-    dumps = dict(zip(ok, probe_many(lerobot_python, [base / n for n in ok], base / "probe")))
-    return {n: (base / n, written[n], dumps.get(n)) for n in SCENARIOS}
+    entries = {n: (n, None) for n in SCENARIOS}
+    entries.update(VIEWS)
+    ok = [v for v, (n, _) in entries.items() if isinstance(written[n], Written)]
+    dumps = dict(zip(ok, probe_many(lerobot_python, [base / entries[v][0] for v in ok], base / "probe",
+                                    [entries[v][1] for v in ok])))
+    return {v: (base / n, written[n], dumps.get(v)) for v, (n, _) in entries.items()}
 
 
 def _get(loaded, name: str) -> tuple[Path, Written, LerobotDump]:
@@ -133,6 +147,38 @@ def _get(loaded, name: str) -> tuple[Path, Written, LerobotDump]:
 def test_lerobot_loads_writer_output(name: str, loaded) -> None:
     _, written, dump = _get(loaded, name)
     assert_lerobot_sees_what_was_written(written, dump)
+
+
+def test_episode_subset_with_delta_timestamps(loaded) -> None:
+    """lerobot's training-time view: episodes [1, 2] only, with past/future frames per item.
+
+    Neighbours come from the item's own episode, clamped at its ends and flagged
+    `<key>_is_pad` there; a wrong dataset_from/to_index or video span shows up here."""
+    _, written, dump = _get(loaded, "two_cameras_h264/episodes_1_2_deltas")
+    selected = [1, 2]
+    lengths = [written.lengths[e] for e in selected]
+    assert dump.meta["len"] == sum(lengths)
+    starts = np.cumsum([0] + written.lengths)
+    np.testing.assert_array_equal(dump.columns["episode_index"].reshape(-1), np.repeat(selected, lengths))
+    np.testing.assert_array_equal(dump.columns["index"].reshape(-1),
+                                  np.concatenate([np.arange(starts[e], starts[e] + n) for e, n in zip(selected, lengths)]))
+    assert list(dump.tasks) == [written.tasks[e] for e, n in zip(selected, lengths) for _ in range(n)]
+    for key, deltas in DELTAS.items():
+        rows, pads = [], []
+        for e, n in zip(selected, lengths):
+            t = np.arange(n)[:, None] + np.asarray(deltas)[None, :]
+            rows.append(written.episodes[e][key][np.clip(t, 0, n - 1)])
+            pads.append((t < 0) | (t >= n))
+        expected, pad = np.concatenate(rows), np.concatenate(pads)
+        np.testing.assert_array_equal(dump.columns[f"{key}_is_pad"], pad, err_msg=f"{key}_is_pad")
+        got = dump.columns[key]
+        assert got.shape == expected.shape, f"{key}: {got.shape} != {expected.shape}"
+        if written.features[key].dtype == "video":
+            for j, d in enumerate(deltas):
+                mad = mean_abs_diff01(got[:, j], expected[:, j])
+                assert mad <= VIDEO_TOLERANCE, f"{key} delta {d}: mean abs diff {mad:.4f}"
+        else:
+            np.testing.assert_array_equal(got, expected, err_msg=key)
 
 
 def test_av1_settings_are_lerobots_own(loaded) -> None:
