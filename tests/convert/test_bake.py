@@ -211,3 +211,11 @@ def test_lerobot_written_fixtures_bake_with_the_conventions_their_columns_allow(
         bake([fixture], tmp_path / "idle", BakeConfig(convention="joint_pos", filter_idle=True))
     state_only = FIXTURES / "lerobot061_state_only"
     assert open_dataset(bake([state_only], tmp_path / "so", BakeConfig(convention="joint_pos"))).num_episodes >= 1
+
+
+def test_a_generate_run_folder_stands_for_its_splits(tmp_path):
+    run = tmp_path / "run"
+    write_raw(run / "success", lengths=(6,), cams=())
+    write_raw(run / "failure", lengths=(5,), outcomes=["failure"], cams=())
+    assert open_dataset(bake([run], tmp_path / "a")).num_frames == 6
+    assert open_dataset(bake([run], tmp_path / "b", BakeConfig(include_failures=True))).num_frames == 11

@@ -12,7 +12,7 @@ from demoforge.convert.conventions import DEFAULT_CONVENTION, Projection, check_
 from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law
 from demoforge.convert.filters import IdleFilter
 from demoforge.dataset.assemble import EXTRA_PREFIX
-from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, Feature
+from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INFO_PATH, Feature
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.video import VideoSettings
 from demoforge.execute import schema
@@ -84,6 +84,18 @@ def _outcome(row: dict[str, Any]) -> str | None:
     return None if raw is None else json.loads(raw)
 
 
+def expand_sources(sources: list[str | Path], include_failures: bool) -> list[Path]:
+    """Dataset roots; a `demoforge generate` run folder stands for its success split (and failure split)."""
+    out = []
+    for src in map(Path, sources):
+        splits = [src / "success"] + ([src / "failure"] if include_failures else [])
+        if not (src / INFO_PATH).is_file() and any((s / INFO_PATH).is_file() for s in splits):
+            out += [s for s in splits if (s / INFO_PATH).is_file()]
+        else:
+            out.append(src)
+    return out
+
+
 def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, Projection]:
     """Check the pool and the request; returns the plan and the first episode's projection."""
     if not sources:
@@ -93,7 +105,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         raise BakeError(f"--lerobot-format {config.lerobot_format!r} is not one of {list(FORMATS)}")
     if config.workers < 1:
         raise BakeError(f"--workers {config.workers} must be >= 1 or 'auto'")
-    readers = [open_dataset(s) for s in sources]
+    readers = [open_dataset(s) for s in expand_sources(sources, config.include_failures)]
     laws = [read_law(r.root) for r in readers]
     if any(law != laws[0] for law in laws):
         listing = "\n  ".join(f"{r.root}: {json.dumps(law, sort_keys=True)}" for r, law in zip(readers, laws))
