@@ -3,8 +3,8 @@
 Sources, in order: (A) written by DatasetWriter with lerobot's default AV1 settings,
 (B) the lerobot 0.6.1 fixture (same features and encoder settings, so its packets are
 copied, not re-encoded; a second DatasetWriter dataset when the fixture is absent), and
-(C) written with h264, which the merge must re-encode to A's settings. A small duration
-cap makes the merged videos span several mp4 files. lerobot must then return A's frames,
+(C) written with h264, which the merge must re-encode to A's settings. A 1 s duration
+cap (shorter than the fixture's episodes) makes the merged videos span several mp4 files. lerobot must then return A's frames,
 B's frames exactly as it returned them from B itself, and C's frames, re-indexed, with
 their tasks.
 """
@@ -62,7 +62,7 @@ def merged(lerobot_python: str, tmp_path_factory):
               video=VideoSettings.lerobot_default())
     c = write(base / "c", features, [(7, "place the cube"), (15, "stack")], seed=13, video=VideoSettings())
     out = base / "merged"
-    merge_datasets([base / "a", b_root, base / "c"], out, video_file_duration_s=4.0)
+    merge_datasets([base / "a", b_root, base / "c"], out, video_file_duration_s=1.0)
     b_dump, merged_dump = (require_dump(r) for r in probe_many(lerobot_python, [b_root, out], base / "probe"))
     b = _split(b_dump, features)
     expected = Written(features, a.episodes + b.episodes + c.episodes, a.tasks + b.tasks + c.tasks)
