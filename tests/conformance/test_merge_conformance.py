@@ -4,9 +4,9 @@ Sources, in order: (A) written by DatasetWriter with lerobot's default AV1 setti
 (B) the lerobot 0.6.1 fixture (same features and encoder settings, so its packets are
 copied, not re-encoded; a second DatasetWriter dataset when the fixture is absent), and
 (C) written with h264, which the merge must re-encode to A's settings. A 1 s duration
-cap (shorter than the fixture's episodes) makes the merged videos span several mp4 files. lerobot must then return A's frames,
-B's frames exactly as it returned them from B itself, and C's frames, re-indexed, with
-their tasks.
+cap (shorter than the fixture's episodes) makes the merged videos span several mp4
+files. lerobot must then return A's frames, B's frames exactly as it returned them from
+B itself, and C's frames, re-indexed, with their tasks.
 """
 
 from __future__ import annotations
