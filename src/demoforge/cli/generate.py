@@ -1,9 +1,101 @@
-"""`demoforge generate`."""
+"""`demoforge generate`: execute problems into success and failure datasets."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
 
 import typer
 
+from demoforge.errors import DemoforgeError
 
-def generate() -> None:
-    """Not available yet."""
-    typer.echo("demoforge generate: not available yet", err=True)
-    raise typer.Exit(2)
+
+class _Display:
+    """Progress as a rich bar on a terminal, as plain lines otherwise."""
+
+    def __init__(self, total: int, tty: bool):
+        self.total, self.tty = total, tty
+        self.done = self.ok = 0
+        self.start = time.perf_counter()
+        self.progress = None
+        if tty:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.progress = Progress(TextColumn("[bold]generate"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("{task.fields[stats]}"), TimeRemainingColumn())
+            self.task = self.progress.add_task("episodes", total=total, stats="")
+            self.progress.start()
+
+    def stats(self) -> str:
+        minutes = max(time.perf_counter() - self.start, 1e-9) / 60
+        rate = self.done / minutes
+        eta = (self.total - self.done) / rate * 60 if rate > 0 else float("nan")
+        yield_ = 100.0 * self.ok / self.done if self.done else 0.0
+        return f"success {yield_:.1f}%  {rate:.1f} episodes/min  eta {eta:.0f} s"
+
+    def __call__(self, event: tuple) -> None:
+        if event[0] == "episode":
+            self.done += 1
+            self.ok += bool(event[2])
+            if self.progress is not None:
+                self.progress.update(self.task, completed=self.done, stats=self.stats())
+            else:
+                status = "success" if event[2] else f"failure ({event[3]})"
+                typer.echo(f"[{self.done}/{self.total}] {event[1]}: {status}; {self.stats()}")
+        elif event[0] == "item" and self.progress is None:
+            typer.echo(f"problem {event[1]}: done")
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def generate(
+    inputs: list[Path] = typer.Argument(..., metavar="PROBLEMS_OR_ENV_PACKAGES...",
+                                        help="PDDL problem files (with NAME.scene.json beside each) or environment "
+                                             "package folders."),
+    envs: int = typer.Option(1, "--envs", min=1, help="Environments stepped together per worker."),
+    episodes_per_problem: int = typer.Option(..., "--episodes-per-problem", min=1, help="Episodes per problem."),
+    workers: str = typer.Option("1", "--workers", help="Worker processes, or 'auto' (one per core, at most one "
+                                                        "per problem)."),
+    seed: int = typer.Option(0, "--seed", help="Run seed; the output does not depend on --envs or --workers."),
+    out: Path = typer.Option(..., "--out", help="Run folder: OUT/success, OUT/failure, OUT/summary.json. Rerun with "
+                                                "the same arguments to resume an interrupted run."),
+    domain: str = typer.Option("blocks", "--domain", help="Library domain name or domain PDDL file (PDDL inputs)."),
+    max_retries: int = typer.Option(3, "--max-retries", min=0, help="Attempts of a failed step beyond the first."),
+    max_replans: int = typer.Option(2, "--max-replans", min=0, help="Re-plans per episode."),
+) -> None:
+    """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
+    successes and failures (with their cause) as LeRobot v3 datasets."""
+    from demoforge.execute import RunnerSettings, generate as run_generate
+
+    if workers != "auto" and not (workers.isdigit() and int(workers) >= 1):
+        typer.echo(f"error: --workers {workers!r} must be a positive integer or 'auto'", err=True)
+        raise typer.Exit(2)
+    try:
+        settings = RunnerSettings(max_retries=max_retries, max_replans=max_replans)
+        from demoforge.execute import load_problems
+
+        n_problems = len(load_problems([str(p) for p in inputs], domain=domain))
+        display = _Display(n_problems * episodes_per_problem, sys.stdout.isatty())
+        try:
+            summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
+                                   envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
+                                   settings=settings, domain=domain, progress=display)
+        finally:
+            display.stop()
+    except DemoforgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    elapsed = time.perf_counter() - display.start
+    typer.echo(f"{summary.successes}/{summary.episodes} episodes succeeded "
+               f"({100.0 * summary.successes / max(summary.episodes, 1):.1f}%) in {elapsed:.1f} s")
+    typer.echo("per problem (success/attempted):")
+    for name, t in summary.problems.items():
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(t.kinds.items()))
+        typer.echo(f"  {name}: {t.success}/{t.success + t.failure}" + (f"  failures: {kinds}" if kinds else ""))
+    kinds = summary.failure_kinds()
+    typer.echo("failure causes by kind: " + (", ".join(f"{k} {n}" for k, n in kinds.items()) if kinds else "none"))
+    for split, root in summary.roots.items():
+        typer.echo(f"{split}: {root if root is not None else '(no episodes)'}")

@@ -1,1 +1,33 @@
+"""Execution: VecSimEnv, the plan -> skill -> verify -> retry -> re-plan runner, the recorder.
 
+    from demoforge.execute import generate
+    summary = generate(["tasks/stack_three-all-0000.pddl"], "out/run", episodes_per_problem=20,
+                       envs=8, workers="auto", seed=0)
+    summary.successes, summary.failure_kinds(), summary.roots["success"]
+
+Modules: `problems` (inputs, per-episode seeds and start states), `vecenv` (VecSimEnv,
+SimTask), `runner` (the expert), `record` (the raw dataset rows, see `schema`),
+`generate` (shards, workers, merge, resume), `replay` (rebuild a recorded episode).
+"""
+
+from demoforge.execute.generate import GenerateSummary, ProblemTally, generate, resolve_workers
+from demoforge.execute.problems import (
+    EpisodeStart,
+    ExecuteError,
+    Problem,
+    episode_rngs,
+    episode_seed,
+    load_problems,
+    start_episode,
+)
+from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
+from demoforge.execute.replay import episode_scene, replay_states
+from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
+
+__all__ = [
+    "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertRunner", "GenerateSummary",
+    "PddlEpisode", "Problem", "ProblemTally", "RunLayout", "RunnerSettings", "SimTask", "VecSimEnv",
+    "canonical_episodes", "episode_rngs", "episode_scene", "episode_seed", "generate", "goal_words",
+    "load_problems", "pddl_task", "replay_states", "resolve_workers", "run_layout", "start_episode",
+]

@@ -14,11 +14,13 @@ in the final, settled state; otherwise its cause is {skill, step, predicate, kin
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from demoforge.envs.scene import REGION_PREFIX
 from demoforge.errors import PlanningError
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words
@@ -85,7 +87,9 @@ class _Slot:
         self.scene = self.ep.scene
         b = self.ep.binding
         regions = {name: tuple(float(v) for v in box) for name, box in zip(b.regions, b.region_box, strict=True)}
-        self.ctx = skill_context(self.scene, regions=regions)
+        ctx = skill_context(self.scene, regions=regions)
+        # Region slabs are scene props but not blocks: a skill must not treat them as obstacles.
+        self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]
         self.rec = EpisodeRecorder(runner.layout, self.scene)
         self.steps: list[Step] = []
