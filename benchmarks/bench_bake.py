@@ -1,0 +1,146 @@
+"""Bake throughput: demoforge's streaming bake against ffmpeg doing the same video work, same run.
+
+    python benchmarks/bench_bake.py [--seconds 175] [--width 640] [--height 480] [--rate 15]
+
+Source: one raw episode (execute.schema columns, 7-DoF arm) of --seconds at 60 fps with
+one --width x --height camera, encoded with libx264 crf 23, g = 0.25 s, preset veryfast,
+no B-frames (demoforge's defaults, the preset lowered to keep the run short; every side
+below uses the same settings). Then, each timed as wall-clock seconds:
+
+1. demoforge `bake` to joint_vel at --rate Hz (decode, decimate, encode streaming, plus
+   the data columns, hashing, stats, check) against `ffmpeg` decoding the same mp4,
+   selecting every (60 / rate)-th frame and encoding it with the same x264 settings
+   (target: demoforge <= 1.2x ffmpeg's time);
+2. the reference pipeline's way, for scale: ffmpeg writing the kept frames as PNG files,
+   then a second ffmpeg encoding the PNGs;
+3. demoforge's remux path (native rate, same settings: packets copied) against its
+   re-encode path (native rate, crf 24: every frame decoded and encoded)
+   (target: remux >= 20x faster).
+
+ffmpeg is the system binary (Debian: apt-get install ffmpeg); demoforge uses PyAV's
+bundled FFmpeg, so the two x264 builds may differ. The last line is the headline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.convert import BakeConfig, bake
+from demoforge.dataset import DatasetWriter, Feature, VideoSettings
+from demoforge.execute import schema
+from demoforge.sim import ControlLaw
+
+FPS = 60
+N_ARM = 7
+SETTINGS = VideoSettings(preset="veryfast")
+TARGET_FFMPEG = 1.2
+TARGET_REMUX = 20.0
+
+
+def write_source(root: Path, seconds: float, height: int, width: int) -> Path:
+    """A raw dataset holding one long episode; frames are a sliding gradient with a moving square and noise."""
+    n = int(round(seconds * FPS))
+    features = schema.raw_features(n_arm=N_ARM, n_command=N_ARM, n_state=1 + 2 * N_ARM, atoms=["(holding a)"],
+                                   joint_names=[f"joint{k}" for k in range(1, N_ARM + 1)])
+    features["observation.images.front"] = Feature("video", (height, width, 3))
+    rng = np.random.default_rng(0)
+    x = np.linspace(0, 4 * np.pi, width + 600)
+    base = (127 + 100 * np.sin(x)[None, :, None] * np.cos(np.linspace(0, 3, height))[:, None, None]
+            * np.array([1.0, 0.7, 0.4])).astype(np.int16)
+    noise = rng.integers(-12, 13, size=(8, height, width, 3), dtype=np.int16)
+    t = np.arange(n) / FPS
+    q = 0.3 * np.sin(np.outer(t, np.linspace(0.2, 1.0, N_ARM)))
+    state = np.column_stack([q, 0.5 + 0.5 * np.sin(t)]).astype(np.float32)
+    law = ControlLaw(mode="joint_position", kp=(100.0,) * N_ARM, kd=(10.0,) * N_ARM)
+    with DatasetWriter.create(root, fps=FPS, features=features, video=SETTINGS) as w:
+        for k in range(n):
+            off = (k * 2) % 600
+            img = base[:, off:off + width] + noise[k % 8]
+            y, xx = (k * 3) % (height - 40), (k * 5) % (width - 40)
+            img[y:y + 40, xx:xx + 40] = (230, 40, 40)
+            action = state[k] + np.float32(0.01)
+            w.add_frame({
+                schema.STATE: state[k], schema.ACTION: action, schema.RAW_COMMAND: action,
+                schema.SIM_STATE: np.concatenate([[t[k]], q[k], q[k]]), schema.SYMBOLIC_STATE: np.zeros(1, bool),
+                schema.OPERATOR: np.zeros(1, np.int64), schema.PHASE: np.zeros(1, np.int64),
+                "observation.images.front": np.clip(img, 0, 255).astype(np.uint8),
+            }, task="bench")
+        w.save_episode(extra={"outcome": "success"})
+        w.write_meta_file(schema.CONTROLLER_META, law.to_json())
+    return root
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def x264_args(fps: int) -> list[str]:
+    g = SETTINGS.gop(fps)
+    return ["-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-g", str(g), "-bf", "0", "-pix_fmt", "yuv420p"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=175.0)
+    parser.add_argument("--width", type=int, default=640)
+    parser.add_argument("--height", type=int, default=480)
+    parser.add_argument("--rate", type=int, default=15)
+    args = parser.parse_args()
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise SystemExit("bench_bake: no `ffmpeg` on PATH (Debian: apt-get install ffmpeg)")
+    stride = FPS // args.rate
+    work = Path(tempfile.mkdtemp(prefix="bench_bake-"))
+    try:
+        t = timed(lambda: write_source(work / "raw", args.seconds, args.height, args.width))
+        mp4 = next((work / "raw").glob("videos/**/*.mp4"))
+        n = int(round(args.seconds * FPS))
+        print(f"source: {args.seconds:.0f} s, {args.width}x{args.height} at {FPS} fps ({n} frames), "
+              f"libx264 crf 23 veryfast g={SETTINGS.gop(FPS)}; written in {t:.1f} s")
+
+        df = timed(lambda: bake([work / "raw"], work / "vel",
+                                BakeConfig(convention="joint_vel", control_freq=args.rate, video=SETTINGS)))
+        select = f"select=not(mod(n\\,{stride})),setpts=N/{args.rate}/TB"
+        ff = timed(lambda: subprocess.run(
+            [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
+             *x264_args(args.rate), str(work / "ffmpeg.mp4")], check=True))
+        (work / "png").mkdir()
+        png = timed(lambda: (
+            subprocess.run([ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-fps_mode", "passthrough",
+                            str(work / "png" / "%06d.png")], check=True),
+            subprocess.run([ffmpeg, "-v", "error", "-y", "-framerate", str(args.rate), "-i",
+                            str(work / "png" / "%06d.png"), *x264_args(args.rate), str(work / "png.mp4")],
+                           check=True)))
+        kept = -(-n // stride)
+        print(f"joint_vel at {args.rate} Hz ({kept} frames out):")
+        print(f"  demoforge bake                {df:8.2f} s  {n / df:8.1f} source frames/s")
+        print(f"  ffmpeg decode-select-encode   {ff:8.2f} s  {n / ff:8.1f} source frames/s")
+        print(f"  ffmpeg via PNG staging        {png:8.2f} s  {n / png:8.1f} source frames/s")
+        ratio = df / ff
+        print(f"  demoforge / ffmpeg time: {ratio:.2f}x (target <= {TARGET_FFMPEG}x "
+              f"{'met' if ratio <= TARGET_FFMPEG else 'MISSED'}); PNG staging / demoforge: {png / df:.2f}x")
+
+        remux = timed(lambda: bake([work / "raw"], work / "remux", BakeConfig(convention="joint_pos", video=SETTINGS)))
+        again = VideoSettings(preset="veryfast", crf=24)
+        enc = timed(lambda: bake([work / "raw"], work / "enc", BakeConfig(convention="joint_pos", video=again)))
+        speedup = enc / remux
+        print(f"native rate, joint_pos ({n} frames out):")
+        print(f"  remux (packets copied)        {remux:8.2f} s")
+        print(f"  re-encode (crf 24)            {enc:8.2f} s")
+        print(f"bake joint_vel@{args.rate}Hz {ratio:.2f}x ffmpeg's time (target <= {TARGET_FFMPEG}x); "
+              f"remux {speedup:.1f}x faster than re-encode (target >= {TARGET_REMUX:.0f}x)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
