@@ -1,0 +1,116 @@
+"""The expert runner: verification catches an injected failure, retries restore the snapshot,
+a forced re-plan, the goal check and the failure split's cause record."""
+
+import json
+
+import mujoco
+import numpy as np
+
+from demoforge.dataset import check_dataset, open_dataset
+from demoforge.execute import RunnerSettings, episode_scene, generate, run_layout, load_problems
+from demoforge.sim import control_step, restore, snapshot, state_size
+from demoforge.symbolic import bind_symbols, abstract
+from demoforge.tasks import holds
+
+from .conftest import nudge
+
+
+class Nudger:
+    """After the place-in-region skill settles, push the block out of its region (`times` times)."""
+
+    def __init__(self, times: int):
+        self.times, self.calls = times, []
+
+    def __call__(self, i, ep, step, attempt):
+        if step.action == "place-in-region" and len(self.calls) < self.times:
+            self.calls.append((step.args, attempt))
+            nudge(ep.scene, step.args[0], 0.0, -0.2 if step.args[1] == "left" else 0.2)
+
+
+def _extras(root, i=0) -> dict:
+    row = open_dataset(root).episode(i)
+    return {k.removeprefix("demoforge/"): json.loads(v) for k, v in row.items()
+            if k.startswith("demoforge/") and isinstance(v, str)}
+
+
+def _replays_exactly(root, i: int):
+    """Rebuild the episode's model; from each recorded state, apply the controls the next
+    recorded state holds and step one tick: the next recorded state must come out bit for
+    bit (and with it every object pose). Returns the scene after the last recorded tick."""
+    scene = episode_scene(root, i)
+    m, d = scene.model, scene.data
+    cols = open_dataset(root).read_episode(i)
+    n = state_size(m)
+    states = cols["sim.state"][:, :n]
+    substeps = round(1 / (60 * m.opt.timestep))
+    for t in range(len(states) - 1):
+        restore(m, d, states[t + 1])
+        ctrl, poses = d.ctrl.copy(), d.xpos.copy()
+        restore(m, d, states[t])
+        d.ctrl[:] = ctrl
+        mujoco.mj_step(m, d, substeps)
+        assert np.array_equal(snapshot(m, d), states[t + 1]), f"tick {t}"
+        mujoco.mj_forward(m, d)
+        assert np.array_equal(d.xpos, poses), f"tick {t}"
+        # the recorded action is the command of the tick, to float32 precision
+        np.testing.assert_allclose(ctrl[scene.robot.arm_actuators], cols["action"][t, :-1], rtol=0, atol=1e-6)
+    restore(m, d, states[-1])
+    law = scene.robot.card.controller
+    control_step(scene, law, cols["action"][-1, :-1].astype(np.float64), float(cols["action"][-1, -1]), substeps)
+    return scene
+
+
+def test_injected_failure_is_caught_and_the_retry_restores_the_snapshot(pnp, tmp_path):
+    hook = Nudger(times=1)
+    summary = generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, seed=0, after_skill=hook)
+    assert hook.calls and hook.calls[0][1] == 0
+    assert summary.successes == 1 and summary.roots["failure"] is None
+    root = summary.roots["success"]
+    assert check_dataset(root) == []
+    ex = _extras(root)
+    (retry,) = ex["retries"]
+    block, region = hook.calls[0][0]
+    assert retry["step"] == 1 and retry["attempts"][0]["kind"] == "physics"
+    assert retry["attempts"][0]["predicate"] == f"(in_region {block} {region})"
+    assert [p["attempts"] for p in ex["plan"]] == [1, 2]
+    # the failed attempt's ticks were dropped with the restore: the recording is one continuous
+    # trajectory, replayable tick by tick, and it ends with the goal holding
+    scene = _replays_exactly(root, 0)
+    (problem,) = load_problems(pnp[:1])
+    settle_ticks = round(RunnerSettings().settle_s * 60)
+    mujoco.mj_step(scene.model, scene.data, settle_ticks * 10)
+    atoms = abstract(scene.model, scene.data, bind_symbols(scene, problem.task, problem.params))
+    assert holds(problem.task, problem.task.goal, atoms)
+
+
+def test_exhausted_retries_force_a_replan(pnp, tmp_path):
+    hook = Nudger(times=2)
+    summary = generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, seed=0, after_skill=hook,
+                       settings=RunnerSettings(max_retries=1, max_replans=1))
+    assert summary.successes == 1
+    ex = _extras(summary.roots["success"])
+    assert ex["replans"]["count"] == 1
+    assert [p["operator"] for p in ex["plan"]] == ["pick-up", "pick-up", "place-in-region"]
+    assert ex["outcome"] == "success" and ex["failure"] is None
+
+
+def test_a_goal_that_does_not_hold_is_a_failure_with_its_cause(pnp, tmp_path):
+    hook = Nudger(times=10)
+    summary = generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, seed=0, after_skill=hook,
+                       settings=RunnerSettings(max_retries=0, max_replans=0))
+    assert summary.successes == 0 and summary.roots["success"] is None
+    assert summary.failure_kinds() == {"physics": 1}
+    root = summary.roots["failure"]
+    assert check_dataset(root) == []
+    ex = _extras(root)
+    block, region = hook.calls[0][0]
+    assert ex["outcome"] == "failure"
+    assert {k: ex["failure"][k] for k in ("skill", "step", "predicate", "kind")} == {
+        "skill": "place-in-region", "step": 1, "predicate": f"(in_region {block} {region})", "kind": "physics"}
+    assert ex["goal"] == [f"(in_region {block} {region})"]
+
+
+def test_run_layout_names_atoms_and_vocab(pnp):
+    layout = run_layout(load_problems(pnp))
+    assert list(layout.atoms) == sorted(layout.atoms)
+    assert "place-in-region" in layout.operators and layout.phases[0] == "approach"
