@@ -7,7 +7,8 @@ demoforge's own tests:
 
 SPEC.json is a list of {"root": ..., "out": ...npz, "options": {...}}: several datasets per
 call because importing torch and lerobot costs seconds. `options` go to LeRobotDataset
-(e.g. `episodes`, `delta_timestamps`). For each entry,
+(e.g. `episodes`, `delta_timestamps`), except `aggregate`: a list of source roots that
+lerobot's own `aggregate_datasets` first joins into ROOT. For each entry,
 `LeRobotDataset(repo_id="local/x", root=ROOT, **options)` is loaded and indexed frame by frame
 (`ds[i]`, video decoded by lerobot's own backend), so the timestamp -> video-frame
 mapping, the task lookup and the parquet schema are all lerobot's. The .npz holds, per
@@ -45,6 +46,13 @@ def probe(root: str, out: str, options: dict) -> None:
     import numpy as np
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
+    options = dict(options)
+    sources = options.pop("aggregate", None)
+    if sources:
+        from lerobot.datasets.aggregate import aggregate_datasets
+
+        aggregate_datasets(repo_ids=[f"local/src{i}" for i in range(len(sources))], aggr_repo_id="local/x",
+                           roots=sources, aggr_root=root)
     ds = LeRobotDataset(repo_id="local/x", root=root, **options)
     video_keys = list(ds.meta.video_keys)
     keys = list(ds.meta.features) + [f"{k}_is_pad" for k in (options.get("delta_timestamps") or {})]

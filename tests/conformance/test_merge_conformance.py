@@ -6,7 +6,8 @@ copied, not re-encoded; a second DatasetWriter dataset when the fixture is absen
 (C) written with h264, which the merge must re-encode to A's settings. A 1 s duration
 cap (shorter than the fixture's episodes) makes the merged videos span several mp4
 files. lerobot must then return A's frames, B's frames exactly as it returned them from
-B itself, and C's frames, re-indexed, with their tasks.
+B itself, and C's frames, re-indexed, with their tasks. Also: lerobot's own
+`aggregate_datasets` applied to two DatasetWriter outputs.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def _split(dump: LerobotDump, features: dict[str, Feature]) -> Written:
     return out
 
 
+def _seed_record(i: int) -> dict:
+    return {"seed": i}
+
+
 @pytest.fixture(scope="module")
 def merged(lerobot_python: str, tmp_path_factory):
     base = tmp_path_factory.mktemp("merge_conformance")
@@ -63,20 +68,29 @@ def merged(lerobot_python: str, tmp_path_factory):
     c = write(base / "c", features, [(7, "place the cube"), (15, "stack")], seed=13, video=VideoSettings())
     out = base / "merged"
     merge_datasets([base / "a", b_root, base / "c"], out, video_file_duration_s=1.0)
-    b_dump, merged_dump = (require_dump(r) for r in probe_many(lerobot_python, [b_root, out], base / "probe"))
+    # Users also join datasets with lerobot's own tool: it must accept ours too.
+    d = write(base / "d", features, [(6, "wave"), (10, "push")], seed=14, video=VideoSettings.lerobot_default(),
+              extra=_seed_record)
+    b_dump, merged_dump, aggregated_dump = (
+        require_dump(r) for r in probe_many(
+            lerobot_python, [b_root, out, base / "aggregated"], base / "probe",
+            [None, None, {"aggregate": [str(base / "a"), str(base / "d")]}],
+        )
+    )
     b = _split(b_dump, features)
     expected = Written(features, a.episodes + b.episodes + c.episodes, a.tasks + b.tasks + c.tasks)
-    return out, expected, merged_dump, len(a.episodes), len(b.episodes)
+    aggregated = Written(features, a.episodes + d.episodes, a.tasks + d.tasks)
+    return out, expected, merged_dump, len(a.episodes), len(b.episodes), aggregated, aggregated_dump
 
 
 def test_lerobot_loads_merged_output(merged) -> None:
-    _, expected, dump, _, _ = merged
+    _, expected, dump, *_ = merged
     assert_lerobot_sees_what_was_written(expected, dump)
 
 
 def test_copied_episodes_decode_exactly_as_in_their_source(merged) -> None:
     """B's packets were copied: lerobot must decode the very same pixels from the merge."""
-    _, expected, dump, n_a, n_b = merged
+    _, expected, dump, n_a, n_b, *_ = merged
     lengths = expected.lengths
     start = sum(lengths[:n_a])
     stop = start + sum(lengths[n_a:n_a + n_b])
@@ -85,9 +99,16 @@ def test_copied_episodes_decode_exactly_as_in_their_source(merged) -> None:
 
 
 def test_merge_copied_and_reencoded_as_expected(merged) -> None:
-    out, expected, dump, _, _ = merged
+    out, expected, dump, *_ = merged
     record = json.loads((out / "meta" / "demoforge" / "merge.json").read_text())
     copied = [s["videos_copied"][CAMERA] for s in record["sources"]]
     assert copied == [True, True, False]
     assert len(sorted((out / "videos" / CAMERA).glob("chunk-*/file-*.mp4"))) >= 2
     assert sorted(dump.meta["tasks"]) == sorted(set(expected.tasks))
+
+
+def test_lerobots_own_aggregate_accepts_writer_output(merged) -> None:
+    """lerobot's aggregate_datasets on two DatasetWriter outputs (with demoforge's extra
+    episode columns) gives a dataset lerobot loads with every frame right."""
+    *_, aggregated, dump = merged
+    assert_lerobot_sees_what_was_written(aggregated, dump)
