@@ -219,3 +219,16 @@ def test_a_generate_run_folder_stands_for_its_splits(tmp_path):
     write_raw(run / "failure", lengths=(5,), outcomes=["failure"], cams=())
     assert open_dataset(bake([run], tmp_path / "a")).num_frames == 6
     assert open_dataset(bake([run], tmp_path / "b", BakeConfig(include_failures=True))).num_frames == 11
+
+
+def test_final_probe_fails_a_bake_with_an_overlong_video_file(raw, tmp_path, monkeypatch):
+    import sys
+
+    bake_module = sys.modules["demoforge.convert.bake"]  # the package exports the function under that name
+    monkeypatch.setattr(bake_module, "MAX_VIDEO_FILE_S", 0.1)  # the 9-tick episode at 60 Hz ends at 0.13 s
+    with pytest.raises(BakeError, match="over 0 s"):
+        bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", max_video_file_s=0.05))
+    assert not (tmp_path / "out").exists()
+    monkeypatch.undo()
+    with pytest.raises(BakeError, match="--max-video-file-seconds 1200"):
+        bake([raw], tmp_path / "out", BakeConfig(max_video_file_s=1200))

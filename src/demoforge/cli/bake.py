@@ -45,13 +45,28 @@ def bake(
             video=VideoSettings(codec=vcodec, crf=crf, gop_s=gop_seconds, pix_fmt=pix_fmt),
             max_video_file_s=max_video_file_seconds, lerobot_format=lerobot_format,
         )
-        root = run_bake(sources, out, config)
+        root = _run_with_progress(run_bake, sources, out, config)
     except DemoforgeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     rate = f"{control_freq} Hz" if control_freq else "native rate"
     typer.echo(f"baked {len(sources)} source(s) into {root}: {control_space} at {rate} "
                f"({lerobot_format}; meta/bake.json, meta/modality.json)")
+
+
+def _run_with_progress(run_bake, sources, out, config):
+    """A progress bar on a terminal, one log line per episode otherwise (CI logs)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return run_bake(sources, out, config,
+                        on_episode=lambda done, total: typer.echo(f"bake: episode {done}/{total}", err=True))
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        job = bar.add_task("baking episodes", total=None)
+        return run_bake(sources, out, config,
+                        on_episode=lambda done, total: bar.update(job, completed=done, total=total))
 
 
 def _int(text: str) -> int:

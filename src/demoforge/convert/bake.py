@@ -47,6 +47,9 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BakeError(f"{out}: exists and is not empty; choose a new output folder")
+    if config.max_video_file_s > MAX_VIDEO_FILE_S:
+        raise BakeError(f"--max-video-file-seconds {config.max_video_file_s} is over {MAX_VIDEO_FILE_S:.0f} s, past "
+                        "which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
     plan, _ = make_plan(list(sources), config)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.bake-", dir=out.parent))
@@ -164,6 +167,17 @@ def git_commit() -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
+def gripper_convention(reader: str) -> dict[str, Any]:
+    """What the last component of state (and of the joint_* actions) means, by source reader."""
+    if reader == "demoforge_raw":
+        return {"quantity": "closedness", "open": 0.0, "closed": 1.0,
+                "from": "mean finger travel between the robot card's open and closed positions; the commanded "
+                        "value under joint_target is unclamped (> 1 squeezes)"}
+    return {"quantity": "as recorded", "open": None, "closed": None,
+            "from": "the last component of the source's observation.state, unconverted (the source has no "
+                    "robot card)"}
+
+
 def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
     """meta/bake.json: everything needed to know (and redo) what the labels mean."""
     cfg = plan.config
@@ -174,9 +188,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "stride": plan.stride,
         "state": {"names": plan.features[schema.STATE].names, "parts": plan.state_parts},
         "action": {"names": plan.features[schema.ACTION].names, "parts": plan.action_parts},
-        "gripper": {"quantity": "closedness", "open": 0.0, "closed": 1.0,
-                    "from": "mean finger travel (robot card) in the state; the commanded value under "
-                            "joint_target is unclamped (> 1 squeezes)"},
+        "gripper": gripper_convention(plan.reader),
         "control_law": plan.law,
         "filters": {"include_failures": cfg.include_failures, "filter_idle": cfg.filter_idle,
                     "idle": cfg.idle.to_json()},

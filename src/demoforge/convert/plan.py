@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.convert.conventions import DEFAULT_CONVENTION, Projection, check_convention, project, stride_for
-from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law
+from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter
 from demoforge.dataset.assemble import EXTRA_PREFIX
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INFO_PATH, Feature
@@ -60,6 +60,7 @@ class BakePlan:
     state_parts: dict[str, tuple[int, int]]
     action_parts: dict[str, tuple[int, int]]
     robot_type: str | None
+    reader: str  # source reader (episode.READERS key) of the pool
 
     @property
     def rate(self) -> int:
@@ -126,6 +127,10 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
                                 f"{readers[0].root} has {readers[0].info.features[key].shape}")
     if problems:
         raise BakeError("bake: sources disagree on cameras:\n  " + "\n  ".join(problems))
+    kinds = {source_kind(r) for r in readers}
+    if len(kinds) > 1:
+        raise BakeError(f"bake: sources mix demoforge raw datasets and other LeRobot datasets ({sorted(kinds)}); "
+                        "their columns mean different things, bake them separately")
     items = []
     for s, r in enumerate(readers):
         for i in r.episode_indices:
@@ -149,6 +154,6 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     plan = BakePlan(
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
-        action_parts=proj.action_parts, robot_type=readers[0].info.robot_type,
+        action_parts=proj.action_parts, robot_type=readers[0].info.robot_type, reader=first.reader,
     )
     return plan, proj
