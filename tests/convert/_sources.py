@@ -82,7 +82,7 @@ def episode(length: int = 12, *, fps: int = FPS, mode: str = "joint_position", *
         target=m["target"], target_gripper=m["target_gripper"],
         raw_command=np.column_stack([m["target"], m["target_gripper"]]),
         sim_state=np.column_stack([np.arange(length) / fps, m["q"], np.full((length, 2), 0.3)]),
-        law={"mode": mode}, outcome="success",
+        law={"mode": mode}, outcome="success", objects=np.full((length, 2), 0.3),
     )
     fields.update(override)
     return Episode(**fields)

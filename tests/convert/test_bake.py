@@ -149,7 +149,11 @@ def test_bad_rate_and_non_empty_output_are_refused(raw, tmp_path):
         bake([raw], tmp_path / "c", BakeConfig(cams=("top",)))
 
 
-def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path):
+def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path, monkeypatch):
+    import demoforge.convert.episode as episode_module
+
+    # synthetic sim.state is [time, q, object (x, y)]: no model to rebuild, so name the object columns
+    monkeypatch.setattr(episode_module, "object_qpos_columns", lambda root, i: [4, 5])
     from demoforge.dataset import DatasetWriter
     from demoforge.execute import schema
     from tests.convert._sources import N_STATE, raw_columns

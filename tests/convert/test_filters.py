@@ -14,10 +14,10 @@ def _idle_episode(*, push=0.0, object_moves=False):
     q[STILL], g[STILL] = q[4], g[4]
     target, tg = q.copy(), g.copy()  # command == achieved: no intent
     target[STILL] += push
-    sim = np.column_stack([np.arange(T) / 60, q, np.full((T, 2), 0.3)])
+    objects = np.full((T, 7), 0.3)
     if object_moves:
-        sim[STILL, -1] += np.arange(6) * 1e-3
-    return episode(T, q=q, gripper=g, target=target, target_gripper=tg, sim_state=sim)
+        objects[STILL, 2] += np.arange(6) * 1e-3
+    return episode(T, q=q, gripper=g, target=target, target_gripper=tg, objects=objects)
 
 
 def test_dead_ticks_are_dropped_but_the_first_of_each_run_is_kept():
@@ -38,7 +38,7 @@ def test_moving_object_keeps_the_tick():
     assert not dead_ticks(ep, output_ticks(T, 1)).any()
 
 
-def test_time_alone_does_not_count_as_motion_and_tolerances_apply():
+def test_tolerances_apply():
     ep = _idle_episode(push=0.005)  # under intent_tol
     assert dead_ticks(ep, output_ticks(T, 1)).sum() == 5
     assert not dead_ticks(ep, output_ticks(T, 1), IdleFilter(intent_tol=1e-3)).any()
@@ -49,7 +49,7 @@ def test_keep_mask_on_separate_runs():
     np.testing.assert_array_equal(np.flatnonzero(keep_mask(dead)), [0, 1, 3, 4, 5, 6, 9])
 
 
-def test_idle_filter_refused_without_physics_state():
-    ep = episode(T, sim_state=None, target=None, target_gripper=None, reader="lerobot")
+def test_idle_filter_refused_without_object_poses():
+    ep = episode(T, sim_state=None, objects=None, target=None, target_gripper=None, reader="lerobot")
     with pytest.raises(BakeError, match="without --filter-idle"):
         dead_ticks(ep, output_ticks(T, 1))

@@ -115,7 +115,7 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
             for s, i in plan.items[start:stop]:
                 if s not in readers:
                     readers[s] = open_dataset(plan.sources[s])
-                ep = read_episode(readers[s], i)
+                ep = read_episode(readers[s], i, objects=cfg.filter_idle)
                 records.append(_bake_episode(plan, writer, ep, s, segments))
                 for seg in segments.iterdir():
                     seg.unlink()

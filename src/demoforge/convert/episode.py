@@ -29,7 +29,7 @@ import numpy as np
 from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature
 from demoforge.dataset.reader import DatasetReader
-from demoforge.errors import DatasetError
+from demoforge.errors import DatasetError, DemoforgeError
 from demoforge.execute import schema
 
 CAMERA_PREFIX = "observation.images."
@@ -68,12 +68,13 @@ class Episode:
     target: np.ndarray | None  # (T, n_arm) commanded joint targets in force during the tick [rad]; None if unknown
     target_gripper: np.ndarray | None  # (T,) commanded closedness, unclamped (> 1 squeezes); None if unknown
     raw_command: np.ndarray | None  # (T, m) controller input verbatim (+ gripper); None if not recorded
-    sim_state: np.ndarray | None  # (T, n_state) physics snapshots; None for non-sim sources
+    sim_state: np.ndarray | None  # (T, n_state) physics snapshots (NaN padded); None for non-sim sources
     law: dict[str, Any] | None  # the control law (ControlLaw fields); None if the source has none
     cameras: dict[str, CameraRef] = field(default_factory=dict)  # camera key -> reference
     outcome: str | None = None  # "success", "failure", or None when the source does not say
     extra: dict[str, Any] = field(default_factory=dict)  # the source's per-episode records (demoforge/<name>)
     sha256: str = ""  # content hash of the episode's data rows and video packets
+    objects: np.ndarray | None = None  # (T, 7 k) free objects' qpos (position [m], wxyz quaternion); None unless read
 
     @property
     def length(self) -> int:
@@ -105,9 +106,26 @@ def source_kind(ds: DatasetReader) -> str:
     return "demoforge_raw" if (ds.root / CONTROLLER_PATH).is_file() else "lerobot"
 
 
-def read_episode(ds: DatasetReader, i: int) -> Episode:
-    """Episode `i` of an open source dataset as a canonical Episode."""
-    return READERS[source_kind(ds)](ds, i)
+def read_episode(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
+    """Episode `i` of an open source dataset as a canonical Episode.
+
+    `objects`: also extract the free objects' poses from the physics state (rebuilds the
+    episode's MuJoCo model; only the idle filter needs them)."""
+    return READERS[source_kind(ds)](ds, i, objects=objects)
+
+
+def object_qpos_columns(root: Path, i: int) -> list[int]:
+    """Columns of a raw episode's sim.state holding the free objects' qpos, from its rebuilt model.
+
+    An integration snapshot starts with time, then qpos (mjSTATE_INTEGRATION order)."""
+    from demoforge.execute.replay import episode_scene  # local: builds MuJoCo models, only for --filter-idle
+
+    try:
+        scene = episode_scene(root, i)
+    except DemoforgeError as exc:
+        raise BakeError(f"{root}: episode {i}: cannot rebuild its model to tell whether objects move ({exc}); "
+                        "bake without --filter-idle") from exc
+    return [1 + adr + k for _, adr in sorted(scene.prop_qpos.items()) for k in range(7)]
 
 
 def _state_split(ds: DatasetReader, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
@@ -169,7 +187,7 @@ def content_sha256(cols: dict[str, np.ndarray], cameras: dict[str, CameraRef]) -
     return h.hexdigest()
 
 
-def read_demoforge_raw(ds: DatasetReader, i: int) -> Episode:
+def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
     """A raw demoforge episode (see demoforge.execute.schema)."""
     feats = ds.info.features
     missing = [k for k in (schema.STATE, schema.ACTION) if k not in feats]
@@ -184,17 +202,23 @@ def read_demoforge_raw(ds: DatasetReader, i: int) -> Episode:
                         f"{q.shape[1] + 1}; the raw contract gives both as [arm..., gripper]")
     cameras = _cameras(ds, i, row)
     extra = _extras(row)
+    sim = cols.get(schema.SIM_STATE)
+    poses = None
+    if objects:
+        if sim is None:
+            raise BakeError(f"{ds.root}: no {schema.SIM_STATE!r} feature; object motion is unknown")
+        poses = sim[:, object_qpos_columns(ds.root, i)]
     return Episode(
         source=ds.root, index=i, reader="demoforge_raw", fps=ds.info.fps, task=row["tasks"][0],
         time=np.arange(q.shape[0]) / ds.info.fps, q=q, gripper=gripper, joint_names=names,
         target=action[:, :-1], target_gripper=action[:, -1],
         raw_command=None if schema.RAW_COMMAND not in cols else np.asarray(cols[schema.RAW_COMMAND], np.float64),
-        sim_state=cols.get(schema.SIM_STATE), law=read_law(ds.root), cameras=cameras,
-        outcome=extra.get("outcome"), extra=extra, sha256=content_sha256(cols, cameras),
+        sim_state=sim, law=read_law(ds.root), cameras=cameras,
+        outcome=extra.get("outcome"), extra=extra, sha256=content_sha256(cols, cameras), objects=poses,
     )
 
 
-def read_lerobot(ds: DatasetReader, i: int) -> Episode:
+def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
     """Any other LeRobot v3 episode: state only is interpreted (see the module docstring)."""
     row, cols = _common(ds, i, [schema.STATE] if schema.STATE in ds.info.features else [])
     q, gripper, names = _state_split(ds, cols)
@@ -208,5 +232,5 @@ def read_lerobot(ds: DatasetReader, i: int) -> Episode:
     )
 
 
-# reader name -> function(open dataset, episode index) -> Episode
+# reader name -> function(open dataset, episode index, *, objects) -> Episode
 READERS = {"demoforge_raw": read_demoforge_raw, "lerobot": read_lerobot}

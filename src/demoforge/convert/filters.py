@@ -21,7 +21,7 @@ class IdleFilter:
 
     q_tol: float = 1e-4  # largest arm joint change still "static" [rad]
     gripper_tol: float = 1e-3  # largest gripper closedness change still "static" [-]
-    sim_tol: float = 1e-6  # largest change of any physics state entry (time excluded) still "static" [SI]
+    object_tol: float = 1e-5  # largest change of any free object's position [m] / quaternion entry still "static"
     intent_tol: float = 1e-2  # command - achieved offset above this is intent [rad] / closedness [-]
 
     def to_json(self) -> dict[str, float]:
@@ -39,10 +39,11 @@ def wanted_outcome(ep: Episode, include_failures: bool) -> bool:
 
 def dead_ticks(ep: Episode, ticks: np.ndarray, cfg: IdleFilter = IdleFilter()) -> np.ndarray:
     """(N,) bool: output tick i is dead (nothing moves from tick i to i+1, no intent). The last is never dead."""
-    if ep.sim_state is None or ep.target is None or ep.target_gripper is None:
+    if ep.objects is None or ep.target is None or ep.target_gripper is None:
         raise BakeError(
-            f"{ep.source}: --filter-idle needs the physics state (every object static?) and the commanded targets "
-            f"(intent?), which a {ep.reader!r} source does not record; bake it without --filter-idle"
+            f"{ep.source}: episode {ep.index}: --filter-idle needs the objects' poses (read_episode(objects=True) "
+            f"from the physics state) and the commanded targets, which a {ep.reader!r} source does not give; "
+            "bake it without --filter-idle"
         )
     dead = np.zeros(ticks.shape[0], dtype=bool)
     if ticks.shape[0] < 2:
@@ -50,8 +51,7 @@ def dead_ticks(ep: Episode, ticks: np.ndarray, cfg: IdleFilter = IdleFilter()) -
     a, b = ticks[:-1], ticks[1:]
     robot_static = (np.abs(ep.q[b] - ep.q[a]).max(axis=1) <= cfg.q_tol) & (
         np.abs(ep.gripper[b] - ep.gripper[a]) <= cfg.gripper_tol)
-    # entry 0 of an integration snapshot is the simulation time, which always moves
-    scene_static = np.abs(ep.sim_state[b, 1:] - ep.sim_state[a, 1:]).max(axis=1, initial=0.0) <= cfg.sim_tol
+    scene_static = np.abs(ep.objects[b] - ep.objects[a]).max(axis=1, initial=0.0) <= cfg.object_tol
     no_intent = (np.abs(ep.target[a] - ep.q[a]).max(axis=1) <= cfg.intent_tol) & (
         np.abs(ep.target_gripper[a] - ep.gripper[a]) <= cfg.intent_tol)
     dead[:-1] = robot_static & scene_static & no_intent
