@@ -67,8 +67,10 @@ def test_bake_json_and_modality_json(raw, tmp_path):
     assert stamp["video"]["encoder"] == "libx264" and stamp["video"]["settings"]["crf"] == 23
     modality = json.loads((out / "meta/modality.json").read_text())
     assert modality == {
-        "state": {"arm": {"start": 0, "end": 3}, "gripper": {"start": 3, "end": 4}},
-        "action": {"arm": {"start": 0, "end": 3}, "gripper": {"start": 3, "end": 4}},
+        "state": {"arm": {"start": 0, "end": 3, "original_key": "observation.state"},
+                  "gripper": {"start": 3, "end": 4, "original_key": "observation.state"}},
+        "action": {"arm": {"start": 0, "end": 3, "original_key": "action"},
+                   "gripper": {"start": 3, "end": 4, "original_key": "action"}},
         "video": {"front": {"original_key": CAMS[0]}, "wrist": {"original_key": CAMS[1]}},
         "annotation": {"human.task_description": {"original_key": "task_index"}},
     }

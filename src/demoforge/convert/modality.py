@@ -22,8 +22,9 @@ def modality_json(state_parts: dict[str, tuple[int, int]], action_parts: dict[st
                   video_keys: list[str]) -> dict[str, Any]:
     """The modality.json object for one baked dataset."""
     return {
-        "state": {name: {"start": s, "end": e} for name, (s, e) in state_parts.items()},
-        "action": {name: {"start": s, "end": e} for name, (s, e) in action_parts.items()},
+        "state": {name: {"start": s, "end": e, "original_key": "observation.state"}
+                  for name, (s, e) in state_parts.items()},
+        "action": {name: {"start": s, "end": e, "original_key": "action"} for name, (s, e) in action_parts.items()},
         "video": {view_name(k): {"original_key": k} for k in video_keys},
         "annotation": {"human.task_description": {"original_key": "task_index"}},
     }
