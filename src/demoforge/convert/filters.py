@@ -28,13 +28,13 @@ class IdleFilter:
         return asdict(self)
 
 
-def wanted_outcome(ep: Episode, include_failures: bool) -> bool:
-    """Successes always; failures only when asked. A source that records no outcome is kept."""
-    if ep.outcome is None or ep.outcome == "success":
+def wanted_outcome(outcome: str | None, include_failures: bool, *, where: str) -> bool:
+    """Successes always; failures only when asked. An episode whose source records no outcome is kept."""
+    if outcome is None or outcome == "success":
         return True
-    if ep.outcome == "failure":
+    if outcome == "failure":
         return include_failures
-    raise BakeError(f"{ep.source}: episode {ep.index}: outcome {ep.outcome!r} is not 'success' or 'failure'")
+    raise BakeError(f"{where}: outcome {outcome!r} is not 'success' or 'failure'")
 
 
 def dead_ticks(ep: Episode, ticks: np.ndarray, cfg: IdleFilter = IdleFilter()) -> np.ndarray:

@@ -10,7 +10,7 @@ from typing import Any
 
 from demoforge.convert.conventions import DEFAULT_CONVENTION, Projection, check_convention, project, stride_for
 from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law, source_kind
-from demoforge.convert.filters import IdleFilter
+from demoforge.convert.filters import IdleFilter, wanted_outcome
 from demoforge.dataset.assemble import EXTRA_PREFIX
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INFO_PATH, Feature
 from demoforge.dataset.reader import open_dataset
@@ -134,11 +134,8 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     items = []
     for s, r in enumerate(readers):
         for i in r.episode_indices:
-            outcome = _outcome(r.episode(i))
-            if outcome is None or outcome == "success" or (outcome == "failure" and config.include_failures):
+            if wanted_outcome(_outcome(r.episode(i)), config.include_failures, where=f"{r.root}: episode {i}"):
                 items.append((s, i))
-            elif outcome != "failure":
-                raise BakeError(f"{r.root}: episode {i}: outcome {outcome!r} is not 'success' or 'failure'")
     if not items:
         raise BakeError("bake: no episodes to bake (all failures? pass --include-failures to bake them)")
     first = read_episode(readers[items[0][0]], items[0][1])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -45,11 +46,14 @@ def write_v21(v3_root: str | Path, out: str | Path) -> Path:
     chunks = max(1, info["chunks_size"])
     videos = ds.info.video_keys
     episodes, stats_rows = [], []
+    cached: tuple[Path, pa.Table] | None = None  # the data file being split (episodes are in file order)
     for i in ds.episode_indices:
         row = ds.episode(i)
         chunk = i // chunks
-        pf = pq.ParquetFile(ds.data_path(i))
-        table = pf.read().filter(pc.equal(pf.read(columns=["episode_index"]).column(0), i))
+        path = ds.data_path(i)
+        if cached is None or cached[0] != path:
+            cached = (path, pq.read_table(path))
+        table = cached[1].filter(pc.equal(cached[1].column("episode_index"), i))
         write_parquet_atomic(out / V21_DATA_PATH.format(episode_chunk=chunk, episode_index=i), [table])
         for key in videos:
             hist = row.get(HISTOGRAM_PREFIX + key)
