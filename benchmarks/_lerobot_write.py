@@ -25,6 +25,12 @@ import time
 from pathlib import Path
 
 
+def _cpu_s() -> float:
+    """CPU time of this process and its reaped children [s]: steadier than wall time on a shared machine."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _isolate_hf_state() -> None:
     scratch = tempfile.mkdtemp(prefix="lerobot-bench-")
     os.environ["HF_HUB_OFFLINE"] = "1"
@@ -61,31 +67,35 @@ def main(spec: dict) -> dict:
     streaming = spec["mode"] == "streaming"
     threads = 0 if streaming else 4 * len(cameras)  # lerobot-record: 4 per camera
 
-    elapsed = 0.0
-    t0 = time.perf_counter()
+    elapsed = cpu = 0.0
+    t0, c0 = time.perf_counter(), _cpu_s()
     ds = LeRobotDataset.create(
         repo_id="bench/lerobot", fps=_synthetic.FPS, features=features, root=spec["root"],
         robot_type="bench", use_videos=True, image_writer_threads=threads,
         rgb_encoder=encoder, streaming_encoding=streaming,
     )
     elapsed += time.perf_counter() - t0
+    cpu += _cpu_s() - c0
     frames = 0
     for ep in range(spec["episodes"]):
         columns = _synthetic.episode(spec["seed"], ep, spec["length"], cameras)
         task = f"task {ep % 3}"
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu_s()
         for t in range(spec["length"]):
             frame = {key: values[t] for key, values in columns.items()}
             frame["task"] = task
             ds.add_frame(frame)
         ds.save_episode()
         elapsed += time.perf_counter() - t0
+        cpu += _cpu_s() - c0
         frames += spec["length"]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_s()
     ds.finalize()
     elapsed += time.perf_counter() - t0
+    cpu += _cpu_s() - c0
     return {
         "seconds": elapsed,
+        "cpu_seconds": cpu,
         "frames": frames,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "encoder": encoder.get_codec_options(as_strings=True) | {"vcodec": encoder.vcodec},

@@ -7,7 +7,9 @@ Both sides write the same synthetic episodes (observation.state and action: 8 fl
 cameras: two 96x96 and one 224x224; see _synthetic.py) with the same encoder settings:
 lerobot 0.6.1's default (libsvtav1, yuv420p, g=2, crf=30, preset=12, fast-decode=0).
 Each side runs in a fresh subprocess and times itself from the first writer call to
-the end of finalize(), excluding interpreter start-up, imports and data generation.
+the end of finalize(), excluding interpreter start-up, imports and data generation;
+wall time gives frames/s (the headline), CPU time of the process and its children is
+printed beside it because it is far steadier on a shared machine.
 lerobot runs twice: as `lerobot-record` configures it by default (PNG staging, 4 image
 threads per camera) and with `streaming_encoding=True`; ratios are taken against the
 FASTER of the two. Then state only (no cameras; runs this short are noisy, so each side
@@ -36,6 +38,12 @@ TARGET_VIDEO = 5.0
 TARGET_STATE = 3.0
 
 
+def _cpu_s() -> float:
+    """CPU time of this process and its reaped children [s]: steadier than wall time on a shared machine."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def demoforge_worker(spec: dict) -> dict:
     """Runs in a subprocess of demoforge's python; mirrors _lerobot_write.main."""
     sys.path.insert(0, str(HERE))
@@ -54,17 +62,18 @@ def demoforge_worker(spec: dict) -> dict:
         video = VideoSettings(codec="h264", crf=23, gop_s=0.25)
     else:
         video = VideoSettings.lerobot_default()
-    elapsed = 0.0
-    t0 = time.perf_counter()
+    elapsed = cpu = 0.0
+    t0, c0 = time.perf_counter(), _cpu_s()
     writer = DatasetWriter.create(
         spec["root"], fps=_synthetic.FPS, features=features, robot_type="bench", video=video
     )
     elapsed += time.perf_counter() - t0
+    cpu += _cpu_s() - c0
     frames = 0
     for ep in range(spec["episodes"]):
         columns = _synthetic.episode(spec["seed"], ep, spec["length"], cameras)
         task = f"task {ep % 3}"
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu_s()
         if spec.get("api") == "frame":
             for t in range(spec["length"]):
                 writer.add_frame({key: values[t] for key, values in columns.items()}, task=task)
@@ -72,13 +81,16 @@ def demoforge_worker(spec: dict) -> dict:
         else:
             writer.add_episode(columns, task=task)
         elapsed += time.perf_counter() - t0
+        cpu += _cpu_s() - c0
         frames += spec["length"]
         del columns
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_s()
     writer.finalize()
     elapsed += time.perf_counter() - t0
+    cpu += _cpu_s() - c0
     return {
         "seconds": elapsed,
+        "cpu_seconds": cpu,
         "frames": frames,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "encoder": video.codec_options(_synthetic.FPS) if cameras else None,
@@ -124,9 +136,14 @@ def _spread(runs: list[dict]) -> str:
     return f"  (runs {min(seconds):.2f}-{max(seconds):.2f} s)" if len(runs) > 1 else ""
 
 
+def _cpu_per_frame_ms(result: dict) -> float:
+    return 1000.0 * result["cpu_seconds"] / result["frames"]
+
+
 def _row(label: str, result: dict) -> str:
-    return (f"  {label:<34} {result['frames']:>6} frames {result['seconds']:>8.2f} s "
-            f"{_fps(result):>9.1f} frames/s  peak RSS {result['peak_rss_mb']:>7.0f} MB")
+    return (f"  {label:<30} {result['frames']:>6} frames {result['seconds']:>7.2f} s "
+            f"{_fps(result):>8.1f} frames/s  CPU {_cpu_per_frame_ms(result):>6.2f} ms/frame  "
+            f"peak RSS {result['peak_rss_mb']:>5.0f} MB")
 
 
 def main() -> None:
@@ -172,7 +189,8 @@ def main() -> None:
         best_mode = max(lr_video, key=lambda m: _fps(lr_video[m]))
         ratio_video = _fps(df_video) / _fps(lr_video[best_mode])
         for mode, result in lr_video.items():
-            print(f"  ratio demoforge / lerobot ({mode}): {_fps(df_video) / _fps(result):.2f}x")
+            print(f"  ratio demoforge / lerobot ({mode}): {_fps(df_video) / _fps(result):.2f}x frames/s, "
+                  f"{_cpu_per_frame_ms(result) / _cpu_per_frame_ms(df_video):.2f}x less CPU per frame")
 
         print(f"state only (no cameras), median of {args.repeat_state} runs each, interleaved:")
         df_runs, lr_runs = [], []
@@ -184,7 +202,8 @@ def main() -> None:
         print(_row("demoforge add_episode", df_state) + _spread(df_runs))
         print(_row("lerobot", lr_state) + _spread(lr_runs))
         ratio_state = _fps(df_state) / _fps(lr_state)
-        print(f"  ratio demoforge / lerobot: {ratio_state:.2f}x")
+        print(f"  ratio demoforge / lerobot: {ratio_state:.2f}x frames/s, "
+              f"{_cpu_per_frame_ms(lr_state) / _cpu_per_frame_ms(df_state):.2f}x less CPU per frame")
 
         counts = [int(n) for n in args.memory_episodes.split(",")]
         print(f"demoforge peak RSS vs episode count ({args.memory_length} frames/episode, one 64x64 camera):")
