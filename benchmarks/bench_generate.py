@@ -1,0 +1,86 @@
+"""Execution throughput: successful stack_three episodes per core-minute, and the cost of
+everything around the physics, side by side in one run.
+
+One worker process runs `generate` over stack_three problems (plan, skills with IK and
+collision checks, per-tick recording with the full physics state and the symbolic state,
+per-skill verification, shard writing and the merge). The physics the datasets hold
+(recorded ticks x physics steps per tick) is then replayed as raw `mj_step` calls on the
+same problem's compiled model, settled in its reset state, in this process. The ratio
+wall(generate) / wall(raw mj_step) says what planning, IK, control, verification and
+recording cost on top of the physics itself (target <= 2.0). Also printed: the ratio for
+the execution phase alone (episodes into shards, before the merge).
+
+The last line is the headline ratio.
+Run: python benchmarks/bench_generate.py [--problems 3] [--episodes 4] [--envs 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import mujoco  # noqa: E402
+
+from demoforge.dataset import open_dataset  # noqa: E402
+from demoforge.execute import generate, load_problems, start_episode  # noqa: E402
+from demoforge.tasks import generate_family, write_tasks  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problems", type=int, default=3)
+    ap.add_argument("--episodes", type=int, default=4, help="episodes per problem")
+    ap.add_argument("--envs", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_generate-"))
+    try:
+        paths = [p for p in write_tasks(generate_family("stack_three", count=args.problems, seed=args.seed), tmp / "tasks")
+                 if p.suffix == ".pddl" and p.name != "blocks.pddl"]
+        gen = sys.modules["demoforge.execute.generate"]
+        merge, marks = gen._merge, {}
+
+        def timed_merge(*a, **k):
+            marks["merge_start"] = time.perf_counter()
+            return merge(*a, **k)
+
+        gen._merge = timed_merge
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        summary = generate(paths, tmp / "run", episodes_per_problem=args.episodes, envs=args.envs, workers=1,
+                           seed=args.seed)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        exec_wall = marks["merge_start"] - t0
+
+        frames = sum(open_dataset(r).num_frames for r in summary.roots.values() if r is not None)
+        problem = load_problems(paths[:1])[0]
+        scene = start_episode(problem, args.seed, 0).scene
+        substeps = round(1 / (60 * scene.model.opt.timestep))
+        steps = frames * substeps
+        t = time.perf_counter()
+        for _ in range(frames):
+            mujoco.mj_step(scene.model, scene.data, substeps)
+        raw = time.perf_counter() - t
+
+        print(f"stack_three: {summary.successes}/{summary.episodes} episodes succeeded "
+              f"({args.problems} problems x {args.episodes}, {args.envs} envs, 1 worker); failures by kind "
+              f"{summary.failure_kinds() or 'none'}")
+        print(f"recorded ticks {frames} = {steps} physics steps; raw mj_step for them: {raw:.2f} s")
+        print(f"generate wall {wall:.2f} s (execution into shards {exec_wall:.2f} s, merge {wall - exec_wall:.2f} s); "
+              f"cpu {cpu:.2f} s")
+        print(f"successful episodes per core-minute: {summary.successes / (cpu / 60):.1f}")
+        print(f"execution-phase ratio wall/raw mj_step: {exec_wall / raw:.2f}")
+        print(f"generate wall / raw mj_step for the same physics steps: {wall / raw:.2f} (target <= 2.0)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
