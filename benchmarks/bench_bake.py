@@ -15,7 +15,9 @@ below uses the same settings). Then, each timed as wall-clock seconds:
    then a second ffmpeg encoding the PNGs;
 3. demoforge's remux path (native rate, same settings: packets copied) against its
    re-encode path (native rate, crf 24: every frame decoded and encoded)
-   (target: remux >= 20x faster).
+   (target: remux >= 20x faster);
+4. the peak RSS of a fresh process running the joint_vel bake (streaming: it must not
+   scale with the episode's decoded size).
 
 ffmpeg is the system binary (Debian: apt-get install ffmpeg); demoforge uses PyAV's
 bundled FFmpeg, so the two x264 builds may differ. The last line is the headline.
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -88,6 +91,23 @@ def x264_args(fps: int) -> list[str]:
     return ["-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-g", str(g), "-bf", "0", "-pix_fmt", "yuv420p"]
 
 
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec from the forked parent's size.
+PEAK_RSS = """
+import re, sys
+from demoforge.convert import BakeConfig, bake
+from demoforge.dataset import VideoSettings
+bake([sys.argv[1]], sys.argv[2], BakeConfig(convention="joint_vel", control_freq=int(sys.argv[3]),
+                                           video=VideoSettings(preset="veryfast")))
+print(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))
+"""
+
+
+def peak_rss_mb(raw: Path, out: Path, rate: int) -> float:
+    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, str(raw), str(out), str(rate)], check=True,
+                          capture_output=True, text=True)
+    return int(proc.stdout.split()[-1]) / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=175.0)
@@ -136,6 +156,10 @@ def main() -> None:
         print(f"native rate, joint_pos ({n} frames out):")
         print(f"  remux (packets copied)        {remux:8.2f} s")
         print(f"  re-encode (crf 24)            {enc:8.2f} s")
+        rss = peak_rss_mb(work / "raw", work / "rss", args.rate)
+        decoded = n * args.width * args.height * 3 / 2**20
+        print(f"peak RSS of a process baking joint_vel at {args.rate} Hz: {rss:.0f} MB "
+              f"(the episode's decoded RGB frames: {decoded:.0f} MB)")
         print(f"bake joint_vel@{args.rate}Hz {ratio:.2f}x ffmpeg's time (target <= {TARGET_FFMPEG}x); "
               f"remux {speedup:.1f}x faster than re-encode (target >= {TARGET_REMUX:.0f}x)")
     finally:
