@@ -5,9 +5,11 @@ import typer
 from demoforge.cli import bake as bake_cli
 from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
+from demoforge.cli import doctor as doctor_cli
 from demoforge.cli import env as env_cli
 from demoforge.cli import generate as generate_cli
 from demoforge.cli import randomize as randomize_cli
+from demoforge.cli import render as render_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
 
@@ -20,6 +22,9 @@ app.add_typer(randomize_cli.app, name="randomize", help="Physics domain randomiz
 app.command("demo")(demo_cli.demo)
 app.command("generate")(generate_cli.generate)
 app.command("bake")(bake_cli.bake)
+app.command("render")(render_cli.render)
+app.command("doctor")(doctor_cli.doctor)
+app.command("coverage")(doctor_cli.coverage)
 
 
 if __name__ == "__main__":
