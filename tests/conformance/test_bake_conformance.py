@@ -16,7 +16,7 @@ import pytest
 
 from demoforge.convert import BakeConfig, bake
 from demoforge.dataset import open_dataset
-from lerobot_harness import mean_abs_diff01, probe_many, require_dump
+from lerobot_harness import FIXTURES, mean_abs_diff01, probe_many, require_dump
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.convert._sources import CAMS, write_raw  # noqa: E402
@@ -63,11 +63,15 @@ def baked(tmp_path_factory):
     cfg = dict(convention="joint_vel", control_freq=30)
     v3 = bake([raw], base / "v3", BakeConfig(**cfg))
     v21 = bake([raw], base / "v21", BakeConfig(**cfg, lerobot_format="v2.1"))
-    return base, v3, v21
+    fixture = FIXTURES / "lerobot061_video"
+    foreign = None
+    if (fixture / "meta" / "info.json").is_file():  # lerobot-written source: joint_vel from its state
+        foreign = bake([fixture], base / "foreign", BakeConfig(convention="joint_vel", control_freq=15))
+    return base, v3, v21, foreign
 
 
 def test_bake_v3_and_v21_load_in_real_lerobot(lerobot_python, baked):
-    base, v3, v21 = baked
+    base, v3, v21, foreign = baked
     converted = base / "v21-converted"
     shutil.copytree(v21, converted)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
@@ -78,7 +82,14 @@ def test_bake_v3_and_v21_load_in_real_lerobot(lerobot_python, baked):
     assert proc.returncode == 0, proc.stderr[-4000:]
     expected = _expected(v3)
     tasks = ["stack 0"] * 6 + ["stack 1"] * 5
-    d3, d21 = (require_dump(r) for r in probe_many(lerobot_python, [v3, converted], base / "probe"))
-    for dump in (d3, d21):
+    roots = [v3, converted] + ([foreign] if foreign else [])
+    dumps = [require_dump(r) for r in probe_many(lerobot_python, roots, base / "probe")]
+    for dump in dumps[:2]:
         assert dump.meta["fps"] == 30 and dump.meta["num_episodes"] == 2 and dump.meta["num_frames"] == 11
         _assert_same(dump, expected, tasks)
+    if foreign:
+        ds = open_dataset(foreign)
+        for key in ("observation.state", "action"):
+            want = np.concatenate([ds.read_episode(i)[key] for i in ds.episode_indices])
+            np.testing.assert_array_equal(dumps[2].columns[key].reshape(want.shape), want)
+        assert dumps[2].meta["fps"] == 15
