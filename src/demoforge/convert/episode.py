@@ -140,9 +140,10 @@ def _state_split(ds: DatasetReader, cols: dict[str, np.ndarray]) -> tuple[np.nda
     return state[:, :n], state[:, n], arm
 
 
-def _common(ds: DatasetReader, i: int, data_keys: list[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _common(ds: DatasetReader, i: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The episode's meta row and every data column (all of them feed the content hash)."""
     row = ds.episode(i)
-    cols = ds.read_episode(i, data_keys)
+    cols = ds.read_episode(i)
     tasks = row.get("tasks") or []
     if len(tasks) != 1:
         raise BakeError(f"{ds.root}: episode {i} has tasks {tasks}; bake needs exactly one task per episode")
@@ -193,8 +194,7 @@ def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> E
     missing = [k for k in (schema.STATE, schema.ACTION) if k not in feats]
     if missing:
         raise BakeError(f"{ds.root}: raw demoforge dataset lacks features {missing} (see demoforge.execute.schema)")
-    keys = [k for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND, schema.SIM_STATE) if k in feats]
-    row, cols = _common(ds, i, keys)
+    row, cols = _common(ds, i)
     q, gripper, names = _state_split(ds, cols)
     action = np.asarray(cols[schema.ACTION], dtype=np.float64)
     if action.shape[1] != q.shape[1] + 1:
@@ -220,7 +220,7 @@ def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> E
 
 def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
     """Any other LeRobot v3 episode: state only is interpreted (see the module docstring)."""
-    row, cols = _common(ds, i, [schema.STATE] if schema.STATE in ds.info.features else [])
+    row, cols = _common(ds, i)
     q, gripper, names = _state_split(ds, cols)
     cameras = _cameras(ds, i, row)
     extra = _extras(row)
