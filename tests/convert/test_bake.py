@@ -34,7 +34,7 @@ def test_joint_vel_at_15hz_decimates_data_and_video(raw, tmp_path):
     out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_vel", control_freq=15))
     ds = open_dataset(out)
     assert ds.info.fps == 15 and ds.num_episodes == 2
-    assert ds.info.features["action"].names == [*JOINTS, "gripper"]
+    assert ds.info.features["action"].names == ds.info.features["raw_command"].names == [*JOINTS, "gripper"]
     cols = ds.read_episode(0)
     m = motion(12)
     np.testing.assert_array_equal(cols["observation.state"],

@@ -119,13 +119,18 @@ def raw_cmd(ep: Episode, ticks: np.ndarray, rate: int) -> tuple[np.ndarray, tupl
             "or use joint_target / joint_vel"
         )
     m = ep.raw_command.shape[1] - 1
+    return ep.raw_command[ticks], command_names(ep), {"arm": (0, m), "gripper": (m, m + 1)}
+
+
+def command_names(ep: Episode) -> tuple[str, ...]:
+    """Names of the raw command's components under the episode's law."""
+    m = ep.raw_command.shape[1] - 1
+    mode = (ep.law or {}).get("mode")
     if mode == "cartesian_delta" and m == len(CARTESIAN_PARTS):
-        arm_names = CARTESIAN_PARTS
-    elif mode == "joint_position" and m == ep.n_arm:
-        arm_names = ep.joint_names
-    else:
-        arm_names = tuple(f"cmd_{k}" for k in range(m))
-    return ep.raw_command[ticks], (*arm_names, "gripper"), {"arm": (0, m), "gripper": (m, m + 1)}
+        return (*CARTESIAN_PARTS, "gripper")
+    if mode == "joint_position" and m == ep.n_arm:
+        return (*ep.joint_names, "gripper")
+    return (*(f"cmd_{k}" for k in range(m)), "gripper")
 
 
 # convention name -> function(episode, native ticks kept, rate) -> (action, names, parts)

@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from demoforge.convert.conventions import DEFAULT_CONVENTION, Projection, check_convention, project, stride_for
+from demoforge.convert.conventions import (
+    DEFAULT_CONVENTION, Projection, check_convention, command_names, project, stride_for,
+)
 from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
 from demoforge.dataset.assemble import EXTRA_PREFIX
@@ -145,7 +147,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         schema.ACTION: Feature("float32", (len(proj.action_names),), list(proj.action_names)),
     }
     if first.raw_command is not None:
-        features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],))
+        features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],), list(command_names(first)))
     for key in cams:
         features[key] = Feature("video", readers[0].info.features[key].shape)
     plan = BakePlan(
