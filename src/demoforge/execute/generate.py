@@ -23,6 +23,7 @@ episode (episodes are written in index order, so the shards' episode counts say 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -42,6 +43,7 @@ from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem, load_problems
 from demoforge.execute.record import RunLayout, run_layout, scene_inputs
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 
 RUN_SCHEMA = "demoforge.generate/1"
 SPLITS = ("success", "failure")
@@ -116,9 +118,20 @@ def _item_dir(out: Path, k: int, name: str) -> Path:
 
 
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
-                settings: RunnerSettings) -> dict:
+                settings: RunnerSettings, randomization: RandomizationSpec | None) -> dict:
     return {"schema": RUN_SCHEMA, "inputs": inputs, "problems": [p.name for p in problems],
-            "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings)}
+            "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
+            "randomization": None if randomization is None else spec_to_dict(randomization)}
+
+
+def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None) -> list[Problem]:
+    """The run's problems; the spec's scene-range overrides replace PDDL problems' sidecar
+    ranges (an environment package's scenes are baked and stay as they are)."""
+    problems = load_problems(inputs, domain=domain)
+    if randomization is None:
+        return problems
+    return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
+            for p in problems]
 
 
 class _ItemWriters:
@@ -167,10 +180,10 @@ class _ItemWriters:
 
 def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed: int, envs: int,
               settings: RunnerSettings, progress: Progress | None = None, domain: str = "blocks",
-              after_skill=None) -> dict[str, dict]:
+              after_skill=None, randomization: RandomizationSpec | None = None) -> dict[str, dict]:
     """Run work items `items` (problem indices) of a run in this process; returns their tallies."""
     out_path = Path(out)
-    problems = load_problems(inputs, domain=domain)
+    problems = run_problems(inputs, domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     mine = [problems[k] for k in items]
     writers: dict[int, _ItemWriters] = {}
@@ -211,7 +224,7 @@ def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed
     try:
         if queue:
             ExpertRunner(mine, layout, num_envs=envs, seed=seed, episodes=queue, settings=settings,
-                         after_skill=after_skill).run(on_episode)
+                         after_skill=after_skill, randomization=randomization).run(on_episode)
     except BaseException:
         for k, w in writers.items():
             if remaining[k] > 0:
@@ -232,18 +245,20 @@ def _tally_of(w: _ItemWriters) -> ProblemTally:
 
 
 def _worker(args: tuple) -> dict[str, dict]:
-    inputs, out, items, episodes, seed, envs, settings, queue, domain = args
+    inputs, out, items, episodes, seed, envs, settings, queue, domain, randomization = args
     return run_items(inputs, out, items, episodes, seed, envs, settings,
-                     None if queue is None else queue.put, domain)
+                     None if queue is None else queue.put, domain, None, randomization)
 
 
 def generate(
     inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, envs: int = 1,
     workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
+    randomization: RandomizationSpec | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
-    sidecars, or environment package folders) into OUT/success and OUT/failure."""
+    sidecars, or environment package folders) into OUT/success and OUT/failure, with
+    physics domain randomization drawn per episode when `randomization` is given."""
     problems_msg = []
     if episodes_per_problem < 1:
         problems_msg.append(f"episodes_per_problem: {episodes_per_problem} must be >= 1")
@@ -253,10 +268,10 @@ def generate(
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     inputs = [str(p) for p in inputs]
     out = Path(out)
-    problems = load_problems(inputs, domain=domain)
+    problems = run_problems(inputs, domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     n_workers = resolve_workers(workers, len(problems))
-    record = _run_record(inputs, problems, episodes_per_problem, seed, settings)
+    record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization)
     run_file = out / "run.json"
     if run_file.is_file():
         old = json.loads(run_file.read_text())
@@ -276,7 +291,7 @@ def generate(
     tallies: dict[str, dict] = {}
     if len(chunks) == 1:
         tallies.update(run_items(inputs, str(out), chunks[0], episodes_per_problem, seed, envs, settings,
-                                 progress, domain, after_skill))
+                                 progress, domain, after_skill, randomization))
     else:
         if after_skill is not None:
             raise ExecuteError("after_skill hooks run only with workers=1")
@@ -285,7 +300,7 @@ def generate(
             queue = manager.Queue() if progress else None
             with ProcessPoolExecutor(len(chunks), mp_context=ctx) as pool:
                 futures = [pool.submit(_worker, (inputs, str(out), c, episodes_per_problem, seed, envs, settings,
-                                                 queue, domain)) for c in chunks]
+                                                 queue, domain, randomization)) for c in chunks]
                 while not all(f.done() for f in futures):
                     _drain(queue, progress, timeout=0.2)
                 _drain(queue, progress, timeout=0.0)

@@ -6,7 +6,8 @@
 
 The model comes from meta/demoforge/scenes/<problem>.json (PDDL problem and domain text,
 scene sidecar) and the episode's `demoforge/scene_draw`; the scene builder is a pure
-function of those, so the rebuilt model is the one that was stepped. A sim.state row is
+function of those, so the rebuilt model is the one that was stepped; a recorded physics
+randomization draw (`demoforge/randomization`) is applied to it the same way. A sim.state row is
 the full integration state before that tick's command (NaN padding beyond the model's
 state size, see `demoforge.execute.record`).
 """
@@ -24,6 +25,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.envs.scene import build_task_scene
 from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError
+from demoforge.execute.randomization import apply_draw
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.sim import Scene, restore, state_size
 from demoforge.tasks import parse_task, scene_from_json
@@ -51,6 +53,9 @@ def episode_scene(root: str | Path, episode_index: int) -> Scene:
     params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
     draw = draw_from_dict(_extra(row, "scene_draw"), file=f"{root} episode {episode_index}")
     scene, _ = build_task_scene(task, params, draw)
+    randomization = _extra(row, "randomization") if row.get("demoforge/randomization") is not None else None
+    if randomization is not None:
+        scene = apply_draw(scene, randomization)
     return scene
 
 

@@ -25,6 +25,7 @@ from demoforge.errors import PlanningError
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
+from demoforge.randomize import RandomizationSpec
 from demoforge.sim import restore, snapshot
 from demoforge.skills import plan_skill, skill_context
 from demoforge.tasks import Step, apply, holds
@@ -261,7 +262,7 @@ class _Slot:
         extra = dict(self.ep.start.records)
         extra.update({
             "problem": self.problem.name,
-            "randomization": None,
+            "randomization": self.r.env.randomization_draws[self.i],
             "goal": [format_atom(a) for a in goal_atoms(self.task)],
             "plan": self.executed,
             "retries": self.retries,
@@ -279,11 +280,12 @@ class ExpertRunner:
 
     def __init__(self, problems: list[Problem], layout: RunLayout, *, num_envs: int, seed: int,
                  episodes: list[tuple[int, int]], settings: RunnerSettings = RunnerSettings(),
-                 after_skill: AfterSkill | None = None):
+                 after_skill: AfterSkill | None = None, randomization: RandomizationSpec | None = None):
         self.problems, self.layout, self.settings, self.after_skill = problems, layout, settings, after_skill
         max_ticks = round(settings.max_episode_s * settings.control_hz)
         tasks = [pddl_task(p, max_ticks=max_ticks + 1, terminate_on_success=False) for p in problems]
-        self.env = VecSimEnv(tasks, num_envs, episodes=episodes, seed=seed, control_hz=settings.control_hz)
+        self.env = VecSimEnv(tasks, num_envs, episodes=episodes, seed=seed, control_hz=settings.control_hz,
+                             randomization=randomization)
         self.max_ticks = max_ticks
 
     def run(self, on_episode: Callable[[EpisodeResult], None]) -> None:

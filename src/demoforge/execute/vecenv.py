@@ -16,6 +16,11 @@ episode ends (success with `terminate_on_success`, `max_ticks`, or `finish(i)` f
 client such as the expert runner) takes the next queued episode at once, without
 waiting for the others; `info["final_*"]` then describe the episode that ended.
 
+With `randomization=spec` every reset draws physics randomization for that env from the
+episode's "randomization" stream (`execute.problems.STREAMS`) and applies it
+(`execute.randomization`: model-level draws recompile that env's model, runtime-only
+draws do not); `env.randomization_draws[i]` and `info["randomization"]` hold the draws.
+
 Per tick the work is one `control_step` per active env (a few array writes, then
 `mj_step` substeps) and the task's success predicate; clients precompute their command
 trajectories (skill plans) and only index them per tick.
@@ -27,10 +32,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import mujoco
 import numpy as np
 
-from demoforge.execute.problems import ExecuteError, Problem, episode_seed, start_episode
+from demoforge.execute.problems import ExecuteError, Problem, episode_rngs, episode_seed, start_episode
+from demoforge.execute.randomization import randomize_scene
+from demoforge.randomize import RandomizationSpec
 from demoforge.sim import ControlLaw, Scene, control_step, gripper_closedness
 from demoforge.symbolic import abstract
 from demoforge.tasks import holds
@@ -102,7 +108,8 @@ class VecSimEnv:
     """N environments stepped in lockstep at the control rate; see the module docstring."""
 
     def __init__(self, tasks: Sequence[SimTask], num_envs: int, *, episodes: int | Sequence[tuple[int, int]] | None = None,
-                 seed: int = 0, law: ControlLaw | None = None, control_hz: float = 60.0):
+                 seed: int = 0, law: ControlLaw | None = None, control_hz: float = 60.0,
+                 randomization: RandomizationSpec | None = None):
         problems = []
         if num_envs < 1:
             problems.append(f"num_envs: {num_envs} must be >= 1")
@@ -121,6 +128,8 @@ class VecSimEnv:
         self.law = law
         self.control_hz = float(control_hz)
         self._episodes = episodes
+        self.randomization = randomization
+        self.randomization_draws: list[dict | None] = [None] * self.num_envs  # the running episodes' draws
         self.scenes: list[Scene | None] = [None] * self.num_envs
         self.contexts: list[Any] = [None] * self.num_envs  # what each task's start returned
         self.ids: list[tuple[int, int] | None] = [None] * self.num_envs  # (task, episode) per slot
@@ -148,12 +157,22 @@ class VecSimEnv:
         self.ticks[i] = 0
         if nxt is None:
             self.scenes[i], self.contexts[i], self.rng[i] = None, None, None
+            self.randomization_draws[i] = None
             return
         t, e = nxt
         task = self.tasks[t]
         rng = np.random.default_rng(episode_seed(self.seed, task.name, e))
         ctx = task.start(e, self.seed, rng)
         scene = ctx if isinstance(ctx, Scene) else ctx.scene
+        draw = None
+        if self.randomization is not None:
+            stream = episode_rngs(self.seed, task.name, e)["randomization"]
+            scene, draw = randomize_scene(scene, self.randomization, stream)
+            if isinstance(ctx, Scene):
+                ctx = scene
+            else:
+                ctx.scene = scene
+        self.randomization_draws[i] = draw
         law = self.law or scene.robot.card.controller
         substeps = round(1.0 / (self.control_hz * scene.model.opt.timestep))
         if substeps < 1 or abs(substeps * scene.model.opt.timestep * self.control_hz - 1.0) > 1e-6:
@@ -180,7 +199,7 @@ class VecSimEnv:
             self._queue = iter(list(eps))
         for i in range(self.num_envs):
             self._load(i)
-        return self.observe(), {"episode": list(self.ids)}
+        return self.observe(), {"episode": list(self.ids), "randomization": list(self.randomization_draws)}
 
     def finish(self, i: int) -> None:
         """End slot `i`'s episode now (a client decided) and load the next queued one."""
@@ -217,6 +236,7 @@ class VecSimEnv:
         final_success = np.zeros(n, bool)
         final_episode: list[tuple[int, int] | None] = [None] * n
         final_context: list[Any] = [None] * n
+        final_randomization: list[dict | None] = [None] * n
         for i, ident in enumerate(self.ids):
             if ident is None:
                 continue
@@ -229,12 +249,10 @@ class VecSimEnv:
             if terminated[i] or truncated[i]:
                 done[i], final_success[i] = True, success[i]
                 final_episode[i], final_context[i] = ident, self.contexts[i]
+                final_randomization[i] = self.randomization_draws[i]
                 self._load(i)
         info = {"success": success, "done": done, "final_success": final_success, "final_episode": final_episode,
-                "final_context": final_context, "episode": list(self.ids)}
+                "final_context": final_context, "final_randomization": final_randomization,
+                "episode": list(self.ids), "randomization": list(self.randomization_draws)}
         return self.observe(), success.astype(np.float64), terminated, truncated, info
 
-
-def settle(scene: Scene, seconds: float) -> None:
-    """Physics only, controls held, for `seconds` [s]."""
-    mujoco.mj_step(scene.model, scene.data, max(1, round(seconds / scene.model.opt.timestep)))
