@@ -116,3 +116,17 @@ def test_memory_does_not_grow_with_the_episode_count(rotate, tmp_path, monkeypat
         tracemalloc.stop()
     per_episode = (held[-1] - held[2]) / (len(held) - 3)
     assert per_episode < 100_000, held
+
+
+def test_cli_takes_a_randomization_spec(pnp, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("kp_scale: [0.9, 1.1]\n")
+    result = CliRunner().invoke(app, ["generate", str(pnp[0]), "--episodes-per-problem", "1", "--out",
+                                      str(tmp_path / "run"), "--randomization", str(spec),
+                                      "--randomize", "spawn_jitter=0.01"])
+    assert result.exit_code == 0, result.output
+    draw = json.loads(open_dataset(tmp_path / "run/success").episode(0)["demoforge/randomization"])
+    assert set(draw) == {"schema", "kp_scale", "spawn_offset"}
+    bad = CliRunner().invoke(app, ["generate", str(pnp[0]), "--episodes-per-problem", "1", "--out",
+                                   str(tmp_path / "x"), "--randomize", "kp_scale=[2,1]"])
+    assert bad.exit_code == 2 and "kp_scale" in bad.output

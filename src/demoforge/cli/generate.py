@@ -65,6 +65,10 @@ def generate(
     domain: str = typer.Option("blocks", "--domain", help="Library domain name or domain PDDL file (PDDL inputs)."),
     max_retries: int = typer.Option(3, "--max-retries", min=0, help="Attempts of a failed step beyond the first."),
     max_replans: int = typer.Option(2, "--max-replans", min=0, help="Re-plans per episode."),
+    randomization: Path | None = typer.Option(None, "--randomization", help="Physics randomization spec (YAML, "
+                                                                               "see examples/randomize/physics.yaml)."),
+    randomize: list[str] = typer.Option([], "--randomize", help="FIELD=VALUE override of the spec (YAML value), "
+                                                                "e.g. --randomize mass_scale=[0.9,1.1]; repeatable."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -74,6 +78,11 @@ def generate(
         typer.echo(f"error: --workers {workers!r} must be a positive integer or 'auto'", err=True)
         raise typer.Exit(2)
     try:
+        from demoforge.randomize import RandomizationSpec, load_spec, spec_with_overrides
+
+        spec = load_spec(randomization) if randomization is not None else None
+        if randomize:
+            spec = spec_with_overrides(spec or RandomizationSpec(), randomize, where="--randomize")
         settings = RunnerSettings(max_retries=max_retries, max_replans=max_replans)
         from demoforge.execute import load_problems
 
@@ -82,7 +91,7 @@ def generate(
         try:
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
-                                   settings=settings, domain=domain, progress=display)
+                                   settings=settings, domain=domain, progress=display, randomization=spec)
         finally:
             display.stop()
     except DemoforgeError as exc:
