@@ -1,0 +1,132 @@
+"""Joint limits for D007 and the coverage generator: from a robot card, an MJCF/URDF file, or the dataset.
+
+`--robot` accepts a built-in card name (`panda`), a card YAML, or an MJCF/URDF model. Without
+it, the dataset's own meta is used: info.json `robot_type` naming a built-in card, or state
+names that are exactly a built-in card's arm joints (what `demoforge generate` writes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.dataset.layout import DatasetInfo
+from demoforge.errors import DemoforgeError
+
+STATE = "observation.state"
+BUILTIN_CARDS = ("panda",)
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Limits of the arm joints, and which dimensions of observation.state hold them."""
+
+    names: tuple[str, ...]  # joint names, base to wrist
+    dims: tuple[int, ...]  # index of each joint in observation.state
+    lower: tuple[float, ...]  # [rad] or [m]
+    upper: tuple[float, ...]  # [rad] or [m]
+    source: str  # where the limits came from, for the report
+    card: object | None = None  # the RobotCard when the limits came from one (coverage needs it)
+
+    @property
+    def array(self) -> np.ndarray:
+        """(n, 2) lower, upper."""
+        return np.stack([np.asarray(self.lower), np.asarray(self.upper)], axis=1)
+
+
+def _card_by_name(name: str):
+    from demoforge.sim.robot import panda_card
+
+    cards = {"panda": panda_card}
+    key = name.removeprefix("builtin:")
+    if key not in cards:
+        raise DemoforgeError(f"robot {name!r}: no built-in card of that name; built-ins: {sorted(cards)}, "
+                             "or pass a card YAML or an MJCF/URDF path")
+    return cards[key]()
+
+
+def card_limits(card) -> tuple[tuple[str, ...], np.ndarray]:
+    """Arm joint names and (n, 2) limits of a robot card, from its compiled model."""
+    from demoforge.sim.robot_model import bind_robot, robot_spec
+
+    model = robot_spec(card).compile()
+    return tuple(card.arm_joints), np.asarray(bind_robot(model, card).limits, dtype=np.float64)
+
+
+def model_limits(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
+    """Every limited hinge or slide joint of an MJCF/URDF file, in model order."""
+    import mujoco
+
+    try:
+        model = mujoco.MjModel.from_xml_path(str(path))
+    except Exception as exc:  # mujoco raises ValueError with the parser's message
+        raise DemoforgeError(f"robot model {path}: cannot load ({exc})") from exc
+    names, limits = [], []
+    for j in range(model.njnt):
+        if int(model.jnt_type[j]) in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE) and model.jnt_limited[j]:
+            names.append(model.joint(j).name)
+            limits.append(model.jnt_range[j])
+    if not names:
+        raise DemoforgeError(f"robot model {path}: no limited hinge or slide joints")
+    return tuple(names), np.asarray(limits, dtype=np.float64)
+
+
+def _state_names(info: DatasetInfo) -> list[str] | None:
+    ft = info.features.get(STATE)
+    if ft is None:
+        return None
+    names = ft.names
+    if isinstance(names, dict):  # lerobot's older {"motors": [...]} form
+        names = next(iter(names.values()), None)
+    return [str(n) for n in names] if isinstance(names, list) else None
+
+
+def resolve_limits(info: DatasetInfo, robot: str | None = None) -> JointLimits | None:
+    """Joint limits for the dataset's observation.state, or None when nothing names them.
+
+    Raises DemoforgeError when `robot` is given but cannot be matched to the state.
+    """
+    if STATE not in info.features:
+        if robot is not None:
+            raise DemoforgeError(f"--robot {robot}: the dataset has no {STATE!r} feature to match joints against")
+        return None
+    width = int(np.prod(info.features[STATE].shape))
+    state_names = _state_names(info)
+    card = None
+    if robot is None:
+        if info.robot_type in BUILTIN_CARDS:
+            robot = info.robot_type
+        else:
+            for name in BUILTIN_CARDS:
+                c = _card_by_name(name)
+                if state_names and list(c.arm_joints) == state_names[:len(c.arm_joints)]:
+                    robot = name
+                    break
+        if robot is None:
+            return None
+    path = Path(robot)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        from demoforge.sim.robot import load_card
+
+        card = load_card(path)
+        names, lim = card_limits(card)
+    elif path.suffix.lower() in (".xml", ".urdf", ".mjcf"):
+        if not path.is_file():
+            raise DemoforgeError(f"robot model {path}: not found")
+        names, lim = model_limits(path)
+    else:
+        card = _card_by_name(robot)
+        names, lim = card_limits(card)
+    if state_names and all(n in state_names for n in names):
+        dims = tuple(state_names.index(n) for n in names)
+        how = "matched by name"
+    elif len(names) <= width:
+        dims = tuple(range(len(names)))
+        how = f"taken as the first {len(names)} state dimensions (state names {state_names} do not name them)"
+    else:
+        raise DemoforgeError(f"--robot {robot}: {len(names)} joints {list(names)} but {STATE} has only {width} "
+                             "dimensions; pass the robot the dataset was recorded with")
+    return JointLimits(names=names, dims=dims, lower=tuple(lim[:, 0].tolist()), upper=tuple(lim[:, 1].tolist()),
+                       source=f"{robot} ({how})", card=card)

@@ -1,0 +1,224 @@
+"""One streaming pass over a dataset's data files: per-episode summaries and dataset-wide sums.
+
+Each data file is read one row group at a time and split by episode_index; an episode is
+summarized as soon as its rows are complete and then dropped, so memory holds one row
+group plus one episode whatever the number of episodes. The checks judge these
+summaries; none of them reads frames again (the report re-reads a few flagged episodes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from demoforge.dataset.layout import NUMERIC_DTYPES, DatasetInfo
+from demoforge.doctor.config import DoctorConfig
+from demoforge.doctor.limits import JointLimits
+
+STATE, ACTION = "observation.state", "action"
+
+
+@dataclass
+class FeatureSums:
+    """Running per-dimension sums of one numeric feature, shifted for a stable variance."""
+
+    count: int = 0
+    shift: np.ndarray | None = None  # first row; sums are of (x - shift)
+    sum: np.ndarray | None = None
+    sumsq: np.ndarray | None = None
+    min: np.ndarray | None = None
+    max: np.ndarray | None = None
+
+    def add(self, x: np.ndarray) -> None:
+        x = np.asarray(x, dtype=np.float64)
+        finite = np.where(np.isfinite(x), x, np.nan)
+        if self.shift is None:
+            self.shift = np.nan_to_num(finite[0], nan=0.0)
+            n = x.shape[1]
+            self.sum, self.sumsq = np.zeros(n), np.zeros(n)
+            self.min, self.max = np.full(n, np.inf), np.full(n, -np.inf)
+        d = np.nan_to_num(finite - self.shift, nan=0.0)
+        self.count += x.shape[0]
+        self.sum += d.sum(axis=0)
+        self.sumsq += (d * d).sum(axis=0)
+        self.min = np.fmin(self.min, np.nanmin(finite, axis=0) if np.isfinite(finite).any() else self.min)
+        self.max = np.fmax(self.max, np.nanmax(finite, axis=0) if np.isfinite(finite).any() else self.max)
+
+    def mean(self) -> np.ndarray:
+        return self.shift + self.sum / max(self.count, 1)
+
+    def std(self) -> np.ndarray:
+        m = self.sum / max(self.count, 1)
+        return np.sqrt(np.maximum(self.sumsq / max(self.count, 1) - m * m, 0.0))
+
+
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """What the checks need to know about one episode."""
+
+    episode: int
+    length: int  # frames
+    timestamp_error: tuple[int, float, float] | None  # (frame, timestamp, frame_index / fps) of the worst error
+    timestamp_backwards: int | None  # first frame whose timestamp is not after the previous one
+    nonfinite: dict[str, tuple[int, int, int, float]]  # feature -> (count, first frame, first dim, value)
+    idle_fraction: float | None  # fraction of steps whose largest action change is under idle_tolerance
+    max_action_step: np.ndarray | None  # per action dim, largest |a[t+1] - a[t]|
+    max_action_step_frame: np.ndarray | None  # frame t+1 where that largest step lands, per dim
+    digest: str  # hash of the episode's state and action values
+    success_values: dict[str, tuple]  # per-frame success column -> sorted unique values (at most 3)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Everything the streaming pass learned."""
+
+    info: DatasetInfo
+    episodes: tuple[EpisodeSummary, ...]  # in episode_index order
+    sums: dict[str, FeatureSums]  # numeric feature -> sums over every frame
+    occupancy: np.ndarray | None  # (n_joints, bins) frame counts; None without joint limits
+    out_of_limits: np.ndarray | None  # (n_joints,) frames outside the limits
+    limits: JointLimits | None
+    unreadable: dict[int, str] = field(default_factory=dict)  # episode -> why it could not be summarized
+
+
+def numeric_keys(info: DatasetInfo) -> list[str]:
+    return [k for k, f in info.features.items() if f.dtype in NUMERIC_DTYPES]
+
+
+def success_keys(info: DatasetInfo) -> list[str]:
+    """Per-frame columns that claim to say whether the task succeeded."""
+    return [k for k in numeric_keys(info) if "success" in k.lower()]
+
+
+def occupancy_counts(values: np.ndarray, limits: JointLimits, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n_joints, bins) frame counts of state rows `values` across the limits, and (n_joints,) outside."""
+    lim = limits.array
+    q = np.asarray(values, dtype=np.float64)[:, list(limits.dims)]
+    rel = (q - lim[:, 0]) / (lim[:, 1] - lim[:, 0])
+    inside = (rel >= 0) & (rel <= 1)
+    idx = np.clip((rel * bins).astype(np.int64, copy=False) if q.size else np.zeros_like(q, np.int64), 0, bins - 1)
+    counts = np.zeros((len(limits.dims), bins), np.int64)
+    for j in range(len(limits.dims)):
+        counts[j] = np.bincount(idx[inside[:, j], j], minlength=bins)
+    return counts, (~inside & np.isfinite(q)).sum(axis=0)
+
+
+def _to_2d(column: pa.ChunkedArray | pa.Array, rows: int) -> np.ndarray:
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    while pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type):
+        arr = arr.flatten()
+    values = arr.to_numpy(zero_copy_only=False)
+    if values.dtype == object:  # nulls
+        values = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    return values.reshape(rows, -1) if rows else values.reshape(0, 1)
+
+
+def summarize_episode(e: int, cols: dict[str, np.ndarray], fps: int, cfg: DoctorConfig,
+                      success: list[str]) -> EpisodeSummary:
+    """Summary of one episode from its (T, n) numeric columns."""
+    t = len(cols["timestamp"]) if "timestamp" in cols else len(next(iter(cols.values())))
+    ts_err = backwards = None
+    if "timestamp" in cols:
+        ts = cols["timestamp"][:, 0].astype(np.float64)
+        want = np.arange(t) / fps
+        err = np.abs(ts - want)
+        if err.size and err.max() > 1e-4:
+            k = int(np.argmax(err))
+            ts_err = (k, float(ts[k]), float(want[k]))
+        bad = np.flatnonzero(np.diff(ts) <= 0)
+        backwards = int(bad[0]) + 1 if bad.size else None
+    nonfinite = {}
+    for key, x in cols.items():
+        if x.dtype.kind == "f":
+            mask = ~np.isfinite(x)
+            if mask.any():
+                frame, dim = (int(v[0]) for v in np.nonzero(mask))
+                nonfinite[key] = (int(mask.sum()), frame, dim, float(x[frame, dim]))
+    idle = step = step_frame = None
+    if ACTION in cols and t > 1:
+        d = np.abs(np.diff(cols[ACTION].astype(np.float64), axis=0))
+        idle = float(np.mean(np.nanmax(d, axis=1) < cfg.idle_tolerance))
+        d = np.nan_to_num(d, nan=0.0)
+        step_frame = np.argmax(d, axis=0) + 1
+        step = d.max(axis=0)
+    elif ACTION in cols:
+        idle = 1.0
+    h = hashlib.blake2b(digest_size=16)
+    h.update(str(t).encode())
+    for key in (STATE, ACTION):
+        if key in cols:
+            h.update(np.ascontiguousarray(cols[key]).tobytes())
+    values = {k: tuple(sorted(np.unique(cols[k]).tolist())[:3]) for k in success if k in cols}
+    return EpisodeSummary(e, t, ts_err, backwards, nonfinite, idle, step, step_frame, h.hexdigest(), values)
+
+
+def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorConfig,
+                 limits: JointLimits | None) -> Scan:
+    """Stream every data file once; see the module docstring."""
+    keys = numeric_keys(info)
+    success = success_keys(info)
+    ids = episodes.column("episode_index").to_pylist()
+    lengths = dict(zip(ids, episodes.column("length").to_pylist()))
+    files: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for e, c, f in zip(ids, episodes.column("data/chunk_index").to_pylist(),
+                       episodes.column("data/file_index").to_pylist()):
+        files[(c, f)].append(e)
+    sums = {k: FeatureSums() for k in keys}
+    occ = out = None
+    if limits is not None:
+        occ, out = np.zeros((len(limits.dims), cfg.bins), np.int64), np.zeros(len(limits.dims), np.int64)
+    summaries: dict[int, EpisodeSummary] = {}
+    unreadable: dict[int, str] = {}
+
+    def finish(e: int, pieces: list[dict[str, np.ndarray]]) -> None:
+        nonlocal occ, out
+        cols = {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+        for k in keys:
+            if k in cols:
+                sums[k].add(cols[k])
+        if limits is not None and STATE in cols:
+            c, o = occupancy_counts(cols[STATE], limits, cfg.bins)
+            occ += c
+            out += o
+        summaries[e] = summarize_episode(e, cols, info.fps, cfg, success)
+
+    for (chunk, file), eps in sorted(files.items()):
+        path = root / info.data_path.format(chunk_index=chunk, file_index=file)
+        try:
+            pf = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as exc:
+            for e in eps:
+                unreadable[e] = f"{path.name}: {exc}"
+            continue
+        present = [k for k in keys if k in pf.schema_arrow.names]
+        if "episode_index" not in present:
+            for e in eps:
+                unreadable[e] = f"{path.name}: no episode_index column"
+            continue
+        pending: dict[int, list[dict[str, np.ndarray]]] = defaultdict(list)
+        got: dict[int, int] = defaultdict(int)
+        for g in range(pf.metadata.num_row_groups):
+            table = pf.read_row_group(g, columns=present)
+            n = table.num_rows
+            block = {k: _to_2d(table.column(k), n) for k in present}
+            ep = block["episode_index"][:, 0]
+            cuts = np.flatnonzero(np.diff(ep)) + 1
+            for a, b in zip(np.r_[0, cuts], np.r_[cuts, n]):
+                e = int(ep[a])
+                pending[e].append({k: v[a:b] for k, v in block.items()})
+                got[e] += b - a
+                if got[e] == lengths.get(e, -1):
+                    finish(e, pending.pop(e))
+            del table, block
+        for e, pieces in pending.items():
+            unreadable[e] = f"{path.name}: {got[e]} rows but meta/episodes gives length {lengths.get(e)}"
+        for e in eps:
+            if e not in summaries and e not in unreadable:
+                unreadable[e] = f"{path.name}: no rows"
+    return Scan(info, tuple(summaries[e] for e in sorted(summaries)), sums, occ, out, limits, unreadable)

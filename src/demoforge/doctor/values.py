@@ -1,0 +1,178 @@
+"""Checks of recorded values: D003 NaN/Inf, D004 near-constant dims, D005 frozen actions,
+D008 action jumps, D011 stats.json against recomputed statistics, D012 constant success flags."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from demoforge.doctor.context import Context, capped
+from demoforge.doctor.findings import Evidence, Finding, jsonable
+from demoforge.doctor.scan import ACTION
+
+_STAT_KEYS = ("min", "max", "mean", "std")
+
+
+def _dim_names(ctx: Context, key: str) -> list[str]:
+    ft = ctx.info.features[key]
+    n = int(np.prod(ft.shape))
+    names = ft.names
+    if isinstance(names, dict):
+        names = next(iter(names.values()), None)
+    if isinstance(names, list) and len(names) == n:
+        return [str(x) for x in names]
+    return [str(i) for i in range(n)]
+
+
+def check_nonfinite(ctx: Context) -> list[Finding]:
+    """D003: NaN or Inf anywhere in a float feature."""
+    if ctx.scan is None:
+        return []
+    out = []
+    for s in ctx.scan.episodes:
+        for key, (count, frame, dim, value) in sorted(s.nonfinite.items()):
+            out.append(Finding("D003", "error", f"episode {s.episode}: {count} non-finite values in {key!r}, first "
+                               f"{value} at frame {frame}, dim {_dim_names(ctx, key)[dim]}",
+                               Evidence(s.episode, frame, key, {"count": count, "dim": dim, "value": jsonable(value)}),
+                               "drop the episode (or re-record it); training normalizes with these values and "
+                               "every loss after the first batch holding one is NaN"))
+    return capped(out, ctx.config, "D003", "episodes with non-finite values")
+
+
+def check_constant(ctx: Context) -> list[Finding]:
+    """D004: dimensions of float features whose spread over the dataset is (nearly) zero."""
+    if ctx.scan is None:
+        return []
+    cfg, out = ctx.config, []
+    for key, sums in ctx.scan.sums.items():
+        if ctx.info.features[key].dtype not in ("float32", "float64") or sums.count < 2:
+            continue
+        spread, std, names = sums.max - sums.min, sums.std(), _dim_names(ctx, key)
+        for d in range(len(spread)):
+            if not np.isfinite(spread[d]):
+                continue
+            value = float(sums.mean()[d])
+            if spread[d] < cfg.constant_range:
+                sev, what = "error", f"is constant ({value:.6g}) over all {sums.count} frames"
+            elif std[d] < cfg.near_constant_std:
+                sev, what = "warning", f"is nearly constant (std {std[d]:.3g}, range {spread[d]:.3g})"
+            else:
+                continue
+            out.append(Finding("D004", sev, f"{key}[{names[d]}] {what}: mean/std normalization divides by ~0",
+                               Evidence(feature=key, values={"dim": d, "name": names[d], "std": float(std[d]),
+                                                             "min": float(sums.min[d]), "max": float(sums.max[d])}),
+                               "drop the dimension from the policy's inputs, or normalize it with a fixed scale "
+                               "(e.g. the joint's limits) instead of its statistics"))
+    return capped(out, cfg, "D004", "constant dimensions")
+
+
+def check_idle(ctx: Context) -> list[Finding]:
+    """D005: episodes whose actions never change, or stand still for most of the episode."""
+    if ctx.scan is None:
+        return []
+    cfg, out = ctx.config, []
+    for s in ctx.scan.episodes:
+        if s.idle_fraction is None:
+            continue
+        if s.idle_fraction >= 1.0:
+            out.append(Finding("D005", "error", f"episode {s.episode}: the action never changes in {s.length} frames "
+                               "(frozen actions: the recorder logged a stale command)",
+                               Evidence(s.episode, None, ACTION, {"idle_fraction": s.idle_fraction}),
+                               "check that the recorder reads the command sent at each tick; drop the episode"))
+        elif s.idle_fraction > cfg.max_idle_fraction:
+            out.append(Finding("D005", "warning", f"episode {s.episode}: {s.idle_fraction:.0%} of steps leave the "
+                               f"action unchanged (threshold {cfg.max_idle_fraction:.0%})",
+                               Evidence(s.episode, None, ACTION, {"idle_fraction": s.idle_fraction}),
+                               "trim idle stretches (`demoforge bake --filter-idle`) or drop the episode"))
+    return capped(out, cfg, "D005", "idle episodes")
+
+
+def check_action_jumps(ctx: Context) -> list[Finding]:
+    """D008: one-step action changes beyond max_action_speed / fps (gripper dimensions exempt: they switch)."""
+    if ctx.scan is None or ACTION not in ctx.info.features:
+        return []
+    cfg, fps, out = ctx.config, ctx.info.fps, []
+    bound = cfg.max_action_speed / fps
+    names = _dim_names(ctx, ACTION)
+    checked = np.array(["gripper" not in n.lower() for n in names])
+    for s in ctx.scan.episodes:
+        if s.max_action_step is None:
+            continue
+        over = np.flatnonzero(checked & (s.max_action_step > bound))
+        if over.size:
+            d = int(over[np.argmax(s.max_action_step[over])])
+            frame = int(s.max_action_step_frame[d])
+            out.append(Finding("D008", "warning", f"episode {s.episode}: action[{names[d]}] jumps "
+                               f"{s.max_action_step[d]:.4g} in one step at frame {frame} ({s.max_action_step[d] * fps:.3g}"
+                               f" /s, bound {cfg.max_action_speed:g} /s); {over.size} dims over the bound",
+                               Evidence(s.episode, frame, ACTION, {"dim": d, "name": names[d],
+                                                                   "step": float(s.max_action_step[d]),
+                                                                   "bound": bound, "dims_over": over.tolist()}),
+                               "look for dropped frames or a controller reset at that frame; drop or split the "
+                               "episode, or raise --max-action-speed if the robot really moves this fast"))
+    return capped(out, cfg, "D008", "episodes with action jumps")
+
+
+def check_stats(ctx: Context) -> list[Finding]:
+    """D011: meta/stats.json min/max/mean/std/count of numeric features against values recomputed from the data.
+
+    Quantiles are not compared: recomputing them exactly needs every frame at once.
+    """
+    if ctx.scan is None or ctx.stats is None:
+        return []
+    cfg, out = ctx.config, []
+    for key, sums in ctx.scan.sums.items():
+        entry = ctx.stats.get(key)
+        if not isinstance(entry, dict) or sums.count == 0:
+            continue
+        fresh = {"min": sums.min, "max": sums.max, "mean": sums.mean(), "std": sums.std()}
+        scale = np.maximum(np.abs(fresh["mean"]), fresh["std"])
+        for stat in _STAT_KEYS:
+            if stat not in entry:
+                continue
+            try:
+                stored = np.asarray(entry[stat], dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                continue
+            if stored.shape != fresh[stat].shape:
+                continue  # a shape mismatch is D001's
+            bad = np.flatnonzero(~(np.abs(stored - fresh[stat]) <= cfg.stats_atol + cfg.stats_rtol * scale))
+            if bad.size:
+                d = int(bad[0])
+                out.append(Finding("D011", "error", f"stats.json {key}.{stat}[{d}] is {stored[d]:.6g} but the data "
+                                   f"give {fresh[stat][d]:.6g} ({bad.size} dims differ)",
+                                   Evidence(feature=key, values={"stat": stat, "dim": d, "stored": float(stored[d]),
+                                                                 "recomputed": float(fresh[stat][d]),
+                                                                 "dims": bad.tolist()}),
+                                   "recompute the statistics (`demoforge dataset merge ROOT OUT` rewrites them "
+                                   "from the data); policies normalize with these numbers"))
+        count = entry.get("count")
+        if count is not None and int(np.asarray(count).reshape(-1)[0]) != sums.count:
+            out.append(Finding("D011", "warning", f"stats.json {key}.count is {count} but the data hold {sums.count} "
+                               "frames", Evidence(feature=key, values={"stored": jsonable(count), "frames": sums.count}),
+                               "recompute the statistics after adding or removing episodes"))
+    return capped(out, cfg, "D011", "stale statistics")
+
+
+def check_success_flag(ctx: Context) -> list[Finding]:
+    """D012: a per-frame or per-episode success column that holds one value everywhere."""
+    if ctx.info is None:
+        return []
+    out = []
+    fix = ("wire the success flag to the task's success test (demoforge records it from the goal predicates), "
+           "or drop the column so no one trains on it")
+    if ctx.scan is not None and ctx.scan.episodes:
+        for key in sorted(ctx.scan.episodes[0].success_values):
+            seen = sorted({v for s in ctx.scan.episodes for v in s.success_values.get(key, ())})
+            if len(seen) == 1:
+                out.append(Finding("D012", "warning", f"per-frame success column {key!r} is {seen[0]} in every "
+                                   f"frame of all {len(ctx.scan.episodes)} episodes", Evidence(feature=key,
+                                                                                                values={"value": seen[0]}), fix))
+    if ctx.episodes is not None and ctx.episodes.num_rows > 1:
+        for col in ctx.episodes.column_names:
+            if "success" not in col.lower() or col.startswith("stats/"):
+                continue
+            seen = {repr(v) for v in ctx.episodes.column(col).to_pylist()}
+            if len(seen) == 1:
+                out.append(Finding("D012", "warning", f"episode column {col!r} is {seen.pop()} for all "
+                                   f"{ctx.episodes.num_rows} episodes", Evidence(feature=col), fix))
+    return out
