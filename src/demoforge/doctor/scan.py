@@ -102,7 +102,7 @@ def occupancy_counts(values: np.ndarray, limits: JointLimits, bins: int) -> tupl
     q = np.asarray(values, dtype=np.float64)[:, list(limits.dims)]
     rel = (q - lim[:, 0]) / (lim[:, 1] - lim[:, 0])
     inside = (rel >= 0) & (rel <= 1)
-    idx = np.clip((rel * bins).astype(np.int64, copy=False) if q.size else np.zeros_like(q, np.int64), 0, bins - 1)
+    idx = np.clip(np.nan_to_num(rel * bins, nan=0.0, posinf=0.0, neginf=0.0).astype(np.int64), 0, bins - 1)
     counts = np.zeros((len(limits.dims), bins), np.int64)
     for j in range(len(limits.dims)):
         counts[j] = np.bincount(idx[inside[:, j], j], minlength=bins)

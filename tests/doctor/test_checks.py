@@ -1,0 +1,229 @@
+"""Each check fires on a dataset built to have exactly its defect and stays silent on a clean one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from demoforge.dataset import Feature
+from demoforge.doctor import CHECKS, DoctorConfig, DoctorError, get_check, run_doctor
+from tests.doctor import _build as b
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> Path:
+    return b.write(tmp_path_factory.mktemp("clean") / "ds", b.clean_episodes())
+
+
+def codes(result) -> dict[str, int]:
+    return {c: result.count(c) for c in result.checks}
+
+
+def only(result, code: str, *also: str) -> None:
+    """`code` fired, and nothing else did but `also` (stats go stale when the data are patched)."""
+    fired = {c for c, n in codes(result).items() if n}
+    assert code in fired and fired <= {code, *also}, [str(f) for f in result.findings]
+
+
+def test_clean_dataset_has_no_findings(clean):
+    result = run_doctor(clean)
+    assert result.findings == (), [str(f) for f in result.findings]
+    assert result.scan.limits is not None and "panda" in result.scan.limits.source  # found from state names
+    assert not result.failed("warning")
+
+
+def test_registry_lists_d001_to_d013_and_lookup_errors_name_them():
+    assert list(CHECKS) == [f"D{i:03d}" for i in range(1, 14)]
+    assert get_check("d004").code == "D004"
+    with pytest.raises(DoctorError, match="D001"):
+        get_check("D099")
+
+
+def test_d001_counts_disagree(clean, tmp_path):
+    root = b.write(tmp_path / "ds", b.clean_episodes())
+    b.patch_json(root / "meta/info.json", lambda raw: raw.update(total_frames=raw["total_frames"] + 1))
+    result = run_doctor(root)
+    only(result, "D001")
+    assert "total_frames" in result.findings[0].message
+
+
+def test_d002_timestamp_off_and_float32_hazard(tmp_path):
+    root = b.write(tmp_path / "ds", b.clean_episodes())
+
+    def shift(ep, ts):
+        ts[(ep == 2)] += np.float32(0.25)
+        return ts
+
+    b.patch_data(root, "timestamp", shift)
+    result = run_doctor(root)
+    only(result, "D002", "D011")
+    f = result.findings[0]
+    assert f.code == "D002" and f.severity == "error" and f.evidence.episode == 2
+    assert f.evidence.values["timestamp"] - f.evidence.values["expected"] == pytest.approx(0.25)
+
+    # one frame per second for 1100 frames: past the float32 hazard
+    slow = [{k: np.repeat(v, 11, axis=0)[:1100] for k, v in ep.items()} for ep in b.clean_episodes()[:1]]
+    root = b.write(tmp_path / "long", slow, fps=1)
+    result = run_doctor(root, checks=["D002"])
+    assert [f.severity for f in result.findings] == ["warning"]
+    assert result.findings[0].evidence.values["duration_s"] == pytest.approx(1099.0)
+
+
+def test_d003_nan(tmp_path):
+    root = b.write(tmp_path / "ds", b.clean_episodes())
+
+    def poison(ep, vals):
+        rows = np.flatnonzero(ep == 3)
+        vals[rows[7], 2] = np.nan
+        vals[rows[9], 4] = np.inf
+        return vals
+
+    b.patch_data(root, "observation.state", poison)
+    result = run_doctor(root)
+    only(result, "D003", "D011")
+    f = result.findings[0]
+    assert (f.evidence.episode, f.evidence.frame, f.evidence.values["count"]) == (3, 7, 2)
+    assert "joint3" in f.message
+
+
+def test_d004_constant_dimension(tmp_path):
+    eps = b.clean_episodes()
+    for ep in eps:
+        ep["observation.state"][:, 6] = 0.25
+    result = run_doctor(b.write(tmp_path / "ds", eps), robot=None, checks=["D004"])
+    assert [(f.severity, f.evidence.values["name"]) for f in result.findings] == [("error", "joint7")]
+    eps = b.clean_episodes()
+    for ep in eps:
+        ep["action"][:, 1] = 0.25 + 1e-5 * (np.arange(len(ep["action"])) % 2)
+    result = run_doctor(b.write(tmp_path / "near", eps), checks=["D004"])
+    assert [(f.severity, f.evidence.feature) for f in result.findings] == [("warning", "action")]
+
+
+def test_d005_frozen_and_idle(tmp_path):
+    eps = b.clean_episodes()
+    eps[1]["action"][:] = eps[1]["action"][0]
+    eps[4]["action"][30:] = eps[4]["action"][30]  # idle for ~70% of the episode
+    result = run_doctor(b.write(tmp_path / "ds", eps), checks=["D005"])
+    assert [(f.evidence.episode, f.severity) for f in result.findings] == [(1, "error"), (4, "warning")]
+    assert run_doctor(b.write(tmp_path / "ds2", eps)).count("D005") == 2
+
+
+def test_d006_missing_video_and_clean_video(tmp_path):
+    feats = {**b.FEATURES, "observation.images.front": Feature("video", (16, 16, 3))}
+    eps = b.clean_episodes()
+    for e, ep in enumerate(eps):
+        ep["observation.images.front"] = np.full((len(ep["action"]), 16, 16, 3), 40 * e, np.uint8)
+    root = b.write(tmp_path / "ds", eps, features=feats)
+    assert run_doctor(root).findings == ()
+    for mp4 in root.glob("videos/**/*.mp4"):
+        mp4.unlink()
+    result = run_doctor(root)
+    only(result, "D006")
+    assert "not found" in result.findings[0].message
+
+
+def test_d007_corridor_lists_empty_bins(tmp_path):
+    eps = b.clean_episodes()
+    lo, hi = b.LIMITS[0]
+    for ep in eps:  # joint1 stays within 15% of its range
+        for k in ("observation.state", "action"):
+            ep[k][:, 0] = lo + (hi - lo) * (0.40 + 0.15 * (ep[k][:, 0] - lo) / (hi - lo))
+    result = run_doctor(b.write(tmp_path / "ds", eps), robot="panda")
+    only(result, "D007")
+    (f,) = result.findings
+    assert f.evidence.values["joint"] == "joint1"
+    assert f.evidence.values["empty_bins"] == [0, 1, 2, 3, 6, 7, 8, 9]
+    assert f.evidence.values["occupancy"] == pytest.approx(0.2)
+
+
+def test_d007_needs_a_robot_and_bad_robot_is_an_error(tmp_path):
+    eps = b.clean_episodes()
+    feats = {k: Feature("float32", (8,), [f"s{i}" for i in range(8)]) for k in b.FEATURES}
+    root = b.write(tmp_path / "ds", eps, features=feats)
+    result = run_doctor(root, checks=["D007"])
+    assert [f.severity for f in result.findings] == ["info"]
+    assert run_doctor(root, robot="panda", checks=["D007"]).findings == ()  # first 7 dims, by position
+    with pytest.raises(Exception, match="built-ins"):
+        run_doctor(root, robot="ur5", checks=["D007"])
+
+
+def test_d008_action_jump(tmp_path):
+    eps = b.clean_episodes()
+    eps[2]["action"][50:, 3] += 0.6  # 18 rad/s at 30 fps
+    eps[2]["action"][20:, 7] = 1.0 - eps[2]["action"][20:, 7]  # gripper switches are exempt
+    result = run_doctor(b.write(tmp_path / "ds", eps))
+    only(result, "D008")
+    f = result.findings[0]
+    assert (f.evidence.episode, f.evidence.frame, f.evidence.values["name"]) == (2, 50, "joint4")
+
+
+def test_d009_length_outlier(tmp_path):
+    eps = b.clean_episodes((*b.LENGTHS, 20))
+    result = run_doctor(b.write(tmp_path / "ds", eps), checks=["D009"])
+    assert [(f.evidence.episode, f.evidence.values["length"]) for f in result.findings] == [(6, 20)]
+
+
+def test_d010_duplicates(tmp_path):
+    eps = b.clean_episodes()
+    eps.append({k: v.copy() for k, v in eps[2].items()})
+    result = run_doctor(b.write(tmp_path / "ds", eps))
+    only(result, "D010")
+    assert result.findings[0].evidence.values["episodes"] == [2, 6]
+
+
+def test_d011_stale_stats(tmp_path):
+    root = b.write(tmp_path / "ds", b.clean_episodes())
+
+    def stale(raw):
+        raw["action"]["mean"][5] += 0.3
+
+    b.patch_json(root / "meta/stats.json", stale)
+    result = run_doctor(root)
+    only(result, "D011")
+    v = result.findings[0].evidence.values
+    assert (v["stat"], v["dim"]) == ("mean", 5)
+
+
+def test_d012_constant_success_column(tmp_path):
+    feats = {**b.FEATURES, "next.success": Feature("bool", (1,))}
+    eps = b.clean_episodes()
+    for ep in eps:
+        ep["next.success"] = np.zeros((len(ep["action"]), 1), bool)
+    result = run_doctor(b.write(tmp_path / "ds", eps, features=feats))
+    only(result, "D012")
+    assert result.findings[0].evidence.feature == "next.success"
+    for ep in eps:
+        ep["next.success"][-5:] = True
+    assert run_doctor(b.write(tmp_path / "ok", eps, features=feats)).findings == ()
+
+
+def test_d013_bake_rate(tmp_path):
+    root = b.write(tmp_path / "ds", b.clean_episodes())
+    (root / "meta/bake.json").write_text(json.dumps({"control_freq": 30, "native_freq": 60, "stride": 2}))
+    assert run_doctor(root).findings == ()
+    (root / "meta/bake.json").write_text(json.dumps({"control_freq": 20, "native_freq": 60, "stride": 2}))
+    result = run_doctor(root)
+    only(result, "D013")
+    assert result.count("D013") == 2  # control_freq vs fps, and native / stride vs control_freq
+
+
+@pytest.mark.parametrize("name", ["lerobot044_video", "lerobot061_state_only", "lerobot061_video"])
+def test_lerobot_fixtures_pass_d001_to_d006(name):
+    root = FIXTURES / name
+    if not root.is_dir():
+        pytest.skip(f"fixture {root} not present")
+    result = run_doctor(root, checks=[f"D{i:03d}" for i in range(1, 7)])
+    assert result.findings == (), [str(f) for f in result.findings]
+    assert run_doctor(root).count("D011") == 0  # lerobot's own stats agree with the data
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(Exception, match="bins"):
+        DoctorConfig(bins=1)
+    with pytest.raises(Exception, match="unknown keys"):
+        DoctorConfig.from_dict({"binz": 3})
