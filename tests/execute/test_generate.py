@@ -100,14 +100,14 @@ def test_memory_does_not_grow_with_the_episode_count(rotate, tmp_path, monkeypat
     """Memory held after each episode is written, over 10 episodes: an episode's rows
     (~0.5 MB for these) are not kept. What remains per episode is the writer's in-memory
     episode record (per-feature statistics, a few tens of KB)."""
-    gen = sys.modules["demoforge.execute.generate"]
-    add, held = gen._ItemWriters.add, []
+    gen = sys.modules["demoforge.execute.shards"]
+    add, held = gen.ShardWriters.add, []
 
     def spy(self, result):
         add(self, result)
         held.append(tracemalloc.get_traced_memory()[0])
 
-    monkeypatch.setattr(gen._ItemWriters, "add", spy)
+    monkeypatch.setattr(gen.ShardWriters, "add", spy)
     generate(rotate[:1], tmp_path / "warm", episodes_per_problem=1, seed=0)  # caches, imports
     tracemalloc.start()
     try:

@@ -30,40 +30,23 @@ import os
 import shutil
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import mujoco
 
 import demoforge
-from demoforge.dataset import DatasetWriter, merge_datasets, open_dataset
+from demoforge.dataset import merge_datasets
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
-from demoforge.dataset.writer import STAGING_DIR
 from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem, load_problems
 from demoforge.execute.record import RunLayout, run_layout, scene_inputs
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.execute.shards import SPLITS, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 
 RUN_SCHEMA = "demoforge.generate/1"
-SPLITS = ("success", "failure")
 FAILURE_KINDS = ("planning", "ik", "collision", "physics", "timeout")
-
-
-@dataclass
-class ProblemTally:
-    """Episodes of one problem by outcome."""
-
-    success: int = 0
-    failure: int = 0
-    kinds: dict[str, int] = field(default_factory=dict)  # failure kind -> count
-
-    def add(self, ok: bool, kind: str | None) -> None:
-        if ok:
-            self.success += 1
-        else:
-            self.failure += 1
-            self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
 
 @dataclass(frozen=True)
@@ -134,50 +117,6 @@ def run_problems(inputs: list[str], *, domain: str, randomization: Randomization
             for p in problems]
 
 
-class _ItemWriters:
-    """The two shard writers of one work item, opened lazily, resumed if interrupted."""
-
-    def __init__(self, folder: Path, layout: RunLayout):
-        self.folder, self.layout = folder, layout
-        self.writers: dict[str, DatasetWriter] = {}
-        self.done: dict[str, int] = {}
-        for split in SPLITS:
-            root = folder / split
-            if (root / STAGING_DIR).is_dir():
-                self.writers[split] = DatasetWriter.resume(root)
-                self.done[split] = self.writers[split].num_episodes
-            elif (root / "meta" / "info.json").is_file():
-                self.done[split] = open_dataset(root).num_episodes
-            else:
-                self.done[split] = 0
-
-    @property
-    def next_episode(self) -> int:
-        return sum(self.done.values())
-
-    def add(self, result: EpisodeResult) -> None:
-        split = "success" if result.success else "failure"
-        w = self.writers.get(split)
-        if w is None:
-            if (self.folder / split / "meta" / "info.json").is_file():
-                raise ExecuteError(f"{self.folder / split}: shard already final but episode {result.episode} "
-                                   "belongs to it; remove the item folder and rerun")
-            w = DatasetWriter.create(self.folder / split, fps=self.layout.fps, features=self.layout.features(),
-                                     robot_type=None)
-            self.writers[split] = w
-        w.add_episode(result.columns, task=result.task, extra=result.extra)
-        self.done[split] += 1
-
-    def finalize(self, tally: ProblemTally) -> None:
-        for w in self.writers.values():
-            w.finalize()
-        write_json_atomic(self.folder / "done.json", asdict(tally))
-
-    def close(self) -> None:
-        for w in self.writers.values():
-            w.__exit__(RuntimeError, None, None)  # unlock, keep staging for a resume
-
-
 def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed: int, envs: int,
               settings: RunnerSettings, progress: Progress | None = None, domain: str = "blocks",
               after_skill=None, randomization: RandomizationSpec | None = None) -> dict[str, dict]:
@@ -186,7 +125,7 @@ def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed
     problems = run_problems(inputs, domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     mine = [problems[k] for k in items]
-    writers: dict[int, _ItemWriters] = {}
+    writers: dict[int, ShardWriters] = {}
     tallies: dict[int, ProblemTally] = {}
     queue: list[tuple[int, int]] = []
     for local, k in enumerate(items):
@@ -196,8 +135,8 @@ def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed
             tallies[local] = ProblemTally(**json.loads(done_file.read_text()))
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        writers[local] = _ItemWriters(folder, layout)
-        tallies[local] = _tally_of(writers[local])
+        writers[local] = ShardWriters(folder, layout)
+        tallies[local] = tally_of(writers[local])
         start = writers[local].next_episode
         queue += [(local, e) for e in range(start, episodes)]
         if start >= episodes:
@@ -231,17 +170,6 @@ def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed
                 w.close()
         raise
     return {mine[k].name: asdict(t) for k, t in tallies.items()}
-
-
-def _tally_of(w: _ItemWriters) -> ProblemTally:
-    """Tally of the episodes already in an interrupted item's shards (read back from them)."""
-    t = ProblemTally()
-    for split, writer in w.writers.items():
-        for record in getattr(writer, "_records", []):
-            extra = record.get("extra") or {}
-            failure = extra.get("failure")
-            t.add(split == "success", None if failure is None else failure.get("kind"))
-    return t
 
 
 def _worker(args: tuple) -> dict[str, dict]:
