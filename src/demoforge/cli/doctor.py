@@ -1,12 +1,53 @@
-"""`demoforge doctor`."""
+"""`demoforge doctor` and `demoforge coverage`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+from demoforge.errors import DemoforgeError
 
-def doctor() -> None:
-    """Not available yet."""
-    typer.echo("demoforge doctor: not available yet", err=True)
-    raise typer.Exit(2)
+
+def doctor(
+    dataset: Path = typer.Argument(..., help="LeRobot v3 dataset root."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write every finding as JSON to this file."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a report with plots: FILE.html or FILE.md."),
+    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 on findings at least this grave: warning|error."),
+    robot: Optional[str] = typer.Option(None, "--robot", help="Joint limits for D007: built-in card (panda), "
+                                        "card YAML, or MJCF/URDF file."),
+    checks: Optional[str] = typer.Option(None, "--checks", help="Comma-separated codes to run (default: all)."),
+    bins: int = typer.Option(10, "--bins", help="D007: bins per joint across its limits."),
+    max_action_speed: float = typer.Option(3.0, "--max-action-speed", help="D008: bound on |d action/dt| (unit/s)."),
+) -> None:
+    """Diagnose a dataset: checks D001-D013, each finding with evidence and a fix."""
+    from demoforge.doctor import DoctorConfig, run_doctor, write_report
+
+    if fail_on not in ("warning", "error"):
+        typer.echo(f"--fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
+        raise typer.Exit(2)
+    try:
+        cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed)
+        codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
+        result = run_doctor(dataset, robot=robot, config=cfg, checks=codes)
+        if json_out is not None:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+        if report is not None:
+            write_report(result, report)
+    except DemoforgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    for f in result.findings:
+        typer.echo(str(f))
+        typer.echo(f"    fix: {f.fix}")
+    n = {s: result.count(severity=s) for s in ("error", "warning", "info")}
+    typer.echo(f"{dataset}: {n['error']} errors, {n['warning']} warnings, {n['info']} notes "
+               f"from {len(result.checks)} checks")
+    if result.failed(fail_on):
+        raise typer.Exit(1)
 
 
 def coverage() -> None:
