@@ -130,3 +130,18 @@ def test_cli_takes_a_randomization_spec(pnp, tmp_path):
     bad = CliRunner().invoke(app, ["generate", str(pnp[0]), "--episodes-per-problem", "1", "--out",
                                    str(tmp_path / "x"), "--randomize", "kp_scale=[2,1]"])
     assert bad.exit_code == 2 and "kp_scale" in bad.output
+
+
+def test_environment_packages_are_inputs_too(pnp, tmp_path):
+    from demoforge.envs import build_env_package
+
+    from .test_runner import _replays_exactly
+
+    build_env_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg")
+    summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=3, envs=2, seed=0)
+    root = summary.roots["success"]
+    assert summary.successes == 3 and check_dataset(root) == []
+    reader = open_dataset(root)
+    used = [json.loads(reader.episode(i)["demoforge/env_package"]) for i in reader.episode_indices]
+    assert [u["reset_state"] for u in used] == [0, 1, 0] and all(u["profile"] == 0 for u in used)
+    _replays_exactly(root, 2)
