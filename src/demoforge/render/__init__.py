@@ -1,0 +1,1 @@
+"""The render stage: replay recorded physics states under visual looks and write camera videos."""

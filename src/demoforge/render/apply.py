@@ -1,0 +1,159 @@
+"""Apply a look draw to a scene: a render-only copy of its model with the draw's lights, sky,
+floor, table, blocks, cameras and framebuffer.
+
+The copy is compiled from the scene's own `SceneSpec` with visual elements edited (lights,
+textures, materials, colours); nothing that moves or collides changes, and this is checked:
+the copy has the scene's degrees of freedom and state size, so a recorded state restores into
+it exactly. Camera poses and fields of view start from the scene's compiled model (which may
+carry a physics randomization's camera offsets) and the draw's offsets are added.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from demoforge.errors import SimError
+from demoforge.render.font import letter_mask
+from demoforge.render.look import LookError
+from demoforge.render.sample import LookTargets, loads_look_draw
+from demoforge.sim import Box, Scene, scene_from_model, scene_mjspec, state_size
+from demoforge.sim.glyphs import CELL
+
+_BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
+            "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
+_TEX_SIZE = 128  # procedural texture side [px]
+
+
+def look_targets(scene: Scene) -> LookTargets:
+    """The blocks (free box props) and cameras of `scene` that a look draw refers to."""
+    blocks = {p.name: tuple(float(c) for c in p.rgba[:3]) for p in scene.spec.props if isinstance(p, Box) and p.free}
+    return LookTargets(blocks=blocks, cameras=tuple(scene.cameras))
+
+
+def _texture(mj: mujoco.MjSpec, name: str, kind: mujoco.mjtTexture, surface: dict) -> str:
+    tex = mj.add_texture(name=name, type=kind, builtin=_BUILTIN[surface["texture"]], rgb1=surface["rgb1"],
+                         rgb2=surface["rgb2"], width=_TEX_SIZE, height=_TEX_SIZE)
+    if surface["texture"] == "noise":
+        tex.mark = mujoco.mjtMark.mjMARK_RANDOM
+        tex.random = 0.08
+        tex.markrgb = surface["rgb2"]
+    return tex.name
+
+
+def _material(mj: mujoco.MjSpec, name: str, texture: str, surface: dict, *, uniform: bool) -> str:
+    mat = mj.add_material(name=name)
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = texture
+    mat.texrepeat = [surface["repeat"], surface["repeat"]]
+    mat.texuniform = uniform
+    mat.specular = surface["specular"]
+    mat.shininess = surface["shininess"]
+    return mat.name
+
+
+def _surface_geom(mj: mujoco.MjSpec, geom: str, name: str, surface: dict) -> None:
+    tex = _texture(mj, f"look/{name}", mujoco.mjtTexture.mjTEXTURE_2D, surface)
+    g = mj.geom(geom)
+    g.material = _material(mj, f"look/{name}", tex, surface, uniform=True)
+    g.rgba = [1.0, 1.0, 1.0, 1.0]
+
+
+def _letter_atlas(rgb, letter: str) -> np.ndarray:
+    face = np.empty((CELL, CELL, 3), np.uint8)
+    face[:] = np.round(np.asarray(rgb) * 255).astype(np.uint8)
+    ink = 20 if float(np.dot(rgb, (0.299, 0.587, 0.114))) > 0.5 else 235
+    face[letter_mask(letter, CELL)] = ink
+    return np.concatenate([face] * 6)
+
+
+def _blocks(mj: mujoco.MjSpec, blocks: dict) -> None:
+    for name in sorted(blocks):
+        item = blocks[name]
+        try:
+            g = mj.geom(name)
+        except (KeyError, ValueError):
+            g = None
+        if g is None:
+            raise LookError(f"look draw: block {name!r} is not a geom of the scene")
+        if item["glyph"] is None:
+            g.rgba = [*item["rgb"], 1.0]
+            if g.material:  # the scene's textured faces: tint the material, keep the texture
+                mj.material(g.material).rgba = [*item["rgb"], 1.0]
+                g.rgba = [1.0, 1.0, 1.0, 1.0]
+            continue
+        atlas = _letter_atlas(item["rgb"], item["glyph"])
+        tex = mj.add_texture(name=f"look/{name}", type=mujoco.mjtTexture.mjTEXTURE_CUBE)
+        tex.width, tex.height, tex.nchannel = atlas.shape[1], atlas.shape[0], 3
+        tex.data = atlas.tobytes()
+        mat = mj.add_material(name=f"look/{name}")
+        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
+        g.material = mat.name
+        g.rgba = [1.0, 1.0, 1.0, 1.0]
+
+
+def _lights(mj: mujoco.MjSpec, lights: dict) -> None:
+    for light in list(mj.lights):
+        mj.delete(light)
+    for i, item in enumerate(lights["lights"]):
+        d = np.asarray(item["dir"])
+        mj.worldbody.add_light(name=f"look/light{i}", pos=list(-2.0 * d + [0.4, 0.0, 0.4]), dir=list(d),
+                               diffuse=item["diffuse"], castshadow=False,
+                               type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    mj.visual.headlight.ambient = [lights["ambient"]] * 3
+    mj.visual.headlight.diffuse = [lights["headlight"]] * 3
+
+
+def _quat_mul_rotvec(quat: np.ndarray, rotvec) -> np.ndarray:
+    r = np.asarray(rotvec, float)
+    angle = float(np.linalg.norm(r))
+    if angle == 0.0:
+        return quat.copy()
+    dq = np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * r / angle])
+    out = np.empty(4)
+    mujoco.mju_mulQuat(out, quat, dq)  # the offset turns the camera in its own frame
+    return out
+
+
+def look_scene(scene: Scene, draw: dict) -> Scene:
+    """A render-only copy of `scene` under `draw` (a `draw_look` result), reset to home."""
+    draw = loads_look_draw(draw)
+    mj = scene_mjspec(scene.spec)
+    width, height = draw["image"]
+    g = mj.visual.global_
+    g.offwidth, g.offheight = max(g.offwidth, width), max(g.offheight, height)
+    if "lights" in draw:
+        _lights(mj, draw["lights"])
+    if "background" in draw:
+        _texture(mj, "look/sky", mujoco.mjtTexture.mjTEXTURE_SKYBOX, draw["background"])
+    if "floor" in draw:
+        _surface_geom(mj, "floor", "floor", draw["floor"])
+    if "table" in draw:
+        _surface_geom(mj, "table_top", "table", draw["table"])
+    if "blocks" in draw:
+        _blocks(mj, draw["blocks"])
+    try:
+        model = mj.compile()
+    except ValueError as exc:
+        raise SimError(f"the scene does not compile under look {draw.get('look')!r}: {exc}") from exc
+    base = scene.model
+    for attr in ("nq", "nv", "nbody", "ngeom", "ncam"):
+        if getattr(model, attr) != getattr(base, attr):
+            raise SimError(f"look {draw.get('look')!r}: the render model has {attr}={getattr(model, attr)}, the "
+                           f"scene {getattr(base, attr)}; a look must change appearance only")
+    if state_size(model) != state_size(base):
+        raise SimError(f"look {draw.get('look')!r}: render model state size differs from the scene's")
+    out = scene_from_model(scene.spec, model)
+    for name, cam in out.cameras.items():
+        src = scene.cameras[name]
+        model.cam_pos[cam] = base.cam_pos[src]
+        model.cam_quat[cam] = base.cam_quat[src]
+        model.cam_fovy[cam] = base.cam_fovy[src]
+    for name, item in sorted(draw.get("cameras", {}).items()):
+        if name not in out.cameras:
+            raise LookError(f"look draw: camera {name!r} is not in the scene; cameras: {sorted(out.cameras)}")
+        cam = out.cameras[name]
+        model.cam_pos[cam] += item["pos_offset_m"]
+        model.cam_quat[cam] = _quat_mul_rotvec(model.cam_quat[cam], item["rot_offset_rad"])
+        model.cam_fovy[cam] += item["fovy_offset_deg"]
+    mujoco.mj_forward(model, out.data)
+    return out

@@ -1,0 +1,105 @@
+"""One GL context per worker, re-bound to each model it draws.
+
+Creating a renderer costs about a second on a CPU (mostly the GL context); uploading a
+model's textures and meshes costs a few tens of milliseconds. A render stage draws a new
+model for every episode copy (its look edits textures and lights), so the canvas keeps
+one context and rebuilds only the model's GPU resources. The context belongs to the thread
+that opened it: draw from that thread only.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from demoforge.sim import open_renderer
+
+MAX_GEOM = 10000
+
+
+class Canvas:
+    """Renders RGB, depth and body segmentation of a bound model's cameras."""
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
+        # The backend choice (EGL, then OSMesa) and its errors are demoforge.sim's.
+        self._renderer, self.backend = open_renderer(model, width, height)
+        self._gl = getattr(self._renderer, "_gl_context", None)
+        self.width, self.height = width, height
+        self._rect = mujoco.MjrRect(0, 0, width, height)
+        self._option = mujoco.MjvOption()
+        self._camera = mujoco.MjvCamera()
+        self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        self.model: mujoco.MjModel | None = None
+        self._context: mujoco.MjrContext | None = None
+        self.bind(model)
+
+    def bind(self, model: mujoco.MjModel) -> None:
+        """Draw `model` from now on (uploads its textures and meshes)."""
+        if model.vis.global_.offwidth < self.width or model.vis.global_.offheight < self.height:
+            raise ValueError(f"model framebuffer {model.vis.global_.offwidth}x{model.vis.global_.offheight} is "
+                             f"smaller than the canvas {self.width}x{self.height}")
+        self._make_current()
+        if self._context is not None:
+            self._context.free()
+        self.model = model
+        self._scene = mujoco.MjvScene(model, maxgeom=MAX_GEOM)
+        self._context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._context)
+        self._rgb = np.empty((self.height, self.width, 3), np.uint8)
+        self._depth = np.empty((self.height, self.width), np.float32)
+
+    def _make_current(self) -> None:
+        if self._gl is not None:
+            self._gl.make_current()
+
+    def _draw(self, data: mujoco.MjData, camera: int, *, segment: bool = False) -> None:
+        self._camera.fixedcamid = camera
+        mujoco.mjv_updateScene(self.model, data, self._option, None, self._camera,
+                               mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
+        self._scene.flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = segment
+        self._scene.flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = segment
+        mujoco.mjr_render(self._rect, self._scene, self._context)
+
+    def rgb(self, data: mujoco.MjData, camera: int) -> np.ndarray:
+        """(H, W, 3) uint8 image of camera id `camera` (a new array)."""
+        self._draw(data, camera)
+        mujoco.mjr_readPixels(self._rgb, None, self._rect, self._context)
+        return np.flipud(self._rgb).copy()
+
+    def depth(self, data: mujoco.MjData, camera: int) -> np.ndarray:
+        """(H, W) float32 distance along the view axis [m]."""
+        self._draw(data, camera)
+        mujoco.mjr_readPixels(None, self._depth, self._rect, self._context)
+        extent = self.model.stat.extent
+        near, far = self.model.vis.map.znear * extent, self.model.vis.map.zfar * extent
+        # The depth buffer holds OpenGL's non-linear [0, 1] depth; invert the projection.
+        z = self._depth.astype(np.float64)
+        linear = near * far / (far - z * (far - near))
+        return np.flipud(linear).astype(np.float32)
+
+    def segmentation(self, data: mujoco.MjData, camera: int) -> np.ndarray:
+        """(H, W) int32 body id under each pixel; -1 where no geom is."""
+        self._draw(data, camera, segment=True)
+        mujoco.mjr_readPixels(self._rgb, None, self._rect, self._context)
+        img = np.flipud(self._rgb).astype(np.int64)
+        segid = img[..., 0] + (img[..., 1] << 8) + (img[..., 2] << 16)  # segid + 1; 0 = background
+        n = self._scene.ngeom
+        body = np.full(n + 1, -1, np.int32)
+        for g in self._scene.geoms[:n]:
+            if g.segid >= 0 and g.objtype == mujoco.mjtObj.mjOBJ_GEOM:
+                body[g.segid + 1] = self.model.geom_bodyid[g.objid]
+        return body[np.clip(segid, 0, n)]
+
+    def close(self) -> None:
+        """Free the model resources and the GL context."""
+        if self._context is not None:
+            self._make_current()
+            self._context.free()
+            self._context = None
+        self._renderer.close()
+
+    def __enter__(self) -> Canvas:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,305 @@
+"""Looks: what may vary in the pictures of an episode (never its physics), as a YAML file.
+
+A look names ranges; `sample.draw_look` turns a look into one concrete draw per episode copy.
+A range is `[low, high]` (uniform) or one number (fixed). A section that is absent keeps the
+scene's own appearance, so the plain look is just a name and an image size:
+
+    name: randomized
+    split: train                 # which glyph and colour sets: train or test
+    image: {width: 224, height: 224}
+    lights: {count: [1, 3], azimuth_deg: [0, 360], elevation_deg: [35, 85], intensity: [0.3, 0.7],
+             colour_jitter: 0.15, ambient: [0.15, 0.4], headlight: [0.1, 0.4]}
+    background: {textures: [gradient, checker, noise, flat], value: [0.2, 0.9]}    # the sky box
+    floor: {textures: [flat, checker], value: [0.2, 0.7]}
+    table: {textures: [flat, checker, noise, gradient], value: [0.3, 0.9], specular: [0, 0.4]}
+    blocks: {colours: {train: [red, green], test: [orange, purple]}, shade_jitter: 0.1,
+             glyphs: {train: ABCDEFGHJKLM, test: NPQRSTUVWXYZ}}
+    cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004}}
+    depth_range_m: [0.0, 3.0]    # depth video maps this interval to 0..255
+
+Unknown keys and every bad value are reported at once, naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import yaml
+
+from demoforge.errors import DemoforgeError
+
+Range = tuple[float, float]
+TEXTURES = ("flat", "gradient", "checker", "noise")
+SPLITS = ("train", "test")
+# Named colours a look may use for blocks [0..1 RGB]; a look may also give [r, g, b] triples.
+COLOURS: dict[str, tuple[float, float, float]] = {
+    "red": (0.85, 0.15, 0.15), "green": (0.15, 0.7, 0.2), "blue": (0.15, 0.3, 0.85),
+    "yellow": (0.92, 0.85, 0.15), "orange": (0.95, 0.5, 0.1), "purple": (0.55, 0.2, 0.75),
+    "cyan": (0.15, 0.8, 0.85), "magenta": (0.85, 0.2, 0.65), "white": (0.95, 0.95, 0.95),
+    "black": (0.08, 0.08, 0.08), "brown": (0.5, 0.3, 0.15), "pink": (0.95, 0.6, 0.7),
+    "grey": (0.5, 0.5, 0.5), "lime": (0.6, 0.9, 0.2), "teal": (0.1, 0.5, 0.5), "navy": (0.1, 0.15, 0.45),
+}
+
+
+class LookError(DemoforgeError):
+    """A look file is invalid or does not fit the scene it is applied to."""
+
+
+@dataclass(frozen=True)
+class LightsLook:
+    """Directional lights replacing the scene's, and the headlight."""
+
+    count: tuple[int, int] = (2, 2)  # number of lights, uniform integer in [low, high]
+    azimuth_deg: Range = (0.0, 360.0)  # direction the light comes from, about world z [deg]
+    elevation_deg: Range = (45.0, 80.0)  # height of the light above the horizon [deg]
+    intensity: Range = (0.4, 0.6)  # diffuse strength per light [0..1]
+    colour_jitter: float = 0.0  # per-channel tint: white times U[1 - j, 1] per channel [-]
+    ambient: Range = (0.3, 0.3)  # headlight ambient [0..1]
+    headlight: Range = (0.4, 0.4)  # headlight diffuse [0..1]
+
+
+@dataclass(frozen=True)
+class SurfaceLook:
+    """A procedural texture (MuJoCo builtin) and material for the sky box, floor or table top."""
+
+    textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: flat, gradient, checker, noise
+    hue: Range = (0.0, 1.0)  # HSV hue of the two texture colours [0..1]
+    saturation: Range = (0.0, 0.5)  # HSV saturation [0..1]
+    value: Range = (0.3, 0.9)  # HSV value (brightness) [0..1]
+    repeat: Range = (1.0, 6.0)  # texture repeats across the surface (table and floor) [-]
+    specular: Range = (0.0, 0.3)  # material specular [0..1]
+    shininess: Range = (0.0, 0.5)  # material shininess (1 - roughness) [0..1]
+
+
+@dataclass(frozen=True)
+class BlocksLook:
+    """Block colours and letter glyphs. Re-colouring renames nothing: tasks whose words name
+    colours ("place white in ...") stay true only with `colours` absent (shade jitter is safe)."""
+
+    colours: dict[str, tuple[tuple[float, float, float], ...]] | None = None  # split -> colour set; None keeps
+    shade_jitter: float = 0.0  # saturation and value each times U[1 - j, 1 + j], clipped to [0, 1] [-]
+    glyphs: dict[str, str] | None = None  # split -> letters drawn onto the faces; None keeps the scene's faces
+
+
+@dataclass(frozen=True)
+class CameraJitter:
+    """How far a named camera may move from its place in the scene."""
+
+    pos_m: float = 0.0  # offset per axis, uniform in [-j, j], in the camera's parent frame [m]
+    angle_deg: float = 0.0  # tilt about a uniform random axis, angle in [0, j] [deg]
+    fovy_deg: float = 0.0  # vertical field of view offset, uniform in [-j, j] [deg]
+
+
+@dataclass(frozen=True)
+class Look:
+    """A look; see the module docstring for the YAML form."""
+
+    name: str  # recorded with every draw; a look's draws are keyed by it
+    split: str = "train"  # which glyph and colour sets: train or test
+    width: int = 224  # image width [px]
+    height: int = 224  # image height [px]
+    lights: LightsLook | None = None  # None keeps the scene's lights
+    background: SurfaceLook | None = None  # sky box; None keeps MuJoCo's (black) background
+    floor: SurfaceLook | None = None  # None keeps the scene's floor
+    table: SurfaceLook | None = None  # None keeps the scene's table colour
+    blocks: BlocksLook | None = None  # None keeps the blocks as built
+    cameras: dict[str, CameraJitter] = field(default_factory=dict)  # camera name or "default" -> jitter
+    depth_range_m: Range = (0.0, 3.0)  # depth video maps [near, far] to 0..255 [m]
+
+
+def _num(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def _range(value: object, where: str, problems: list[str], *, lo: float | None = None,
+           hi: float | None = None, integer: bool = False) -> tuple:
+    pair = [value, value] if _num(value) else value
+    if not (isinstance(pair, list | tuple) and len(pair) == 2 and all(_num(v) for v in pair)):
+        problems.append(f"{where}: {value!r} must be a number or a [low, high] pair of numbers")
+        return (0, 0)
+    a, b = pair
+    if integer and not all(float(v).is_integer() for v in pair):
+        problems.append(f"{where}: {value!r} must be whole numbers")
+    if a > b:
+        problems.append(f"{where}: low {a} > high {b}; swap them")
+    if lo is not None and a < lo or hi is not None and b > hi:
+        problems.append(f"{where}: {list(pair)} must lie within [{lo}, {hi}]")
+    return (int(a), int(b)) if integer else (float(a), float(b))
+
+
+def _half_width(value: object, where: str, problems: list[str], *, hi: float | None = None) -> float:
+    if not _num(value) or value < 0 or (hi is not None and value > hi):
+        bound = f" and <= {hi}" if hi is not None else ""
+        problems.append(f"{where}: {value!r} must be a number >= 0{bound} (a half-width)")
+        return 0.0
+    return float(value)
+
+
+def _mapping(raw: object, where: str, known: list[str], problems: list[str]) -> dict:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be a mapping with keys {known}, got {type(raw).__name__}")
+        return {}
+    for key in sorted(map(str, set(raw) - set(known))):
+        problems.append(f"{where}: unknown key {key!r}; known keys: {', '.join(known)}")
+    return raw
+
+
+def _lights(raw: object, where: str, problems: list[str]) -> LightsLook:
+    raw = _mapping(raw, where, [f.name for f in fields(LightsLook)], problems)
+    d = LightsLook()
+    unit = {"lo": 0.0, "hi": 1.0}
+    return LightsLook(
+        count=_range(raw.get("count", d.count), f"{where}.count", problems, lo=1, hi=8, integer=True),
+        azimuth_deg=_range(raw.get("azimuth_deg", d.azimuth_deg), f"{where}.azimuth_deg", problems),
+        elevation_deg=_range(raw.get("elevation_deg", d.elevation_deg), f"{where}.elevation_deg", problems,
+                             lo=5.0, hi=90.0),
+        intensity=_range(raw.get("intensity", d.intensity), f"{where}.intensity", problems, **unit),
+        colour_jitter=_half_width(raw.get("colour_jitter", d.colour_jitter), f"{where}.colour_jitter", problems,
+                                  hi=1.0),
+        ambient=_range(raw.get("ambient", d.ambient), f"{where}.ambient", problems, **unit),
+        headlight=_range(raw.get("headlight", d.headlight), f"{where}.headlight", problems, **unit),
+    )
+
+
+def _surface(raw: object, where: str, problems: list[str]) -> SurfaceLook:
+    raw = _mapping(raw, where, [f.name for f in fields(SurfaceLook)], problems)
+    d = SurfaceLook()
+    textures = raw.get("textures", list(d.textures))
+    textures = [textures] if isinstance(textures, str) else textures
+    if not (isinstance(textures, list) and textures and all(t in TEXTURES for t in textures)):
+        problems.append(f"{where}.textures: {textures!r} must be a non-empty list drawn from {list(TEXTURES)}")
+        textures = list(d.textures)
+    unit = {"lo": 0.0, "hi": 1.0}
+    return SurfaceLook(
+        textures=tuple(textures),
+        hue=_range(raw.get("hue", d.hue), f"{where}.hue", problems, **unit),
+        saturation=_range(raw.get("saturation", d.saturation), f"{where}.saturation", problems, **unit),
+        value=_range(raw.get("value", d.value), f"{where}.value", problems, **unit),
+        repeat=_range(raw.get("repeat", d.repeat), f"{where}.repeat", problems, lo=0.1, hi=100.0),
+        specular=_range(raw.get("specular", d.specular), f"{where}.specular", problems, **unit),
+        shininess=_range(raw.get("shininess", d.shininess), f"{where}.shininess", problems, **unit),
+    )
+
+
+def _colour(value: object, where: str, problems: list[str]) -> tuple[float, float, float]:
+    if isinstance(value, str):
+        if value not in COLOURS:
+            problems.append(f"{where}: unknown colour {value!r}; named colours: {', '.join(COLOURS)}")
+            return (0.0, 0.0, 0.0)
+        return COLOURS[value]
+    if isinstance(value, list | tuple) and len(value) == 3 and all(_num(v) and 0 <= v <= 1 for v in value):
+        return tuple(float(v) for v in value)  # type: ignore[return-value]
+    problems.append(f"{where}: {value!r} must be a colour name or [r, g, b] in [0, 1]")
+    return (0.0, 0.0, 0.0)
+
+
+def _per_split(raw: object, where: str, problems: list[str]) -> dict:
+    if not isinstance(raw, dict) or sorted(raw) != sorted(SPLITS):
+        problems.append(f"{where}: must map both splits {list(SPLITS)} to their sets, got {raw!r}")
+        return {}
+    return raw
+
+
+def _blocks(raw: object, where: str, problems: list[str]) -> BlocksLook:
+    raw = _mapping(raw, where, [f.name for f in fields(BlocksLook)], problems)
+    colours = glyphs = None
+    if raw.get("colours") is not None:
+        colours = {}
+        for split, values in _per_split(raw["colours"], f"{where}.colours", problems).items():
+            if not (isinstance(values, list) and values):
+                problems.append(f"{where}.colours.{split}: must be a non-empty list of colours")
+                continue
+            colours[split] = tuple(_colour(v, f"{where}.colours.{split}[{i}]", problems) for i, v in enumerate(values))
+    if raw.get("glyphs") is not None:
+        from demoforge.render.font import LETTERS
+
+        glyphs = {}
+        for split, letters in _per_split(raw["glyphs"], f"{where}.glyphs", problems).items():
+            bad = sorted(set(str(letters)) - set(LETTERS)) if isinstance(letters, str) else None
+            if not isinstance(letters, str) or not letters or bad or len(set(letters)) != len(letters):
+                problems.append(f"{where}.glyphs.{split}: {letters!r} must be distinct letters from {LETTERS}")
+                continue
+            glyphs[split] = letters
+    return BlocksLook(colours=colours, glyphs=glyphs,
+                      shade_jitter=_half_width(raw.get("shade_jitter", 0.0), f"{where}.shade_jitter", problems,
+                                               hi=1.0))
+
+
+def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraJitter]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must map camera names (or 'default') to jitters, got {type(raw).__name__}")
+        return {}
+    out = {}
+    for name in sorted(map(str, raw)):
+        w = f"{where}.{name}"
+        item = _mapping(raw[name], w, [f.name for f in fields(CameraJitter)], problems)
+        out[name] = CameraJitter(
+            pos_m=_half_width(item.get("pos_m", 0.0), f"{w}.pos_m", problems, hi=0.5),
+            angle_deg=_half_width(item.get("angle_deg", 0.0), f"{w}.angle_deg", problems, hi=45.0),
+            fovy_deg=_half_width(item.get("fovy_deg", 0.0), f"{w}.fovy_deg", problems, hi=30.0),
+        )
+    return out
+
+
+TOP_KEYS = ("name", "split", "image", "lights", "background", "floor", "table", "blocks", "cameras", "depth_range_m")
+
+
+def look_from_dict(raw: object, *, where: str = "look") -> Look:
+    """A look from a YAML/JSON mapping; every problem reported at once."""
+    problems: list[str] = []
+    raw = _mapping(raw, where, list(TOP_KEYS), problems) if raw is not None else None
+    if raw is None:
+        raise LookError(f"{where}: empty; a look needs at least a name")
+    name = raw.get("name")
+    if not (isinstance(name, str) and name and name.replace("_", "").replace("-", "").isalnum()):
+        problems.append(f"{where}.name: {name!r} must be a non-empty word (letters, digits, '-', '_')")
+    split = raw.get("split", "train")
+    if split not in SPLITS:
+        problems.append(f"{where}.split: {split!r} is not one of {list(SPLITS)}")
+    image = _mapping(raw.get("image"), f"{where}.image", ["width", "height"], problems)
+    size = {}
+    for key in ("width", "height"):
+        v = image.get(key, 224)
+        if not (isinstance(v, int) and not isinstance(v, bool) and 16 <= v <= 4096 and v % 2 == 0):
+            problems.append(f"{where}.image.{key}: {v!r} must be an even whole number of pixels in [16, 4096]")
+            v = 224
+        size[key] = v
+    section = lambda key, parse: None if raw.get(key) is None else parse(raw[key], f"{where}.{key}", problems)  # noqa: E731
+    look = Look(
+        name=str(name), split=str(split), width=size["width"], height=size["height"],
+        lights=section("lights", _lights), background=section("background", _surface),
+        floor=section("floor", _surface), table=section("table", _surface), blocks=section("blocks", _blocks),
+        cameras=_cameras(raw.get("cameras"), f"{where}.cameras", problems),
+        depth_range_m=_range(raw.get("depth_range_m", [0.0, 3.0]), f"{where}.depth_range_m", problems, lo=0.0),
+    )
+    if look.depth_range_m[0] >= look.depth_range_m[1] and not any("depth_range_m" in p for p in problems):
+        problems.append(f"{where}.depth_range_m: {list(look.depth_range_m)} must have near < far")
+    if problems:
+        raise LookError(f"{where}: invalid look:\n  " + "\n  ".join(problems))
+    return look
+
+
+def load_look(path: str | Path) -> Look:
+    """A look from a YAML file, or the name of a shipped look ('plain', 'randomized')."""
+    path = Path(path)
+    if not path.suffix and not path.exists():
+        shipped = Path(__file__).parent / "looks" / f"{path.name}.yaml"
+        if not shipped.is_file():
+            raise LookError(f"{path}: no such look file, and not a shipped look; shipped looks: {shipped_looks()}")
+        path = shipped
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise LookError(f"cannot read look {path}: {exc}") from None
+    return look_from_dict(raw, where=str(path))
+
+
+def shipped_looks() -> list[str]:
+    """Names of the looks that ship with demoforge."""
+    return sorted(p.stem for p in (Path(__file__).parent / "looks").glob("*.yaml"))

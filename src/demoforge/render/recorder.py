@@ -1,0 +1,127 @@
+"""CameraRecorder: a scene's cameras under a look draw, frame by frame, as video features.
+
+The render stage uses it on replayed states; execution can use it inline while generating:
+
+    rec = CameraRecorder(scene, draw, cameras=("front", "wrist"))   # once per env (or re-`bind`)
+    writer = DatasetWriter.create(root, fps=60, features={**raw_features, **rec.features()})
+    for each tick:
+        writer.add_frame({**row, **rec.render_state(snapshot(scene.model, scene.data))}, task=task)
+    writer.save_episode(extra={..., LOOK_EXTRA: draw})
+
+`render_state` copies a physics state into the recorder's own render model (same degrees of
+freedom, different appearance), so the stepped model is never touched.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+
+from demoforge.dataset import Feature
+from demoforge.render.apply import look_scene
+from demoforge.render.canvas import Canvas
+from demoforge.render.look import LookError
+from demoforge.sim import Scene, restore
+
+IMAGE_PREFIX = "observation.images."
+LOOK_EXTRA = "look"  # per-episode column demoforge/look: the look draw
+DEPTH_SUFFIX = "_depth"
+SEGMENTATION_SUFFIX = "_segmentation"
+
+
+def camera_key(camera: str, kind: str = "rgb") -> str:
+    """Feature name of one camera stream: observation.images.<camera>[_depth|_segmentation]."""
+    suffix = {"rgb": "", "depth": DEPTH_SUFFIX, "segmentation": SEGMENTATION_SUFFIX}[kind]
+    return f"{IMAGE_PREFIX}{camera}{suffix}"
+
+
+def segmentation_colour(body: int) -> tuple[int, int, int]:
+    """The colour body id `body` has in segmentation videos (black for -1, no geom).
+    Hues step by the golden ratio so neighbouring ids differ strongly."""
+    if body < 0:
+        return (0, 0, 0)
+    h = (body * 0.6180339887) % 1.0
+    v = 1.0 if body % 2 == 0 else 0.7
+    return tuple(int(round(255 * c)) for c in colorsys.hsv_to_rgb(h, 0.85, v))  # type: ignore[return-value]
+
+
+class CameraRecorder:
+    """Renders the named cameras of a scene under one look draw."""
+
+    def __init__(self, scene: Scene, draw: dict, cameras: Sequence[str], *, depth: bool = False,
+                 segmentation: bool = False, canvas: Canvas | None = None) -> None:
+        missing = [c for c in cameras if c not in scene.cameras]
+        if missing or not cameras:
+            raise LookError(f"cameras {list(missing) or list(cameras)} are not in the scene; cameras: "
+                            f"{sorted(scene.cameras)}")
+        self.cameras = tuple(cameras)
+        self.depth, self.segmentation = depth, segmentation
+        self.width, self.height = draw["image"]
+        self._owns_canvas = canvas is None
+        self.canvas = canvas
+        self.bind(scene, draw)
+
+    def bind(self, scene: Scene, draw: dict) -> None:
+        """Switch to another scene (same cameras) or another draw; the GL context is kept."""
+        if list(draw["image"]) != [self.width, self.height]:
+            raise LookError(f"look draw image {draw['image']} differs from the recorder's "
+                            f"{[self.width, self.height]}; one recorder writes one image size")
+        self.draw = draw
+        self.scene = look_scene(scene, draw)
+        if self.canvas is None:
+            self.canvas = Canvas(self.scene.model, self.width, self.height)
+        else:
+            self.canvas.bind(self.scene.model)
+        self._near, self._far = draw["depth_range_m"]
+        n = self.scene.model.nbody
+        self._palette = np.array([segmentation_colour(b) for b in range(-1, n)], np.uint8)
+
+    def features(self) -> dict[str, Feature]:
+        """The video features this recorder fills (camera order, then depth, then segmentation)."""
+        shape = (self.height, self.width, 3)
+        out = {camera_key(c): Feature("video", shape) for c in self.cameras}
+        if self.depth:
+            out.update({camera_key(c, "depth"): Feature("video", shape, info={"is_depth_map": True})
+                        for c in self.cameras})
+        if self.segmentation:
+            out.update({camera_key(c, "segmentation"): Feature("video", shape) for c in self.cameras})
+        return out
+
+    def render(self, data: mujoco.MjData | None = None) -> dict[str, np.ndarray]:
+        """Frames of every stream for the current state of `data` (default: the recorder's
+        own scene data, as positioned by `render_state` or a replay)."""
+        data = self.scene.data if data is None else data
+        out = {}
+        for c in self.cameras:
+            out[camera_key(c)] = self.canvas.rgb(data, self.scene.cameras[c])
+        if self.depth:
+            for c in self.cameras:
+                d = self.canvas.depth(data, self.scene.cameras[c])
+                # depth [m] = near + value / 255 * (far - near); beyond far saturates at 255
+                q = np.round(np.clip((d - self._near) / (self._far - self._near), 0.0, 1.0) * 255).astype(np.uint8)
+                out[camera_key(c, "depth")] = np.repeat(q[..., None], 3, axis=2)
+        if self.segmentation:
+            for c in self.cameras:
+                seg = self.canvas.segmentation(data, self.scene.cameras[c])
+                out[camera_key(c, "segmentation")] = self._palette[seg + 1]
+        return out
+
+    def render_state(self, state: np.ndarray) -> dict[str, np.ndarray]:
+        """Frames for a physics state vector (`demoforge.sim.snapshot` of the stepped scene)."""
+        restore(self.scene.model, self.scene.data, state)
+        return self.render()
+
+    def close(self) -> None:
+        """Free the GL context (only when this recorder opened it)."""
+        if self._owns_canvas and self.canvas is not None:
+            self.canvas.close()
+            self.canvas = None
+
+    def __enter__(self) -> CameraRecorder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

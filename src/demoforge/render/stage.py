@@ -1,0 +1,241 @@
+"""The render stage: a raw dataset in, a new dataset with camera videos out.
+
+For every source episode, every look and every copy of it, the episode's model is rebuilt
+(`demoforge.execute.episode_scene`), a look draw is made (`sample.draw_look`, seeded by run
+seed, look name, source episode and copy), the recorded physics states are set tick by tick
+(`replay_states`, no stepping) and the cameras are drawn. The output holds the source's
+columns and episode records plus `observation.images.<camera>` videos (and `_depth`,
+`_segmentation` on request) and the draw in the episode column `demoforge/look`.
+Output episodes are in canonical order: source episode, then look (command-line order), then
+copy. The source is never modified.
+
+Speed: the main thread of a worker only replays and renders; each camera stream is encoded
+on its own writer thread as frames arrive (the encoders release the GIL), so rendering and
+encoding overlap. `workers > 1` splits the canonical order into contiguous shards rendered in
+separate processes and merges them in order; the result equals one worker's byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from demoforge.dataset import DatasetWriter, VideoSettings, merge_datasets, open_dataset
+from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
+from demoforge.execute import episode_scene, replay_states
+from demoforge.render.apply import look_targets
+from demoforge.render.look import Look, LookError, load_look
+from demoforge.render.recorder import LOOK_EXTRA, CameraRecorder
+from demoforge.render.sample import draw_look, look_seed
+
+RENDER_META = "render.json"
+SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
+
+
+@dataclass(frozen=True)
+class LookRequest:
+    """One `--look FILE[:N]`: a look and how many copies of each episode to render with it."""
+
+    look: Look
+    copies: int = 1  # copies per source episode, each with its own draw
+    file: str = ""  # where the look came from (recorded in render.json)
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    """Everything that decides a render stage's output (the worker count does not)."""
+
+    looks: tuple[LookRequest, ...]  # in output order
+    cameras: tuple[str, ...] = ("front", "wrist")  # scene camera names; "wrist" is the robot card's
+    depth: bool = False  # also write observation.images.<camera>_depth (8-bit, see recorder)
+    segmentation: bool = False  # also write observation.images.<camera>_segmentation (body colours)
+    seed: int = 0  # root of every look draw
+    video: VideoSettings = field(default_factory=VideoSettings)  # encoder settings of every stream
+
+
+@dataclass(frozen=True)
+class RenderSummary:
+    """What a render stage wrote."""
+
+    root: Path  # the new dataset
+    episodes: int  # output episodes
+    frames: int  # output frames (per camera stream)
+    seconds: float  # wall-clock time [s]
+
+
+def parse_look_arg(text: str) -> LookRequest:
+    """`FILE.yaml`, `FILE.yaml:N`, `plain` or `randomized:N` as a LookRequest."""
+    path, copies = text, 1
+    head, sep, tail = text.rpartition(":")
+    if sep and tail.isdigit():
+        path, copies = head, int(tail)
+    if copies < 1:
+        raise LookError(f"--look {text!r}: the number of copies must be >= 1")
+    return LookRequest(load_look(path), copies, path)
+
+
+def _check_config(config: RenderConfig) -> None:
+    problems = []
+    if not config.looks:
+        problems.append("no looks given; pass --look plain (or a look file)")
+    names = [r.look.name for r in config.looks]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"look {dup!r} is given twice; give it once with :N copies")
+    sizes = sorted({(r.look.width, r.look.height) for r in config.looks})
+    if len(sizes) > 1:
+        problems.append(f"looks have different image sizes {sizes}; one dataset has one size per camera")
+    if not config.cameras or len(set(config.cameras)) != len(config.cameras):
+        problems.append(f"cameras {list(config.cameras)} must be distinct names, at least one")
+    if not (isinstance(config.seed, int) and config.seed >= 0):
+        problems.append(f"seed {config.seed!r} must be a non-negative integer")
+    if problems:
+        raise LookError("render: " + "; ".join(problems))
+
+
+def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]]:
+    """(source episode, look index, copy, length) in canonical order."""
+    reader = open_dataset(source)
+    lengths = dict(zip(reader.episodes_table.column("episode_index").to_pylist(),
+                       reader.episodes_table.column("length").to_pylist(), strict=True))
+    return [(i, k, c, int(lengths[i])) for i in reader.episode_indices
+            for k, req in enumerate(config.looks) for c in range(req.copies)]
+
+
+def _shards(items: list, workers: int) -> list[list]:
+    """Contiguous runs of `items` with about equal frame counts."""
+    total, out, current, done = sum(it[3] for it in items), [], [], 0
+    for it in items:
+        current.append(it)
+        done += it[3]
+        if done >= total * (len(out) + 1) / workers and len(out) < workers - 1:
+            out.append(current)
+            current = []
+    return [s for s in out + [current] if s]
+
+
+def _source_extras(row: dict) -> dict:
+    return {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
+            if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
+
+
+def _render_shard(source: Path, root: Path, items: list, config: RenderConfig) -> int:
+    """Render `items` into a new dataset at `root`; returns the frames written."""
+    reader = open_dataset(source)
+    data_keys = [k for k in reader.info.features if k not in INDEX_FEATURE_NAMES]
+    recorder: CameraRecorder | None = None
+    scene, scene_of, frames = None, None, 0
+    writer = None
+    try:
+        for episode, k, copy, _ in items:
+            look = config.looks[k].look
+            if scene_of != episode:
+                scene, scene_of = episode_scene(source, episode), episode
+            draw = draw_look(look, look_seed(config.seed, look.name, episode, copy), look_targets(scene))
+            if recorder is None:
+                recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth,
+                                          segmentation=config.segmentation)
+            else:
+                recorder.bind(scene, draw)
+            if writer is None:
+                features = {k2: reader.info.features[k2] for k2 in data_keys}
+                writer = DatasetWriter.create(root, fps=reader.info.fps, features={**features, **recorder.features()},
+                                              robot_type=reader.info.robot_type, video=config.video)
+            row = reader.episode(episode)
+            columns = reader.read_episode(episode, data_keys)
+            task = row["tasks"][0]
+            for t, _ in enumerate(replay_states(source, episode, recorder.scene)):
+                writer.add_frame({**{key: columns[key][t] for key in data_keys}, **recorder.render()}, task=task)
+            frames += len(columns[data_keys[0]])
+            extra = {**_source_extras(row), LOOK_EXTRA: draw,
+                     SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
+            writer.save_episode(extra=extra)
+        if writer is not None:
+            writer.finalize()
+    finally:
+        if recorder is not None:
+            recorder.close()
+    return frames
+
+
+def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
+    info = open_dataset(source).info
+    if info.video_keys:
+        raise LookError(f"{source}: already has video features {info.video_keys}; render a state-only raw "
+                        "dataset (render its source again to add cameras)")
+    names = open_dataset(source).episodes_table.column_names
+    for name in (LOOK_EXTRA, SOURCE_EXTRA):
+        if EXTRA_PREFIX + name in names:
+            raise LookError(f"{source}: episodes already carry {EXTRA_PREFIX}{name}; render the raw source instead")
+    if out.resolve() == source.resolve() or source.resolve() in out.resolve().parents:
+        raise LookError(f"--out {out}: must be a new folder outside the source {source}")
+    if out.exists() and any(out.iterdir()):
+        raise LookError(f"--out {out}: not empty; choose a new folder")
+
+
+def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> None:
+    src, dst = source / DEMOFORGE_META_DIR, out / DEMOFORGE_META_DIR
+    dst.mkdir(parents=True, exist_ok=True)
+    (dst / "merge.json").unlink(missing_ok=True)  # shard bookkeeping, not part of the result
+    if src.is_dir():
+        for path in sorted(src.iterdir()):
+            if path.name in ("merge.json", RENDER_META):
+                continue
+            if path.is_dir():
+                shutil.copytree(path, dst / path.name)
+            else:
+                shutil.copy2(path, dst / path.name)
+    record = {
+        "source": {"root": str(source), "info_sha256": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest()},
+        "cameras": list(config.cameras), "depth": config.depth, "segmentation": config.segmentation,
+        "seed": config.seed, "video": config.video.to_json(),
+        "looks": [{"file": r.file, "copies": r.copies, "look": asdict(r.look)} for r in config.looks],
+        "episodes": [{"episode_index": n, "source_episode": e, "look": config.looks[k].look.name, "copy": c}
+                     for n, (e, k, c, _) in enumerate(items)],
+    }
+    tmp = dst / (RENDER_META + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2, sort_keys=True, default=list) + "\n", encoding="utf-8")
+    tmp.replace(dst / RENDER_META)
+
+
+def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,
+                   on_shard: Callable[[int, int], None] | None = None) -> RenderSummary:
+    """Render `source` into the new dataset `out` (see the module docstring).
+    `on_shard(done, total)` reports finished shards."""
+    start = time.perf_counter()
+    source, out = Path(source), Path(out)
+    _check_config(config)
+    if not (isinstance(workers, int) and workers >= 1):
+        raise LookError(f"workers {workers!r} must be an integer >= 1")
+    _check_source(source, out, config)
+    items = _items(source, config)
+    if not items:
+        raise LookError(f"{source}: no episodes to render")
+    shards = _shards(items, workers)
+    if len(shards) == 1:
+        frames = _render_shard(source, out, items, config)
+        if on_shard:
+            on_shard(1, 1)
+    else:
+        tmp = out.parent / f".{out.name}.render-shards"
+        shutil.rmtree(tmp, ignore_errors=True)
+        roots = [tmp / f"shard-{s:03d}" for s in range(len(shards))]
+        ctx = multiprocessing.get_context("spawn")  # GL contexts and encoder threads do not survive fork
+        with ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
+            jobs = [pool.submit(_render_shard, source, r, s, config) for r, s in zip(roots, shards, strict=True)]
+            frames = 0
+            for n, job in enumerate(jobs):
+                frames += job.result()
+                if on_shard:
+                    on_shard(n + 1, len(jobs))
+        merge_datasets(roots, out)
+        shutil.rmtree(tmp)
+    _copy_meta(source, out, config, items)
+    return RenderSummary(out, len(items), frames, time.perf_counter() - start)
