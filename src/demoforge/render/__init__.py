@@ -1,1 +1,44 @@
-"""The render stage: replay recorded physics states under visual looks and write camera videos."""
+"""The render stage: replay recorded physics states under visual looks and write camera videos.
+
+    from demoforge.render import RenderConfig, parse_look_arg, render_dataset
+    config = RenderConfig(looks=(parse_look_arg("plain"), parse_look_arg("randomized:3")),
+                          cameras=("front", "wrist"))
+    render_dataset("runs/x/success", "runs/x/rendered", config, workers=2)
+
+Modules: `look` (the YAML record), `sample` (seeded per-copy draws, JSON), `apply` (a
+render-only model under a draw), `canvas` (one GL context re-bound per model), `recorder`
+(CameraRecorder: a scene's cameras under a draw, also for inline recording), `stage`.
+"""
+
+from demoforge.render.apply import look_scene, look_targets
+from demoforge.render.canvas import Canvas
+from demoforge.render.look import (
+    BlocksLook,
+    CameraJitter,
+    LightsLook,
+    Look,
+    LookError,
+    SurfaceLook,
+    load_look,
+    look_from_dict,
+    shipped_looks,
+)
+from demoforge.render.recorder import LOOK_EXTRA, CameraRecorder, camera_key, segmentation_colour
+from demoforge.render.sample import LookTargets, draw_look, dumps_look_draw, loads_look_draw, look_seed
+from demoforge.render.stage import (
+    RENDER_META,
+    SOURCE_EXTRA,
+    LookRequest,
+    RenderConfig,
+    RenderSummary,
+    parse_look_arg,
+    render_dataset,
+)
+
+__all__ = [
+    "LOOK_EXTRA", "RENDER_META", "SOURCE_EXTRA", "BlocksLook", "CameraJitter", "CameraRecorder", "Canvas",
+    "LightsLook", "Look", "LookError", "LookRequest", "LookTargets", "RenderConfig", "RenderSummary",
+    "SurfaceLook", "camera_key", "draw_look", "dumps_look_draw", "load_look", "loads_look_draw", "look_from_dict",
+    "look_scene", "look_seed", "look_targets", "parse_look_arg", "render_dataset", "segmentation_colour",
+    "shipped_looks",
+]
