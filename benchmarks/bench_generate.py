@@ -34,6 +34,35 @@ from demoforge.execute import generate, load_problems, start_episode  # noqa: E4
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 
 
+def _instrument() -> dict[str, float]:
+    """Wrap the main costs around the physics with wall-clock accumulators (breakdown line)."""
+    from demoforge.dataset import writer as writer_mod
+
+    spent: dict[str, float] = {}
+    targets = [
+        ("symbolic state (abstract, once per tick)", sys.modules["demoforge.execute.vecenv"], "abstract"),
+        ("episode start (scene draw, build, reset state)", sys.modules["demoforge.execute.vecenv"], "start_episode"),
+        ("skill planning (IK, collision checks)", sys.modules["demoforge.execute.runner"], "plan_skill"),
+        ("task planning", sys.modules["demoforge.tasks.planning"].FallbackPlanner, "plan"),
+        ("recording rows", sys.modules["demoforge.execute.record"].EpisodeRecorder, "record"),
+        ("DatasetWriter.add_episode (shards, then merge)", writer_mod.DatasetWriter, "add_episode"),
+        ("DatasetWriter.finalize (shards, then merge)", writer_mod.DatasetWriter, "finalize"),
+    ]
+    for label, owner, name in targets:
+        fn = getattr(owner, name)
+        spent[label] = 0.0
+
+        def wrapped(*a, _fn=fn, _label=label, **k):
+            t = time.perf_counter()
+            try:
+                return _fn(*a, **k)
+            finally:
+                spent[_label] += time.perf_counter() - t
+
+        setattr(owner, name, wrapped)
+    return spent
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--problems", type=int, default=3)
@@ -54,6 +83,7 @@ def main() -> None:
             return merge(*a, **k)
 
         gen._merge = timed_merge
+        spent = _instrument()
         cpu0, t0 = time.process_time(), time.perf_counter()
         summary = generate(paths, tmp / "run", episodes_per_problem=args.episodes, envs=args.envs, workers=1,
                            seed=args.seed)
@@ -77,6 +107,8 @@ def main() -> None:
               f"{raw_cpu:.2f} s cpu")
         print(f"generate wall {wall:.2f} s (execution into shards {exec_wall:.2f} s, merge {wall - exec_wall:.2f} s); "
               f"cpu {cpu:.2f} s")
+        parts = ", ".join(f"{k} {v:.2f} s" for k, v in spent.items())
+        print(f"inside generate (wall): {parts}")
         print(f"successful episodes per core-minute: {summary.successes / (cpu / 60):.1f}")
         print(f"execution phase (into shards) / raw mj_step: wall {exec_wall / raw:.2f}")
         print(f"generate / raw mj_step, cpu time (robust to other load on the machine): {cpu / raw_cpu:.2f}")

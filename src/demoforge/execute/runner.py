@@ -29,7 +29,9 @@ from demoforge.randomize import RandomizationSpec
 from demoforge.sim import restore, snapshot
 from demoforge.skills import plan_skill, skill_context
 from demoforge.tasks import Step, apply, holds
-from demoforge.tasks.planning import default_planner
+from demoforge.tasks.fast_downward import FastDownwardPlanner
+from demoforge.tasks.mimir import MimirPlanner
+from demoforge.tasks.planning import FallbackPlanner
 from demoforge.tasks.pddl_text import format_atom
 
 
@@ -93,6 +95,10 @@ class _Slot:
         self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]
         self.rec = EpisodeRecorder(runner.layout, self.scene)
+        # A planner per episode: the pymimir backend caches the problem it loaded, and a search
+        # from a state can depend on which init that was; sharing it across episodes would let
+        # the order episodes run in (env and worker counts) change a plan.
+        self.planner = FallbackPlanner(MimirPlanner(), FastDownwardPlanner())
         self.steps: list[Step] = []
         self.k = 0  # index into steps
         self.attempt = 0
@@ -121,7 +127,7 @@ class _Slot:
         self._start_step()
 
     def _make_plan(self, atoms: frozenset, *, why: str) -> bool:
-        result = default_planner().plan(self.task, state=atoms, time_budget_s=self.r.settings.plan_budget_s)
+        result = self.planner.plan(self.task, state=atoms, time_budget_s=self.r.settings.plan_budget_s)
         if not result.solved:
             self._fail(None, self.k, None, "planning", f"{why}: planner {result.planner} says {result.status.value}: "
                        f"{result.detail}")
