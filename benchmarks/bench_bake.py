@@ -103,8 +103,10 @@ print(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(
 
 
 def peak_rss_mb(raw: Path, out: Path, rate: int) -> float:
-    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, str(raw), str(out), str(rate)], check=True,
+    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, str(raw), str(out), str(rate)],
                           capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_bake: the peak-RSS bake failed:\n{proc.stderr[-3000:]}")
     return int(proc.stdout.split()[-1]) / 1024
 
 
