@@ -5,6 +5,7 @@ import json
 
 import mujoco
 import numpy as np
+import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import RunnerSettings, episode_scene, generate, run_layout, load_problems
@@ -114,3 +115,13 @@ def test_run_layout_names_atoms_and_vocab(pnp):
     layout = run_layout(load_problems(pnp))
     assert list(layout.atoms) == sorted(layout.atoms)
     assert "place-in-region" in layout.operators and layout.phases[0] == "approach"
+
+
+def test_a_run_mixing_state_sizes_is_refused(pnp, tmp_path):
+    from demoforge.execute import ExecuteError
+
+    from .conftest import problem_files
+
+    stack = problem_files(tmp_path / "stack", "stack_three", 1)
+    with pytest.raises(ExecuteError, match="same number of blocks"):
+        run_layout(load_problems(pnp[:1] + stack))

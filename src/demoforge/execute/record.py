@@ -5,9 +5,9 @@
 the control law and the physics-state width. `EpisodeRecorder` accumulates one episode's
 ticks (and drops a failed attempt's ticks when the runner restores a snapshot).
 
-sim.state width: a run whose problems have different numbers of blocks has different
-MuJoCo state sizes; a dataset feature has one shape, so rows are the run's largest size
-and a smaller model's row ends in NaN (`replay` reads the first `state_size(model)` values).
+sim.state width: a dataset feature has one shape, and the writer refuses non-finite values,
+so a run's problems must share one MuJoCo state size (the same number of blocks, e.g. one
+family per run); `run_layout` refuses a mix and names the sizes.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class RunLayout:
     phases: tuple[str, ...]  # plan.phase vocabulary (skills.PHASES)
     joint_names: tuple[str, ...]  # arm joints
     law: ControlLaw  # the robot card's control law (joint_position)
-    n_state: int  # sim.state width: the largest state size among the problems
+    n_state: int  # sim.state width: the problems' common state size
     fps: int  # control and recording rate [Hz]
 
     def __post_init__(self):
@@ -79,12 +79,20 @@ def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
         elif scene.robot.card != card:
             raise ExecuteError(f"problem {p.name!r} uses robot {scene.robot.card.name!r}, others {card.name!r}; "
                                "one robot per run")
+    if len(set(sizes)) > 1:
+        by_size = {}
+        for p, n in zip(problems, sizes, strict=True):
+            by_size.setdefault(n, []).append(p.name)
+        raise ExecuteError("the problems' physics states differ in size, and sim.state has one width per dataset: "
+                           + "; ".join(f"{n} values: {names[:3]}{' ...' if len(names) > 3 else ''}"
+                                       for n, names in sorted(by_size.items()))
+                           + "; generate problems with the same number of blocks (e.g. one family) per run")
     law = card.controller
     if law.mode != "joint_position":
         raise ExecuteError(f"robot {card.name!r} has control law mode {law.mode!r}; the expert's skills command "
                            "joint targets, so the card's controller must be joint_position")
     return RunLayout(tuple(sorted(atoms)), tuple(sorted(operators)), tuple(PHASES), tuple(card.arm_joints), law,
-                     max(sizes), int(fps))
+                     sizes[0], int(fps))
 
 
 class EpisodeRecorder:
@@ -96,7 +104,6 @@ class EpisodeRecorder:
                                                        schema.SIM_STATE, schema.SYMBOLIC_STATE, schema.OPERATOR,
                                                        schema.PHASE)}
         self._vec: dict[frozenset, np.ndarray] = {}
-        self._pad = layout.n_state - state_size(scene.model)
 
     @property
     def length(self) -> int:
@@ -125,10 +132,7 @@ class EpisodeRecorder:
         rows[schema.STATE].append(obs)
         rows[schema.ACTION].append(act)
         rows[schema.RAW_COMMAND].append(act)
-        state = snapshot(m, d)
-        if self._pad:
-            state = np.concatenate([state, np.full(self._pad, np.nan)])
-        rows[schema.SIM_STATE].append(state)
+        rows[schema.SIM_STATE].append(snapshot(m, d))
         rows[schema.SYMBOLIC_STATE].append(self._symbols(atoms))
         rows[schema.OPERATOR].append(operator)
         rows[schema.PHASE].append(phase)

@@ -8,8 +8,7 @@ The model comes from meta/demoforge/scenes/<problem>.json (PDDL problem and doma
 scene sidecar) and the episode's `demoforge/scene_draw`; the scene builder is a pure
 function of those, so the rebuilt model is the one that was stepped; a recorded physics
 randomization draw (`demoforge/randomization`) is applied to it the same way. A sim.state row is
-the full integration state before that tick's command (NaN padding beyond the model's
-state size, see `demoforge.execute.record`).
+the full integration state before that tick's command.
 """
 
 from __future__ import annotations
@@ -17,8 +16,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-
-import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
@@ -65,9 +62,9 @@ def replay_states(root: str | Path, episode_index: int, scene: Scene | None = No
     scene = scene or episode_scene(root, episode_index)
     states = open_dataset(root).read_episode(episode_index, [schema.SIM_STATE])[schema.SIM_STATE]
     n = state_size(scene.model)
-    if states.shape[1] < n or not np.isnan(states[:, n:]).all():
+    if states.shape[1] != n:
         raise ExecuteError(f"{root} episode {episode_index}: sim.state rows have {states.shape[1]} values, the rebuilt "
-                           f"model needs {n} (then NaN padding); the model differs from the recorded one")
+                           f"model needs {n}; the model differs from the recorded one")
     for row in states:
-        restore(scene.model, scene.data, row[:n])
+        restore(scene.model, scene.data, row)
         yield scene
