@@ -114,7 +114,7 @@ def test_workers_1_and_2_are_byte_identical(tmp_path):
 
 def test_mixed_control_laws_are_refused(raw, tmp_path):
     other = write_raw(tmp_path / "other", lengths=(6,), control=law(kp=200.0))
-    with pytest.raises(BakeError, match="different control laws"):
+    with pytest.raises(BakeError, match="mixed presets"):
         bake([raw, other], tmp_path / "out")
     assert not (tmp_path / "out").exists()
 

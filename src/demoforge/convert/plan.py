@@ -99,6 +99,27 @@ def expand_sources(sources: list[str | Path], include_failures: bool) -> list[Pa
     return out
 
 
+def pool_problems(readers: list, laws: list[dict[str, Any] | None], cams: tuple[str, ...]) -> list[str]:
+    """Every way the sources disagree: control law (mixed presets), native rate, cameras, kind."""
+    first = readers[0]
+    problems = []
+    for r, law in zip(readers[1:], laws[1:]):
+        if law != laws[0]:
+            problems.append(f"{r.root}: control law {json.dumps(law, sort_keys=True)} differs from {first.root}'s "
+                            f"{json.dumps(laws[0], sort_keys=True)} (mixed presets)")
+        if r.info.fps != first.info.fps:
+            problems.append(f"{r.root}: native rate {r.info.fps} Hz, {first.root} has {first.info.fps} Hz")
+        if source_kind(r) != source_kind(first):
+            problems.append(f"{r.root} is a {source_kind(r)!r} source, {first.root} a {source_kind(first)!r} one; "
+                            "their columns mean different things")
+        for key in cams:
+            ft, want = r.info.features.get(key), first.info.features[key]
+            if ft is None or ft.dtype != "video" or ft.shape != want.shape:
+                problems.append(f"{r.root}: camera {key!r} is {ft and (ft.dtype, list(ft.shape))}, "
+                                f"{first.root} has {list(want.shape)}")
+    return problems
+
+
 def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, Projection]:
     """Check the pool and the request; returns the plan and the first episode's projection."""
     if not sources:
@@ -110,29 +131,13 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         raise BakeError(f"--workers {config.workers} must be >= 1 or 'auto'")
     readers = [open_dataset(s) for s in expand_sources(sources, config.include_failures)]
     laws = [read_law(r.root) for r in readers]
-    if any(law != laws[0] for law in laws):
-        listing = "\n  ".join(f"{r.root}: {json.dumps(law, sort_keys=True)}" for r, law in zip(readers, laws))
-        raise BakeError("bake: the sources were recorded under different control laws; bake each preset "
-                        f"separately:\n  {listing}")
     fps = readers[0].info.fps
-    other = [f"{r.root}: {r.info.fps} Hz" for r in readers if r.info.fps != fps]
-    if other:
-        raise BakeError(f"bake: sources differ in native rate ({readers[0].root}: {fps} Hz; " + "; ".join(other) + ")")
     stride = stride_for(fps, config.control_freq)
     cams = _pick_cameras(readers[0].info.video_keys, config.cams, readers[0].root)
-    problems = []
-    for r in readers[1:]:
-        for key in cams:
-            ft = r.info.features.get(key)
-            if ft is None or ft.dtype != "video" or ft.shape != readers[0].info.features[key].shape:
-                problems.append(f"{r.root}: camera {key!r} is {ft and (ft.dtype, ft.shape)}, "
-                                f"{readers[0].root} has {readers[0].info.features[key].shape}")
+    problems = pool_problems(readers, laws, cams)
     if problems:
-        raise BakeError("bake: sources disagree on cameras:\n  " + "\n  ".join(problems))
-    kinds = {source_kind(r) for r in readers}
-    if len(kinds) > 1:
-        raise BakeError(f"bake: sources mix demoforge raw datasets and other LeRobot datasets ({sorted(kinds)}); "
-                        "their columns mean different things, bake them separately")
+        raise BakeError("bake: these sources cannot be baked together (bake each group separately):\n  "
+                        + "\n  ".join(problems))
     items = []
     for s, r in enumerate(readers):
         for i in r.episode_indices:
