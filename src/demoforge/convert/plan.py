@@ -15,7 +15,7 @@ from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, re
 from demoforge.convert.filters import IdleFilter, wanted_outcome
 from demoforge.dataset.assemble import EXTRA_PREFIX
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INFO_PATH, Feature
-from demoforge.dataset.reader import open_dataset
+from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
 from demoforge.execute import schema
 
@@ -99,7 +99,7 @@ def expand_sources(sources: list[str | Path], include_failures: bool) -> list[Pa
     return out
 
 
-def pool_problems(readers: list, laws: list[dict[str, Any] | None], cams: tuple[str, ...]) -> list[str]:
+def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None], cams: tuple[str, ...]) -> list[str]:
     """Every way the sources disagree: control law (mixed presets), native rate, cameras, kind."""
     first = readers[0]
     problems = []
