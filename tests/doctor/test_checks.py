@@ -96,12 +96,13 @@ def test_d004_constant_dimension(tmp_path):
     for ep in eps:
         ep["observation.state"][:, 6] = 0.25
     result = run_doctor(b.write(tmp_path / "ds", eps), robot=None, checks=["D004"])
-    assert [(f.severity, f.evidence.values["name"]) for f in result.findings] == [("error", "joint7")]
+    assert [(f.severity, f.evidence.values["names"]) for f in result.findings] == [("error", ["joint7"])]
     eps = b.clean_episodes()
     for ep in eps:
         ep["action"][:, 1] = 0.25 + 1e-5 * (np.arange(len(ep["action"])) % 2)
     result = run_doctor(b.write(tmp_path / "near", eps), checks=["D004"])
-    assert [(f.severity, f.evidence.feature) for f in result.findings] == [("warning", "action")]
+    assert [(f.severity, f.evidence.feature, f.evidence.values["dims"]) for f in result.findings] == [
+        ("warning", "action", [1])]
 
 
 def test_d005_frozen_and_idle(tmp_path):
@@ -227,3 +228,18 @@ def test_config_rejects_bad_values():
         DoctorConfig(bins=1)
     with pytest.raises(Exception, match="unknown keys"):
         DoctorConfig.from_dict({"binz": 3})
+
+
+def test_raw_dataset_from_execute_has_no_errors(tmp_path):
+    """Ours: a raw dataset written by `demoforge generate` (sim.state, symbolic.state, plan.* columns)."""
+    generate = pytest.importorskip("demoforge.execute").generate
+    from demoforge.tasks import generate_family, write_tasks
+
+    paths = [p for p in write_tasks(generate_family("pnp", count=1, seed=11), tmp_path / "tasks")
+             if p.suffix == ".pddl" and p.name != "blocks.pddl"]
+    summary = generate([str(p) for p in paths], tmp_path / "run", episodes_per_problem=2, envs=2, workers=1, seed=0)
+    result = run_doctor(summary.roots["success"])
+    assert result.scan.limits is not None  # panda found from the state names
+    assert result.count(severity="error") == 0, [str(f) for f in result.findings]
+    # sim.state holds constant dims (resting props, unused qvel); D004 judges only what a policy normalizes
+    assert all(f.evidence.feature in ("observation.state", "action") for f in result.findings if f.code == "D004")

@@ -119,3 +119,46 @@ def test_cli_coverage(corridor_root, tmp_path):
     assert "D007 findings 7 ->" in res.output and (tmp_path / "c.json").is_file()
     assert open_dataset(tmp_path / "out").num_episodes == 14
     assert DoctorConfig().bins == 10
+
+
+def _planner(monkeypatch, accept):
+    from demoforge.doctor import coverage_plan
+    from demoforge.doctor.limits import resolve_limits
+    from demoforge.sim import SceneSpec, build_scene
+
+    limits = resolve_limits(_info(), "panda")
+    counts = np.zeros((7, 10), np.int64)
+    counts[:, 4:6] = 50
+    planner = coverage_plan.Planner(build_scene(SceneSpec()), limits, counts, bins=10, min_frames=1, attempts=4,
+                                    max_widen=2, move_ticks=30, hold_ticks=5)
+    real = planner._accept
+    monkeypatch.setattr(planner, "_accept", lambda q, j, window, rng: accept(real, q, j, window, rng))
+    return planner
+
+
+def _info():
+    from demoforge.dataset.layout import DatasetInfo, index_features
+
+    return DatasetInfo(fps=30, features={**b.FEATURES, **index_features()})
+
+
+def test_planner_widens_the_window_then_samples_freely(monkeypatch):
+    rng = lambda k: np.random.default_rng(k)  # noqa: E731
+    # only windows of 3+ bins are accepted: the first widening succeeds
+    widened = _planner(monkeypatch, lambda real, q, j, w, r: real(q, j, w, r) if w is None or w[1] - w[0] >= 2
+                       else None)
+    p = widened.plan(0, rng(0))
+    assert p.mode == "widened" and p.window[1] - p.window[0] >= 2
+    # nothing in any window is accepted: free sampling
+    free = _planner(monkeypatch, lambda real, q, j, w, r: real(q, j, w, r) if j is None else None)
+    p = free.plan(0, rng(0))
+    assert p.mode == "free" and p.window == (0, 9)
+    before = free.counts.copy()
+    free.plan(1, rng(1))
+    assert free.counts.sum() == before.sum() + 7 * 35  # predicted path frames added per joint
+
+
+def test_planner_gives_up_with_a_clear_error(monkeypatch):
+    never = _planner(monkeypatch, lambda real, q, j, w, r: None)
+    with pytest.raises(CoverageError, match="no collision-free reachable goal"):
+        never.plan(0, np.random.default_rng(0))

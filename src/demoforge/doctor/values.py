@@ -38,31 +38,41 @@ def check_nonfinite(ctx: Context) -> list[Finding]:
     return capped(out, ctx.config, "D003", "episodes with non-finite values")
 
 
+def policy_features(ctx: Context) -> list[str]:
+    """Float features a policy normalizes: observation.* and action (not the raw sim state, commands, labels)."""
+    return [k for k in ctx.scan.sums if ctx.info.features[k].dtype in ("float32", "float64")
+            and (k == "action" or k.startswith("observation."))]
+
+
 def check_constant(ctx: Context) -> list[Finding]:
-    """D004: dimensions of float features whose spread over the dataset is (nearly) zero."""
+    """D004: dimensions of policy features (observation.*, action) whose spread over the dataset is ~0.
+
+    One finding per feature and severity, listing every such dimension.
+    """
     if ctx.scan is None:
         return []
     cfg, out = ctx.config, []
-    for key, sums in ctx.scan.sums.items():
-        if ctx.info.features[key].dtype not in ("float32", "float64") or sums.count < 2:
+    for key in policy_features(ctx):
+        sums = ctx.scan.sums[key]
+        if sums.count < 2:
             continue
-        spread, std, names = sums.max - sums.min, sums.std(), _dim_names(ctx, key)
-        for d in range(len(spread)):
-            if not np.isfinite(spread[d]):
+        spread, std, mean, names = sums.max - sums.min, sums.std(), sums.mean(), _dim_names(ctx, key)
+        finite = np.isfinite(spread)
+        constant = np.flatnonzero(finite & (spread < cfg.constant_range))
+        near = np.flatnonzero(finite & (spread >= cfg.constant_range) & (std < cfg.near_constant_std))
+        for sev, dims, what in (("error", constant, "constant"), ("warning", near, "nearly constant")):
+            if not dims.size:
                 continue
-            value = float(sums.mean()[d])
-            if spread[d] < cfg.constant_range:
-                sev, what = "error", f"is constant ({value:.6g}) over all {sums.count} frames"
-            elif std[d] < cfg.near_constant_std:
-                sev, what = "warning", f"is nearly constant (std {std[d]:.3g}, range {spread[d]:.3g})"
-            else:
-                continue
-            out.append(Finding("D004", sev, f"{key}[{names[d]}] {what}: mean/std normalization divides by ~0",
-                               Evidence(feature=key, values={"dim": d, "name": names[d], "std": float(std[d]),
-                                                             "min": float(sums.min[d]), "max": float(sums.max[d])}),
-                               "drop the dimension from the policy's inputs, or normalize it with a fixed scale "
-                               "(e.g. the joint's limits) instead of its statistics"))
-    return capped(out, cfg, "D004", "constant dimensions")
+            shown = ", ".join(f"{names[d]} (mean {mean[d]:.4g}, std {std[d]:.2g})" for d in dims[:8])
+            more = f" and {dims.size - 8} more" if dims.size > 8 else ""
+            out.append(Finding("D004", sev, f"{key}: {dims.size} {what} dims over {sums.count} frames: {shown}{more}; "
+                               "mean/std normalization divides by ~0",
+                               Evidence(feature=key, values={"dims": dims.tolist(), "names": [names[d] for d in dims],
+                                                             "std": std[dims].tolist(), "min": sums.min[dims].tolist(),
+                                                             "max": sums.max[dims].tolist()}),
+                               "drop these dimensions from the policy's inputs, or normalize them with a fixed "
+                               "scale (e.g. the joint's limits) instead of their statistics"))
+    return out
 
 
 def check_idle(ctx: Context) -> list[Finding]:
