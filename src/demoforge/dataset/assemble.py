@@ -2,13 +2,16 @@
 
 Runs from the staged records alone, so a writer resumed after a crash assembles the
 same bytes as one that never stopped. Every file goes through a temporary name;
-info.json is written last, so a dataset with an info.json is complete.
+info.json is written last, so a dataset with an info.json is complete. Memory stays
+bounded: data tables are copied one episode at a time, episode rows are written in
+batches, and dataset statistics stream over the data files.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,29 +23,33 @@ from demoforge.dataset.layout import (
     DATA_PATH, EPISODES_PATH, STATS_KEYS, STATS_PATH, TASKS_PATH, VIDEO_PATH, DatasetInfo, Feature,
     write_json_atomic,
 )
-from demoforge.dataset.stats import histogram_stats, numeric_stats
+from demoforge.dataset.quantiles import streaming_stats
+from demoforge.dataset.stats import histogram_stats
 from demoforge.dataset.tables import tasks_table, write_parquet_atomic
 from demoforge.dataset.video import concat_segments
 from demoforge.errors import DatasetError
 
 EXTRA_PREFIX = "demoforge/"
 HISTOGRAM_PREFIX = "demoforge/pixel_histogram/"  # per-episode (3, 256) counts: exact merged video stats
+EPISODE_BATCH = 100  # episode rows per row group of meta/episodes (bounds finalize memory)
 
 
 def assemble(root: Path, staging: Path, config, features: dict[str, Feature], schema: pa.Schema,
-             records: list[dict[str, Any]], tasks: list[str]) -> None:
+             records: list[dict[str, Any]], tasks: list[str], *, video_hists: dict[str, np.ndarray],
+             extra_keys: list[str]) -> None:
     video_keys = [k for k, f in features.items() if f.dtype == "video"]
     data_files = _write_data(root, staging, schema, records)
     for key in video_keys:
         _write_video(root, staging, key, records, config.fps)
     if records:
-        write_parquet_atomic(root / EPISODES_PATH.format(chunk_index=0, file_index=0),
-                             [episodes_table(records, features)])
+        _write_episodes(root / EPISODES_PATH.format(chunk_index=0, file_index=0), staging, records, features,
+                        extra_keys)
     write_parquet_atomic(root / TASKS_PATH, [tasks_table(tasks)])
-    write_json_atomic(root / STATS_PATH, dataset_stats(features, data_files, records))
+    total = sum(r["length"] for r in records)
+    write_json_atomic(root / STATS_PATH, dataset_stats(features, data_files, video_hists, total))
     info = DatasetInfo(
         fps=config.fps, features=features, robot_type=config.robot_type, total_episodes=len(records),
-        total_frames=sum(r["length"] for r in records), total_tasks=len(tasks), chunks_size=config.chunks_size,
+        total_frames=total, total_tasks=len(tasks), chunks_size=config.chunks_size,
         data_files_size_in_mb=_plain(config.data_file_size_mb), video_files_size_in_mb=_plain(config.video_file_size_mb),
         splits={"train": f"0:{len(records)}"},
     )
@@ -60,7 +67,7 @@ def _write_data(root: Path, staging: Path, schema: pa.Schema, records: list[dict
     paths = []
     for (chunk, file), episodes in sorted(groups.items()):
         path = root / DATA_PATH.format(chunk_index=chunk, file_index=file)
-        tables = [pq.read_table(staging / "data" / f"{e:06d}.parquet", schema=schema) for e in episodes]
+        tables = (pq.read_table(staging / "data" / f"{e:06d}.parquet", schema=schema) for e in episodes)
         write_parquet_atomic(path, tables, schema)
         paths.append(path)
     return paths
@@ -84,56 +91,93 @@ def _write_video(root: Path, staging: Path, key: str, records: list[dict], fps: 
                 )
 
 
-def episodes_table(records: list[dict], features: dict[str, Feature]) -> pa.Table:
-    """meta/episodes rows in lerobot's column order, then demoforge's extra columns."""
+def _write_episodes(path: Path, staging: Path, records: list[dict], features: dict[str, Feature],
+                    extra_keys: list[str]) -> None:
+    schema = episodes_schema(features, extra_keys)
+
+    def batches() -> Iterator[pa.Table]:
+        for start in range(0, len(records), EPISODE_BATCH):
+            rows = []
+            for slim in records[start:start + EPISODE_BATCH]:
+                full = json.loads((staging / "episodes" / f"{slim['episode_index']:06d}.json").read_text())
+                for key, placement in slim["videos"].items():
+                    full["videos"][key].update(placement)
+                rows.append(episode_row({**full, **{k: v for k, v in slim.items() if k != "videos"}},
+                                        features, extra_keys))
+            yield pa.Table.from_pylist(rows, schema=schema)
+
+    write_parquet_atomic(path, batches(), schema)
+
+
+def episodes_schema(features: dict[str, Feature], extra_keys: list[str]) -> pa.Schema:
+    """meta/episodes columns in lerobot's order, then demoforge's extra columns."""
+    i64, f64 = pa.int64(), pa.float64()
+    fields = [("episode_index", i64), ("tasks", pa.list_(pa.string())), ("length", i64),
+              ("data/chunk_index", i64), ("data/file_index", i64), ("dataset_from_index", i64),
+              ("dataset_to_index", i64)]
     video_keys = [k for k, f in features.items() if f.dtype == "video"]
-    extra_keys = sorted({k for r in records for k in r["extra"]})
-    rows = []
-    for r in records:
-        row: dict[str, Any] = {
-            "episode_index": r["episode_index"], "tasks": [r["task"]], "length": r["length"],
-            "data/chunk_index": r["data/chunk_index"], "data/file_index": r["data/file_index"],
-            "dataset_from_index": r["dataset_from_index"], "dataset_to_index": r["dataset_to_index"],
-        }
-        for key in video_keys:
-            v = r["videos"][key]
-            for name in ("chunk_index", "file_index", "from_timestamp", "to_timestamp"):
-                row[f"videos/{key}/{name}"] = v[name]
-        for key in features:
-            if key in video_keys:
-                stats = histogram_stats(np.asarray(r["videos"][key]["histogram"]), r["length"])
-            else:
-                stats = r["stats"][key]
-            for name in STATS_KEYS:
-                row[f"stats/{key}/{name}"] = stats[name]
-        row["meta/episodes/chunk_index"] = 0
-        row["meta/episodes/file_index"] = 0
-        for key in extra_keys:
-            row[EXTRA_PREFIX + key] = json.dumps(r["extra"][key], sort_keys=True) if key in r["extra"] else None
-        for key in video_keys:
-            row[HISTOGRAM_PREFIX + key] = r["videos"][key]["histogram"]
-        rows.append(row)
-    return pa.Table.from_pylist(rows)
+    for key in video_keys:
+        fields += [(f"videos/{key}/chunk_index", i64), (f"videos/{key}/file_index", i64),
+                   (f"videos/{key}/from_timestamp", f64), (f"videos/{key}/to_timestamp", f64)]
+    for key, ft in features.items():
+        value = pa.list_(pa.list_(pa.list_(f64))) if ft.dtype == "video" else pa.list_(f64)
+        for name in STATS_KEYS:
+            fields.append((f"stats/{key}/{name}", pa.list_(i64) if name == "count" else value))
+    fields += [("meta/episodes/chunk_index", i64), ("meta/episodes/file_index", i64)]
+    fields += [(EXTRA_PREFIX + k, pa.string()) for k in extra_keys]
+    fields += [(HISTOGRAM_PREFIX + k, pa.list_(pa.list_(i64))) for k in video_keys]
+    return pa.schema(fields)
 
 
-def dataset_stats(features: dict[str, Feature], data_files: list[Path], records: list[dict]) -> dict[str, Any]:
-    """Exact dataset-wide statistics: numeric features from the data files, cameras from histograms."""
+def episode_row(r: dict, features: dict[str, Feature], extra_keys: list[str]) -> dict[str, Any]:
+    video_keys = [k for k, f in features.items() if f.dtype == "video"]
+    row: dict[str, Any] = {
+        "episode_index": r["episode_index"], "tasks": [r["task"]], "length": r["length"],
+        "data/chunk_index": r["data/chunk_index"], "data/file_index": r["data/file_index"],
+        "dataset_from_index": r["dataset_from_index"], "dataset_to_index": r["dataset_to_index"],
+    }
+    for key in video_keys:
+        v = r["videos"][key]
+        for name in ("chunk_index", "file_index", "from_timestamp", "to_timestamp"):
+            row[f"videos/{key}/{name}"] = v[name]
+    for key in features:
+        if key in video_keys:
+            stats = histogram_stats(np.asarray(r["videos"][key]["histogram"]), r["length"])
+        else:
+            stats = r["stats"][key]
+        for name in STATS_KEYS:
+            row[f"stats/{key}/{name}"] = stats[name]
+    row["meta/episodes/chunk_index"] = 0
+    row["meta/episodes/file_index"] = 0
+    for key in extra_keys:
+        row[EXTRA_PREFIX + key] = json.dumps(r["extra"][key], sort_keys=True) if key in r["extra"] else None
+    for key in video_keys:
+        row[HISTOGRAM_PREFIX + key] = r["videos"][key]["histogram"]
+    return row
+
+
+def dataset_stats(features: dict[str, Feature], data_files: list[Path], video_hists: dict[str, np.ndarray],
+                  total_frames: int) -> dict[str, Any]:
+    """Exact dataset-wide statistics: numeric features streamed from the data files, cameras from histograms."""
     out: dict[str, Any] = {}
-    if not records:
+    if not total_frames:
         return out
     for key, ft in features.items():
         if ft.dtype == "video":
-            hist = sum(np.asarray(r["videos"][key]["histogram"], dtype=np.int64) for r in records)
-            out[key] = histogram_stats(hist, sum(r["length"] for r in records))
+            out[key] = histogram_stats(video_hists[key], total_frames)
         else:
-            # One feature at a time: the only place memory scales with the frame count.
-            parts = [column_to_numpy(pq.read_table(p, columns=[key]).column(key).combine_chunks()) for p in data_files]
-            out[key] = numeric_stats(np.concatenate(parts))
+            def chunks(key=key):
+                for path in data_files:
+                    for batch in pq.ParquetFile(path).iter_batches(batch_size=65536, columns=[key]):
+                        yield column_to_numpy(batch.column(0))
+            out[key] = streaming_stats(chunks, ft.shape[0])
     return out
 
 
 def column_to_numpy(column: pa.Array) -> np.ndarray:
     """A scalar or fixed_size_list arrow column -> (N,) or (N, n) array."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
     if pa.types.is_fixed_size_list(column.type):
         n = column.type.list_size
         return column.flatten().to_numpy(zero_copy_only=False).reshape(-1, n)

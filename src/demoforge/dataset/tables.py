@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +53,13 @@ def data_table(columns: Mapping[str, np.ndarray], schema: pa.Schema) -> pa.Table
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def write_parquet_atomic(path: Path, tables: list[pa.Table], schema: pa.Schema | None = None) -> None:
+def write_parquet_atomic(path: Path, tables: Iterable[pa.Table], schema: pa.Schema | None = None) -> None:
     """Write tables to `path`, one row group each, through a temporary name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    schema = schema if schema is not None else tables[0].schema
+    if schema is None:
+        tables = list(tables)
+        schema = tables[0].schema
     with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
         for table in tables:
             writer.write_table(table, row_group_size=max(1, table.num_rows))

@@ -111,7 +111,9 @@ class DatasetWriter:
         self._user = config.features
         self._video_keys = [k for k, f in self._user.items() if f.dtype == "video"]
         self._schema = data_schema(self._features)
-        self._records: list[dict[str, Any]] = []
+        self._records: list[dict[str, Any]] = []  # per episode: placement only (see _remember)
+        self._video_hists = {k: np.zeros((3, 256), np.int64) for k in self._video_keys}  # dataset-wide pixels
+        self._extra_keys: set[str] = set()
         self._tasks: dict[str, int] = {}
         self._data_cursor = _FileCursor()
         self._video_cursors = {k: _FileCursor() for k in self._video_keys}
@@ -332,7 +334,8 @@ class DatasetWriter:
         if self._frame_buffer is not None:
             raise DatasetError("an episode is being recorded frame by frame; call save_episode() or clear_episode()")
         assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
-                          self._records, sorted(self._tasks, key=self._tasks.get))
+                          self._records, sorted(self._tasks, key=self._tasks.get),
+                          video_hists=self._video_hists, extra_keys=sorted(self._extra_keys))
         shutil.rmtree(self.root / STAGING_DIR)
         self._unlock()
         self._finalized = True
@@ -408,7 +411,13 @@ class DatasetWriter:
                 "chunk_index": chunk, "file_index": file,
                 "from_timestamp": first / cfg.fps, "to_timestamp": cursor.frames / cfg.fps,
             })
-        self._records.append(record)
+            self._video_hists[key] += np.asarray(record["videos"][key]["histogram"], dtype=np.int64)
+        self._extra_keys.update(record["extra"])
+        # Keep only what placement needs: stats, histograms and extras are re-read from
+        # staging at finalize, so memory does not grow with the episode count.
+        slim = {k: v for k, v in record.items() if k not in ("stats", "extra", "videos")}
+        slim["videos"] = {k: {n: v for n, v in vid.items() if n != "histogram"} for k, vid in record["videos"].items()}
+        self._records.append(slim)
 
     def _unlock(self) -> None:
         for lane in self._lanes.values():
