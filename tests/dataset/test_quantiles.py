@@ -8,7 +8,7 @@ import demoforge.dataset.quantiles as Q
 def values():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal(size=(3000, 3)), -np.abs(rng.normal(size=(500, 3))) * 1e-300,
-                        np.zeros((10, 3)), np.full((7, 3), 1e300)])
+                        np.zeros((10, 3)), np.full((7, 3), 1e100)])
     x[::7, 1] = np.round(x[::7, 1], 1)  # many ties
     return x
 
