@@ -20,7 +20,7 @@ def render(
                                    "with ':N' for N copies per episode; repeat for several looks."),
     cameras: list[str] = typer.Option(["front", "wrist"], "--cameras", "--camera",
                                       help="Camera names; repeat or give a comma list (front,wrist)."),
-    depth: bool = typer.Option(False, "--depth", help="Also write <camera>_depth videos (8-bit, see render.json)."),
+    depth: bool = typer.Option(False, "--depth", help="Also write <camera>_depth videos (metres as 12-bit lossless codes)."),
     segmentation: bool = typer.Option(False, "--segmentation", help="Also write <camera>_segmentation videos."),
     out: Path = typer.Option(..., "--out", help="New dataset root (must not exist or be empty)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Processes; the output does not depend on it."),

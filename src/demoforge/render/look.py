@@ -15,7 +15,6 @@ scene's own appearance, so the plain look is just a name and an image size:
     blocks: {colours: {train: [red, green], test: [orange, purple]}, shade_jitter: 0.1,
              glyphs: {train: ABCDEFGHJKLM, test: NPQRSTUVWXYZ}}
     cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004}}
-    depth_range_m: [0.0, 3.0]    # depth video maps this interval to 0..255
 
 Unknown keys and every bad value are reported at once, naming the file and the key.
 """
@@ -106,7 +105,6 @@ class Look:
     table: SurfaceLook | None = None  # None keeps the scene's table colour
     blocks: BlocksLook | None = None  # None keeps the blocks as built
     cameras: dict[str, CameraJitter] = field(default_factory=dict)  # camera name or "default" -> jitter
-    depth_range_m: Range = (0.0, 3.0)  # depth video maps [near, far] to 0..255 [m]
 
 
 def _num(x: object) -> bool:
@@ -247,7 +245,7 @@ def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraJi
     return out
 
 
-TOP_KEYS = ("name", "split", "image", "lights", "background", "floor", "table", "blocks", "cameras", "depth_range_m")
+TOP_KEYS = ("name", "split", "image", "lights", "background", "floor", "table", "blocks", "cameras")
 
 
 def look_from_dict(raw: object, *, where: str = "look") -> Look:
@@ -276,10 +274,7 @@ def look_from_dict(raw: object, *, where: str = "look") -> Look:
         lights=section("lights", _lights), background=section("background", _surface),
         floor=section("floor", _surface), table=section("table", _surface), blocks=section("blocks", _blocks),
         cameras=_cameras(raw.get("cameras"), f"{where}.cameras", problems),
-        depth_range_m=_range(raw.get("depth_range_m", [0.0, 3.0]), f"{where}.depth_range_m", problems, lo=0.0),
     )
-    if look.depth_range_m[0] >= look.depth_range_m[1] and not any("depth_range_m" in p for p in problems):
-        problems.append(f"{where}.depth_range_m: {list(look.depth_range_m)} must have near < far")
     if problems:
         raise LookError(f"{where}: invalid look:\n  " + "\n  ".join(problems))
     return look

@@ -29,6 +29,7 @@ from demoforge.sim import Scene, restore
 IMAGE_PREFIX = "observation.images."
 LOOK_EXTRA = "look"  # per-episode column demoforge/look: the look draw
 DEPTH_SUFFIX = "_depth"
+DEPTH_RANGE_M = (0.01, 10.0)  # depth video code range [m] (lerobot's defaults)
 SEGMENTATION_SUFFIX = "_segmentation"
 
 
@@ -52,13 +53,15 @@ class CameraRecorder:
     """Renders the named cameras of a scene under one look draw."""
 
     def __init__(self, scene: Scene, draw: dict, cameras: Sequence[str], *, depth: bool = False,
-                 segmentation: bool = False, canvas: Canvas | None = None) -> None:
+                 segmentation: bool = False, depth_range_m: tuple[float, float] = DEPTH_RANGE_M,
+                 canvas: Canvas | None = None) -> None:
         missing = [c for c in cameras if c not in scene.cameras]
         if missing or not cameras:
             raise LookError(f"cameras {list(missing) or list(cameras)} are not in the scene; cameras: "
                             f"{sorted(scene.cameras)}")
         self.cameras = tuple(cameras)
         self.depth, self.segmentation = depth, segmentation
+        self.depth_range_m = (float(depth_range_m[0]), float(depth_range_m[1]))
         self.width, self.height = draw["image"]
         self._owns_canvas = canvas is None
         self.canvas = canvas
@@ -75,7 +78,6 @@ class CameraRecorder:
             self.canvas = Canvas(self.scene.model, self.width, self.height)
         else:
             self.canvas.bind(self.scene.model)
-        self._near, self._far = draw["depth_range_m"]
         n = self.scene.model.nbody
         self._palette = np.array([segmentation_colour(b) for b in range(-1, n)], np.uint8)
 
@@ -84,7 +86,9 @@ class CameraRecorder:
         shape = (self.height, self.width, 3)
         out = {camera_key(c): Feature("video", shape) for c in self.cameras}
         if self.depth:
-            out.update({camera_key(c, "depth"): Feature("video", shape, info={"is_depth_map": True})
+            near, far = self.depth_range_m
+            info = {"is_depth_map": True, "depth_min": near, "depth_max": far}
+            out.update({camera_key(c, "depth"): Feature("video", (self.height, self.width, 1), info=dict(info))
                         for c in self.cameras})
         if self.segmentation:
             out.update({camera_key(c, "segmentation"): Feature("video", shape) for c in self.cameras})
@@ -99,10 +103,8 @@ class CameraRecorder:
             out[camera_key(c)] = self.canvas.rgb(data, self.scene.cameras[c])
         if self.depth:
             for c in self.cameras:
-                d = self.canvas.depth(data, self.scene.cameras[c])
-                # depth [m] = near + value / 255 * (far - near); beyond far saturates at 255
-                q = np.round(np.clip((d - self._near) / (self._far - self._near), 0.0, 1.0) * 255).astype(np.uint8)
-                out[camera_key(c, "depth")] = np.repeat(q[..., None], 3, axis=2)
+                # metres; the writer stores lerobot's 12-bit depth codes losslessly
+                out[camera_key(c, "depth")] = self.canvas.depth(data, self.scene.cameras[c])
         if self.segmentation:
             for c in self.cameras:
                 seg = self.canvas.segmentation(data, self.scene.cameras[c])

@@ -7,7 +7,7 @@ source episode, copy))`: the same run seed, look and episode always give the sam
 whatever the worker count or the other looks of the run.
 
     {"schema": "demoforge.look/1", "look": "randomized", "split": "train", "seed": [0, [...]],
-     "image": [224, 224], "depth_range_m": [0.0, 3.0],
+     "image": [224, 224],
      "lights": {"ambient": 0.2, "headlight": 0.3, "lights": [{"dir": [x, y, z], "diffuse": [r, g, b]}]},
      "background" / "floor" / "table": {"texture": "checker", "rgb1": [...], "rgb2": [...],
                                         "repeat": 3.0, "specular": 0.1, "shininess": 0.3},
@@ -128,7 +128,7 @@ def draw_look(look: Look, seq: np.random.SeedSequence, targets: LookTargets) -> 
     rng = lambda section: field_rng(seq, section)  # noqa: E731
     draw: dict = {"schema": SCHEMA, "look": look.name, "split": look.split,
                   "seed": [int(seq.entropy), [int(k) for k in seq.spawn_key]],
-                  "image": [look.width, look.height], "depth_range_m": _qs(look.depth_range_m)}
+                  "image": [look.width, look.height]}
     if look.lights is not None:
         draw["lights"] = _lights(rng("lights"), look)
     for section in ("background", "floor", "table"):

@@ -33,10 +33,14 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, IN
 from demoforge.execute import episode_scene, replay_states
 from demoforge.render.apply import look_targets
 from demoforge.render.look import Look, LookError, load_look
-from demoforge.render.recorder import LOOK_EXTRA, CameraRecorder
+from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
 
 RENDER_META = "render.json"
+# x264 with its own threads gives different bytes for the same frames when the machine is busy
+# (measured here); one thread per stream keeps the output a function of the frames, and the
+# streams still encode in parallel, each on its own writer thread.
+DETERMINISTIC_VIDEO = VideoSettings(extra_options={"threads": "1"})
 SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
 
 
@@ -55,10 +59,11 @@ class RenderConfig:
 
     looks: tuple[LookRequest, ...]  # in output order
     cameras: tuple[str, ...] = ("front", "wrist")  # scene camera names; "wrist" is the robot card's
-    depth: bool = False  # also write observation.images.<camera>_depth (8-bit, see recorder)
+    depth: bool = False  # also write observation.images.<camera>_depth (metres, 12-bit lossless codes)
+    depth_range_m: tuple[float, float] = DEPTH_RANGE_M  # depth code range [m]
     segmentation: bool = False  # also write observation.images.<camera>_segmentation (body colours)
     seed: int = 0  # root of every look draw
-    video: VideoSettings = field(default_factory=VideoSettings)  # encoder settings of every stream
+    video: VideoSettings = field(default_factory=lambda: DETERMINISTIC_VIDEO)  # encoder settings of every stream
 
 
 @dataclass(frozen=True)
@@ -141,7 +146,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig) -
             draw = draw_look(look, look_seed(config.seed, look.name, episode, copy), look_targets(scene))
             if recorder is None:
                 recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth,
-                                          segmentation=config.segmentation)
+                                          segmentation=config.segmentation, depth_range_m=config.depth_range_m)
             else:
                 recorder.bind(scene, draw)
             if writer is None:
@@ -194,7 +199,8 @@ def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> No
                 shutil.copy2(path, dst / path.name)
     record = {
         "source": {"root": str(source), "info_sha256": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest()},
-        "cameras": list(config.cameras), "depth": config.depth, "segmentation": config.segmentation,
+        "cameras": list(config.cameras), "depth": config.depth, "depth_range_m": list(config.depth_range_m),
+        "segmentation": config.segmentation,
         "seed": config.seed, "video": config.video.to_json(),
         "looks": [{"file": r.file, "copies": r.copies, "look": asdict(r.look)} for r in config.looks],
         "episodes": [{"episode_index": n, "source_episode": e, "look": config.looks[k].look.name, "copy": c}

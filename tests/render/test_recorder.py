@@ -1,0 +1,114 @@
+"""Fidelity: replayed poses equal the recorded ones, a draw gives the same pixels every time,
+copies differ, and a recorded draw reproduces its frames."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+from demoforge.dataset import open_dataset
+from demoforge.execute import episode_scene, replay_states
+from demoforge.execute.schema import SIM_STATE, STATE
+from demoforge.render import (
+    CameraRecorder, LookError, draw_look, load_look, look_scene, look_seed, look_targets, segmentation_colour,
+)
+from demoforge.sim import state_size
+
+
+def _draw(scene, name="randomized", copy=0, episode=0):
+    look = load_look(name)
+    return draw_look(look, look_seed(0, look.name, episode, copy), look_targets(scene))
+
+
+def test_replayed_poses_equal_the_recorded_ones_exactly(raw):
+    scene = episode_scene(raw, 0)
+    states = open_dataset(raw).read_episode(0, [SIM_STATE, STATE])
+    reference = [(s.data.xpos.copy(), s.data.xquat.copy()) for s in replay_states(raw, 0, scene)]
+    rendered = look_scene(scene, _draw(scene))
+    n, nq = state_size(rendered.model), rendered.model.nq
+    arm = rendered.robot.arm_qpos
+    for t, s in enumerate(replay_states(raw, 0, rendered)):
+        assert np.array_equal(s.data.qpos, states[SIM_STATE][t, 1:1 + nq])  # state row: time, qpos, ...
+        assert np.array_equal(s.data.xpos, reference[t][0]) and np.array_equal(s.data.xquat, reference[t][1])
+        assert np.array_equal(s.data.qpos[arm].astype(np.float32), states[STATE][t, :len(arm)])
+    assert t == len(states[SIM_STATE]) - 1 and np.isnan(states[SIM_STATE][:, n:]).all()
+
+
+def test_same_draw_same_pixels_and_copies_differ(raw):
+    scene = episode_scene(raw, 0)
+    draw = _draw(scene)
+    with CameraRecorder(scene, draw, ("front", "wrist")) as a:
+        first = [a.render() for _ in replay_states(raw, 0, a.scene)]
+        a.bind(scene, _draw(scene, copy=1))  # the same GL context, another draw
+        other = [a.render() for _ in replay_states(raw, 0, a.scene)]
+    with CameraRecorder(scene, draw, ("front", "wrist")) as b:  # a fresh context
+        again = [b.render() for _ in replay_states(raw, 0, b.scene)]
+    for x, y, z in zip(first, again, other, strict=True):
+        for key in x:
+            assert np.array_equal(x[key], y[key])
+            assert x[key].shape == (224, 224, 3) and x[key].dtype == np.uint8
+    assert np.mean(np.abs(first[0]["observation.images.front"].astype(int) - other[0]["observation.images.front"])) > 5
+
+
+def test_plain_look_keeps_the_scene_cameras_and_jitter_moves_them(raw):
+    scene = episode_scene(raw, 0)
+    plain = look_scene(scene, _draw(scene, "plain"))
+    jittered = look_scene(scene, _draw(scene))
+    for name, cam in scene.cameras.items():
+        assert np.array_equal(plain.model.cam_pos[plain.cameras[name]], scene.model.cam_pos[cam])
+        assert np.array_equal(plain.model.cam_fovy[plain.cameras[name]], scene.model.cam_fovy[cam])
+        assert not np.array_equal(jittered.model.cam_pos[jittered.cameras[name]], scene.model.cam_pos[cam])
+    assert plain.model.nlight == scene.model.nlight
+
+
+def test_depth_and_segmentation(raw):
+    scene = episode_scene(raw, 0)
+    draw = _draw(scene, "plain")
+    with CameraRecorder(scene, draw, ("front",), depth=True, segmentation=True) as rec:
+        frames = rec.render_state(next(iter(open_dataset(raw).read_episode(0, [SIM_STATE]).values()))[0]
+                                  [:state_size(rec.scene.model)])
+        depth = rec.canvas.depth(rec.scene.data, rec.scene.cameras["front"])
+        seg = rec.canvas.segmentation(rec.scene.data, rec.scene.cameras["front"])
+        block = rec.scene.props["white"]
+        pix = rec.scene.cameras["front"]
+        uv, z = _project(rec, "white")
+    assert set(frames) == {"observation.images.front", "observation.images.front_depth",
+                           "observation.images.front_segmentation"}
+    u, v = int(uv[0]), int(uv[1])
+    # the block centre is in front of its visible face: rendered depth a little less than the centre's
+    assert 0.0 < z - depth[v, u] < 0.05
+    assert seg[v, u] == block
+    assert tuple(frames["observation.images.front_segmentation"][v, u]) == segmentation_colour(block)
+    assert frames["observation.images.front_depth"].dtype == np.float32
+    assert np.array_equal(frames["observation.images.front_depth"], depth)
+    assert rec.features()["observation.images.front_depth"].shape == (224, 224, 1)
+    assert pix is not None
+
+
+def _project(rec, body):
+    name = "front"
+    intr_fy = (rec.height / 2) / np.tan(np.deg2rad(rec.scene.model.cam_fovy[rec.scene.cameras[name]]) / 2)
+    from demoforge.sim import Intrinsics, project, world_T_camera
+
+    intr = Intrinsics(intr_fy, intr_fy, rec.width / 2, rec.height / 2, rec.width, rec.height)
+    uv, z = project(rec.scene.data.xpos[rec.scene.props[body]], intr,
+                    world_T_camera(rec.scene.data, rec.scene.cameras[name]))
+    return uv[0], z[0]
+
+
+def test_glyph_letters_are_drawn_on_the_blocks(raw):
+    scene = episode_scene(raw, 0)
+    draw = _draw(scene)
+    model = look_scene(scene, draw).model
+    tex = model.texture("look/white").id
+    pixels = model.tex_data[model.tex_adr[tex]:model.tex_adr[tex] + model.tex_width[tex] * model.tex_height[tex] * 3]
+    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) == 2  # face colour and ink
+    assert draw["blocks"]["white"]["glyph"] in "ABCDEFGHJKLM"
+
+
+def test_unknown_camera_is_refused(raw):
+    scene = episode_scene(raw, 0)
+    with pytest.raises(LookError, match=r"cameras \['top'\] are not in the scene; cameras: \['front', 'side', 'wrist'\]"):
+        CameraRecorder(scene, _draw(scene, "plain"), ("front", "top"))
+    assert mujoco is not None
