@@ -243,3 +243,17 @@ def test_raw_dataset_from_execute_has_no_errors(tmp_path):
     assert result.count(severity="error") == 0, [str(f) for f in result.findings]
     # sim.state holds constant dims (resting props, unused qvel); D004 judges only what a policy normalizes
     assert all(f.evidence.feature in ("observation.state", "action") for f in result.findings if f.code == "D004")
+
+
+def test_d009_judges_lengths_within_each_task(tmp_path):
+    """Two tasks with very different lengths: no outliers; a short one within its task is one."""
+    from demoforge.dataset import DatasetWriter
+
+    root = tmp_path / "ds"
+    with DatasetWriter.create(root, fps=30, features=b.FEATURES) as w:
+        for e, n in enumerate((100, 102, 98, 100, 101, 300, 296, 304, 300, 299, 120)):
+            ep = b.clean_episodes((n,))[0] if n < 250 else {k: np.repeat(v, 3, axis=0)[:n] for k, v in
+                                                             b.clean_episodes((100,))[0].items()}
+            w.add_episode(ep, task="short task" if e < 5 else "long task")
+    result = run_doctor(root, checks=["D009"])
+    assert [(f.evidence.episode, f.evidence.values["task"]) for f in result.findings] == [(10, "long task")]

@@ -122,43 +122,83 @@ def test_cli_coverage(corridor_root, tmp_path):
 
 
 def _planner(monkeypatch, accept):
+    from demoforge.dataset.layout import DatasetInfo, index_features
     from demoforge.doctor import coverage_plan
     from demoforge.doctor.limits import resolve_limits
-    from demoforge.sim import SceneSpec, build_scene
 
-    limits = resolve_limits(_info(), "panda")
+    limits = resolve_limits(DatasetInfo(fps=30, features={**b.FEATURES, **index_features()}), "panda")
     counts = np.zeros((7, 10), np.int64)
     counts[:, 4:6] = 50
-    planner = coverage_plan.Planner(build_scene(SceneSpec()), limits, counts, bins=10, min_frames=1, attempts=4,
-                                    max_widen=2, move_ticks=30, hold_ticks=5)
+    planner = coverage_plan.Planner(limits, counts, bins=10, min_frames=1, attempts=4, max_widen=2, fps=30,
+                                    move_s=1.0, hold_s=0.2, max_speed=2.4)
     real = planner._accept
-    monkeypatch.setattr(planner, "_accept", lambda q, j, window, rng: accept(real, q, j, window, rng))
+    monkeypatch.setattr(planner, "_accept", lambda scene, q0, q, j, window, rng: accept(real, scene, q0, q, j,
+                                                                                        window, rng))
     return planner
 
 
-def _info():
-    from demoforge.dataset.layout import DatasetInfo, index_features
+def _plan(planner, k):
+    from demoforge.sim import SceneSpec, build_scene
 
-    return DatasetInfo(fps=30, features={**b.FEATURES, **index_features()})
+    scene = build_scene(SceneSpec())
+    return planner.plan(k, np.random.default_rng(k), scene, np.asarray(panda_card().home))
 
 
 def test_planner_widens_the_window_then_samples_freely(monkeypatch):
-    rng = lambda k: np.random.default_rng(k)  # noqa: E731
     # only windows of 3+ bins are accepted: the first widening succeeds
-    widened = _planner(monkeypatch, lambda real, q, j, w, r: real(q, j, w, r) if w is None or w[1] - w[0] >= 2
-                       else None)
-    p = widened.plan(0, rng(0))
+    widened = _planner(monkeypatch, lambda real, s, q0, q, j, w, r: real(s, q0, q, j, w, r)
+                       if w is None or w[1] - w[0] >= 2 else None)
+    p = _plan(widened, 0)
     assert p.mode == "widened" and p.window[1] - p.window[0] >= 2
     # nothing in any window is accepted: free sampling
-    free = _planner(monkeypatch, lambda real, q, j, w, r: real(q, j, w, r) if j is None else None)
-    p = free.plan(0, rng(0))
+    free = _planner(monkeypatch, lambda real, s, q0, q, j, w, r: real(s, q0, q, j, w, r) if j is None else None)
+    p = _plan(free, 0)
     assert p.mode == "free" and p.window == (0, 9)
     before = free.counts.copy()
-    free.plan(1, rng(1))
-    assert free.counts.sum() == before.sum() + 7 * 35  # predicted path frames added per joint
+    p = _plan(free, 1)
+    assert free.counts.sum() == before.sum() + 7 * (p.move_ticks + p.hold_ticks)  # predicted frames, per joint
+    # the move is slow enough for D008: peak joint speed under the cap
+    speed = np.abs(np.diff(p.path, axis=0)).max() * 30
+    assert speed <= 2.4 + 1e-6
 
 
 def test_planner_gives_up_with_a_clear_error(monkeypatch):
-    never = _planner(monkeypatch, lambda real, q, j, w, r: None)
+    never = _planner(monkeypatch, lambda *args: None)
     with pytest.raises(CoverageError, match="no collision-free reachable goal"):
-        never.plan(0, np.random.default_rng(0))
+        _plan(never, 0)
+
+
+@pytest.fixture(scope="module")
+def raw_run(tmp_path_factory) -> Path:
+    generate = pytest.importorskip("demoforge.execute").generate
+    from demoforge.tasks import generate_family, write_tasks
+
+    folder = tmp_path_factory.mktemp("raw")
+    paths = [p for p in write_tasks(generate_family("pnp", count=1, seed=11), folder / "tasks")
+             if p.suffix == ".pddl" and p.name != "blocks.pddl"]
+    return generate([str(p) for p in paths], folder / "run", episodes_per_problem=2, envs=2, workers=1,
+                    seed=0).roots["success"]
+
+
+def test_raw_execute_input_gets_raw_episodes_that_replay(raw_run, tmp_path):
+    from demoforge.execute import episode_scene, replay_states
+
+    before = tree_digest(raw_run)
+    cfg = CoverageConfig(episodes=4, seed=0)
+    report = generate_coverage(raw_run, tmp_path / "a", config=cfg)  # the robot is found from the state names
+    assert tree_digest(raw_run) == before
+    assert report.occupancy_after.min() > report.occupancy_before.min()
+    assert report.d007_after < report.d007_before
+    ds = open_dataset(report.output)
+    assert ds.num_episodes == 2 + 4 and check_dataset(report.output) == []
+    e = ds.num_episodes - 1
+    row = ds.episode(e)
+    assert row["demoforge/outcome"] == "null" and row["demoforge/problem"] == ds.episode(1)["demoforge/problem"]
+    cols = ds.read_episode(e, ["observation.state", "plan.operator", "symbolic.state"])
+    assert (cols["plan.operator"] == -1).all() and cols["symbolic.state"].dtype == bool
+    # the coverage episode replays from its own sim.state in its rebuilt scene
+    replayed = np.array([s.data.qpos[s.robot.arm_qpos] for s in replay_states(report.output, e,
+                                                                              episode_scene(report.output, e))])
+    np.testing.assert_allclose(replayed, cols["observation.state"][:, :7], atol=1e-6)
+    again = generate_coverage(raw_run, tmp_path / "b", config=cfg)
+    assert tree_digest(again.output) == tree_digest(report.output)

@@ -6,8 +6,9 @@ VecSimEnv, write input + new episodes to a new root, and doctor the result.
 
 The input is only read. New episodes are planned one after another against a histogram
 that already holds the planned ones (`coverage_plan`), then run in parallel slots of one
-VecSimEnv at the input's fps; each records observation.state (arm joints + gripper
-closedness) before the tick and the commanded action. Same seed, same bytes.
+VecSimEnv at the input's fps (`coverage_run`: a state/action input gets state and action;
+a raw execute input gets every raw column, starting from its own episodes' scenes). Same
+seed, same bytes.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from demoforge.dataset import DatasetWriter, merge_datasets
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, read_info, write_json_atomic
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode, Planner
+from demoforge.doctor.coverage_run import execute, home_start, is_raw, raw_extras, raw_layout, raw_start
 from demoforge.doctor.episodes import joint_occupancy
 from demoforge.doctor.limits import STATE, resolve_limits
 from demoforge.doctor.run import run_doctor
 
 ACTION = "action"
 TASK = "move the arm through joint ranges the dataset never visits"
+RAW_META = ("scenes", "vocab.json", "controller.json")  # meta/demoforge entries a raw dataset is read with
 NEW_SUFFIX = ".coverage-new"  # sibling of OUTPUT holding the new episodes until they are merged
 
 
@@ -39,7 +42,8 @@ class CoverageConfig:
 
     episodes: int = 40  # new episodes
     seed: int = 0
-    move_s: float = 2.0  # from home to the goal [s]
+    move_s: float = 2.0  # shortest move from start to goal [s]; longer when a joint would pass the speed cap
+    speed_fraction: float = 0.8  # joint speed cap as a fraction of the doctor's max_action_speed (D008)
     hold_s: float = 0.5  # at the goal, so the arm settles inside the target bin [s]
     attempts: int = 8  # goal draws per window before it widens
     max_widen: int = 2  # bins the window grows on each side before free sampling
@@ -47,7 +51,8 @@ class CoverageConfig:
     doctor: DoctorConfig = field(default_factory=DoctorConfig)  # bins and thresholds of D007
 
     def __post_init__(self) -> None:
-        bad = [f"{k}={getattr(self, k)} must be > 0" for k in ("episodes", "move_s", "attempts", "envs")
+        bad = [f"{k}={getattr(self, k)} must be > 0" for k in ("episodes", "move_s", "attempts", "envs",
+                                                                 "speed_fraction")
                if getattr(self, k) <= 0]
         if self.hold_s < 0 or self.max_widen < 0:
             bad.append("hold_s and max_widen must be >= 0")
@@ -81,9 +86,9 @@ def _check_input(info, limits) -> None:
     n = len(limits.names)
     user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
     other = sorted(set(user) - {STATE, ACTION})
-    if other:
-        problems.append(f"features {other} cannot be produced by coverage episodes (only {STATE!r} and {ACTION!r}); "
-                        "run coverage on a state/action dataset, e.g. one baked with the joint_pos convention")
+    if other and not is_raw(info):
+        problems.append(f"features {other} cannot be produced by coverage episodes (only {STATE!r} and {ACTION!r}, "
+                        "or a raw execute dataset); run coverage on the raw dataset the others were made from")
     for key in (STATE, ACTION):
         if key not in user:
             problems.append(f"no {key!r} feature")
@@ -95,46 +100,18 @@ def _check_input(info, limits) -> None:
     if limits.card is None:
         problems.append(f"joint limits come from {limits.source}, not a robot card; pass --robot with a built-in "
                         "card name or a card YAML so the episodes can be simulated")
+    if info.video_keys:
+        problems.append(f"video features {info.video_keys}: render the coverage episodes afterwards instead")
     if info.fps <= 0 or abs(600.0 / info.fps - round(600.0 / info.fps)) > 1e-9:
         problems.append(f"fps {info.fps} is not a whole number of 1/600 s physics steps")
     if problems:
         raise CoverageError("coverage: the input cannot be extended:\n  " + "\n  ".join(problems))
 
 
-def _execute(card, planned: list[PlannedEpisode], fps: int, cfg: CoverageConfig) -> list[dict[str, np.ndarray]]:
-    """Run every planned episode in VecSimEnv; returns their state/action columns in order."""
-    from demoforge.doctor.coverage_plan import joint_path
-    from demoforge.execute import SimTask, VecSimEnv
-    from demoforge.sim import SceneSpec, build_scene
-
-    spec = SceneSpec(robot=card)
-    move, hold = round(cfg.move_s * fps), round(cfg.hold_s * fps)
-    home = np.asarray(card.home, dtype=np.float64)
-    paths = [joint_path(home, np.asarray(p.q_goal), move, hold) for p in planned]
-    task = SimTask("coverage", lambda e, seed, rng: build_scene(spec), lambda scene, ctx: False,
-                   max_ticks=move + hold, terminate_on_success=False)
-    env = VecSimEnv([task], num_envs=min(cfg.envs, len(planned)), episodes=len(planned), seed=cfg.seed,
-                    control_hz=float(fps))
-    obs, _ = env.reset()
-    rows: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {e: [] for e in range(len(planned))}
-    open_gripper = 0.0
-    while not env.exhausted:
-        actions = np.zeros((env.num_envs, len(home) + 1))
-        for i, ident in enumerate(env.ids):
-            if ident is not None:
-                e = ident[1]
-                actions[i, :-1] = paths[e][env.ticks[i]]
-                actions[i, -1] = open_gripper
-                rows[e].append((obs[STATE][i].copy(), actions[i].copy()))
-        obs, *_ = env.step(actions)
-    return [{STATE: np.stack([r[0] for r in rows[e]]).astype(np.float32),
-             ACTION: np.stack([r[1] for r in rows[e]]).astype(np.float32)} for e in range(len(planned))]
-
-
 def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot: str | None = None,
                       config: CoverageConfig | None = None) -> CoverageReport:
     """Fill the joint-limit holes of `input_root`: see the module docstring. `output_root` must not exist."""
-    from demoforge.sim import SceneSpec, build_scene
+    from demoforge.dataset import open_dataset
 
     cfg = config or CoverageConfig()
     src, out = Path(input_root), Path(output_root)
@@ -145,15 +122,28 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
     if limits is None:
         raise CoverageError(f"{src}: the dataset names no robot; pass --robot (a built-in card or a card YAML)")
     _check_input(info, limits)
+    raw = is_raw(info)
+    reader = open_dataset(src)
+    layout = raw_layout(src, info, limits.card) if raw else None
     before = run_doctor(src, robot=robot, config=cfg.doctor, checks=["D007"], structure=False)
-    bins, min_frames = cfg.doctor.bins, cfg.doctor.min_bin_frames
-    scene = build_scene(SceneSpec(robot=limits.card))
-    planner = Planner(scene, limits, before.scan.occupancy, bins=bins, min_frames=min_frames,
-                      attempts=cfg.attempts, max_widen=cfg.max_widen, move_ticks=round(cfg.move_s * info.fps),
-                      hold_ticks=round(cfg.hold_s * info.fps))
-    planned = [planner.plan(k, np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(k,))))
-               for k in range(cfg.episodes)]
-    episodes = _execute(limits.card, planned, info.fps, cfg)
+    planner = Planner(limits, before.scan.occupancy, bins=cfg.doctor.bins, min_frames=cfg.doctor.min_bin_frames,
+                      attempts=cfg.attempts, max_widen=cfg.max_widen, fps=info.fps, move_s=cfg.move_s,
+                      hold_s=cfg.hold_s, max_speed=cfg.speed_fraction * cfg.doctor.max_action_speed)
+    sources = reader.episode_indices
+
+    def start(k: int):
+        if raw:
+            return raw_start(src, reader, sources[k % len(sources)])
+        return home_start(limits.card)
+
+    planned = []
+    for k in range(cfg.episodes):
+        begin = start(k)
+        scene = begin.scene if raw else begin
+        planned.append(planner.plan(k, np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(k,))),
+                                    scene, scene.data.qpos[scene.robot.arm_qpos].copy(),
+                                    sources[k % len(sources)] if raw else None))
+    episodes = execute(planned, start, info.fps, cfg.envs, cfg.seed, layout)
     new = out.with_name(out.name + NEW_SUFFIX)
     if new.exists():
         shutil.rmtree(new)  # left by an interrupted run of ours: its episodes are recomputed
@@ -161,11 +151,13 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
     try:
         with DatasetWriter.create(new, fps=info.fps, features=user, robot_type=info.robot_type) as writer:
             for p, cols in zip(planned, episodes):
-                writer.add_episode(cols, task=TASK, extra={"coverage": json.dumps(p.to_json())})
+                extra = raw_extras(reader.episode(p.source_episode), p, cfg.seed) if raw else {"coverage": p.to_json()}
+                writer.add_episode(cols, task=TASK, extra=extra)
         merge_datasets([src, new], out)
     finally:
         shutil.rmtree(new, ignore_errors=True)
     after = run_doctor(out, robot=robot, config=cfg.doctor)
+    min_frames = cfg.doctor.min_bin_frames
     report = CoverageReport(
         out, limits.names, before.scan.occupancy, after.scan.occupancy,
         joint_occupancy(before.scan.occupancy, min_frames), joint_occupancy(after.scan.occupancy, min_frames),
@@ -175,8 +167,15 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
 
 
 def _stamp(out: Path, src: Path, report: CoverageReport, cfg: CoverageConfig) -> None:
-    """meta/demoforge/coverage.json, and merge.json's source roots made independent of where OUTPUT is."""
+    """meta/demoforge/coverage.json, merge.json's source roots made independent of where OUTPUT is,
+    and a raw input's contract files (scenes, vocabulary, control law) so the output replays."""
     meta = out / DEMOFORGE_META_DIR
+    for name in RAW_META:
+        path = src / DEMOFORGE_META_DIR / name
+        if path.is_dir():
+            shutil.copytree(path, meta / name)
+        elif path.is_file():
+            shutil.copy2(path, meta / name)
     merge = meta / "merge.json"
     if merge.is_file():
         raw = json.loads(merge.read_text())

@@ -50,25 +50,46 @@ def check_joint_coverage(ctx: Context) -> list[Finding]:
     return out
 
 
+def _task_groups(ctx: Context) -> dict[str, list]:
+    """Episode summaries grouped by their first task: lengths are only comparable within a task."""
+    tasks = {}
+    if ctx.episodes is not None and "tasks" in ctx.episodes.column_names:
+        for e, names in zip(ctx.episodes.column("episode_index").to_pylist(), ctx.episodes.column("tasks").to_pylist()):
+            tasks[e] = names[0] if names else ""
+    groups: dict[str, list] = defaultdict(list)
+    for s in ctx.scan.episodes:
+        groups[tasks.get(s.episode, "")].append(s)
+    return groups
+
+
 def check_lengths(ctx: Context) -> list[Finding]:
-    """D009: episodes whose length is far from the median (robust z-score on the median absolute deviation)."""
+    """D009: episodes whose length is far from the median of their task's episodes (robust z-score on
+    the median absolute deviation); tasks with fewer than 5 episodes are pooled and judged together."""
     if ctx.scan is None or len(ctx.scan.episodes) < MIN_EPISODES_FOR_OUTLIERS:
         return []
     cfg = ctx.config
-    lengths = np.array([s.length for s in ctx.scan.episodes], dtype=np.float64)
-    med = float(np.median(lengths))
-    # A floor on the scale: equal-length datasets would otherwise flag an off-by-one.
-    scale = max(1.4826 * float(np.median(np.abs(lengths - med))), 0.1 * med, 1.0)
+    groups = _task_groups(ctx)
+    small = [s for g in groups.values() if len(g) < MIN_EPISODES_FOR_OUTLIERS for s in g]
+    judged = [(t, g) for t, g in groups.items() if len(g) >= MIN_EPISODES_FOR_OUTLIERS]
+    if len(small) >= MIN_EPISODES_FOR_OUTLIERS:
+        judged.append(("tasks with few episodes" if judged else "all tasks", small))
     out = []
-    for s in ctx.scan.episodes:
-        z = (s.length - med) / scale
-        if abs(z) > cfg.length_mad_z:
-            kind = "short" if z < 0 else "long"
-            out.append(Finding("D009", "warning", f"episode {s.episode} is {kind}: {s.length} frames against a "
-                               f"median of {med:.0f} (robust z {z:+.1f})",
-                               Evidence(s.episode, None, None, {"length": s.length, "median": med, "z": z}),
-                               "look at the episode: truncated recordings and stuck robots show up as length "
-                               "outliers; drop it or fix the recorder"))
+    for task, group in judged:
+        lengths = np.array([s.length for s in group], dtype=np.float64)
+        med = float(np.median(lengths))
+        # A floor on the scale: equal-length episodes would otherwise flag an off-by-one.
+        scale = max(1.4826 * float(np.median(np.abs(lengths - med))), 0.1 * med, 1.0)
+        for s in group:
+            z = (s.length - med) / scale
+            if abs(z) > cfg.length_mad_z:
+                kind = "short" if z < 0 else "long"
+                out.append(Finding("D009", "warning", f"episode {s.episode} is {kind}: {s.length} frames against a "
+                                   f"median of {med:.0f} for {task!r} (robust z {z:+.1f})",
+                                   Evidence(s.episode, None, None, {"length": s.length, "median": med, "z": z,
+                                                                    "task": task}),
+                                   "look at the episode: truncated recordings and stuck robots show up as length "
+                                   "outliers; drop it or fix the recorder"))
+    out.sort(key=lambda f: f.evidence.episode)
     return capped(out, cfg, "D009", "length outliers")
 
 
