@@ -121,6 +121,7 @@ def test_d006_missing_video_and_clean_video(tmp_path):
         ep["observation.images.front"] = np.full((len(ep["action"]), 16, 16, 3), 40 * e, np.uint8)
     root = b.write(tmp_path / "ds", eps, features=feats)
     assert run_doctor(root).findings == ()
+    assert run_doctor(root, config=DoctorConfig(decode_video=True), checks=["D006"]).findings == ()
     for mp4 in root.glob("videos/**/*.mp4"):
         mp4.unlink()
     result = run_doctor(root)
@@ -211,6 +212,10 @@ def test_d013_bake_rate(tmp_path):
     result = run_doctor(root)
     only(result, "D013")
     assert result.count("D013") == 2  # control_freq vs fps, and native / stride vs control_freq
+    (root / "meta/bake.json").unlink()
+    (root / "meta/demoforge").mkdir(exist_ok=True)
+    (root / "meta/demoforge/provenance.json").write_text(json.dumps({"stage": "execute", "fps": 60}))
+    assert [f.evidence.values["recorded_fps"] for f in run_doctor(root).findings] == [60]
 
 
 @pytest.mark.parametrize("name", ["lerobot044_video", "lerobot061_state_only", "lerobot061_video"])

@@ -21,6 +21,7 @@ def doctor(
     checks: Optional[str] = typer.Option(None, "--checks", help="Comma-separated codes to run (default: all)."),
     bins: int = typer.Option(10, "--bins", help="D007: bins per joint across its limits."),
     max_action_speed: float = typer.Option(3.0, "--max-action-speed", help="D008: bound on |d action/dt| (unit/s)."),
+    decode_video: bool = typer.Option(False, "--decode-video", help="D006: decode every frame, not only demux."),
 ) -> None:
     """Diagnose a dataset: checks D001-D013, each finding with evidence and a fix."""
     from demoforge.doctor import DoctorConfig, run_doctor, write_report
@@ -29,7 +30,7 @@ def doctor(
         typer.echo(f"--fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
         raise typer.Exit(2)
     try:
-        cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed)
+        cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
         codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
         result = run_doctor(dataset, robot=robot, config=cfg, checks=codes)
         if json_out is not None:

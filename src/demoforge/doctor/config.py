@@ -24,6 +24,7 @@ class DoctorConfig:
     float32_hazard_s: float = 1000.0  # D002: episodes or video files longer than this risk float32 timestamps [s]
     stats_rtol: float = 1e-3  # D011: relative tolerance of stats.json against recomputed values
     stats_atol: float = 1e-5  # D011: absolute tolerance, same unit as the feature
+    decode_video: bool = False  # D006: also decode every episode's frames (slow); default demuxes packets only
     max_per_check: int = 20  # findings listed one by one per check before the rest are summarized
 
     def __post_init__(self) -> None:

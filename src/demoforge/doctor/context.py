@@ -27,6 +27,7 @@ class Context:
     scan: Scan | None
     stats: dict[str, Any] | None  # meta/stats.json
     bake: dict[str, Any] | None  # meta/bake.json
+    provenance: dict[str, Any] | None = None  # meta/demoforge/provenance.json
     limits_note: str = ""  # why there are no joint limits, when there are none
 
 

@@ -21,6 +21,7 @@ from demoforge.doctor.scan import Scan, scan_dataset
 from demoforge.errors import DemoforgeError
 
 BAKE_PATH = "meta/bake.json"  # written by demoforge.convert.bake
+PROVENANCE_PATH = "meta/demoforge/provenance.json"  # written by demoforge.execute.generate
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
     scan = scan_dataset(root, info, episodes, cfg, limits)
     stats = _read_json(root / STATS_PATH, early, "D011")
     bake = _read_json(root / BAKE_PATH, early, "D013")
-    return Context(root, cfg, problems, info, episodes, scan, stats, bake, note), early
+    provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
+    return Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note), early
 
 
 def run_doctor(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,

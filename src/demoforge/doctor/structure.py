@@ -77,13 +77,41 @@ def _video_file_hazard(ctx: Context) -> list[Finding]:
     return out
 
 
+_VIDEO_FIX = "re-render or re-encode the video of these episodes (`demoforge render`), or drop them from the dataset"
+
+
 def check_video(ctx: Context) -> list[Finding]:
-    """D006: every video file present, each episode's span holding exactly its frames (packets demuxed)."""
-    out = [Finding("D006", "error", f"{p.file}: {p.message}", Evidence(values={"problem": p.code}),
-                   "re-render or re-encode the video of these episodes (`demoforge render`), or drop them "
-                   "from the dataset")
+    """D006: every video file present, each episode's span holding exactly its frames (packets demuxed);
+    with config.decode_video, every episode's frames also decoded (one episode at a time)."""
+    out = [Finding("D006", "error", f"{p.file}: {p.message}", Evidence(values={"problem": p.code}), _VIDEO_FIX)
            for p in ctx.problems if _is_video_problem(p)]
+    if ctx.config.decode_video and ctx.info is not None and ctx.info.video_keys and not out:
+        out += _decode_all(ctx)
     return capped(out, ctx.config, "D006", "video problems")
+
+
+def _decode_all(ctx: Context) -> list[Finding]:
+    from demoforge.dataset.reader import open_dataset
+    from demoforge.errors import DemoforgeError
+
+    out = []
+    try:
+        ds = open_dataset(ctx.root)
+    except DemoforgeError:
+        return out  # D001 says why
+    for e in ds.episode_indices:
+        length = int(ds.episode(e)["length"])
+        for key in ctx.info.video_keys:
+            try:
+                n = len(ds.read_video(e, key))
+            except DemoforgeError as exc:
+                out.append(Finding("D006", "error", f"episode {e}: video {key!r} does not decode: {exc}",
+                                   Evidence(e, None, key), _VIDEO_FIX))
+                continue
+            if n != length:
+                out.append(Finding("D006", "error", f"episode {e}: {n} decoded frames of {key!r} for {length} "
+                                   "data frames", Evidence(e, None, key, {"decoded": n, "length": length}), _VIDEO_FIX))
+    return out
 
 
 def check_rates(ctx: Context) -> list[Finding]:
@@ -98,6 +126,12 @@ def check_rates(ctx: Context) -> list[Finding]:
             out.append(Finding("D013", "error", f"video {key!r} says video.fps {vfps} but the dataset fps is {fps}",
                                Evidence(feature=key, values={"video.fps": vfps, "fps": fps}),
                                "re-encode the video at the dataset fps, or correct info.json"))
+    prov = ctx.provenance or {}
+    if prov.get("stage") == "execute" and prov.get("fps") is not None and int(prov["fps"]) != fps:
+        out.append(Finding("D013", "error", f"meta/demoforge/provenance.json says execute recorded at {prov['fps']} "
+                           f"Hz but info.json fps is {fps}", Evidence(values={"recorded_fps": prov["fps"], "fps": fps}),
+                           "correct info.json's fps to the recording rate, or bake to the rate you want "
+                           "(`demoforge bake --rate`)"))
     bake = ctx.bake
     if bake is None:
         return out
