@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _synthetic import FPS, camera_shapes, episode  # noqa: E402
 
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings  # noqa: E402
-from demoforge.doctor import run_doctor  # noqa: E402
+from demoforge.doctor import DoctorConfig, run_doctor  # noqa: E402
 
 PEAK_RSS = """
 import re, sys
@@ -44,11 +44,11 @@ def build(root: Path, episodes: int, length: int, cameras: str) -> Path:
     return root
 
 
-def seconds_per_kframe(root: Path, repeats: int) -> tuple[float, int]:
+def seconds_per_kframe(root: Path, repeats: int, config: DoctorConfig | None = None) -> tuple[float, int]:
     best = float("inf")
     for _ in range(repeats):
         t = time.perf_counter()
-        result = run_doctor(root)
+        result = run_doctor(root, config=config)
         best = min(best, time.perf_counter() - t)
     frames = sum(s.length for s in result.scan.episodes)
     return best / frames * 1000, frames
@@ -71,9 +71,11 @@ def main() -> None:
     large = build(work / "state-1000", 1000, args.length, "none")
     video = build(work / "video-50", 50, args.length, "small")
     print(f"datasets ready in {time.perf_counter() - t:.1f} s under {work}")
-    for name, root in (("state-only, 100 episodes", small), ("state-only, 1000 episodes", large),
-                       ("one 64x64 camera, 50 episodes", video)):
-        spk, frames = seconds_per_kframe(root, args.repeats)
+    decode = DoctorConfig(decode_video=True)
+    for name, root, cfg in (("state-only, 100 episodes", small, None), ("state-only, 1000 episodes", large, None),
+                            ("one 64x64 camera, 50 episodes", video, None),
+                            ("same, --decode-video", video, decode)):
+        spk, frames = seconds_per_kframe(root, args.repeats, cfg)
         print(f"{name:32s} {frames:7d} frames  {spk * 1000:8.2f} ms per 1000 frames  "
               f"({1000 / spk:,.0f} frames/s)")
     rss_small, rss_large = peak_rss_mb(small), peak_rss_mb(large)
