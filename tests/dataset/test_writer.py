@@ -193,3 +193,34 @@ def test_resume_of_finalized_root_is_refused(tmp_path):
     root = write(tmp_path / "ds", n=1, features=STATE_ONLY)
     with pytest.raises(DatasetError, match="already finalized"):
         DatasetWriter.resume(root)
+
+
+def test_video_bytes_do_not_depend_on_cpu_load(tmp_path):
+    """Encoder threads made x264 output vary under load; segments must not."""
+    import threading
+
+    from demoforge.dataset.video import SegmentEncoder
+
+    frames = episode(0, 20)["observation.images.front"]
+    stop = threading.Event()
+
+    def burn():
+        while not stop.is_set():
+            np.linalg.svd(np.random.default_rng(0).random((200, 200)))
+
+    burners = [threading.Thread(target=burn) for _ in range(2)]
+    for b in burners:
+        b.start()
+    try:
+        digests = set()
+        for i in range(15):
+            enc = SegmentEncoder(tmp_path / f"{i}.mp4", settings=VideoSettings(), fps=30, height=32, width=48)
+            for f in frames:
+                enc.add(f)
+            enc.close()
+            digests.add(hashlib.sha256((tmp_path / f"{i}.mp4").read_bytes()).hexdigest())
+    finally:
+        stop.set()
+        for b in burners:
+            b.join()
+    assert len(digests) == 1

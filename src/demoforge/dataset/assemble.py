@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from demoforge.dataset.depth import DepthCoding, depth_stats, is_depth
 from demoforge.dataset.layout import (
     DATA_PATH, EPISODES_PATH, STATS_KEYS, STATS_PATH, TASKS_PATH, VIDEO_PATH, DatasetInfo, Feature,
     write_json_atomic,
@@ -142,7 +143,7 @@ def episode_row(r: dict, features: dict[str, Feature], extra_keys: list[str]) ->
             row[f"videos/{key}/{name}"] = v[name]
     for key in features:
         if key in video_keys:
-            stats = histogram_stats(np.asarray(r["videos"][key]["histogram"]), r["length"])
+            stats = _video_stats(features[key], np.asarray(r["videos"][key]["histogram"]), r["length"])
         else:
             stats = r["stats"][key]
         for name in STATS_KEYS:
@@ -164,7 +165,7 @@ def dataset_stats(features: dict[str, Feature], data_files: list[Path], video_hi
         return out
     for key, ft in features.items():
         if ft.dtype == "video":
-            out[key] = histogram_stats(video_hists[key], total_frames)
+            out[key] = _video_stats(ft, video_hists[key], total_frames)
         else:
             def chunks(key=key):
                 for path in data_files:
@@ -172,6 +173,12 @@ def dataset_stats(features: dict[str, Feature], data_files: list[Path], video_hi
                         yield column_to_numpy(batch.column(0))
             out[key] = streaming_stats(chunks, ft.shape[0])
     return out
+
+
+def _video_stats(ft: Feature, hist: np.ndarray, frames: int) -> dict[str, Any]:
+    if is_depth(ft.info):
+        return depth_stats(hist, frames, DepthCoding.from_info(ft.info))
+    return histogram_stats(hist, frames)
 
 
 def column_to_numpy(column: pa.Array) -> np.ndarray:

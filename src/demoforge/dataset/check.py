@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from demoforge.dataset.depth import is_depth
 from demoforge.dataset import decode
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, STATS_PATH, TASKS_PATH, DatasetInfo
 from demoforge.dataset.reader import read_episodes_table, read_tasks
@@ -100,8 +101,10 @@ def check_info(root: Path, out: list[Problem]) -> DatasetInfo | None:
             out.append(Problem("info", INFO_PATH, f"index feature {name!r} must be {want} [1], is {got}"))
     for key in info.video_keys:
         f = info.features[key]
-        if len(f.shape) != 3 or f.shape[2] != 3:
-            out.append(Problem("info", INFO_PATH, f"video feature {key!r} shape {list(f.shape)} is not [H, W, 3]"))
+        channels = 1 if is_depth(f.info) else 3
+        if len(f.shape) != 3 or f.shape[2] != channels:
+            out.append(Problem("info", INFO_PATH,
+                               f"video feature {key!r} shape {list(f.shape)} is not [H, W, {channels}]"))
         block = f.info or {}
         for axis, size in (("video.height", f.shape[0]), ("video.width", f.shape[1] if len(f.shape) > 1 else None)):
             if axis in block and block[axis] != size:
@@ -341,7 +344,7 @@ def check_stats(root: Path, info: DatasetInfo, out: list[Problem]) -> None:
         missing = [s for s in REQUIRED_STATS_KEYS if s not in entry]
         if missing:
             out.append(Problem("stats", STATS_PATH, f"feature {key!r} lacks {missing}"))
-        want = (3, 1, 1) if feat.is_visual else tuple(feat.shape)
+        want = ((1 if is_depth(feat.info) else 3), 1, 1) if feat.is_visual else tuple(feat.shape)
         wrong = {s: list(np.shape(entry[s])) for s in ("min", "max", "mean", "std")
                  if s in entry and np.shape(entry[s]) != want}
         if wrong:

@@ -62,11 +62,12 @@ def probe_video(path: str | Path) -> VideoStreamInfo:
 
 
 def decode_at(
-    path: str | Path, timestamps_s: Sequence[float], *, tolerance_s: float = TOLERANCE_S
+    path: str | Path, timestamps_s: Sequence[float], *, tolerance_s: float = TOLERANCE_S, raw: bool = False
 ) -> np.ndarray:
     """RGB frames of `path` shown at `timestamps_s` (seconds within the file).
 
-    Returns uint8 (N, H, W, 3) in the order asked (repeats allowed). Seeks to the key
+    Returns uint8 (N, H, W, 3) in the order asked (repeats allowed); with `raw`, the
+    frames in their own pixel format (uint16 (N, H, W) codes for a gray12le depth map). Seeks to the key
     frame before the earliest timestamp and decodes forward only to the latest one.
     Raises DatasetError naming the file and timestamp when no frame lies within
     `tolerance_s` [s] of a requested time.
@@ -81,10 +82,10 @@ def decode_at(
     with _open(path) as container:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
-        found, nearest, first_t = _decode_span(container, stream, targets, tolerance_s, seek_s=targets[0])
+        found, nearest, first_t = _decode_span(container, stream, targets, tolerance_s, seek_s=targets[0], raw=raw)
         if first_t is not None and first_t > targets[0] + tolerance_s:
             # The demuxer landed past the target (an index without that key frame): start over.
-            found, nearest, _ = _decode_span(container, stream, targets, tolerance_s, seek_s=0.0)
+            found, nearest, _ = _decode_span(container, stream, targets, tolerance_s, seek_s=0.0, raw=raw)
     missing = [i for i in range(targets.size) if i not in found]
     if missing:
         shown = ", ".join(
@@ -108,6 +109,7 @@ def _decode_span(
     tolerance_s: float,
     *,
     seek_s: float,
+    raw: bool = False,
 ) -> tuple[dict[int, np.ndarray], np.ndarray, float | None]:
     """Decode from the key frame before `seek_s` [s] until every sorted target is passed."""
     time_base = stream.time_base
@@ -128,7 +130,7 @@ def _decode_span(
                 d = abs(targets[cand] - t)
                 nearest[cand] = min(nearest[cand], d)
                 if d <= tolerance_s and cand not in found:
-                    found[cand] = frame.to_ndarray(format="rgb24")
+                    found[cand] = frame.to_ndarray() if raw else frame.to_ndarray(format="rgb24")
         if t > targets[-1] + tolerance_s or len(found) == targets.size:
             break
     return found, nearest, first_t

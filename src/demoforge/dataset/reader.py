@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset import decode
 from demoforge.dataset.layout import STATS_PATH, TASKS_PATH, DatasetInfo, read_info
 from demoforge.errors import DatasetError
@@ -178,6 +179,10 @@ class DatasetReader:
                 f"episode {i} video {key!r}: timestamps {outside.tolist()} [s] outside the episode "
                 f"(0 to {to_ts - from_ts:.6f} s)"
             )
+        info = self.info.features[key].info
+        if is_depth(info):  # 12-bit codes back to metres, (N, H, W, 1)
+            codes = decode.decode_at(path, from_ts + ts, raw=True)
+            return DepthCoding.from_info(info).dequantize(codes)[..., None]
         return decode.decode_at(path, from_ts + ts)
 
     def _row(self, i: int) -> int:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from demoforge.dataset.depth import is_depth
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, NUMERIC_DTYPES, Feature
 from demoforge.errors import DatasetError
 
@@ -27,8 +28,10 @@ def check_features(features: Mapping[str, Feature]) -> None:
         if key in INDEX_FEATURE_NAMES:
             problems.append(f"feature {key!r}: is an index feature the writer adds itself; remove it")
         elif ft.dtype == "video":
-            if len(ft.shape) != 3 or ft.shape[2] != 3:
-                problems.append(f"feature {key!r}: video shape {ft.shape} must be (height, width, 3)")
+            channels = 1 if is_depth(ft.info) else 3
+            if len(ft.shape) != 3 or ft.shape[2] != channels:
+                kind = "a depth map" if channels == 1 else "an RGB video"
+                problems.append(f"feature {key!r}: shape {ft.shape} must be (height, width, {channels}) for {kind}")
             elif ft.shape[0] % 2 or ft.shape[1] % 2:
                 problems.append(f"feature {key!r}: video shape {ft.shape} needs an even height and width (yuv420p)")
         elif ft.dtype not in NUMERIC_DTYPES:
@@ -83,7 +86,24 @@ def check_columns(
         arr = np.asarray(columns[key])
         if frame is not None:
             arr = arr[None, ...]
-        if ft.dtype == "video":
+        if ft.dtype == "video" and is_depth(ft.info):
+            want = (ft.shape[0], ft.shape[1])
+            if arr.ndim == 4 and arr.shape[-1] == 1:
+                arr = arr[..., 0]
+            if arr.ndim != 3 or arr.shape[1:] != want:
+                problems.append(f"feature {key!r}: depth frames of shape {arr.shape[1:]}, expected {want} [m]")
+                continue
+            if not np.issubdtype(arr.dtype, np.floating):
+                problems.append(f"feature {key!r}: depth dtype {arr.dtype}, expected float metres")
+                continue
+            bad = ~np.isfinite(arr) | (arr < 0)
+            if bad.any():
+                t = _first_bad_frame(bad)
+                problems.append(f"feature {key!r}: depth value {arr[t][bad[t]][0]} at frame "
+                                f"{frame if frame is not None else t}; depths must be finite and >= 0 [m]")
+                continue
+            arr = arr.astype(np.float32, copy=False)
+        elif ft.dtype == "video":
             want = (ft.shape[0], ft.shape[1], 3)
             if arr.ndim != 4 or arr.shape[1:] != want:
                 got = arr.shape[1:] if frame is None else arr.shape[1:]

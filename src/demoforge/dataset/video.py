@@ -75,6 +75,9 @@ class VideoSettings:
             # No B-frames: pts == dts, so segments join without edit lists and frames are
             # found by timestamp exactly.
             opts["bf"] = "0"
+            # One encoder thread: x264's frame threads give different bytes under CPU load
+            # (measured); cameras already encode in parallel, one lane each.
+            opts["threads"] = "1"
             if self.fast_decode:
                 opts["tune"] = "fastdecode"
         for key, value in self.extra_options.items():
@@ -114,22 +117,33 @@ class VideoSettings:
 class SegmentEncoder:
     """Encodes one episode of one camera into a standalone mp4 segment, frame by frame."""
 
-    def __init__(self, path: Path, *, settings: VideoSettings, fps: int, height: int, width: int):
+    def __init__(self, path: Path, *, settings: VideoSettings, fps: int, height: int, width: int,
+                 depth: bool = False):
         self.path = path
         self.count = 0
+        self.depth = depth
         self._container = av.open(str(path), mode="w", format="mp4")
-        self._stream = self._container.add_stream(
-            settings.encoder, rate=fps, options=settings.codec_options(fps)
-        )
+        if depth:  # 12-bit depth codes, lossless HEVC, as lerobot's DepthEncoderConfig
+            options = {"g": str(settings.gop(fps)), "x265-params": "lossless=1:log-level=error:frame-threads=1"}
+            encoder, pix_fmt = "libx265", "gray12le"
+        else:
+            options, encoder, pix_fmt = settings.codec_options(fps), settings.encoder, settings.pix_fmt
+        self._stream = self._container.add_stream(encoder, rate=fps, options=options)
         self._stream.width = width
         self._stream.height = height
-        self._stream.pix_fmt = settings.pix_fmt
+        self._stream.pix_fmt = pix_fmt
         self._stream.time_base = Fraction(1, fps)
         self._stream.codec_context.time_base = Fraction(1, fps)
 
-    def add(self, rgb: np.ndarray) -> None:
-        """Encode one (H, W, 3) uint8 RGB frame."""
-        frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+    def add(self, image: np.ndarray) -> None:
+        """Encode one (H, W, 3) uint8 RGB frame, or one (H, W) uint16 depth-code frame."""
+        if self.depth:
+            h, w = image.shape
+            frame = av.VideoFrame(w, h, "gray12le")
+            plane = frame.planes[0]
+            np.frombuffer(plane, dtype=np.uint16).reshape(h, plane.line_size // 2)[:, :w] = image
+        else:
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
         frame.pts = self.count
         frame.time_base = self._stream.codec_context.time_base
         self._container.mux(self._stream.encode(frame))
@@ -198,15 +212,17 @@ class EncodedVideo:
     histogram: np.ndarray | None = None  # (3, 256) pixel counts when known; decoded otherwise
 
 
-def extract_segment(video: EncodedVideo, out: Path, *, fps: int) -> tuple[int, np.ndarray]:
+def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = False) -> tuple[int, np.ndarray]:
     """Copy one episode's packets into a standalone segment starting at t = 0.
 
-    Returns the frame count and the (3, 256) pixel histogram of the episode."""
-    from demoforge.dataset.stats import pixel_histogram  # local: stats does not depend on video
+    Returns the frame count and the episode's histogram: (3, 256) pixel counts, or
+    (1, 4096) depth-code counts for a depth map."""
+    from demoforge.dataset.depth import code_histogram  # local: stats does not depend on video
+    from demoforge.dataset.stats import pixel_histogram
 
     hist = None if video.histogram is None else np.asarray(video.histogram, dtype=np.int64)
     if hist is None:
-        hist = np.zeros((3, 256), np.int64)
+        hist = np.zeros((1, 4096) if depth else (3, 256), np.int64)
     tol = 1e-4
     count = 0
     with av.open(str(video.path)) as src, av.open(str(out), mode="w", format="mp4") as dst:
@@ -242,5 +258,6 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int) -> tuple[int, n
     if video.histogram is None:
         with av.open(str(out)) as seg:
             for frame in seg.decode(video=0):
-                hist += pixel_histogram(frame.to_ndarray(format="rgb24")[None])
+                hist += code_histogram(frame.to_ndarray()) if depth else pixel_histogram(
+                    frame.to_ndarray(format="rgb24")[None])
     return count, hist

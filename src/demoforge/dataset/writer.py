@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from demoforge.dataset import assemble
+from demoforge.dataset.depth import DepthCoding, code_histogram, is_depth
 from demoforge.dataset.layout import (
     DEFAULT_CHUNKS_SIZE, DEFAULT_DATA_FILE_SIZE_MB, DEFAULT_VIDEO_FILE_DURATION_S,
     DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
@@ -58,6 +59,9 @@ class WriterConfig:
                 given = dict(ft.info or {})
                 if "video.codec" in given:  # a complete block, e.g. carried over by merge: kept as is
                     info = given
+                elif is_depth(given):
+                    info = DepthCoding.from_info(given).info_block(
+                        fps=self.fps, height=ft.shape[0], width=ft.shape[1], g=self.video.gop(self.fps))
                 else:
                     depth = bool(given.get("is_depth_map", False))
                     info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
@@ -112,7 +116,9 @@ class DatasetWriter:
         self._video_keys = [k for k, f in self._user.items() if f.dtype == "video"]
         self._schema = data_schema(self._features)
         self._records: list[dict[str, Any]] = []  # per episode: placement only (see _remember)
-        self._video_hists = {k: np.zeros((3, 256), np.int64) for k in self._video_keys}  # dataset-wide pixels
+        self._depth = {k: DepthCoding.from_info(self._features[k].info) for k in self._video_keys
+                       if is_depth(self._features[k].info)}
+        self._video_hists = {k: self._empty_hist(k) for k in self._video_keys}  # dataset-wide pixels
         self._extra_keys: set[str] = set()
         self._tasks: dict[str, int] = {}
         self._data_cursor = _FileCursor()
@@ -234,7 +240,7 @@ class DatasetWriter:
         for key, video in sorted(encoded.items()):
             seg = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
             try:
-                count, hists[key] = extract_segment(video, seg, fps=self.config.fps)
+                count, hists[key] = extract_segment(video, seg, fps=self.config.fps, depth=key in self._depth)
             except BaseException:
                 seg.unlink(missing_ok=True)
                 raise
@@ -252,6 +258,8 @@ class DatasetWriter:
         return self._commit(episode, cols, length, task, extra, hists)
 
     def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
+        if key in self._depth:
+            frames = self._depth[key].quantize(frames)
         enc = self._open_segment(episode, key)
         try:
             for frame in frames:
@@ -260,7 +268,13 @@ class DatasetWriter:
         except BaseException:
             enc.abort()
             raise
-        return pixel_histogram(frames)
+        return self._histogram(key, frames)
+
+    def _histogram(self, key: str, frames: np.ndarray) -> np.ndarray:
+        return code_histogram(frames) if key in self._depth else pixel_histogram(frames)
+
+    def _empty_hist(self, key: str) -> np.ndarray:
+        return np.zeros((1, 4096) if key in self._depth else (3, 256), np.int64)
 
     def add_frame(self, frame: Mapping[str, np.ndarray], *, task: str) -> None:
         """Append one frame to the episode in progress; camera frames are encoded at once."""
@@ -270,7 +284,7 @@ class DatasetWriter:
         if self._frame_buffer is None:
             self._frame_buffer = {k: [] for k in self._user if k not in self._video_keys}
             self._frame_task = task
-            self._frame_hists = {k: np.zeros((3, 256), np.int64) for k in self._video_keys}
+            self._frame_hists = {k: self._empty_hist(k) for k in self._video_keys}
         elif task != self._frame_task:
             raise DatasetError(
                 f"episode {episode}: task changed within the episode ({self._frame_task!r} -> {task!r}); "
@@ -306,8 +320,10 @@ class DatasetWriter:
         return self._commit(episode, cols, length, task, extra, hists)
 
     def _encode_frame(self, key: str, frame: np.ndarray) -> None:
+        if key in self._depth:
+            frame = self._depth[key].quantize(frame)
         self._frame_encoders[key].add(frame[0])
-        self._frame_hists[key] += pixel_histogram(frame)
+        self._frame_hists[key] += self._histogram(key, frame)
 
     def clear_episode(self) -> None:
         """Drop the frames of the episode in progress."""
@@ -348,7 +364,8 @@ class DatasetWriter:
     def _open_segment(self, episode: int, key: str) -> SegmentEncoder:
         h, w, _ = self._user[key].shape
         path = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
-        return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w)
+        return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w,
+                              depth=key in self._depth)
 
     def _abort_frames(self) -> None:
         for job in self._frame_jobs:
