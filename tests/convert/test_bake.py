@@ -238,3 +238,13 @@ def test_final_probe_fails_a_bake_with_an_overlong_video_file(raw, tmp_path, mon
     monkeypatch.undo()
     with pytest.raises(BakeError, match="--max-video-file-seconds 1200"):
         bake([raw], tmp_path / "out", BakeConfig(max_video_file_s=1200))
+
+
+def test_a_preset_counts_for_remux_only_when_asked_for(tmp_path):
+    src = write_raw(tmp_path / "raw", lengths=(6,), cams=CAMS[:1], video=VideoSettings(preset="veryfast"))
+    how = {}
+    for name, video in (("default", VideoSettings()), ("same", VideoSettings(preset="veryfast")),
+                        ("other", VideoSettings(preset="medium"))):
+        out = bake([src], tmp_path / name, BakeConfig(convention="joint_pos", video=video))
+        how[name] = json.loads((out / "meta/bake.json").read_text())["sources"][0]["episodes"][0]["video"][CAMS[0]]
+    assert how == {"default": "copied", "same": "copied", "other": "encoded"}

@@ -21,14 +21,18 @@ from demoforge.dataset.stats import pixel_histogram
 from demoforge.dataset.video import EncodedVideo, VideoSettings
 
 # Encoder settings that must agree between source stream and bake for packets to be copied.
-STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.g", "video.crf", "video.preset")
+STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.g", "video.crf")
 
 
 def can_copy(cam: CameraRef, settings: VideoSettings, fps: int) -> bool:
-    """True when the source stream already is what `settings` would encode at `fps`."""
+    """True when the source stream already is what `settings` would encode at `fps`.
+
+    The speed preset counts only when one is asked for: it changes how hard the encoder
+    worked, not what a decoder gets (e.g. the render stage encodes with "veryfast")."""
     have = cam.feature.info or {}
     want = settings.info_block(fps=fps, height=cam.feature.shape[0], width=cam.feature.shape[1])
-    return int(have.get("video.fps", fps)) == fps and all(have.get(k) == want[k] for k in STREAM_KEYS)
+    keys = STREAM_KEYS + (("video.preset",) if settings.preset is not None else ())
+    return int(have.get("video.fps", fps)) == fps and all(have.get(k) == want[k] for k in keys)
 
 
 def copied(cam: CameraRef) -> EncodedVideo:
