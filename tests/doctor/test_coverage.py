@@ -114,9 +114,11 @@ def test_refuses_features_it_cannot_produce_and_existing_output(tmp_path, corrid
 
 def test_cli_coverage(corridor_root, tmp_path):
     res = CliRunner().invoke(app, ["coverage", str(corridor_root), str(tmp_path / "out"), "--robot", "panda",
-                                   "-n", "4", "--seed", "1", "--json", str(tmp_path / "c.json")])
+                                   "-n", "4", "--seed", "1", "--json", str(tmp_path / "c.json"),
+                                   "--report", str(tmp_path / "r.md")])
     assert res.exit_code == 0, res.output
     assert "D007 findings 7 ->" in res.output and (tmp_path / "c.json").is_file()
+    assert "Coverage: D007 findings 7 ->" in (tmp_path / "r.md").read_text()
     assert open_dataset(tmp_path / "out").num_episodes == 14
     assert DoctorConfig().bins == 10
 

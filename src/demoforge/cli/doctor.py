@@ -61,6 +61,8 @@ def coverage(
     bins: int = typer.Option(10, "--bins", help="Bins per joint across its limits (as doctor D007)."),
     envs: int = typer.Option(4, "--envs", help="Parallel simulation slots."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the coverage report as JSON."),
+    report_out: Optional[Path] = typer.Option(None, "--report", help="Doctor report of OUTPUT with a before/after "
+                                              "occupancy plot: FILE.html or FILE.md."),
 ) -> None:
     """Generate episodes into the joint-limit bins the dataset never visits, then re-run the doctor."""
     from demoforge.doctor import DoctorConfig
@@ -69,6 +71,12 @@ def coverage(
     try:
         cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
         report = generate_coverage(input_root, output_root, robot=robot, config=cfg)
+        if report_out is not None:
+            from demoforge.doctor import run_doctor
+            from demoforge.doctor.report import coverage_plot, write_report
+
+            write_report(run_doctor(output_root, robot=robot, config=cfg.doctor), report_out,
+                         extra_plots=[coverage_plot(report)])
     except DemoforgeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -5,18 +5,32 @@ coverage generator that fills the joint-limit holes the doctor finds.
     result = run_doctor("out/dataset", robot="panda")
     result.failed("error"), [str(f) for f in result.findings]
     write_report(result, "doctor.html")
+
+    from demoforge.doctor import generate_coverage
+    report = generate_coverage("data/corridor", "data/covered", robot="panda")
+    report.occupancy_before, report.occupancy_after, report.d007_before, report.d007_after
 """
 
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.findings import SEVERITIES, Evidence, Finding
 from demoforge.doctor.limits import JointLimits, resolve_limits
-from demoforge.doctor.registry import CHECKS, Check, DoctorError, get_check
+from demoforge.doctor.registry import CHECKS, Check, CoverageError, DoctorError, get_check
 from demoforge.doctor.run import DoctorResult, run_doctor
 
 __all__ = [
-    "CHECKS", "SEVERITIES", "Check", "DoctorConfig", "DoctorError", "DoctorResult", "Evidence", "Finding",
-    "JointLimits", "get_check", "resolve_limits", "run_doctor", "write_report",
+    "CHECKS", "SEVERITIES", "Check", "CoverageConfig", "CoverageError", "CoverageReport", "DoctorConfig",
+    "DoctorError", "DoctorResult", "Evidence", "Finding", "JointLimits", "generate_coverage", "get_check",
+    "resolve_limits", "run_doctor", "write_report",
 ]
+
+
+def __getattr__(name):
+    # the coverage generator pulls in the simulator and execution: imported on first use only
+    if name in ("CoverageConfig", "CoverageReport", "generate_coverage"):
+        from demoforge.doctor import coverage
+
+        return getattr(coverage, name)
+    raise AttributeError(f"module 'demoforge.doctor' has no attribute {name!r}")
 
 
 def write_report(result, path, **kwargs):

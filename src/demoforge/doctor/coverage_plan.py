@@ -23,15 +23,11 @@ import mujoco
 import numpy as np
 
 from demoforge.doctor.scan import occupancy_counts
-from demoforge.errors import DemoforgeError
+from demoforge.doctor.registry import CoverageError
 from demoforge.sim import IKOptions, first_collision, solve_ik
 
 MIN_TCP_CLEARANCE = 0.03  # TCP height above the table top a goal needs [m]
 FREE_TRIES = 200  # free-sampling draws before giving up on an episode
-
-
-class CoverageError(DemoforgeError):
-    """The coverage generator cannot run on this input (features, robot, rate)."""
 
 
 @dataclass(frozen=True)

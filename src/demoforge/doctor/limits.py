@@ -65,7 +65,8 @@ def model_limits(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
         raise DemoforgeError(f"robot model {path}: cannot load ({exc})") from exc
     names, limits = [], []
     for j in range(model.njnt):
-        if int(model.jnt_type[j]) in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE) and model.jnt_limited[j]:
+        kind = int(model.jnt_type[j])
+        if kind in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE) and model.jnt_limited[j]:
             names.append(model.joint(j).name)
             limits.append(model.jnt_range[j])
     if not names:

@@ -41,6 +41,10 @@ class DoctorError(DemoforgeError):
     """Bad doctor input: unknown check code, unreadable robot, bad option."""
 
 
+class CoverageError(DoctorError):
+    """The coverage generator cannot run on this input (features, robot, rate, unreachable goals)."""
+
+
 def get_check(code: str) -> Check:
     try:
         return CHECKS[code.upper()]

@@ -135,6 +135,21 @@ def trace_plots(result: DoctorResult) -> list[Plot]:
     return plots
 
 
+def coverage_plot(report) -> Plot:
+    """Per joint, occupied bins before and after a coverage run (a demoforge.doctor.coverage.CoverageReport)."""
+    n = len(report.joints)
+    fig = _figure(7.0, 2.6)
+    ax = fig.subplots()
+    x = np.arange(n)
+    ax.bar(x - 0.2, report.occupancy_before, width=0.4, color="#e6b0aa", label="before")
+    ax.bar(x + 0.2, report.occupancy_after, width=0.4, color="#5dade2", label="after")
+    ax.set_xticks(x, report.joints, fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("bins visited")
+    ax.legend(fontsize=8)
+    return Plot(f"Coverage: D007 findings {report.d007_before} -> {report.d007_after}", _png(fig))
+
+
 def plots(result: DoctorResult) -> list[Plot]:
     return [p for p in (occupancy_plot(result), length_plot(result)) if p is not None] + trace_plots(result)
 
@@ -212,16 +227,17 @@ def render_html(result: DoctorResult, figures: list[Plot] | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_report(result: DoctorResult, path: str | Path) -> Path:
-    """Write the report to `path`: HTML for .html/.htm, Markdown for .md."""
+def write_report(result: DoctorResult, path: str | Path, *, extra_plots: list[Plot] = ()) -> Path:
+    """Write the report to `path`: HTML for .html/.htm, Markdown for .md; `extra_plots` go first."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix in (".html", ".htm"):
-        text = render_html(result)
-    elif suffix in (".md", ".markdown"):
-        text = render_markdown(result)
-    else:
+    if suffix not in (".html", ".htm", ".md", ".markdown"):
         raise DoctorError(f"report {path}: unknown format {suffix!r}; use .html or .md")
+    figures = [*extra_plots, *plots(result)]
+    if suffix in (".html", ".htm"):
+        text = render_html(result, figures)
+    else:
+        text = render_markdown(result, figures)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)

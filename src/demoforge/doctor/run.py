@@ -110,7 +110,8 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
     stats = _read_json(root / STATS_PATH, early, "D011")
     bake = _read_json(root / BAKE_PATH, early, "D013")
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
-    return Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note), early
+    ctx = Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note)
+    return ctx, early
 
 
 def run_doctor(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,

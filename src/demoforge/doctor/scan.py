@@ -216,7 +216,7 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
                 if got[e] == lengths.get(e, -1):
                     finish(e, pending.pop(e))
             del table, block
-        for e, pieces in pending.items():
+        for e in pending:
             unreadable[e] = f"{path.name}: {got[e]} rows but meta/episodes gives length {lengths.get(e)}"
         for e in eps:
             if e not in summaries and e not in unreadable:

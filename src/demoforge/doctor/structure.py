@@ -39,8 +39,8 @@ def check_timestamps(ctx: Context) -> list[Finding]:
         if s.timestamp_error is not None:
             k, got, want = s.timestamp_error
             out.append(Finding("D002", "error", f"episode {s.episode}: timestamp {got:.6f} s at frame {k}, expected "
-                               f"frame_index / fps = {want:.6f} s", Evidence(s.episode, k, "timestamp",
-                                                                             {"timestamp": got, "expected": want}), fix_ts))
+                               f"frame_index / fps = {want:.6f} s",
+                               Evidence(s.episode, k, "timestamp", {"timestamp": got, "expected": want}), fix_ts))
         if s.timestamp_backwards is not None:
             k = s.timestamp_backwards
             out.append(Finding("D002", "error", f"episode {s.episode}: timestamps stop increasing at frame {k}",
@@ -48,7 +48,8 @@ def check_timestamps(ctx: Context) -> list[Finding]:
         duration = (s.length - 1) / fps
         if duration > cfg.float32_hazard_s:
             out.append(Finding("D002", "warning", f"episode {s.episode} lasts {duration:.1f} s: float32 timestamps "
-                               f"past ~{cfg.float32_hazard_s:.0f} s lose the 1e-4 s precision lerobot checks frames with",
+                               f"past ~{cfg.float32_hazard_s:.0f} s lose the 1e-4 s precision lerobot matches "
+                               "frames with",
                                Evidence(s.episode, None, "timestamp", {"duration_s": duration}),
                                "split the episode, or bake at a lower rate so each episode stays under 1000 s"))
     out += _video_file_hazard(ctx)
@@ -70,7 +71,8 @@ def _video_file_hazard(ctx: Context) -> list[Finding]:
             if stop > ctx.config.float32_hazard_s:
                 rel = info.video_path.format(video_key=key, chunk_index=c, file_index=f)
                 out.append(Finding("D002", "warning", f"{rel} runs to {stop:.1f} s: lerobot matches frames against "
-                                   f"float32 timestamps whose precision past ~1024 s is worse than its 1e-4 s tolerance",
+                                   "float32 timestamps whose precision past ~1024 s is worse than its 1e-4 s "
+                                   "tolerance",
                                    Evidence(feature=key, values={"file": rel, "end_s": stop}),
                                    "rewrite with a cap on video file length (`demoforge bake --max-video-file-seconds "
                                    "800`, or DatasetWriter(video_file_duration_s=800))"))

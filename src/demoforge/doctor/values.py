@@ -112,8 +112,9 @@ def check_action_jumps(ctx: Context) -> list[Finding]:
             d = int(over[np.argmax(s.max_action_step[over])])
             frame = int(s.max_action_step_frame[d])
             out.append(Finding("D008", "warning", f"episode {s.episode}: action[{names[d]}] jumps "
-                               f"{s.max_action_step[d]:.4g} in one step at frame {frame} ({s.max_action_step[d] * fps:.3g}"
-                               f" /s, bound {cfg.max_action_speed:g} /s); {over.size} dims over the bound",
+                               f"{s.max_action_step[d]:.4g} in one step at frame {frame} "
+                               f"({s.max_action_step[d] * fps:.3g} /s, bound {cfg.max_action_speed:g} /s); "
+                               f"{over.size} dims over the bound",
                                Evidence(s.episode, frame, ACTION, {"dim": d, "name": names[d],
                                                                    "step": float(s.max_action_step[d]),
                                                                    "bound": bound, "dims_over": over.tolist()}),
@@ -157,8 +158,9 @@ def check_stats(ctx: Context) -> list[Finding]:
                                    "from the data); policies normalize with these numbers"))
         count = entry.get("count")
         if count is not None and int(np.asarray(count).reshape(-1)[0]) != sums.count:
-            out.append(Finding("D011", "warning", f"stats.json {key}.count is {count} but the data hold {sums.count} "
-                               "frames", Evidence(feature=key, values={"stored": jsonable(count), "frames": sums.count}),
+            out.append(Finding("D011", "warning", f"stats.json {key}.count is {count} but the data hold "
+                               f"{sums.count} frames",
+                               Evidence(feature=key, values={"stored": jsonable(count), "frames": sums.count}),
                                "recompute the statistics after adding or removing episodes"))
     return capped(out, cfg, "D011", "stale statistics")
 
@@ -175,8 +177,8 @@ def check_success_flag(ctx: Context) -> list[Finding]:
             seen = sorted({v for s in ctx.scan.episodes for v in s.success_values.get(key, ())})
             if len(seen) == 1:
                 out.append(Finding("D012", "warning", f"per-frame success column {key!r} is {seen[0]} in every "
-                                   f"frame of all {len(ctx.scan.episodes)} episodes", Evidence(feature=key,
-                                                                                                values={"value": seen[0]}), fix))
+                                   f"frame of all {len(ctx.scan.episodes)} episodes",
+                                   Evidence(feature=key, values={"value": seen[0]}), fix))
     if ctx.episodes is not None and ctx.episodes.num_rows > 1:
         for col in ctx.episodes.column_names:
             if "success" not in col.lower() or col.startswith("stats/"):
