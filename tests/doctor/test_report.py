@@ -69,6 +69,8 @@ def test_cli_json_and_fail_on(flawed, tmp_path):
     assert res.exit_code == 1 and "fix:" in res.output
     res = runner.invoke(app, ["doctor", str(flawed), "--robot", "nosuchrobot"])
     assert res.exit_code == 2 and "built-ins" in res.output
+    res = runner.invoke(app, ["doctor", str(tmp_path / "nowhere")])
+    assert res.exit_code == 2 and "no such folder" in res.output
 
 
 def test_json_is_deterministic(flawed):

@@ -29,6 +29,9 @@ def doctor(
     if fail_on not in ("warning", "error"):
         typer.echo(f"--fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
         raise typer.Exit(2)
+    if not dataset.is_dir():
+        typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)
+        raise typer.Exit(2)
     try:
         cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
         codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None

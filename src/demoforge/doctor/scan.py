@@ -28,7 +28,8 @@ STATE, ACTION = "observation.state", "action"
 class FeatureSums:
     """Running per-dimension sums of one numeric feature, shifted for a stable variance."""
 
-    count: int = 0
+    count: int = 0  # frames
+    finite: np.ndarray | None = None  # per dimension, finite values summed
     shift: np.ndarray | None = None  # first row; sums are of (x - shift)
     sum: np.ndarray | None = None
     sumsq: np.ndarray | None = None
@@ -36,26 +37,29 @@ class FeatureSums:
     max: np.ndarray | None = None
 
     def add(self, x: np.ndarray) -> None:
+        """Add (T, n) rows; non-finite values are D003's and are left out of every sum."""
         x = np.asarray(x, dtype=np.float64)
-        finite = np.where(np.isfinite(x), x, np.nan)
+        ok = np.isfinite(x)
         if self.shift is None:
-            self.shift = np.nan_to_num(finite[0], nan=0.0)
+            self.shift = np.where(ok[0], x[0], 0.0)
             n = x.shape[1]
-            self.sum, self.sumsq = np.zeros(n), np.zeros(n)
+            self.sum, self.sumsq, self.finite = np.zeros(n), np.zeros(n), np.zeros(n, np.int64)
             self.min, self.max = np.full(n, np.inf), np.full(n, -np.inf)
-        d = np.nan_to_num(finite - self.shift, nan=0.0)
+        d = np.where(ok, x - self.shift, 0.0)
         self.count += x.shape[0]
+        self.finite += ok.sum(axis=0)
         self.sum += d.sum(axis=0)
         self.sumsq += (d * d).sum(axis=0)
-        self.min = np.fmin(self.min, np.nanmin(finite, axis=0) if np.isfinite(finite).any() else self.min)
-        self.max = np.fmax(self.max, np.nanmax(finite, axis=0) if np.isfinite(finite).any() else self.max)
+        self.min = np.minimum(self.min, np.where(ok, x, np.inf).min(axis=0))
+        self.max = np.maximum(self.max, np.where(ok, x, -np.inf).max(axis=0))
 
     def mean(self) -> np.ndarray:
-        return self.shift + self.sum / max(self.count, 1)
+        return self.shift + self.sum / np.maximum(self.finite, 1)
 
     def std(self) -> np.ndarray:
-        m = self.sum / max(self.count, 1)
-        return np.sqrt(np.maximum(self.sumsq / max(self.count, 1) - m * m, 0.0))
+        n = np.maximum(self.finite, 1)
+        m = self.sum / n
+        return np.sqrt(np.maximum(self.sumsq / n - m * m, 0.0))
 
 
 @dataclass(frozen=True)
