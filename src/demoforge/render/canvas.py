@@ -17,6 +17,13 @@ from demoforge.sim import open_renderer
 MAX_GEOM = 10000
 
 
+def blank_model(width: int, height: int) -> mujoco.MjModel:
+    """An empty model with a framebuffer of at least (width, height): opens a canvas before
+    the first real model exists."""
+    w, h = max(width, 640), max(height, 480)
+    return mujoco.MjModel.from_xml_string(f'<mujoco><visual><global offwidth="{w}" offheight="{h}"/></visual></mujoco>')
+
+
 class Canvas:
     """Renders RGB, depth and body segmentation of a bound model's cameras."""
 

@@ -23,7 +23,7 @@ import multiprocessing
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.execute import episode_scene, replay_states
 from demoforge.render.apply import look_targets
+from demoforge.render.canvas import Canvas, blank_model
 from demoforge.render.look import Look, LookError, load_look
 from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
@@ -39,8 +40,9 @@ from demoforge.render.sample import draw_look, look_seed
 RENDER_META = "render.json"
 # x264 with its own threads gives different bytes for the same frames when the machine is busy
 # (measured here); one thread per stream keeps the output a function of the frames, and the
-# streams still encode in parallel, each on its own writer thread.
-DETERMINISTIC_VIDEO = VideoSettings(extra_options={"threads": "1"})
+# streams still encode in parallel, each on its own writer thread. Preset veryfast: at 224x224
+# the default preset costs about as much CPU as drawing the frame, which a CPU renderer needs.
+DETERMINISTIC_VIDEO = VideoSettings(preset="veryfast", extra_options={"threads": "1"})
 SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
 
 
@@ -138,14 +140,23 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig) -
     recorder: CameraRecorder | None = None
     scene, scene_of, frames = None, None, 0
     writer = None
+    # The next episode's model is built (PDDL parse, compile) while this one renders.
+    episodes = list(dict.fromkeys(it[0] for it in items))
+    prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="episode-scene")
+    upcoming = {episodes[0]: prefetch.submit(episode_scene, source, episodes[0])}
+    look0 = config.looks[items[0][1]].look
+    canvas = Canvas(blank_model(look0.width, look0.height), look0.width, look0.height)  # GL starts meanwhile
     try:
         for episode, k, copy, _ in items:
             look = config.looks[k].look
             if scene_of != episode:
-                scene, scene_of = episode_scene(source, episode), episode
+                scene, scene_of = upcoming.pop(episode).result(), episode
+                after = episodes.index(episode) + 1
+                if after < len(episodes):
+                    upcoming[episodes[after]] = prefetch.submit(episode_scene, source, episodes[after])
             draw = draw_look(look, look_seed(config.seed, look.name, episode, copy), look_targets(scene))
             if recorder is None:
-                recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth,
+                recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth, canvas=canvas,
                                           segmentation=config.segmentation, depth_range_m=config.depth_range_m)
             else:
                 recorder.bind(scene, draw)
@@ -165,8 +176,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig) -
         if writer is not None:
             writer.finalize()
     finally:
-        if recorder is not None:
-            recorder.close()
+        prefetch.shutdown(wait=True, cancel_futures=True)
+        canvas.close()
     return frames
 
 
