@@ -262,3 +262,22 @@ def test_d009_judges_lengths_within_each_task(tmp_path):
             w.add_episode(ep, task="short task" if e < 5 else "long task")
     result = run_doctor(root, checks=["D009"])
     assert [(f.evidence.episode, f.evidence.values["task"]) for f in result.findings] == [(10, "long task")]
+
+
+def test_scan_holds_one_episode_at_a_time(tmp_path):
+    """numpy memory during the doctor stays near one episode's worth, far below the whole dataset's."""
+    import tracemalloc
+
+    wide = {**b.FEATURES, "sim.state": Feature("float64", (512,))}
+    eps = b.clean_episodes((100,) * 16)
+    for e, ep in enumerate(eps):
+        ep["sim.state"] = np.random.default_rng(e).normal(size=(100, 512))
+    root = b.write(tmp_path / "ds", eps, features=wide)
+    total = 16 * 100 * 512 * 8  # 6.6 MB of sim.state alone; one episode is 0.4 MB
+    tracemalloc.start()
+    try:
+        run_doctor(root)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < total / 3, f"peak {peak / 1e6:.1f} MB for {total / 1e6:.1f} MB of data"

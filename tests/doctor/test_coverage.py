@@ -92,7 +92,6 @@ def test_same_seed_same_bytes(corridor_root, tmp_path):
     assert tree_digest(d.output) != tree_digest(a.output)
 
 
-@pytest.mark.slow
 def test_same_seed_same_bytes_at_40_episodes(corridor_root, covered, tmp_path):
     again = generate_coverage(corridor_root, tmp_path / "again", robot="panda", config=CoverageConfig(episodes=40))
     assert tree_digest(again.output) == tree_digest(covered.output)
