@@ -13,6 +13,8 @@ Speed: the main thread of a worker only replays and renders; each camera stream 
 on its own writer thread as frames arrive (the encoders release the GIL), so rendering and
 encoding overlap. `workers > 1` splits the canonical order into contiguous shards rendered in
 separate processes and merges them in order; the result equals one worker's byte for byte.
+A killed run continues where it stopped when run again with the same arguments (finished
+episodes are kept; with workers, finished and interrupted shards are kept).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from demoforge.dataset import DatasetWriter, VideoSettings, merge_datasets, open_dataset
 from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
+from demoforge.dataset.writer import STAGING_DIR
 from demoforge.execute import episode_scene, replay_states
 from demoforge.render.apply import look_targets
 from demoforge.render.canvas import Canvas, blank_model
@@ -43,6 +46,7 @@ RENDER_META = "render.json"
 # streams still encode in parallel, each on its own writer thread. Preset veryfast: at 224x224
 # the default preset costs about as much CPU as drawing the frame, which a CPU renderer needs.
 DETERMINISTIC_VIDEO = VideoSettings(preset="veryfast", extra_options={"threads": "1"})
+MARKER = ".demoforge-render"  # beside the writer's staging: the fingerprint of the render being written
 SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
 
 
@@ -133,13 +137,22 @@ def _source_extras(row: dict) -> dict:
             if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
 
 
-def _render_shard(source: Path, root: Path, items: list, config: RenderConfig) -> int:
-    """Render `items` into a new dataset at `root`; returns the frames written."""
+def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str) -> None:
+    """Render `items` into a new dataset at `root`, or continue an interrupted one there."""
+    if (root / INFO_PATH).is_file():
+        return  # finished before the run was interrupted
     reader = open_dataset(source)
     data_keys = [k for k in reader.info.features if k not in INDEX_FEATURE_NAMES]
     recorder: CameraRecorder | None = None
-    scene, scene_of, frames = None, None, 0
+    scene, scene_of = None, None
     writer = None
+    if (root / STAGING_DIR).is_dir():
+        writer = DatasetWriter.resume(root)  # finished episodes are kept; go on after them
+        items = items[writer.num_episodes:]
+    if not items:
+        writer.finalize()
+        (root / MARKER).unlink(missing_ok=True)
+        return
     # The next episode's model is built (PDDL parse, compile) while this one renders.
     episodes = list(dict.fromkeys(it[0] for it in items))
     prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="episode-scene")
@@ -164,21 +177,24 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig) -
                 features = {k2: reader.info.features[k2] for k2 in data_keys}
                 writer = DatasetWriter.create(root, fps=reader.info.fps, features={**features, **recorder.features()},
                                               robot_type=reader.info.robot_type, video=config.video)
+                (root / MARKER).write_text(fingerprint, encoding="utf-8")
             row = reader.episode(episode)
             columns = reader.read_episode(episode, data_keys)
             task = row["tasks"][0]
             for t, _ in enumerate(replay_states(source, episode, recorder.scene)):
                 writer.add_frame({**{key: columns[key][t] for key in data_keys}, **recorder.render()}, task=task)
-            frames += len(columns[data_keys[0]])
             extra = {**_source_extras(row), LOOK_EXTRA: draw,
                      SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
             writer.save_episode(extra=extra)
+        writer.finalize()
+        (root / MARKER).unlink(missing_ok=True)
+    except BaseException as exc:
         if writer is not None:
-            writer.finalize()
+            writer.__exit__(type(exc), exc, exc.__traceback__)  # keep finished episodes, release the lock
+        raise
     finally:
         prefetch.shutdown(wait=True, cancel_futures=True)
         canvas.close()
-    return frames
 
 
 def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
@@ -192,8 +208,28 @@ def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
             raise LookError(f"{source}: episodes already carry {EXTRA_PREFIX}{name}; render the raw source instead")
     if out.resolve() == source.resolve() or source.resolve() in out.resolve().parents:
         raise LookError(f"--out {out}: must be a new folder outside the source {source}")
-    if out.exists() and any(out.iterdir()):
-        raise LookError(f"--out {out}: not empty; choose a new folder")
+
+
+def _fingerprint(source: Path, config: RenderConfig, shards: int) -> str:
+    """What an interrupted run must share with this one to be continued."""
+    record = {"source": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest(), "shards": shards,
+              "config": asdict(config)}
+    return hashlib.sha256(json.dumps(record, sort_keys=True, default=list).encode()).hexdigest()
+
+
+def _resumable(root: Path, fingerprint: str) -> bool:
+    marker = root / MARKER
+    return (root / STAGING_DIR).is_dir() and marker.is_file() and marker.read_text(encoding="utf-8") == fingerprint
+
+
+def _check_out(out: Path, fingerprint: str | None) -> None:
+    """`out` must be new, or (single worker) an interrupted run of the same render."""
+    if not (out.exists() and any(out.iterdir())):
+        return
+    if fingerprint is not None and _resumable(out, fingerprint):
+        return
+    raise LookError(f"--out {out}: not empty (and not an interrupted render with these same arguments); "
+                    "choose a new folder")
 
 
 def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> None:
@@ -236,23 +272,32 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     if not items:
         raise LookError(f"{source}: no episodes to render")
     shards = _shards(items, workers)
+    fingerprint = _fingerprint(source, config, len(shards))
     if len(shards) == 1:
-        frames = _render_shard(source, out, items, config)
+        _check_out(out, fingerprint)
+        _render_shard(source, out, items, config, fingerprint)
         if on_shard:
             on_shard(1, 1)
     else:
         tmp = out.parent / f".{out.name}.render-shards"
-        shutil.rmtree(tmp, ignore_errors=True)
+        ours = (tmp / MARKER).is_file() and (tmp / MARKER).read_text(encoding="utf-8") == fingerprint
+        if ours and out.is_dir() and [p.name for p in out.iterdir()] == [STAGING_DIR]:
+            shutil.rmtree(out)  # a merge of these shards was interrupted: merge again
+        _check_out(out, None)
+        if tmp.exists() and not ours:
+            shutil.rmtree(tmp)  # shards of another render: not continuable
+        tmp.mkdir(parents=True, exist_ok=True)
+        (tmp / MARKER).write_text(fingerprint, encoding="utf-8")
         roots = [tmp / f"shard-{s:03d}" for s in range(len(shards))]
         ctx = multiprocessing.get_context("spawn")  # GL contexts and encoder threads do not survive fork
         with ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
-            jobs = [pool.submit(_render_shard, source, r, s, config) for r, s in zip(roots, shards, strict=True)]
-            frames = 0
+            jobs = [pool.submit(_render_shard, source, r, s, config, fingerprint)
+                    for r, s in zip(roots, shards, strict=True)]
             for n, job in enumerate(jobs):
-                frames += job.result()
+                job.result()
                 if on_shard:
                     on_shard(n + 1, len(jobs))
         merge_datasets(roots, out)
         shutil.rmtree(tmp)
     _copy_meta(source, out, config, items)
-    return RenderSummary(out, len(items), frames, time.perf_counter() - start)
+    return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)
