@@ -75,8 +75,8 @@ class VideoSettings:
             # No B-frames: pts == dts, so segments join without edit lists and frames are
             # found by timestamp exactly.
             opts["bf"] = "0"
-            # One encoder thread: x264's frame threads give different bytes under CPU load
-            # (measured); cameras already encode in parallel, one lane each.
+            # One encoder thread: with frame threads x264 gave different bytes under CPU
+            # load (measured); cameras already encode in parallel, one lane each.
             opts["threads"] = "1"
             if self.fast_decode:
                 opts["tune"] = "fastdecode"
@@ -114,6 +114,39 @@ class VideoSettings:
         return VideoSettings(**raw)
 
 
+# BT.601 limited range in 8-bit fixed point, what FFmpeg's swscale uses for RGB -> YUV by
+# default (and what decoders assume for untagged streams): rows give Y, Cb, Cr per [R, G, B].
+_RGB_TO_YUV = ((66, 129, 25), (-38, -74, 112), (112, -94, -18))
+
+
+def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(H, W, 3) uint8 RGB -> Y (H, W), Cb and Cr (H/2, W/2) uint8 planes.
+
+    Done here rather than by swscale: swscale's SIMD reads past the end of a row-aligned
+    numpy frame, and the encoder then saw uninitialized bytes (different output bytes on
+    about one run in ten, measured)."""
+    # Integer arithmetic only: a float matmul goes through BLAS, whose kernels round
+    # differently depending on how it splits the work across threads.
+    x = rgb.astype(np.int32)
+    h, w, _ = rgb.shape
+    r, g, b = x[..., 0], x[..., 1], x[..., 2]
+    cy, cu, cv = _RGB_TO_YUV
+    y = ((cy[0] * r + cy[1] * g + cy[2] * b + 128) >> 8) + 16
+    s = x.reshape(h // 2, 2, w // 2, 2, 3).sum(axis=(1, 3))  # 2x2 sums: chroma of the mean colour
+    sr, sg, sb = s[..., 0], s[..., 1], s[..., 2]
+    u = ((cu[0] * sr + cu[1] * sg + cu[2] * sb + 512) >> 10) + 128
+    v = ((cv[0] * sr + cv[1] * sg + cv[2] * sb + 512) >> 10) + 128
+    return tuple(np.clip(p, 0, 255).astype(np.uint8) for p in (y, u, v))
+
+
+def _write_plane(plane, values: np.ndarray) -> None:
+    """Copy a 2-D array into a frame plane and zero the row padding (no stray bytes)."""
+    h, w = values.shape
+    rows = np.frombuffer(plane, dtype=values.dtype).reshape(-1, plane.line_size // values.itemsize)
+    rows[:h, :w] = values
+    rows[:h, w:] = 0
+
+
 class SegmentEncoder:
     """Encodes one episode of one camera into a standalone mp4 segment, frame by frame."""
 
@@ -140,8 +173,12 @@ class SegmentEncoder:
         if self.depth:
             h, w = image.shape
             frame = av.VideoFrame(w, h, "gray12le")
-            plane = frame.planes[0]
-            np.frombuffer(plane, dtype=np.uint16).reshape(h, plane.line_size // 2)[:, :w] = image
+            _write_plane(frame.planes[0], image)
+        elif self._stream.pix_fmt == "yuv420p":
+            h, w, _ = image.shape
+            frame = av.VideoFrame(w, h, "yuv420p")
+            for plane, values in zip(frame.planes, rgb_to_yuv420p(image)):
+                _write_plane(plane, values)
         else:
             frame = av.VideoFrame.from_ndarray(image, format="rgb24")
         frame.pts = self.count

@@ -10,7 +10,6 @@ at most the episode in progress. `finalize()` joins the segments into lerobot's 
 from __future__ import annotations
 
 import fcntl
-from concurrent.futures import Future, ThreadPoolExecutor
 import json
 import os
 import shutil
@@ -128,9 +127,6 @@ class DatasetWriter:
         self._frame_hists: dict[str, np.ndarray] = {}
         self._frame_task: str | None = None
         self._frame_n = 0  # frames in the episode being recorded frame by frame
-        self._frame_jobs: list[Future] = []
-        # one single-thread lane per camera: ordered frames, cameras in parallel
-        self._lanes = {k: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"encode-{k}") for k in self._video_keys}
         self._finalized = False
 
     # -- opening -----------------------------------------------------------------------
@@ -250,11 +246,10 @@ class DatasetWriter:
                     f"episode {episode}: {video.path} holds {count} frames of {key!r} between "
                     f"{video.from_timestamp:.4f} and {video.to_timestamp:.4f} s, but the episode has {length}"
                 )
-        # Cameras are encoded side by side: the encoders release the GIL.
-        to_encode = [k for k in self._video_keys if k not in encoded]
-        jobs = {k: self._lanes[k].submit(self._encode_camera, episode, k, cols[k]) for k in to_encode}
-        for key, job in jobs.items():
-            hists[key] = job.result()
+        # Cameras are encoded in this thread, one after the other: encoding on worker threads
+        # gave different x264 bytes from run to run (measured), and determinism comes first.
+        for key in [k for k in self._video_keys if k not in encoded]:
+            hists[key] = self._encode_camera(episode, key, cols[key])
         return self._commit(episode, cols, length, task, extra, hists)
 
     def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
@@ -294,8 +289,7 @@ class DatasetWriter:
         for key in self._video_keys:
             if key not in self._frame_encoders:
                 self._frame_encoders[key] = self._open_segment(episode, key)
-            # each camera's lane runs its frames in order; the copy lets callers reuse buffers
-            self._frame_jobs.append(self._lanes[key].submit(self._encode_frame, key, cols[key].copy()))
+            self._encode_frame(key, cols[key])
         for key, values in self._frame_buffer.items():
             values.append(cols[key][0])
         self._frame_n += 1
@@ -309,9 +303,6 @@ class DatasetWriter:
         extra = _check_extra(extra, episode)
         cols = {k: np.stack(v) for k, v in self._frame_buffer.items()}
         length = self._frame_n
-        jobs, self._frame_jobs = self._frame_jobs, []
-        for job in jobs:
-            job.result()
         for enc in self._frame_encoders.values():
             enc.close()
         task, hists = self._frame_task, self._frame_hists
@@ -368,12 +359,6 @@ class DatasetWriter:
                               depth=key in self._depth)
 
     def _abort_frames(self) -> None:
-        for job in self._frame_jobs:
-            job.cancel()
-        for job in self._frame_jobs:
-            if not job.cancelled():
-                job.exception()  # wait: an encoder must not be closed while a lane still uses it
-        self._frame_jobs = []
         for enc in self._frame_encoders.values():
             enc.abort()
         self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
@@ -437,8 +422,6 @@ class DatasetWriter:
         self._records.append(slim)
 
     def _unlock(self) -> None:
-        for lane in self._lanes.values():
-            lane.shutdown(wait=True)
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
