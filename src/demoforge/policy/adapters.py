@@ -1,0 +1,221 @@
+"""Policy adapters and `load_policy(spec)`.
+
+Specs:
+
+| spec                     | policy |
+|--------------------------|--------|
+| `expert`                 | the planner + skills (`ExpertPolicy`), no snapshot retries (it acts in the loop) |
+| `PATH.onnx`, `onnx:PATH` | an ONNX model run with onnxruntime on CPU (`OnnxPolicy`) |
+| `replay:DATASET`         | open-loop replay of a dataset's actions, matched by (problem, episode) (`ReplayPolicy`) |
+| `module:factory`, `file.py:factory` | a Python entry point; `factory(**kwargs)` returns a Policy |
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, PolicySpaces
+
+
+class OnnxPolicy:
+    """An ONNX model: one input per observation key (named as the key, shape (batch, *shape)),
+    its first output the actions (batch, *action)."""
+
+    def __init__(self, path: str | Path):
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise PolicyError("ONNX policies need onnxruntime: pip install 'demoforge[onnx]'") from None
+        path = Path(path)
+        if not path.is_file():
+            raise PolicyError(f"{path}: no such ONNX model file")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1  # one thread per process: roll-outs scale by processes
+        opts.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise PolicyError(f"{path}: onnxruntime cannot load it: {exc}") from None
+        problems, obs = [], {}
+        for inp in self.session.get_inputs():
+            shape = inp.shape[1:]
+            if not all(isinstance(d, int) for d in shape):
+                problems.append(f"input {inp.name!r}: shape {inp.shape} must be fixed after the batch axis")
+            obs[inp.name] = tuple(shape)
+            if inp.type != "tensor(float)":
+                problems.append(f"input {inp.name!r}: type {inp.type}, expected tensor(float)")
+        out = self.session.get_outputs()[0]
+        if not all(isinstance(d, int) for d in out.shape[1:]):
+            problems.append(f"output {out.name!r}: shape {out.shape} must be fixed after the batch axis")
+        if problems:
+            raise PolicyError(f"{path}: unusable ONNX policy:\n  " + "\n  ".join(problems))
+        self.path = path
+        self.output = out.name
+        self.spaces = PolicySpaces(obs, tuple(out.shape[1:]))
+
+    def reset(self, slot: int, start: EpisodeStartInfo) -> None:
+        pass  # stateless
+
+    def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+        feeds = {k: np.nan_to_num(np.asarray(observations[k], np.float32)) for k in self.spaces.observation}
+        return self.session.run([self.output], feeds)[0].astype(np.float64)
+
+
+class ReplayPolicy:
+    """Open-loop replay: slot i plays the recorded `raw_command` rows of the dataset episode
+    with the same (problem, episode index), then holds the last one."""
+
+    def __init__(self, root: str | Path, n_action: int | None = None):
+        from demoforge.dataset import open_dataset
+        from demoforge.execute import schema
+
+        self.root = Path(root)
+        self.reader = open_dataset(self.root)
+        self._schema = schema
+        self.index: dict[tuple[str, int], int] = {}
+        for row in self.reader.iter_episodes():
+            problem = _json(row.get("demoforge/problem"))
+            seed = _json(row.get("demoforge/seed")) or {}
+            if problem is None or "episode" not in seed:
+                raise PolicyError(f"{self.root} episode {row['episode_index']}: no demoforge/problem or seed record; "
+                                  "replay needs a demoforge dataset")
+            self.index[(problem, int(seed["episode"]))] = int(row["episode_index"])
+        width = self.reader.info.features[schema.RAW_COMMAND].shape[0]
+        self.spaces = PolicySpaces({}, (width,))
+        self._rows: dict[int, np.ndarray] = {}
+        self._t: dict[int, int] = {}
+
+    def episode_of(self, problem: str, episode: int) -> int:
+        key = (problem, episode)
+        if key not in self.index:
+            raise PolicyError(f"{self.root}: no recorded episode of problem {problem!r} index {episode}; it holds "
+                              f"{sorted(self.index)[:6]}")
+        return self.index[key]
+
+    def reset(self, slot: int, start: EpisodeStartInfo) -> None:
+        k = self.episode_of(start.problem.name, start.episode)
+        self._rows[slot] = self.reader.read_episode(k, [self._schema.RAW_COMMAND])[self._schema.RAW_COMMAND]
+        self._t[slot] = 0
+
+    def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+        n = len(next(iter(observations.values())))
+        out = np.zeros((n, *self.spaces.action))
+        for slot, rows in self._rows.items():
+            if slot < n:
+                out[slot] = rows[min(self._t[slot], len(rows) - 1)]
+                self._t[slot] += 1
+        return out
+
+
+class _RunnerShim:
+    """What execute.runner's per-slot state machine reads from its runner."""
+
+    def __init__(self, env, problems, layout, settings):
+        self.env, self.problems, self.layout, self.settings, self.after_skill = env, problems, layout, settings, None
+
+
+class _Always:
+    """problems[k] for any k: the slot's own problem."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __getitem__(self, k):
+        return self.problem
+
+
+class ExpertPolicy:
+    """The planner + skills as a policy. It acts only through actions: snapshot retries are
+    off (max_retries=0); a failed step re-plans from the current state."""
+
+    def __init__(self, n_arm: int | None = None, *, max_replans: int = 2, control_hz: float = 60.0):
+        from demoforge.execute import RunnerSettings
+
+        self.settings = RunnerSettings(max_retries=0, max_replans=max_replans, control_hz=control_hz)
+        self.n_arm = n_arm
+        self.spaces = PolicySpaces({}, (n_arm + 1,) if n_arm else ())
+        self._slots: dict[int, object] = {}
+        self._stepped: set[int] = set()
+
+    def bind_action_width(self, width: int) -> None:
+        """The expert fits any arm: rollout tells it the width before checking spaces."""
+        self.n_arm = width - 1
+        self.spaces = PolicySpaces({}, (width,))
+
+    def reset(self, slot: int, start: EpisodeStartInfo) -> None:
+        from demoforge.execute.runner import _Slot
+
+        env = start.env
+        shim = _RunnerShim(env, _Always(start.problem), start.layout, self.settings)
+        self._slots[slot] = _Slot(shim, slot)
+        self._stepped.discard(slot)
+
+    def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+        n = len(next(iter(observations.values())))
+        out = np.zeros((n, self.n_arm + 1))
+        for i, s in self._slots.items():
+            if i >= n:
+                continue
+            if i in self._stepped and s.outcome is None:
+                s.advance()
+            q, g, _, _ = s.command()
+            out[i, :-1], out[i, -1] = q, g
+            self._stepped.add(i)
+        return out
+
+
+def _json(raw):
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+def _entry_point(spec: str, kwargs: dict) -> Policy:
+    target, _, name = spec.rpartition(":")
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_file():
+            raise PolicyError(f"policy {spec!r}: no such file {path}")
+        mod_name = f"_demoforge_policy_{abs(hash(str(path.resolve())))}"
+        mspec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(mspec)
+        sys.modules[mod_name] = module
+        mspec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise PolicyError(f"policy {spec!r}: cannot import module {target!r}: {exc}") from None
+    factory = getattr(module, name, None)
+    if factory is None or not callable(factory):
+        raise PolicyError(f"policy {spec!r}: module {target!r} has no callable {name!r}")
+    policy = factory(**kwargs)
+    missing = [a for a in ("spaces", "reset", "act") if not hasattr(policy, a)]
+    if missing:
+        raise PolicyError(f"policy {spec!r}: {name}() returned {type(policy).__name__}, which lacks {missing} "
+                          "(see demoforge.policy.Policy)")
+    return policy
+
+
+def load_policy(spec: str, **kwargs) -> Policy:
+    """A policy from a spec string (see the module docstring); kwargs go to an entry point's factory."""
+    if spec == "expert":
+        return ExpertPolicy(**kwargs)
+    if spec.startswith("onnx:"):
+        return OnnxPolicy(spec[len("onnx:"):])
+    if spec.endswith(".onnx"):
+        return OnnxPolicy(spec)
+    if spec.startswith("replay:"):
+        return ReplayPolicy(spec[len("replay:"):])
+    if ":" in spec:
+        return _entry_point(spec, kwargs)
+    raise PolicyError(f"policy {spec!r}: not a spec; use expert, PATH.onnx, onnx:PATH, replay:DATASET, "
+                      "module:factory or file.py:factory")
+
+
+__all__ = ["ExpertPolicy", "OnnxPolicy", "ReplayPolicy", "load_policy"]

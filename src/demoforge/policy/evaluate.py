@@ -1,0 +1,118 @@
+"""Closed-loop evaluation from the exact initial states of recorded episodes.
+
+    summary = evaluate_from_dataset(load_policy("model.onnx"), "out/run/success", "out/eval", envs=4)
+
+Each recorded episode is rebuilt as it started: its problem from
+meta/demoforge/scenes/<problem>.json, its scene draw and physics randomization draw from
+the episode's records, and its first `sim.state` row restored bit for bit (so the
+physics state, not a re-sampled reset, is where the policy starts). The policy then runs
+closed loop with the roll-out recorder and metrics (`policy.rollout`); every eval episode
+records `demoforge/eval_source` = {root, episode}.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from demoforge.dataset import open_dataset
+from demoforge.dataset.layout import DEMOFORGE_META_DIR
+from demoforge.envs.scene import build_task_scene
+from demoforge.execute import schema
+from demoforge.execute.problems import EpisodeStart, Problem, episode_rngs
+from demoforge.execute.randomization import apply_draw
+from demoforge.execute.record import run_layout
+from demoforge.execute.vecenv import PddlEpisode, SimTask
+from demoforge.policy.protocol import Policy, PolicyError
+from demoforge.policy.rollout import RolloutSettings, run_policy
+from demoforge.randomize.scene import draw_from_dict
+from demoforge.sim import restore
+from demoforge.tasks import holds, parse_task, scene_from_json
+
+
+def _json(raw):
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+def recorded_problem(root: Path, name: str, cache: dict | None = None) -> Problem:
+    """The Problem `name` of a dataset, rebuilt from meta/demoforge/scenes/<name>.json."""
+    if cache is not None and name in cache:
+        return cache[name]
+    file = root / DEMOFORGE_META_DIR / "scenes" / f"{name}.json"
+    if not file.is_file():
+        raise PolicyError(f"{file}: missing; the scene inputs of problem {name!r} are needed to rebuild it")
+    inputs = json.loads(file.read_text(encoding="utf-8"))
+    task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
+                      domain_file=str(file))
+    params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
+    problem = Problem(name, task, params, inputs["problem_pddl"], str(file))
+    if cache is not None:
+        cache[name] = problem
+    return problem
+
+
+def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None) -> PddlEpisode:
+    """Episode `k` of `root` rebuilt in the physics state of its row `tick` (a PddlEpisode whose
+    start carries the episode's seed streams and records)."""
+    reader = open_dataset(root)
+    row = reader.episode(k)
+    name, seed = _json(row.get("demoforge/problem")), _json(row.get("demoforge/seed"))
+    if name is None or seed is None:
+        raise PolicyError(f"{root} episode {k}: no demoforge/problem or seed record; not a demoforge dataset")
+    problem = recorded_problem(root, name, cache)
+    draw = draw_from_dict(_json(row["demoforge/scene_draw"]), file=f"{root} episode {k}")
+    scene, binding = build_task_scene(problem.task, problem.params, draw)
+    randomization = _json(row.get("demoforge/randomization"))
+    if randomization is not None:
+        scene = apply_draw(scene, randomization)
+    states = reader.read_episode(k, [schema.SIM_STATE])[schema.SIM_STATE]
+    if not 0 <= tick < len(states):
+        raise PolicyError(f"{root} episode {k}: tick {tick} outside 0..{len(states) - 1}")
+    restore(scene.model, scene.data, states[tick])
+    records = {key: _json(row.get(f"demoforge/{key}")) for key in ("seed", "env_package", "scene_draw", "reset_state")}
+    rngs = episode_rngs(int(seed["run_seed"]), name, int(seed["episode"]))
+    ep = PddlEpisode(EpisodeStart(problem, int(seed["episode"]), scene, binding, rngs, records))
+    ep.source = {"root": str(root), "episode": int(k), "tick": int(tick)}
+    ep.randomization = randomization
+    return ep
+
+
+def recorded_task(root: Path, k: int, tick: int, problem: Problem, *, max_ticks: int, cache: dict,
+                  terminate_on_success: bool = True) -> SimTask:
+    """A one-episode SimTask that starts episode `k` of `root` at row `tick`."""
+
+    def start(episode, seed, rng):
+        return recorded_start(root, k, tick, cache)
+
+    def success(scene, ctx):
+        return holds(problem.task, problem.task.goal, ctx.atoms())
+
+    return SimTask(f"{problem.name}#{k}@{tick}", start, success, max_ticks, terminate_on_success)
+
+
+def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, episodes: list[int] | None = None,
+                          envs: int = 1, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
+                          progress=None) -> dict:
+    """Run `policy` from the first recorded state of each of `episodes` (default all) of `root`;
+    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary."""
+    root, out = Path(root), Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    reader = open_dataset(root)
+    indices = reader.episode_indices if episodes is None else list(episodes)
+    unknown = sorted(set(indices) - set(reader.episode_indices))
+    if unknown or not indices:
+        raise PolicyError(f"{root}: episodes {unknown or indices} not available; it has {reader.num_episodes}")
+    cache: dict = {}
+    problems = [recorded_problem(root, _json(reader.episode(k)["demoforge/problem"]), cache) for k in indices]
+    layout = run_layout(list({p.name: p for p in problems}.values()), fps=reader.info.fps)
+    tasks = [recorded_task(root, k, 0, p, max_ticks=settings.max_ticks, cache=cache)
+             for k, p in zip(indices, problems, strict=True)]
+    queue = [(t, 0) for t in range(len(tasks))]
+
+    def extra(problem, ctx):
+        return {"eval_source": {"root": ctx.source["root"], "episode": ctx.source["episode"]},
+                "randomization": ctx.randomization}
+
+    return run_policy(policy, tasks, problems, layout, queue, out, envs=envs, seed=0, settings=settings,
+                      spec=spec, title=f"Evaluation from {root.name}", extra=extra, progress=progress)

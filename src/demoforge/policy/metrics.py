@@ -1,0 +1,85 @@
+"""Per-episode roll-out metrics and the run summary.
+
+- `success`: the PDDL goal holds at the end.
+- `partial_success`: the fraction of the goal's atoms true at the end (1.0 iff every atom holds).
+- `completion_ratio`: how much of a reference horizon the episode stayed alive, warm-up
+  excluded: 1.0 on success; else clip((T - W) / (H - W), 0, 1) for an episode of T ticks
+  that ended without success, with warm-up W and reference horizon H [ticks]. An episode
+  still running at the horizon (truncated, nothing dropped) counts as alive throughout;
+  one cut short (an object dropped) scores the fraction before the cut. Ticks inside the
+  warm-up never count: an assisted start says nothing about the policy.
+- `full_completion`: completion_ratio == 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def partial_success(goal: Sequence, atoms: Iterable) -> float:
+    """Fraction of `goal` atoms in `atoms` (an empty goal counts as met)."""
+    goal = list(goal)
+    if not goal:
+        return 1.0
+    have = set(atoms)
+    return sum(a in have for a in goal) / len(goal)
+
+
+def completion_ratio(ticks: int, *, success: bool, cut: bool, warmup: int, horizon: int) -> float:
+    """See the module docstring; `cut`: the episode ended early by failure."""
+    if horizon <= warmup:
+        raise ValueError(f"reference horizon {horizon} must exceed the warm-up {warmup} [ticks]")
+    if success:
+        return 1.0
+    if not cut:
+        ticks = max(ticks, horizon)
+    return float(np.clip((ticks - warmup) / (horizon - warmup), 0.0, 1.0))
+
+
+@dataclass
+class Tally:
+    """Running sums of one problem's episodes (constant memory)."""
+
+    episodes: int = 0
+    successes: int = 0
+    partial: float = 0.0
+    completion: float = 0.0
+    full: int = 0
+
+    def add(self, m: dict) -> None:
+        self.episodes += 1
+        self.successes += bool(m["success"])
+        self.partial += float(m["partial_success"])
+        self.completion += float(m["completion_ratio"])
+        self.full += bool(m["full_completion"])
+
+    def to_json(self) -> dict:
+        n = max(self.episodes, 1)
+        return {"episodes": self.episodes, "success_rate": self.successes / n, "partial_success": self.partial / n,
+                "mean_completion": self.completion / n, "full_completion_rate": self.full / n}
+
+
+def summary_json(tallies: dict[str, Tally], header: dict) -> dict:
+    total = Tally()
+    for t in tallies.values():
+        total.episodes += t.episodes
+        total.successes += t.successes
+        total.partial += t.partial
+        total.completion += t.completion
+        total.full += t.full
+    return {**header, "overall": total.to_json(), "problems": {k: t.to_json() for k, t in tallies.items()}}
+
+
+def summary_markdown(summary: dict) -> str:
+    """SUMMARY.md: one table, overall first."""
+    lines = [f"# {summary.get('title', 'Roll-out')}", "", f"policy: `{summary.get('policy')}`", "",
+             "| problem | episodes | success rate | partial success | mean completion | full completion |",
+             "|---|---|---|---|---|---|"]
+    rows = [("**all**", summary["overall"])] + list(summary["problems"].items())
+    for name, t in rows:
+        lines.append(f"| {name} | {t['episodes']} | {t['success_rate']:.3f} | {t['partial_success']:.3f} | "
+                     f"{t['mean_completion']:.3f} | {t['full_completion_rate']:.3f} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,241 @@
+"""Roll-outs: a policy drives a VecSimEnv and every episode is recorded as it ends.
+
+    summary = rollout(load_policy("model.onnx"), ["tasks/pnp-all-0000.pddl"], "out/run",
+                      episodes=20, envs=8, seed=0)
+    summary["overall"]["success_rate"]
+
+OUT is a raw execute dataset (the execute recorder's per-tick rows, the same meta files,
+so `replay`, `eval --from-dataset` and `relabel` read it) plus SUMMARY.md and
+summary.json. Per episode the columns `demoforge/success`, `partial_success`,
+`completion_ratio`, `full_completion`, `end`, `assist` and `policy` hold the metrics
+(`policy.metrics`). Episodes go to the writer as they end, in canonical (problem,
+episode) order, so memory holds at most the running episodes plus those finished
+ahead of an earlier one.
+
+Assist (`Assist(floor, steps)`): an upward force of `value(t)` times each free object's
+weight, 1.0 (weightless) for the first `steps` ticks, then the `floor` for the rest; the
+floor is where it drops to, not where it starts. Recorded per episode; replay applies it
+the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+import demoforge
+from demoforge.dataset import DatasetWriter
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.execute import schema
+from demoforge.execute.problems import Problem
+from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words, run_layout, scene_inputs
+from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
+from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
+from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, check_actions, check_spaces, env_spaces
+from demoforge.tasks.pddl_text import format_atom
+
+
+@dataclass(frozen=True)
+class Assist:
+    """Object assist: `value(t)` = 1.0 for t < steps, then `floor` [fraction of weight]."""
+
+    floor: float  # value after the warm-up, in [0, 1]
+    steps: int  # ticks held at 1.0
+
+    def __post_init__(self):
+        if not 0.0 <= self.floor <= 1.0 or self.steps < 0:
+            raise PolicyError(f"assist: floor {self.floor} must be in [0, 1] and steps {self.steps} >= 0")
+
+    def value(self, tick: int) -> float:
+        return 1.0 if tick < self.steps else self.floor
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """Episode limits and metric parameters of a roll-out."""
+
+    max_ticks: int = 600  # an episode is truncated after this many control ticks
+    warmup_ticks: int = 0  # ticks excluded from completion (defaults to the assist's steps when it is larger)
+    reference_ticks: int | None = None  # completion horizon [ticks]; None = max_ticks
+    drop_margin: float = 0.05  # an object this far below its start height ends the episode as dropped [m]
+    control_hz: float = 60.0  # control and recording rate [Hz]
+    assist: Assist | None = None
+
+    @property
+    def warmup(self) -> int:
+        return max(self.warmup_ticks, self.assist.steps if self.assist else 0)
+
+    @property
+    def horizon(self) -> int:
+        return self.reference_ticks or self.max_ticks
+
+
+def free_bodies(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bodies, z qpos addresses, subtree weights [N]) of the free-jointed objects."""
+    joints = np.flatnonzero(model.jnt_type == mujoco.mjtJoint.mjJNT_FREE)
+    bodies = model.jnt_bodyid[joints]
+    weight = model.body_subtreemass[bodies] * -model.opt.gravity[2]
+    return bodies, model.jnt_qposadr[joints] + 2, weight
+
+
+def apply_assist(scene, assist: Assist | None, tick: int) -> None:
+    if assist is None:
+        return
+    bodies, _, weight = free_bodies(scene.model)
+    scene.data.xfrc_applied[bodies, 2] = assist.value(tick) * weight
+
+
+class _Episode:
+    """A slot's running episode: its recorder and the drop check."""
+
+    def __init__(self, env: VecSimEnv, i: int, layout: RunLayout):
+        self.ctx = env.contexts[i]
+        self.ident = env.ids[i]
+        self.draw = env.randomization_draws[i]
+        self.rec = EpisodeRecorder(layout, self.ctx.scene)
+        _, self.z_adr, _ = free_bodies(self.ctx.scene.model)
+        self.z0 = self.ctx.scene.data.qpos[self.z_adr].copy()
+
+    def dropped(self, margin: float) -> bool:
+        return bool((self.ctx.scene.data.qpos[self.z_adr] < self.z0 - margin).any())
+
+
+# (problem, ctx, ticks) -> extra records merged into the episode's (e.g. where eval started)
+ExtraFn = Callable[[Problem, object], dict]
+
+
+def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], layout: RunLayout,
+               queue: list[tuple[int, int]], out: Path, *, envs: int, seed: int, settings: RolloutSettings,
+               spec: str, title: str, extra: ExtraFn | None = None, progress=None, write_meta: bool = True) -> dict:
+    """Run `queue` ((task, episode) pairs) with `policy`, record to OUT/dataset... see rollout()."""
+    env_sp = env_spaces(len(layout.joint_names))
+    if hasattr(policy, "bind_action_width"):
+        policy.bind_action_width(env_sp.action[0])
+    check_spaces(policy.spaces, env_sp, where=f"policy {spec!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    root = out / "dataset"
+    writer = DatasetWriter.create(root, fps=layout.fps, features=layout.features(), robot_type=None)
+    env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz)
+    order = {ident: k for k, ident in enumerate(queue)}
+    pending: dict[int, tuple] = {}
+    nxt = 0
+    tallies = {p.name: Tally() for p in problems}
+    eps: list[_Episode | None] = [None] * envs
+
+    def begin(i: int) -> None:
+        if env.ids[i] is None:
+            eps[i] = None
+            return
+        eps[i] = _Episode(env, i, layout)
+        t = env.ids[i][0]
+        ctx = env.contexts[i]
+        policy.reset(i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx, env, layout))
+
+    def end(i: int, ep: _Episode, success: bool, how: str) -> None:
+        nonlocal nxt
+        problem = problems[ep.ident[0]]
+        goal = goal_atoms(problem.task)
+        atoms = ep.ctx.atoms()
+        ticks = ep.rec.length
+        metrics = {"success": bool(success), "partial_success": partial_success(goal, atoms),
+                   "completion_ratio": completion_ratio(ticks, success=success, cut=how == "dropped",
+                                                        warmup=settings.warmup, horizon=settings.horizon),
+                   "end": how}
+        metrics["full_completion"] = metrics["completion_ratio"] >= 1.0
+        record = dict(ep.ctx.start.records)
+        record.update({
+            "problem": problem.name, "randomization": ep.draw,
+            "goal": [format_atom(a) for a in goal], "plan": [], "retries": [], "replans": {"count": 0, "why": []},
+            "outcome": "success" if success else "failure",
+            "failure": None if success else {"skill": None, "step": None, "predicate": None,
+                                             "kind": "physics" if how == "dropped" else "timeout",
+                                             "message": f"policy episode ended: {how}"},
+            "assist": None if settings.assist is None else asdict(settings.assist),
+            "policy": spec, **metrics,
+        })
+        if extra is not None:
+            record.update(extra(problem, ep.ctx))
+        pending[order[ep.ident]] = (ep.rec.columns(), goal_words(problem.task), record, problem.name, metrics)
+        while nxt in pending:
+            cols, task, rec, name, m = pending.pop(nxt)
+            writer.add_episode(cols, task=task, extra=rec)
+            tallies[name].add(m)
+            if progress:
+                progress(name, m)
+            nxt += 1
+
+    try:
+        obs, _ = env.reset()
+        for i in range(envs):
+            begin(i)
+        while not env.exhausted:
+            active = env.active
+            actions = check_actions(policy.act(obs), active, env_sp.action, where=f"policy {spec!r}")
+            # Step with exactly what is recorded (float32 columns), so every roll-out replays bit for bit.
+            actions = actions.astype(np.float32).astype(np.float64)
+            for i in np.flatnonzero(active):
+                ep = eps[i]
+                ep.rec.record(ep.ctx.atoms(), actions[i, :-1], actions[i, -1], -1, -1)
+                apply_assist(ep.ctx.scene, settings.assist, ep.rec.length - 1)
+            obs, _, _, _, info = env.step(actions)
+            refresh = False
+            for i in np.flatnonzero(active):
+                ep = eps[i]
+                if info["done"][i]:
+                    end(i, ep, bool(info["final_success"][i]), "success" if info["final_success"][i] else "truncated")
+                    begin(i)
+                elif ep.dropped(settings.drop_margin):
+                    end(i, ep, False, "dropped")
+                    env.finish(i)
+                    begin(i)
+                    refresh = True
+            if refresh:
+                obs = env.observe()
+    except BaseException:
+        writer.__exit__(RuntimeError, None, None)
+        raise
+    writer.finalize()
+    if write_meta:
+        _write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings)})
+    summary = summary_json(tallies, {"title": title, "policy": spec, "dataset": "dataset",
+                                     "warmup_ticks": settings.warmup, "reference_ticks": settings.horizon})
+    write_json_atomic(out / "summary.json", summary)
+    (out / "SUMMARY.md").write_text(summary_markdown(summary), encoding="utf-8")
+    return summary
+
+
+def _write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict) -> None:
+    meta = root / DEMOFORGE_META_DIR
+    write_json_atomic(meta / schema.CONTROLLER_META, json.loads(layout.law.to_json()))
+    write_json_atomic(meta / schema.VOCAB_META, layout.vocab())
+    write_json_atomic(meta / "provenance.json", {"stage": "rollout", "demoforge_version": demoforge.__version__,
+                                                 "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
+                                                 "sim_state_width": layout.n_state})
+    (meta / "scenes").mkdir(parents=True, exist_ok=True)
+    for p in {p.name: p for p in problems}.values():
+        write_json_atomic(meta / "scenes" / f"{p.name}.json", scene_inputs(p))
+
+
+def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
+            seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
+            domain: str = "blocks", progress=None) -> dict:
+    """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
+    packages) on `envs` envs; OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary."""
+    from demoforge.execute import load_problems
+
+    if episodes < 1 or envs < 1:
+        raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    problems = load_problems([str(p) for p in inputs], domain=domain)
+    layout = run_layout(problems, fps=round(settings.control_hz))
+    tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
+    queue = [(t, e) for t in range(len(problems)) for e in range(episodes)]
+    return run_policy(policy, tasks, problems, layout, queue, out, envs=envs, seed=seed, settings=settings,
+                      spec=spec, title="Roll-out", progress=progress)

@@ -1,0 +1,33 @@
+"""Scripted policies for the tests, loaded through the `module:factory` entry point."""
+
+import numpy as np
+
+from demoforge.policy import PolicySpaces
+
+
+class Hold:
+    """Commands the arm where it is and keeps the gripper open: never reaches a goal."""
+
+    def __init__(self, n_arm: int = 7):
+        self.spaces = PolicySpaces({"observation.state": (n_arm + 1,)}, (n_arm + 1,))
+        self.resets: list[tuple[int, str, int]] = []
+
+    def reset(self, slot, start):
+        self.resets.append((slot, start.problem.name, start.episode))
+
+    def act(self, observations):
+        a = np.nan_to_num(np.array(observations["observation.state"], dtype=float))
+        a[:, -1] = 0.0
+        return a
+
+
+def hold(n_arm: int = 7) -> Hold:
+    return Hold(n_arm)
+
+
+def wrong_width() -> Hold:
+    return Hold(n_arm=3)
+
+
+def not_a_policy():
+    return object()
