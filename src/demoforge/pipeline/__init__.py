@@ -1,0 +1,26 @@
+"""One command for the whole pipeline: task generation -> environment packages -> execution ->
+render passes -> merge -> bake -> doctor, with resume markers and provenance.
+
+    from demoforge.pipeline import resolve_config, run_pipeline
+    config = resolve_config(None, {"experiment_id": "smoke", "smoke_test": True, "render_passes": ["plain"]})
+    result = run_pipeline(config)
+    result.final, result.doctor_summary
+
+Modules: `config` (the validated record), `stages` (one function per stage, the run folder
+layout), `state` (.pipeline_state markers), `provenance`, `runner`, `backends` (local), `demo`.
+"""
+
+from demoforge.pipeline.config import (
+    STAGES,
+    PipelineConfig,
+    PipelineError,
+    config_from_dict,
+    dump_config,
+    resolve_config,
+)
+from demoforge.pipeline.runner import PipelineResult, run_pipeline
+
+__all__ = [
+    "STAGES", "PipelineConfig", "PipelineError", "PipelineResult", "config_from_dict", "dump_config",
+    "resolve_config", "run_pipeline",
+]

@@ -1,0 +1,48 @@
+"""The local backend: a pool of worker slots (default one per core) over problems on this machine,
+per-problem logs under RUN/logs/execute/, and progress events for the run's display.
+
+Execution itself is `demoforge.execute.generate`: one work item per problem, each writing its
+own shards, merged in problem order, so the bytes do not depend on the number of slots and
+a killed run continues from its finished episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from demoforge.execute import GenerateSummary, generate
+from demoforge.pipeline.config import PipelineConfig
+
+
+class ProblemLogs:
+    """Appends each finished episode to RUN/logs/execute/<problem>.log."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, event: tuple) -> None:
+        if event[0] == "episode":
+            _, problem, ok, kind = event
+            line = "success" if ok else f"failure ({kind})"
+        elif event[0] == "item":
+            problem, line = event[1], "problem done"
+        else:
+            return
+        with open(self.folder / f"{problem}.log", "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
+                  progress: Callable[[tuple], None] | None = None) -> GenerateSummary:
+    """Run every problem of `inputs` into `out` (a generate run folder) on local worker slots."""
+    logs = ProblemLogs(config.run_dir / "logs" / "execute")
+
+    def on_event(event: tuple) -> None:
+        logs(event)
+        if progress is not None:
+            progress(event)
+
+    return generate(inputs, out, episodes_per_problem=config.episodes_per_problem, envs=config.envs,
+                    workers=config.workers, seed=config.seed, progress=on_event)

@@ -1,0 +1,164 @@
+"""The pipeline's one config record: YAML file and command-line flags map onto it.
+
+    config = resolve_config("examples/pipeline/demo.yaml", {"experiment_id": "x", "smoke_test": True})
+
+Unknown keys are errors; every bad value is reported at once. `--smoke-test` is applied
+here, so the record saved with a run (`RUN/config.yaml`) is exactly what ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from demoforge.errors import DemoforgeError
+
+STAGES = ("tasks", "envs", "execute", "render", "merge", "bake", "doctor")
+BACKENDS = ("local", "ray")
+# Fields that decide how fast a run goes, not what it writes: a resumed run may change them.
+SPEED_FIELDS = ("workers", "envs", "backend", "ray_address", "progress")
+
+
+class PipelineError(DemoforgeError):
+    """A pipeline config or run that cannot go ahead."""
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything `demoforge run` is told (YAML keys and `--flag` names are the field names)."""
+
+    experiment_id: str  # run folder name under out_dir: letters, digits, '.', '_', '-'
+    out_dir: str = "runs"  # parent of the run folder
+    family: str = "stack_three"  # task family (demoforge.tasks.FAMILIES)
+    problems: int = 2  # problems generated from the family
+    task_seed: int = 0  # seed of the task generator
+    problem_files: tuple[str, ...] = ()  # PDDL problem files (with sidecars) used instead of generating
+    reset_states: int = 4  # environment package: reset states per profile
+    profiles: int = 1  # environment package: scene profiles per problem
+    episodes_per_problem: int = 4  # execution episodes per problem
+    envs: int = 2  # environments stepped together per worker slot
+    workers: int | str = "auto"  # worker slots: a count or "auto" (one per core)
+    seed: int = 0  # seed of environment packages, execution and look draws
+    render_passes: tuple[str, ...] = ()  # looks: "plain", "randomized:N", "LOOK.yaml[:N]"; none = no rendering
+    cameras: tuple[str, ...] = ("front", "wrist")  # cameras rendered
+    bake_convention: str | None = None  # bake the training split to this convention (convert.CONVENTIONS)
+    bake_control_freq: int | None = None  # baked rate [Hz]; None = native
+    doctor_fail_on: str | None = None  # "warning" or "error": a doctor finding this grave fails the run
+    robot: str | None = None  # robot card for the doctor's joint limits; None = from the dataset
+    skip: tuple[str, ...] = ()  # stages not run (see STAGES)
+    backend: str = "local"  # "local" or "ray"
+    ray_address: str | None = None  # Ray cluster address; None = start a local Ray
+    smoke_test: bool = False  # one problem, two episodes, front camera only
+    progress: bool = True  # live progress line on a terminal
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.out_dir) / self.experiment_id
+
+    def runs(self, stage: str) -> bool:
+        return stage not in self.skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+_TUPLES = {f.name for f in fields(PipelineConfig) if f.type.startswith("tuple")}
+_INTS = {"problems": 1, "task_seed": 0, "reset_states": 1, "profiles": 1, "episodes_per_problem": 1, "envs": 1,
+         "seed": 0}
+_CHOICES = {"backend": BACKENDS, "doctor_fail_on": (None, "warning", "error")}
+
+
+def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineConfig:
+    """Validate `raw` (YAML keys or flags) into a PipelineConfig; all problems reported at once."""
+    if not isinstance(raw, dict):
+        raise PipelineError(f"{source}: must be a mapping of config keys, got {type(raw).__name__}")
+    known = {f.name for f in fields(PipelineConfig)}
+    problems = [f"{source}: unknown key {k!r}; keys: {', '.join(sorted(known))}" for k in sorted(set(raw) - known)]
+    values = {k: v for k, v in raw.items() if k in known}
+    for name in _TUPLES & set(values):
+        v = values[name]
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
+            problems.append(f"{source}: {name}: {v!r} must be a list of strings")
+        else:
+            values[name] = tuple(v)
+    for name, low in _INTS.items():
+        v = values.get(name, 1 if low else 0)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            problems.append(f"{source}: {name}: {v!r} must be an integer >= {low}")
+    exp = values.get("experiment_id")
+    if not isinstance(exp, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", exp):
+        problems.append(f"{source}: experiment_id: {exp!r} must be a name of letters, digits, '.', '_' or '-' "
+                        "(pass --experiment-id)")
+    w = values.get("workers", "auto")
+    if w != "auto" and (isinstance(w, bool) or not isinstance(w, int) or w < 1):
+        if isinstance(w, str) and w.isdigit() and int(w) >= 1:
+            values["workers"] = int(w)
+        else:
+            problems.append(f"{source}: workers: {w!r} must be an integer >= 1 or 'auto'")
+    for name, choices in _CHOICES.items():
+        if name in values and values[name] not in choices:
+            problems.append(f"{source}: {name}: {values[name]!r} must be one of {[c for c in choices if c]}")
+    bad = [s for s in values.get("skip", ()) if s not in STAGES]
+    if bad:
+        problems.append(f"{source}: skip: {bad} are not stages; stages: {', '.join(STAGES)}")
+    if values.get("bake_convention") is not None:
+        from demoforge.convert import CONVENTIONS
+
+        if values["bake_convention"] not in CONVENTIONS:
+            problems.append(f"{source}: bake_convention: {values['bake_convention']!r}; conventions: "
+                            f"{', '.join(sorted(CONVENTIONS))}")
+    fq = values.get("bake_control_freq")
+    if fq is not None and (isinstance(fq, bool) or not isinstance(fq, int) or fq < 1):
+        problems.append(f"{source}: bake_control_freq: {fq!r} must be a positive integer or null")
+    for name in ("smoke_test", "progress"):
+        if name in values and not isinstance(values[name], bool):
+            problems.append(f"{source}: {name}: {values[name]!r} must be true or false")
+    if not values.get("cameras", ("x",)):
+        problems.append(f"{source}: cameras: give at least one camera")
+    if problems:
+        raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
+    config = PipelineConfig(**values)
+    if config.smoke_test:
+        config = dataclasses.replace(config, problems=1, episodes_per_problem=2, envs=2, reset_states=2,
+                                     profiles=1, cameras=("front",), problem_files=config.problem_files[:1])
+    return config
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise PipelineError(f"config file {str(path)!r} does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise PipelineError(f"{path}: not valid YAML: {exc}") from None
+    return {} if raw is None else raw
+
+
+def resolve_config(path: str | Path | None, flags: dict[str, Any]) -> PipelineConfig:
+    """The file's keys (if any) overridden by the flags that were given (None = not given)."""
+    raw = load_yaml(path) if path is not None else {}
+    if not isinstance(raw, dict):
+        raise PipelineError(f"{path}: must be a mapping of config keys")
+    merged = {**raw, **{k: v for k, v in flags.items() if v is not None}}
+    return config_from_dict(merged, str(path) if path is not None else "flags")
+
+
+def dump_config(config: PipelineConfig) -> str:
+    return yaml.safe_dump(config.to_dict(), sort_keys=True)
+
+
+def output_fields(config: PipelineConfig) -> dict[str, Any]:
+    """The fields that shape a run's outputs (what a resume must match)."""
+    return {k: v for k, v in config.to_dict().items() if k not in SPEED_FIELDS}

@@ -1,0 +1,262 @@
+"""The pipeline's stages, in order: tasks -> envs -> execute -> render -> merge -> bake -> doctor.
+
+Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
+
+    RUN/config.yaml             the fully resolved config
+    RUN/tasks/                  domain + problem PDDL + scene sidecars   (demoforge tasks gen)
+    RUN/envs/                   environment package                     (demoforge env build)
+    RUN/execute/                generate run: success/, failure/, shards (demoforge generate)
+    RUN/render/success/         execute/success rendered under the looks (demoforge render)
+    RUN/dataset/train/          the training split (rendered when rendering ran) (demoforge dataset merge)
+    RUN/dataset/failures/       failed episodes, a separate split
+    RUN/baked/                  train baked to bake_convention            (demoforge bake)
+    RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
+    RUN/logs/execute/<problem>.log, RUN/.pipeline_state/<stage>.done
+
+Each stage is `fn(ctx) -> dict` (counts for its marker); `STAGE_OUTPUTS` names what a
+restarted stage removes first; stages in `CONTINUES` keep their partial outputs because
+they continue them byte-identically themselves (execute and render shards).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from demoforge.dataset.layout import DEMOFORGE_META_DIR
+from demoforge.pipeline.config import PipelineConfig, PipelineError
+from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
+
+STAGE_OUTPUTS: dict[str, list[str]] = {
+    "tasks": ["tasks"], "envs": ["envs"], "execute": ["execute"], "render": ["render"],
+    "merge": ["dataset"], "bake": ["baked"], "doctor": ["doctor"],
+}
+CONTINUES = ("execute", "render")
+
+
+@dataclass
+class RunContext:
+    """What the stages share while one run goes."""
+
+    config: PipelineConfig
+    run_dir: Path
+    echo: Callable[[str], None]
+    progress: Callable[[tuple], None] | None = None
+    notes: dict[str, Any] = field(default_factory=dict)  # stage -> what it said for the summary
+
+    def path(self, rel: str) -> Path:
+        return self.run_dir / rel
+
+
+def problem_files(ctx: RunContext) -> list[Path]:
+    """The run's problem PDDL files (sidecars beside them), sorted by name."""
+    folder = ctx.path("tasks")
+    if folder.is_dir():
+        from demoforge.tasks import DOMAINS
+
+        domains = set(DOMAINS.values())
+        return sorted(p for p in folder.glob("*.pddl") if p.name not in domains)
+    if ctx.config.problem_files:
+        return sorted(Path(p) for p in ctx.config.problem_files)
+    raise PipelineError(f"{folder}: no task folder; run the tasks stage (do not --skip tasks) or give problem_files")
+
+
+def pddl_files(ctx: RunContext) -> list[Path]:
+    """Problem files and the domain file (for provenance)."""
+    probs = problem_files(ctx)
+    from demoforge.tasks import DOMAINS
+
+    domains = sorted(p for p in {probs[0].parent / d for d in DOMAINS.values()} if p.is_file()) if probs else []
+    return domains + probs
+
+
+def stage_tasks(ctx: RunContext) -> dict:
+    from demoforge.tasks import generate_family, write_tasks
+
+    c, out = ctx.config, ctx.path("tasks")
+    tmp = out.with_name(".tasks.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    if c.problem_files:
+        from demoforge.tasks import DOMAINS, domain_text
+
+        tmp.mkdir(parents=True)
+        (tmp / DOMAINS["blocks"]).write_text(domain_text("blocks"), encoding="utf-8")
+        for p in map(Path, c.problem_files):
+            sidecar = p.with_name(p.name.removesuffix(".pddl") + ".scene.json")
+            missing = [str(q) for q in (p, sidecar) if not q.is_file()]
+            if missing:
+                raise PipelineError(f"problem_files: {missing} do not exist (each problem needs NAME.scene.json)")
+            shutil.copyfile(p, tmp / p.name)
+            shutil.copyfile(sidecar, tmp / sidecar.name)
+    else:
+        write_tasks(generate_family(c.family, count=c.problems, seed=c.task_seed), tmp)
+    tmp.rename(out)
+    return {"problems": len(problem_files(ctx))}
+
+
+def stage_envs(ctx: RunContext) -> dict:
+    from demoforge.envs import build_env_package
+
+    c = ctx.config
+    manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
+                                 out=ctx.path("envs"))
+    return {"problems": len(manifest.problems)}
+
+
+def execute_inputs(ctx: RunContext) -> list[str]:
+    """The environment package when the envs stage has built one, else the PDDL problems."""
+    if ctx.config.runs("envs") and (ctx.path("envs") / "manifest.json").is_file():
+        return [str(ctx.path("envs"))]
+    return [str(p) for p in problem_files(ctx)]
+
+
+def stage_execute(ctx: RunContext) -> dict:
+    from demoforge.pipeline.backends import get_backend
+
+    summary = get_backend(ctx.config.backend)(ctx.config, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
+    ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
+                            f"failures by kind {summary.failure_kinds()}")
+    return {"episodes": summary.episodes, "successes": summary.successes, "failure_kinds": summary.failure_kinds()}
+
+
+def _look_requests(config: PipelineConfig):
+    from demoforge.render import parse_look_arg
+
+    return tuple(parse_look_arg(text) for text in config.render_passes)
+
+
+def stage_render(ctx: RunContext) -> dict:
+    from demoforge.execute import resolve_workers
+    from demoforge.render import RenderConfig, render_dataset
+
+    c = ctx.config
+    if not c.render_passes:
+        return {"rendered": False, "reason": "no render_passes"}
+    source = ctx.path("execute/success")
+    if not (source / "meta/info.json").is_file():
+        raise PipelineError(f"{source}: no successful episodes to render")
+    config = RenderConfig(looks=_look_requests(c), cameras=c.cameras, seed=c.seed)
+    n_eps = json.loads((source / "meta/info.json").read_text())["total_episodes"]
+    summary = render_dataset(source, ctx.path("render/success"), config, workers=resolve_workers(c.workers, n_eps))
+    return {"rendered": True, "episodes": summary.episodes, "frames": summary.frames}
+
+
+def looks_used(ctx: RunContext) -> list[dict]:
+    out = []
+    for text, req in zip(ctx.config.render_passes, _look_requests(ctx.config), strict=True):
+        path = Path(req.file)
+        entry = {"pass": text, "look": req.look.name, "copies": req.copies}
+        if path.is_file():
+            entry["sha256"] = sha256_file(path)
+        out.append(entry)
+    return out
+
+
+def train_sources(ctx: RunContext) -> list[Path]:
+    rendered = ctx.path("render/success")
+    if ctx.config.runs("render") and ctx.config.render_passes and (rendered / "meta/info.json").is_file():
+        return [rendered]
+    source = ctx.path("execute/success")
+    if not (source / "meta/info.json").is_file():
+        raise PipelineError(f"{source}: execution produced no successful episodes; nothing to train on")
+    return [source]
+
+
+def _provenance(ctx: RunContext, root: Path, sources: list[Path], stage: str) -> None:
+    files = pddl_files(ctx)
+    looks = looks_used(ctx) if ctx.config.runs("render") else []
+    write_provenance(root, provenance_record(ctx.config, ctx.run_dir, files, sources, looks, stage), files)
+
+
+def _copy_source_meta(source: Path, root: Path) -> None:
+    """merge_datasets writes only its own merge.json under meta/demoforge; the stages' records
+    (controller law, vocabulary, scenes, render looks) are the same for every source of a
+    run, so the first source's are carried over for bake, replay and annotate to find."""
+    src, dst = source / DEMOFORGE_META_DIR, root / DEMOFORGE_META_DIR
+    if not src.is_dir():
+        return
+    for entry in sorted(src.iterdir()):
+        if entry.name in ("merge.json", "pipeline"):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dst / entry.name, dirs_exist_ok=True)
+        else:
+            dst.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(entry, dst / entry.name)
+
+
+def stage_merge(ctx: RunContext) -> dict:
+    from demoforge.dataset import merge_datasets
+
+    out = ctx.path("dataset")
+    out.mkdir(parents=True, exist_ok=True)
+    sources = train_sources(ctx)
+    info = merge_datasets(sources, out / "train")
+    _copy_source_meta(sources[0], out / "train")
+    _provenance(ctx, out / "train", sources, "merge")
+    record = {"train_episodes": info.total_episodes, "failure_episodes": 0}
+    failures = ctx.path("execute/failure")
+    if (failures / "meta/info.json").is_file():
+        finfo = merge_datasets([failures], out / "failures")
+        _copy_source_meta(failures, out / "failures")
+        _provenance(ctx, out / "failures", [failures], "merge")
+        record["failure_episodes"] = finfo.total_episodes
+    ctx.notes["merge"] = f"train {record['train_episodes']} episodes, failures {record['failure_episodes']}"
+    return record
+
+
+def stage_bake(ctx: RunContext) -> dict:
+    from demoforge.convert import BakeConfig, bake
+
+    c = ctx.config
+    if c.bake_convention is None:
+        return {"baked": False, "reason": "no bake_convention"}
+    train = ctx.path("dataset/train")
+    bake([train], ctx.path("baked"), BakeConfig(convention=c.bake_convention, control_freq=c.bake_control_freq))
+    _provenance(ctx, ctx.path("baked"), [train], "bake")
+    return {"baked": True, "convention": c.bake_convention}
+
+
+def final_dataset(ctx: RunContext) -> Path:
+    """The run's training dataset: baked when the bake stage wrote one, else the merged train split."""
+    baked = ctx.path("baked")
+    if ctx.config.runs("bake") and (baked / "meta/info.json").is_file():
+        return baked
+    train = ctx.path("dataset/train")
+    if (train / "meta/info.json").is_file():
+        return train
+    return ctx.path("execute/success")
+
+
+def doctor_summary(result) -> str:
+    sev = result.to_json()["severities"]
+    worst = result.worst() or "none"
+    return f"doctor: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info (worst: {worst})"
+
+
+def stage_doctor(ctx: RunContext) -> dict:
+    from demoforge.doctor import run_doctor, write_report
+    from demoforge.dataset.layout import write_json_atomic
+
+    root = final_dataset(ctx)
+    result = run_doctor(root, robot=ctx.config.robot)
+    out = ctx.path("doctor")
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "doctor.json", result.to_json())
+    write_report(result, out / "report.md")
+    lines = [doctor_summary(result)] + [f"  {f}" for f in result.findings if f.severity != "info"]
+    ctx.notes["doctor"] = "\n".join(lines)
+    record = {"dataset": root.relative_to(ctx.run_dir).as_posix(), **result.to_json()["severities"]}
+    if ctx.config.doctor_fail_on and result.failed(ctx.config.doctor_fail_on):
+        record["failed"] = True
+    return record
+
+
+STAGE_FUNCTIONS: dict[str, Callable[[RunContext], dict]] = {
+    "tasks": stage_tasks, "envs": stage_envs, "execute": stage_execute, "render": stage_render,
+    "merge": stage_merge, "bake": stage_bake, "doctor": stage_doctor,
+}
