@@ -51,9 +51,11 @@ def recorded_problem(root: Path, name: str, cache: dict | None = None) -> Proble
     return problem
 
 
-def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None) -> PddlEpisode:
+def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None, *,
+                   index: int | None = None) -> PddlEpisode:
     """Episode `k` of `root` rebuilt in the physics state of its row `tick` (a PddlEpisode whose
-    start carries the episode's seed streams and records)."""
+    start carries the episode's seed streams and records; `index`, when given, replaces the
+    start's episode index so a client can tell its runs apart)."""
     reader = open_dataset(root)
     row = reader.episode(k)
     name, seed = _json(row.get("demoforge/problem")), _json(row.get("demoforge/seed"))
@@ -71,18 +73,19 @@ def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None)
     restore(scene.model, scene.data, states[tick])
     records = {key: _json(row.get(f"demoforge/{key}")) for key in ("seed", "env_package", "scene_draw", "reset_state")}
     rngs = episode_rngs(int(seed["run_seed"]), name, int(seed["episode"]))
-    ep = PddlEpisode(EpisodeStart(problem, int(seed["episode"]), scene, binding, rngs, records))
+    episode = int(seed["episode"]) if index is None else index
+    ep = PddlEpisode(EpisodeStart(problem, episode, scene, binding, rngs, records))
     ep.source = {"root": str(root), "episode": int(k), "tick": int(tick)}
     ep.randomization = randomization
     return ep
 
 
 def recorded_task(root: Path, k: int, tick: int, problem: Problem, *, max_ticks: int, cache: dict,
-                  terminate_on_success: bool = True) -> SimTask:
+                  terminate_on_success: bool = True, index: int | None = None) -> SimTask:
     """A one-episode SimTask that starts episode `k` of `root` at row `tick`."""
 
     def start(episode, seed, rng):
-        return recorded_start(root, k, tick, cache)
+        return recorded_start(root, k, tick, cache, index=index)
 
     def success(scene, ctx):
         return holds(problem.task, problem.task.goal, ctx.atoms())

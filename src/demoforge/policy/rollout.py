@@ -111,7 +111,7 @@ ExtraFn = Callable[[Problem, object], dict]
 
 def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], layout: RunLayout,
                queue: list[tuple[int, int]], out: Path, *, envs: int, seed: int, settings: RolloutSettings,
-               spec: str, title: str, extra: ExtraFn | None = None, progress=None, write_meta: bool = True) -> dict:
+               spec: str, title: str, extra: ExtraFn | None = None, progress=None) -> dict:
     """Run `queue` ((task, episode) pairs) with `policy`, record to OUT/dataset... see rollout()."""
     env_sp = env_spaces(len(layout.joint_names))
     if hasattr(policy, "bind_action_width"):
@@ -200,8 +200,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         writer.__exit__(RuntimeError, None, None)
         raise
     writer.finalize()
-    if write_meta:
-        _write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings)})
+    write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings)})
     summary = summary_json(tallies, {"title": title, "policy": spec, "dataset": "dataset",
                                      "warmup_ticks": settings.warmup, "reference_ticks": settings.horizon})
     write_json_atomic(out / "summary.json", summary)
@@ -209,11 +208,12 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     return summary
 
 
-def _write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict) -> None:
+def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict, *, stage: str = "rollout") -> None:
+    """meta/demoforge files of a raw execute dataset (controller, vocab, provenance, scenes)."""
     meta = root / DEMOFORGE_META_DIR
     write_json_atomic(meta / schema.CONTROLLER_META, json.loads(layout.law.to_json()))
     write_json_atomic(meta / schema.VOCAB_META, layout.vocab())
-    write_json_atomic(meta / "provenance.json", {"stage": "rollout", "demoforge_version": demoforge.__version__,
+    write_json_atomic(meta / "provenance.json", {"stage": stage, "demoforge_version": demoforge.__version__,
                                                  "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
                                                  "sim_state_width": layout.n_state})
     (meta / "scenes").mkdir(parents=True, exist_ok=True)
