@@ -9,6 +9,8 @@ that opened it: draw from that thread only.
 
 from __future__ import annotations
 
+import os
+
 import mujoco
 import numpy as np
 
@@ -28,6 +30,10 @@ class Canvas:
     """Renders RGB, depth and body segmentation of a bound model's cameras."""
 
     def __init__(self, model: mujoco.MjModel, width: int, height: int) -> None:
+        # One rasterizer thread: as fast at these sizes (reference notes), and it leaves the other
+        # cores to the encoders instead of spinning against them. Read when Mesa loads; a user's
+        # setting wins.
+        os.environ.setdefault("LP_NUM_THREADS", "1")
         # The backend choice (EGL, then OSMesa) and its errors are demoforge.sim's.
         self._renderer, self.backend = open_renderer(model, width, height)
         self._gl = getattr(self._renderer, "_gl_context", None)

@@ -9,9 +9,9 @@ columns and episode records plus `observation.images.<camera>` videos (and `_dep
 Output episodes are in canonical order: source episode, then look (command-line order), then
 copy. The source is never modified.
 
-Speed: the main thread of a worker only replays and renders; each camera stream is encoded
-on its own writer thread as frames arrive (the encoders release the GIL), so rendering and
-encoding overlap. `workers > 1` splits the canonical order into contiguous shards rendered in
+Speed: the main thread of a worker only replays and renders; a writer thread takes each
+frame from a short queue and encodes and writes it (x264 and numpy release the GIL), so
+rendering and encoding overlap. `workers > 1` splits the canonical order into contiguous shards rendered in
 separate processes and merges them in order; the result equals one worker's byte for byte.
 A killed run continues where it stopped when run again with the same arguments (finished
 episodes are kept; with workers, finished and interrupted shards are kept).
@@ -19,10 +19,13 @@ episodes are kept; with workers, finished and interrupted shards are kept).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import multiprocessing
+import queue
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -137,6 +140,39 @@ def _source_extras(row: dict) -> dict:
             if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
 
 
+class _WriterThread:
+    """Runs writer calls in order on one thread, so encoding and writing overlap rendering.
+    The queue is bounded: rendering never runs more than QUEUE frames ahead."""
+
+    QUEUE = 16
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue = queue.Queue(maxsize=self.QUEUE)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="render-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if self._error is None:  # after a failure, drain without running
+                try:
+                    job()
+                except BaseException as exc:  # noqa: BLE001 - re-raised on the rendering thread
+                    self._error = exc
+
+    def put(self, job: Callable[[], object]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._jobs.put(job)
+
+    def join(self) -> None:
+        """Wait for every queued call; re-raise the first failure."""
+        self._jobs.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there."""
     if (root / INFO_PATH).is_file():
@@ -159,6 +195,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     upcoming = {episodes[0]: prefetch.submit(episode_scene, source, episodes[0])}
     look0 = config.looks[items[0][1]].look
     canvas = Canvas(blank_model(look0.width, look0.height), look0.width, look0.height)  # GL starts meanwhile
+    lane = _WriterThread()
     try:
         for episode, k, copy, _ in items:
             look = config.looks[k].look
@@ -182,13 +219,19 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             columns = reader.read_episode(episode, data_keys)
             task = row["tasks"][0]
             for t, _ in enumerate(replay_states(source, episode, recorder.scene)):
-                writer.add_frame({**{key: columns[key][t] for key in data_keys}, **recorder.render()}, task=task)
+                frame = {**{key: columns[key][t] for key in data_keys}, **recorder.render()}
+                lane.put(functools.partial(writer.add_frame, frame, task=task))
             extra = {**_source_extras(row), LOOK_EXTRA: draw,
                      SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
-            writer.save_episode(extra=extra)
+            lane.put(functools.partial(writer.save_episode, extra=extra))
+        lane.join()
         writer.finalize()
         (root / MARKER).unlink(missing_ok=True)
     except BaseException as exc:
+        try:
+            lane.join()  # the writer must be idle before it is closed
+        except BaseException:  # noqa: BLE001 - the first failure is the one raised
+            pass
         if writer is not None:
             writer.__exit__(type(exc), exc, exc.__traceback__)  # keep finished episodes, release the lock
         raise
