@@ -1,0 +1,161 @@
+"""`demoforge rollout | eval | replay | relabel | viz | plot`: policies in the loop and looking at data.
+
+Registered by cli/main.py as top-level commands: rollout, eval (function `eval_`), replay,
+relabel, viz, plot.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from demoforge.errors import DemoforgeError
+
+POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | module:factory | file.py:factory "
+               "(the factory returns an object with spaces, reset(slot, start), act(observations)).")
+
+
+def parse_episodes(text: str | None) -> list[int] | None:
+    """'0,2,5-7' -> [0, 2, 5, 6, 7]; None -> None (all)."""
+    if text is None or text.strip() in ("", "all"):
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                a, b = part.split("-", 1)
+                out += list(range(int(a), int(b) + 1))
+            else:
+                out.append(int(part))
+        except ValueError:
+            raise typer.BadParameter(f"{text!r}: episodes are indices and ranges, e.g. 0,2,5-7") from None
+    return sorted(set(out))
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2) from None
+
+
+def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: float | None, assist_steps: int):
+    from demoforge.policy import Assist, RolloutSettings
+
+    assist = None if assist_floor is None else Assist(floor=assist_floor, steps=assist_steps)
+    return RolloutSettings(max_ticks=max_ticks, warmup_ticks=warmup, reference_ticks=reference, assist=assist)
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    o = summary["overall"]
+    typer.echo(f"{o['episodes']} episodes: success {o['success_rate']:.3f}, partial success {o['partial_success']:.3f}, "
+               f"mean completion {o['mean_completion']:.3f} (warm-up {summary['warmup_ticks']} ticks excluded, "
+               f"horizon {summary['reference_ticks']} ticks)")
+    for name, t in summary["problems"].items():
+        typer.echo(f"  {name}: success {t['success_rate']:.3f}, partial {t['partial_success']:.3f}, "
+                   f"completion {t['mean_completion']:.3f} ({t['episodes']} episodes)")
+    typer.echo(f"dataset: {out / 'dataset'}; summary: {out / 'SUMMARY.md'}, {out / 'summary.json'}")
+
+
+_MAX_TICKS = typer.Option(600, "--max-ticks", min=1, help="Ticks before an episode is truncated.")
+_WARMUP = typer.Option(0, "--warmup", min=0, help="Ticks excluded from completion_ratio (at least --assist-steps).")
+_REFERENCE = typer.Option(None, "--reference-ticks", min=1, help="Completion horizon [ticks]; default --max-ticks.")
+_FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0,
+                      help="Enable the object assist (an upward force of a fraction of each object's weight): it "
+                           "holds at 1.0 for --assist-steps ticks, then DROPS TO this floor for the rest of the "
+                           "episode. The floor is the value it ends at, not the start. Recorded per episode.")
+_STEPS = typer.Option(0, "--assist-steps", min=0, help="Ticks the assist holds at 1.0 before dropping to the floor.")
+
+
+def rollout(
+    policy: str = typer.Option(..., "--policy", help=POLICY_HELP),
+    problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or env package; repeatable."),
+    episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes per problem."),
+    envs: int = typer.Option(1, "--envs", min=1, help="Environments stepped together."),
+    out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
+    seed: int = typer.Option(0, "--seed"),
+    domain: str = typer.Option("blocks", "--domain"),
+    max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
+    assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS,
+) -> None:
+    """Roll a policy out and record every episode (streamed to disk) with success, partial success and
+    completion as episode columns; print and save a summary."""
+    from demoforge.policy import load_policy, rollout as run
+
+    try:
+        settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
+        summary = run(load_policy(policy), problems, out, episodes=episodes, envs=envs, seed=seed,
+                      settings=settings, spec=policy, domain=domain)
+    except DemoforgeError as exc:
+        _fail(exc)
+    _print_summary(summary, out)
+
+
+def eval_(
+    policy: str = typer.Option(..., "--policy", help=POLICY_HELP),
+    from_dataset: Path = typer.Option(..., "--from-dataset", help="Dataset whose episodes' initial states to use."),
+    out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
+    episodes: str | None = typer.Option(None, "--episodes", help="Episodes to start from, e.g. 0,2,5-7 (all)."),
+    envs: int = typer.Option(1, "--envs", min=1),
+    max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
+    assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS,
+) -> None:
+    """Closed-loop evaluation from the exact initial states (physics state and randomization draw) of
+    the recorded episodes of a dataset."""
+    from demoforge.policy import load_policy
+    from demoforge.policy.evaluate import evaluate_from_dataset
+
+    try:
+        settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
+        summary = evaluate_from_dataset(load_policy(policy), from_dataset, out, episodes=parse_episodes(episodes),
+                                        envs=envs, settings=settings, spec=policy)
+    except DemoforgeError as exc:
+        _fail(exc)
+    _print_summary(summary, out)
+
+
+def replay(
+    dataset: Path = typer.Argument(..., help="A demoforge dataset (raw execute, roll-out, eval or relabel)."),
+    episodes: str | None = typer.Option(None, "--episodes", help="e.g. 0,2,5-7 (all)."),
+    kinematic: bool = typer.Option(False, "--kinematic", help="Teleport along the recorded states instead of "
+                                                              "stepping the actions (no policy, no physics)."),
+    tol: float = typer.Option(1e-6, "--tol", help="Divergence above this is reported as diverging [rad, m]."),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON here."),
+) -> None:
+    """Replay each episode's actions open-loop through its recorded control law from its recorded initial
+    state and report robot and object divergence per episode. Exit 1 if any episode diverges."""
+    from demoforge.policy.replay import replay_dataset
+
+    try:
+        report = replay_dataset(dataset, parse_episodes(episodes), kinematic=kinematic)
+    except DemoforgeError as exc:
+        _fail(exc)
+    for e in report.episodes:
+        state = "exact" if e.exact else f"first differs at tick {e.first_diverging_tick}"
+        typer.echo(f"episode {e.episode}: {e.ticks} ticks, robot {e.max_robot:.3g}, objects {e.max_object:.3g}; {state}")
+    bad = report.diverging(tol, tol)
+    typer.echo(f"{len(report.episodes) - len(bad)}/{len(report.episodes)} episodes replay within {tol:g}"
+               + (f"; diverging: {bad}" if bad else "") + ("; all bit-exact" if report.exact else ""))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
+    if bad:
+        raise typer.Exit(1)
+
+
+def relabel(
+    rollouts: Path = typer.Option(..., "--rollouts", help="A roll-out dataset (OUT/dataset of `demoforge rollout`)."),
+    out: Path = typer.Option(..., "--out", help="OUT/dataset (new expert demonstrations), OUT/summary.json."),
+    envs: int = typer.Option(1, "--envs", min=1),
+) -> None:
+    """For each failed roll-out, run the expert from the last state from which the planner still reaches
+    the goal, and record the successes as expert demonstrations starting from that state."""
+    from demoforge.policy.relabel import relabel as run
+
+    try:
+        summary = run(rollouts, out, envs=envs)
+    except DemoforgeError as exc:
+        _fail(exc)
+    typer.echo(f"{len(summary['failed'])} failed roll-outs: {summary['relabeled']} relabeled, "
+               f"{len(summary['unreachable'])} with no reachable state, {len(summary['expert_failed'])} where the "
+               f"expert failed too; dataset: {out / 'dataset'}")
