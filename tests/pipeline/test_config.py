@@ -1,0 +1,79 @@
+"""The pipeline config record: YAML and flags, validation, smoke-test shrinking, run folder guards."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from demoforge.pipeline import PipelineError, config_from_dict, dump_config, resolve_config, run_pipeline
+from demoforge.pipeline import state
+from demoforge.pipeline.config import output_fields
+
+
+def test_flags_override_file_and_round_trip(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("experiment_id: a\nproblems: 3\nrender_passes: [plain]\nseed: 5\n")
+    c = resolve_config(f, {"problems": 4, "seed": None, "cameras": ["front"]})
+    assert (c.experiment_id, c.problems, c.seed, c.render_passes, c.cameras) == ("a", 4, 5, ("plain",), ("front",))
+    assert config_from_dict(yaml.safe_load(dump_config(c))) == c
+
+
+def test_unknown_keys_and_bad_values_reported_together(tmp_path):
+    with pytest.raises(PipelineError) as err:
+        config_from_dict({"experiment_id": "bad id", "episodes": 3, "problems": 0, "workers": "many",
+                          "skip": ["paint"], "backend": "slurm", "bake_convention": "nope"})
+    msg = str(err.value)
+    for needle in ("unknown key 'episodes'", "experiment_id", "problems: 0", "workers: 'many'", "['paint']",
+                   "backend: 'slurm'", "bake_convention: 'nope'"):
+        assert needle in msg, needle
+
+
+def test_missing_file_and_non_mapping(tmp_path):
+    with pytest.raises(PipelineError, match="does not exist"):
+        resolve_config(tmp_path / "none.yaml", {})
+    (tmp_path / "l.yaml").write_text("- 1\n")
+    with pytest.raises(PipelineError, match="mapping"):
+        resolve_config(tmp_path / "l.yaml", {"experiment_id": "a"})
+
+
+def test_smoke_test_shrinks_and_workers_are_not_output(tmp_path):
+    c = config_from_dict({"experiment_id": "s", "smoke_test": True, "problems": 9, "episodes_per_problem": 50})
+    assert (c.problems, c.episodes_per_problem, c.cameras) == (1, 2, ("front",))
+    d = config_from_dict({"experiment_id": "s", "smoke_test": True, "workers": 1, "envs": 1})
+    assert output_fields(c) == output_fields(d) and c != d
+    assert config_from_dict({"experiment_id": "s", "workers": "2"}).workers == 2
+
+
+def test_run_folder_guards(tmp_path):
+    c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": ["tasks", "envs", "execute",
+                                                                                    "render", "merge", "bake",
+                                                                                    "doctor"]})
+    run_pipeline(c, echo=lambda s: None)
+    assert (tmp_path / "x" / "config.yaml").is_file()
+    with pytest.raises(PipelineError, match="--resume"):
+        run_pipeline(c, echo=lambda s: None)
+    other = config_from_dict({**c.to_dict(), "seed": 7})
+    with pytest.raises(PipelineError, match="seed"):
+        run_pipeline(other, resume=True, echo=lambda s: None)
+    run_pipeline(config_from_dict({**c.to_dict(), "workers": 1}), resume=True, echo=lambda s: None)
+    (tmp_path / "y").mkdir()
+    (tmp_path / "y" / "stray").write_text("x")
+    with pytest.raises(PipelineError, match="not a pipeline run"):
+        run_pipeline(config_from_dict({**c.to_dict(), "experiment_id": "y"}), echo=lambda s: None)
+
+
+def test_skipped_tasks_without_problems_is_an_error(tmp_path):
+    c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": ["tasks"]})
+    with pytest.raises(PipelineError, match="no task folder"):
+        run_pipeline(c, echo=lambda s: None)
+
+
+def test_markers_and_cleaning(tmp_path):
+    assert state.done_stages(tmp_path) == []
+    state.mark_done(tmp_path, "tasks", {"problems": 2})
+    assert state.is_done(tmp_path, "tasks") and state.read_marker(tmp_path, "tasks") == {"stage": "tasks",
+                                                                                         "problems": 2}
+    (tmp_path / "dataset" / "train").mkdir(parents=True)
+    (tmp_path / "baked").write_text("partial")
+    assert state.clean_outputs(tmp_path, ["dataset", "baked", "doctor"]) == ["dataset", "baked"]
+    assert not (tmp_path / "dataset").exists() and not (tmp_path / "baked").exists()

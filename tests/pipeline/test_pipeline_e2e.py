@@ -1,0 +1,135 @@
+"""The whole pipeline end to end: smoke run (render, bake, doctor) passing check_dataset with
+provenance, resume after SIGKILL mid-execution byte-identical to an uninterrupted run, skip flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from demoforge.dataset import check_dataset, open_dataset
+from demoforge.pipeline import config_from_dict, resolve_config, run_pipeline
+from demoforge.pipeline import state
+from demoforge.pipeline.provenance import PROVENANCE_DIR, dataset_hash
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pipeline")
+    config = resolve_config(None, {"experiment_id": "smoke", "out_dir": str(out), "smoke_test": True,
+                                   "render_passes": ["plain"], "bake_convention": "joint_target", "workers": 1})
+    lines: list[str] = []
+    return run_pipeline(config, echo=lines.append), lines
+
+
+def test_smoke_pipeline_end_to_end(smoke):
+    result, lines = smoke
+    assert result.ran == ("tasks", "envs", "execute", "render", "merge", "bake", "doctor")
+    assert result.final == result.run_dir / "baked"
+    for root in (result.final, result.run_dir / "dataset" / "train"):
+        assert check_dataset(root) == [], root
+    ds = open_dataset(result.final)
+    assert ds.info.video_keys == ["observation.images.front"]
+    assert ds.info.total_episodes == json.loads(
+        state.marker_path(result.run_dir, "execute").read_text())["successes"] >= 1
+    assert result.doctor_summary.startswith("doctor: ")
+    assert (result.run_dir / "doctor" / "report.md").is_file()
+    assert json.loads((result.run_dir / "doctor" / "doctor.json").read_text())["root"] == str(result.final)
+    saved = yaml.safe_load((result.run_dir / "config.yaml").read_text())
+    assert saved["problems"] == 1 and saved["smoke_test"] is True and saved["cameras"] == ["front"]
+    assert state.done_stages(result.run_dir) == sorted(result.ran)
+    logs = sorted((result.run_dir / "logs" / "execute").glob("*.log"))
+    assert [p.stem for p in logs] == ["stack_three-all-0000"] and "problem done" in logs[0].read_text()
+
+
+def test_provenance_contents(smoke):
+    result, _ = smoke
+    run = result.run_dir
+    for root, sources in ((run / "baked", ["dataset/train"]), (run / "dataset" / "train", ["render/success"])):
+        prov = json.loads((root / PROVENANCE_DIR / "provenance.json").read_text())
+        assert prov["demoforge_version"] == "0.1.0" and len(prov["git_commit"] or "0" * 40) == 40
+        assert prov["config"] == yaml.safe_load((run / "config.yaml").read_text())
+        assert prov["seeds"] == {"task_seed": 0, "seed": 0}
+        assert [s["root"] for s in prov["sources"]] == sources
+        assert prov["sources"][0]["sha256"] == dataset_hash(run / sources[0])
+        assert [p["file"] for p in prov["pddl"]] == ["blocks.pddl", "stack_three-all-0000.pddl"]
+        for p in prov["pddl"]:
+            copy = root / PROVENANCE_DIR / "pddl" / p["file"]
+            assert copy.read_bytes() == (run / "tasks" / p["file"]).read_bytes()
+        assert [(lk["pass"], lk["look"], lk["copies"]) for lk in prov["looks"]] == [("plain", "plain", 1)]
+
+
+_CHILD = """
+import sys
+from demoforge.pipeline import config_from_dict, run_pipeline
+import json
+run_pipeline(config_from_dict(json.loads(sys.argv[1])), resume=sys.argv[2] == "1", echo=lambda s: None)
+"""
+
+
+def _config(out: Path, exp: str, **kw) -> dict:
+    return {"experiment_id": exp, "out_dir": str(out), "problems": 1, "episodes_per_problem": 3, "reset_states": 2,
+            "envs": 1, "workers": 1, "skip": ["render", "bake", "doctor"], **kw}
+
+
+def test_resume_after_sigkill_is_identical(tmp_path):
+    # execute records its input paths in the episodes, so both runs use the same run folder:
+    # the uninterrupted one first (other worker and env counts), moved aside afterwards
+    base = tmp_path / "base"
+    whole = run_pipeline(config_from_dict(_config(base, "exp", workers=2, envs=2)), echo=lambda s: None)
+    assert whole.ran == ("tasks", "envs", "execute", "merge")
+    (tmp_path / "base").rename(tmp_path / "whole")
+
+    env = {**os.environ, "MUJOCO_GL": "egl"}
+    killed = _config(base, "exp")
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(killed), "0"], env=env)
+    run = base / "exp"
+    log = run / "logs" / "execute" / "stack_three-all-0000.log"
+    deadline = time.monotonic() + 120
+    while not (log.is_file() and log.read_text().count("\n") >= 1):
+        assert child.poll() is None and time.monotonic() < deadline, "child ended before its first episode"
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    assert state.is_done(run, "envs") and not state.is_done(run, "execute")
+    (run / "dataset").mkdir()
+    (run / "dataset" / "partial").write_text("left by a killed merge")
+    lines: list[str] = []
+    resumed = run_pipeline(config_from_dict(killed), resume=True, echo=lines.append)
+    assert resumed.ran == ("execute", "merge") and "tasks: done before, skipped" in lines
+    assert any("removed partial outputs ['dataset']" in line for line in lines)
+    assert not (run / "dataset" / "partial").exists()
+
+    other = tmp_path / "whole" / "exp"
+    for rel in ("execute/success", "execute/failure", "dataset/train", "dataset/failures"):
+        a, b = run / rel, other / rel
+        assert a.is_dir() == b.is_dir(), rel
+        if a.is_dir():
+            assert dataset_hash(a) == dataset_hash(b), rel
+    prov = [json.loads((r / "dataset/train" / PROVENANCE_DIR / "provenance.json").read_text()) for r in (run, other)]
+    for p in prov:
+        assert (p["config"].pop("workers"), p["config"].pop("envs")) in ((1, 1), (2, 2))
+    assert prov[0] == prov[1]
+
+
+def test_skip_flags(tmp_path):
+    c = config_from_dict(_config(tmp_path, "skips", episodes_per_problem=1, skip=["envs", "render", "bake"]))
+    result = run_pipeline(c, echo=lambda s: None)
+    assert result.ran == ("tasks", "execute", "merge", "doctor")
+    assert result.skipped == ("envs", "render", "bake")
+    assert not (result.run_dir / "envs").exists() and not (result.run_dir / "baked").exists()
+    run_json = json.loads((result.run_dir / "execute" / "run.json").read_text())
+    assert [Path(p).name for p in run_json["inputs"]] == ["stack_three-all-0000.pddl"]
+    assert result.final == result.run_dir / "dataset" / "train"
+    prov = json.loads((result.final / PROVENANCE_DIR / "provenance.json").read_text())
+    assert prov["looks"] == [] and [s["root"] for s in prov["sources"]] == ["execute/success"]
+    assert state.done_stages(result.run_dir) == ["doctor", "execute", "merge", "tasks"]
