@@ -159,3 +159,43 @@ def relabel(
     typer.echo(f"{len(summary['failed'])} failed roll-outs: {summary['relabeled']} relabeled, "
                f"{len(summary['unreachable'])} with no reachable state, {len(summary['expert_failed'])} where the "
                f"expert failed too; dataset: {out / 'dataset'}")
+
+
+def viz(
+    dataset: Path = typer.Argument(..., help="A dataset: rendered (camera videos) or raw (rendered here)."),
+    out: Path = typer.Option(..., "--out", help="Folder for episode_XXXXXX.mp4."),
+    episodes: str | None = typer.Option(None, "--episodes", help="e.g. 0,2,5-7 (all)."),
+    cameras: str | None = typer.Option(None, "--cameras", help="Comma-separated cameras (all)."),
+    kinds: str = typer.Option("rgb,depth,segmentation", "--kinds", help="Rows, in order."),
+    width: int = typer.Option(160, "--width", min=2, help="Tile width when rendering a raw dataset [px]."),
+    height: int = typer.Option(120, "--height", min=2, help="Tile height when rendering a raw dataset [px]."),
+    stride: int = typer.Option(1, "--stride", min=1, help="Show every N-th tick."),
+) -> None:
+    """One MP4 per episode tiling modalities (rows: rgb, depth, segmentation) by cameras (columns), with the
+    operator, phase and step overlaid."""
+    from demoforge.viz import TileSettings, write_tiles
+
+    try:
+        settings = TileSettings(width=width, height=height, stride=stride,
+                                cameras=tuple(c for c in (cameras or "").split(",") if c),
+                                kinds=tuple(k for k in kinds.split(",") if k))
+        files = write_tiles(dataset, out, parse_episodes(episodes), settings)
+    except DemoforgeError as exc:
+        _fail(exc)
+    for f in files:
+        typer.echo(str(f))
+
+
+def plot(
+    dataset: Path = typer.Argument(..., help="A demoforge dataset."),
+    episode: int = typer.Option(..., "--episode", min=0, help="Episode index."),
+    out: Path | None = typer.Option(None, "--out", help="PNG path (default episode_XXXXXX.png here)."),
+) -> None:
+    """A PNG of every signal of an episode: state, action, gripper, labels, atoms, success."""
+    from demoforge.viz import plot_episode
+
+    try:
+        path = plot_episode(dataset, episode, out or Path(f"episode_{episode:06d}.png"))
+    except DemoforgeError as exc:
+        _fail(exc)
+    typer.echo(str(path))

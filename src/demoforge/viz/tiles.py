@@ -1,0 +1,176 @@
+"""Tiled episode videos: modalities (rows: rgb, depth, segmentation) by cameras (columns),
+with the running operator and the step burnt in.
+
+Frames come from the dataset's camera videos (`observation.images.<camera>[_depth|
+_segmentation]`) when it has them; a state-only (raw) dataset is rendered on the fly
+along its recorded physics states (a kinematic replay) with the scene's cameras. Depth is
+shown as grey, near bright, over the frame's own range; segmentation as the render
+stage's body colours.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+import numpy as np
+
+from demoforge.dataset import open_dataset
+from demoforge.dataset.layout import DEMOFORGE_META_DIR
+from demoforge.errors import DemoforgeError
+from demoforge.viz.text import burn_text
+
+KINDS = ("rgb", "depth", "segmentation")
+PREFIX = "observation.images."
+
+
+class VizError(DemoforgeError):
+    """Nothing to show, or an episode or camera that is not there."""
+
+
+@dataclass(frozen=True)
+class TileSettings:
+    """Rendering of a state-only dataset and the output video."""
+
+    width: int = 160  # tile width when rendering a raw dataset [px] (even)
+    height: int = 120  # tile height [px] (even)
+    cameras: tuple[str, ...] = ()  # cameras to show; () = all
+    kinds: tuple[str, ...] = KINDS  # modalities (rows) to show, in this order
+    stride: int = 1  # show every stride-th tick
+    crf: int = 23  # x264 quality
+
+
+def _labels(root: Path, reader, k: int) -> list[str]:
+    cols = reader.read_episode(k, [c for c in ("plan.operator", "plan.phase") if c in reader.info.features])
+    vocab_file = root / DEMOFORGE_META_DIR / "vocab.json"
+    vocab = json.loads(vocab_file.read_text()) if vocab_file.is_file() else {"operators": [], "phases": []}
+    n = reader.episode(k)["length"]
+    ops = cols.get("plan.operator", np.full((n, 1), -1)).reshape(-1)
+    phs = cols.get("plan.phase", np.full((n, 1), -1)).reshape(-1)
+
+    def name(names, i):
+        return names[i] if 0 <= i < len(names) else "-"
+
+    return [f"{name(vocab['operators'], int(o))} {name(vocab['phases'], int(p))}" for o, p in zip(ops, phs, strict=True)]
+
+
+def _depth_rgb(d: np.ndarray) -> np.ndarray:
+    d = np.asarray(d, np.float64)
+    if d.ndim == 3:
+        d = d[..., 0]
+    finite = np.isfinite(d)
+    lo, hi = (d[finite].min(), d[finite].max()) if finite.any() else (0.0, 1.0)
+    g = np.where(finite, 1.0 - (d - lo) / max(hi - lo, 1e-9), 0.0)
+    return np.repeat((g * 255).astype(np.uint8)[..., None], 3, axis=2)
+
+
+class _Frames:
+    """Frames per (kind, camera) of one episode, rendered or decoded."""
+
+    def __init__(self, root: Path, reader, k: int, s: TileSettings):
+        self.root, self.reader, self.k, self.s = root, reader, k, s
+        videos = sorted(f[len(PREFIX):] for f, spec in reader.info.features.items()
+                        if f.startswith(PREFIX) and spec.dtype == "video")
+        self.from_video = bool(videos)
+        if self.from_video:
+            streams = {}
+            for v in videos:
+                kind = "depth" if v.endswith("_depth") else "segmentation" if v.endswith("_segmentation") else "rgb"
+                cam = v.removesuffix("_depth").removesuffix("_segmentation")
+                streams[(kind, cam)] = PREFIX + v
+            cams = sorted({c for _, c in streams})
+        else:
+            from demoforge.execute import episode_scene
+
+            self.scene = episode_scene(root, k)
+            cams = sorted(self.scene.cameras, key=self.scene.cameras.get)
+            streams = {(kind, c): None for kind in KINDS for c in cams}
+        cams = [c for c in cams if not s.cameras or c in s.cameras]
+        missing = sorted(set(s.cameras) - set(cams))
+        if missing or not cams:
+            raise VizError(f"{root} episode {k}: cameras {missing or list(s.cameras)} not available; it has "
+                           f"{sorted({c for _, c in streams})}")
+        self.cams = cams
+        self.kinds = [kind for kind in s.kinds if any((kind, c) in streams for c in cams)]
+        self.streams = streams
+
+    def __iter__(self):
+        n = self.reader.episode(self.k)["length"]
+        ticks = range(0, n, self.s.stride)
+        if self.from_video:
+            decoded = {key: self.reader.read_video(self.k, v, list(ticks)) for key, v in self.streams.items()}
+            for j, t in enumerate(ticks):
+                yield t, {key: (_depth_rgb(f[j]) if key[0] == "depth" else f[j]) for key, f in decoded.items()}
+            return
+        from demoforge.execute import replay_states
+        from demoforge.render.recorder import segmentation_colour
+        from demoforge.sim import CameraRig
+
+        palette = np.array([segmentation_colour(b) for b in range(-1, self.scene.model.nbody)], np.uint8)
+        with CameraRig(self.scene.model, self.scene.cameras, width=self.s.width, height=self.s.height) as rig:
+            for t, scene in enumerate(replay_states(self.root, self.k, self.scene)):
+                if t % self.s.stride:
+                    continue
+                out = {}
+                for c in self.cams:
+                    if "rgb" in self.kinds:
+                        out[("rgb", c)] = rig.rgb(scene.data, c)
+                    if "depth" in self.kinds:
+                        out[("depth", c)] = _depth_rgb(rig.depth(scene.data, c))
+                    if "segmentation" in self.kinds:
+                        out[("segmentation", c)] = palette[rig.segmentation(scene.data, c) + 1]
+                yield t, out
+
+
+def tile(frames: dict, kinds: Sequence[str], cams: Sequence[str]) -> np.ndarray:
+    """One (rows*H, cols*W, 3) image; a missing stream is black."""
+    h, w = next(iter(frames.values())).shape[:2]
+    out = np.zeros((len(kinds) * h, len(cams) * w, 3), np.uint8)
+    for r, kind in enumerate(kinds):
+        for c, cam in enumerate(cams):
+            f = frames.get((kind, cam))
+            if f is not None:
+                out[r * h:(r + 1) * h, c * w:(c + 1) * w] = f[:h, :w, :3]
+    return out
+
+
+def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = None,
+                settings: TileSettings = TileSettings()) -> list[Path]:
+    """One MP4 per episode in OUT (`episode_XXXXXX.mp4`); returns the files."""
+    root, out = Path(root), Path(out)
+    reader = open_dataset(root)
+    indices = reader.episode_indices if episodes is None else list(episodes)
+    unknown = sorted(set(indices) - set(reader.episode_indices))
+    if unknown:
+        raise VizError(f"{root}: no episodes {unknown}; it has 0..{reader.num_episodes - 1}")
+    bad = sorted(set(settings.kinds) - set(KINDS))
+    if bad or settings.stride < 1 or settings.width % 2 or settings.height % 2:
+        raise VizError(f"viz settings: kinds {bad} not in {KINDS}, or stride {settings.stride} < 1, or odd size "
+                       f"{settings.width}x{settings.height}")
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for k in indices:
+        frames = _Frames(root, reader, k, settings)
+        labels = _labels(root, reader, k)
+        path = out / f"episode_{k:06d}.mp4"
+        with av.open(str(path), "w") as container:
+            stream = None
+            for t, f in frames:
+                img = tile(f, frames.kinds, frames.cams)
+                if img.shape[0] % 2 or img.shape[1] % 2:
+                    img = img[: img.shape[0] // 2 * 2, : img.shape[1] // 2 * 2]
+                burn_text(img, f"EP {k} T {t} {labels[t]}", 2, 2, scale=1 if img.shape[1] < 400 else 2)
+                if stream is None:
+                    stream = container.add_stream("libx264", rate=max(1, round(reader.info.fps / settings.stride)))
+                    stream.width, stream.height, stream.pix_fmt = img.shape[1], img.shape[0], "yuv420p"
+                    stream.options = {"crf": str(settings.crf)}
+                for packet in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
+                    container.mux(packet)
+            if stream is not None:
+                for packet in stream.encode():
+                    container.mux(packet)
+        files.append(path)
+    return files
