@@ -112,3 +112,17 @@ def test_unknown_camera_is_refused(raw):
     with pytest.raises(LookError, match=r"cameras \['top'\] are not in the scene; cameras: \['front', 'side', 'wrist'\]"):
         CameraRecorder(scene, _draw(scene, "plain"), ("front", "top"))
     assert mujoco is not None
+
+
+def test_shade_only_looks_redraw_the_scene_pips_in_the_new_colour(raw):
+    from demoforge.render import look_from_dict
+    from demoforge.sim.glyphs import glyph_atlas
+
+    scene = episode_scene(raw, 0)
+    look = look_from_dict({"name": "shade", "blocks": {"shade_jitter": 0.3}})
+    draw = draw_look(look, look_seed(0, "shade", 0, 0), look_targets(scene))
+    model = look_scene(scene, draw).model
+    tex = model.texture("look/white").id
+    pixels = model.tex_data[model.tex_adr[tex]:model.tex_adr[tex] + model.tex_width[tex] * model.tex_height[tex] * 3]
+    assert np.array_equal(pixels, glyph_atlas(draw["blocks"]["white"]["rgb"]).reshape(-1))
+    assert draw["blocks"]["white"]["glyph"] is None and draw["blocks"]["white"]["rgb"] != [0.95, 0.95, 0.95]

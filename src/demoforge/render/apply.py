@@ -18,7 +18,7 @@ from demoforge.render.font import letter_mask
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
 from demoforge.sim import Box, Scene, scene_from_model, scene_mjspec, state_size
-from demoforge.sim.glyphs import CELL
+from demoforge.sim.glyphs import CELL, glyph_atlas
 
 _BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
             "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
@@ -75,13 +75,11 @@ def _blocks(mj: mujoco.MjSpec, blocks: dict) -> None:
             g = None
         if g is None:
             raise LookError(f"look draw: block {name!r} is not a geom of the scene")
-        if item["glyph"] is None:
+        if item["glyph"] is None and not g.material:
             g.rgba = [*item["rgb"], 1.0]
-            if g.material:  # the scene's textured faces: tint the material, keep the texture
-                mj.material(g.material).rgba = [*item["rgb"], 1.0]
-                g.rgba = [1.0, 1.0, 1.0, 1.0]
             continue
-        atlas = _letter_atlas(item["rgb"], item["glyph"])
+        # letters, or the scene's pip faces redrawn in the new colour
+        atlas = glyph_atlas(item["rgb"]) if item["glyph"] is None else _letter_atlas(item["rgb"], item["glyph"])
         tex = mj.add_texture(name=f"look/{name}", type=mujoco.mjtTexture.mjTEXTURE_CUBE)
         tex.width, tex.height, tex.nchannel = atlas.shape[1], atlas.shape[0], 3
         tex.data = atlas.tobytes()
