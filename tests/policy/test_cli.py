@@ -28,7 +28,8 @@ def test_rollout_replay_eval_relabel(pnp, expert_data, tmp_path):
                                  "--episodes", "1", "--out", str(tmp_path / "e"), "--max-ticks", "900"])
     assert r.exit_code == 0, r.output
     assert "1 episodes: success 1.000" in r.output
-    r = CliRunner().invoke(app, ["relabel", "--rollouts", str(tmp_path / "r" / "dataset"), "--out", str(tmp_path / "l")])
+    r = CliRunner().invoke(app, ["relabel", "--rollouts", str(tmp_path / "r" / "dataset"),
+                                 "--out", str(tmp_path / "l")])
     assert r.exit_code == 0, r.output
     assert "2 failed roll-outs: 2 relabeled" in r.output
 

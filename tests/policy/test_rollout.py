@@ -116,3 +116,27 @@ def test_an_out_folder_in_use_is_refused(pnp, tmp_path):
 
     with pytest.raises(PolicyError, match="not empty"):
         rollout(load_policy("tests.policy.scripted:hold"), [pnp], tmp_path / "r", episodes=1)
+
+
+def test_episodes_stream_to_the_writer_as_they_end(pnp, tmp_path, monkeypatch):
+    import sys
+
+    ro = sys.modules["demoforge.policy.rollout"]  # the package exports the function under that name
+
+    events = []
+    add = ro.DatasetWriter.add_episode
+
+    def logged(self, columns, **kw):
+        events.append("write")
+        return add(self, columns, **kw)
+
+    monkeypatch.setattr(ro.DatasetWriter, "add_episode", logged)
+    policy = load_policy("tests.policy.scripted:hold")
+    reset = policy.reset
+    policy.reset = lambda slot, start: (events.append("start"), reset(slot, start))
+    rollout(policy, [pnp], tmp_path / "r", episodes=5, envs=2, settings=RolloutSettings(max_ticks=4), spec="hold")
+    held = 0
+    for e in events:  # episodes started but not yet written never exceed the env count
+        held += 1 if e == "start" else -1
+        assert held <= 2
+    assert events.count("write") == 5

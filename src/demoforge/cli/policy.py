@@ -49,7 +49,8 @@ def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: 
 
 def _print_summary(summary: dict, out: Path) -> None:
     o = summary["overall"]
-    typer.echo(f"{o['episodes']} episodes: success {o['success_rate']:.3f}, partial success {o['partial_success']:.3f}, "
+    typer.echo(f"{o['episodes']} episodes: success {o['success_rate']:.3f}, "
+               f"partial success {o['partial_success']:.3f}, "
                f"mean completion {o['mean_completion']:.3f} (warm-up {summary['warmup_ticks']} ticks excluded, "
                f"horizon {summary['reference_ticks']} ticks)")
     for name, t in summary["problems"].items():
@@ -133,7 +134,8 @@ def replay(
         _fail(exc)
     for e in report.episodes:
         state = "exact" if e.exact else f"first differs at tick {e.first_diverging_tick}"
-        typer.echo(f"episode {e.episode}: {e.ticks} ticks, robot {e.max_robot:.3g}, objects {e.max_object:.3g}; {state}")
+        typer.echo(f"episode {e.episode}: {e.ticks} ticks, robot {e.max_robot:.3g}, "
+                   f"objects {e.max_object:.3g}; {state}")
     bad = report.diverging(tol, tol)
     typer.echo(f"{len(report.episodes) - len(bad)}/{len(report.episodes)} episodes replay within {tol:g}"
                + (f"; diverging: {bad}" if bad else "") + ("; all bit-exact" if report.exact else ""))

@@ -80,7 +80,8 @@ def check_spaces(policy: PolicySpaces, env: PolicySpaces, *, where: str = "polic
         raise PolicyError(f"{where} does not fit the env:\n  " + "\n  ".join(problems))
 
 
-def check_actions(actions: np.ndarray, active: np.ndarray, shape: tuple[int, ...], *, where: str = "policy") -> np.ndarray:
+def check_actions(actions: np.ndarray, active: np.ndarray, shape: tuple[int, ...], *,
+                  where: str = "policy") -> np.ndarray:
     """The actions as float64 (N, *shape); non-finite values or a gripper outside [0, 1] on an
     active slot are errors (never clamped)."""
     a = np.asarray(actions, dtype=np.float64)

@@ -54,7 +54,8 @@ def _labels(root: Path, reader, k: int) -> list[str]:
     def name(names, i):
         return names[i] if 0 <= i < len(names) else "-"
 
-    return [f"{name(vocab['operators'], int(o))} {name(vocab['phases'], int(p))}" for o, p in zip(ops, phs, strict=True)]
+    ops_, phases = vocab.get("operators", []), vocab.get("phases", [])
+    return [f"{name(ops_, int(o))} {name(phases, int(p))}" for o, p in zip(ops, phs, strict=True)]
 
 
 def _depth_rgb(d: np.ndarray) -> np.ndarray:
