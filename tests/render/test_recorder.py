@@ -126,3 +126,18 @@ def test_shade_only_looks_redraw_the_scene_pips_in_the_new_colour(raw):
     pixels = model.tex_data[model.tex_adr[tex]:model.tex_adr[tex] + model.tex_width[tex] * model.tex_height[tex] * 3]
     assert np.array_equal(pixels, glyph_atlas(draw["blocks"]["white"]["rgb"]).reshape(-1))
     assert draw["blocks"]["white"]["glyph"] is None and draw["blocks"]["white"]["rgb"] != [0.95, 0.95, 0.95]
+
+
+def test_inline_recording_of_a_stepped_scene_matches_the_replay(raw):
+    """How execution records videos while generating: snapshot the stepped scene, render_state."""
+    from demoforge.sim import snapshot
+
+    physics = episode_scene(raw, 0)  # stands for the env execution steps
+    draw = _draw(physics)
+    replayed = []
+    with CameraRecorder(physics, draw, ("front", "wrist")) as rec:
+        for _ in replay_states(raw, 0, rec.scene):
+            replayed.append(rec.render())
+        inline = [rec.render_state(snapshot(s.model, s.data)) for s in replay_states(raw, 0, physics)]
+    for a, b in zip(replayed, inline, strict=True):
+        assert all(np.array_equal(a[k], b[k]) for k in a)

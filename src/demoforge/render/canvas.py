@@ -14,6 +14,7 @@ import os
 import mujoco
 import numpy as np
 
+from demoforge.errors import SimError
 from demoforge.sim import open_renderer
 
 MAX_GEOM = 10000
@@ -49,7 +50,7 @@ class Canvas:
     def bind(self, model: mujoco.MjModel) -> None:
         """Draw `model` from now on (uploads its textures and meshes)."""
         if model.vis.global_.offwidth < self.width or model.vis.global_.offheight < self.height:
-            raise ValueError(f"model framebuffer {model.vis.global_.offwidth}x{model.vis.global_.offheight} is "
+            raise SimError(f"model framebuffer {model.vis.global_.offwidth}x{model.vis.global_.offheight} is "
                              f"smaller than the canvas {self.width}x{self.height}")
         self._make_current()
         if self._context is not None:
