@@ -1,0 +1,47 @@
+"""`demoforge run` as a command (registered here on a private typer app) and the demo function."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from demoforge.cli.run import run
+from demoforge.dataset import check_dataset
+
+app = typer.Typer()
+app.command()(run)
+ALL = [f"--skip-{s}" for s in ("tasks", "envs", "execute", "render", "merge", "bake", "doctor")]
+
+
+def test_cli_maps_flags_onto_the_saved_config(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("problems: 3\nseed: 4\n")
+    res = CliRunner().invoke(app, ["--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg),
+                                   "--seed", "9", "--render-pass", "plain", "--render-pass", "randomized:2",
+                                   "--bake", "joint_target", *ALL])
+    assert res.exit_code == 0, res.output
+    saved = yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())
+    assert (saved["problems"], saved["seed"], saved["render_passes"]) == (3, 9, ["plain", "randomized:2"])
+    assert saved["bake_convention"] == "joint_target" and len(saved["skip"]) == 7
+
+
+def test_cli_refuses_unknown_keys_with_exit_2(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("episodes: 3\n")
+    res = CliRunner().invoke(app, ["--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg)])
+    assert res.exit_code == 2 and "unknown key 'episodes'" in res.output
+
+
+@pytest.mark.slow
+def test_demo_runs_and_prints_dataset_and_doctor(tmp_path):
+    from demoforge.pipeline.demo import run_demo
+
+    lines: list[str] = []
+    result = run_demo(tmp_path, echo=lines.append)
+    assert check_dataset(result.final) == [] and result.final.name == "baked"
+    assert f"dataset: {result.final.resolve()}" in lines
+    assert any(line.startswith("doctor: ") for line in lines)
+    again = run_demo(tmp_path, echo=lines.append)  # an earlier demo is replaced
+    assert again.ran == result.ran
