@@ -31,3 +31,20 @@ def wrong_width() -> Hold:
 
 def not_a_policy():
     return object()
+
+
+class Seeing(Hold):
+    """Hold, but asks for the front camera and remembers what it saw."""
+
+    def __init__(self, height: int = 24, width: int = 32):
+        super().__init__()
+        self.spaces = PolicySpaces({"observation.state": (8,), "observation.images.front": (height, width, 3)}, (8,))
+        self.seen: list[np.ndarray] = []
+
+    def act(self, observations):
+        self.seen.append(np.array(observations["observation.images.front"][0]))
+        return super().act(observations)
+
+
+def seeing(height: int = 24, width: int = 32) -> Seeing:
+    return Seeing(height, width)

@@ -13,8 +13,9 @@ from demoforge.policy.replay import replay_dataset
 
 
 def test_roll_outs_replay_bit_for_bit(pnp, expert_data, tmp_path):
-    rollout(load_policy("expert"), [pnp], tmp_path / "r", episodes=1, spec="expert",
-            settings=RolloutSettings(max_ticks=900))
+    summary = rollout(load_policy("expert"), [pnp], tmp_path / "r", episodes=1, spec="expert",
+                      settings=RolloutSettings(max_ticks=900))
+    assert summary["overall"]["success_rate"] == 1.0  # the expert as a policy, acting only through actions
     report = replay_dataset(tmp_path / "r" / "dataset")
     assert report.exact and report.diverging() == []
     assert report.episodes[0].max_robot == 0.0 and report.episodes[0].max_object == 0.0

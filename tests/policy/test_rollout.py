@@ -140,3 +140,21 @@ def test_episodes_stream_to_the_writer_as_they_end(pnp, tmp_path, monkeypatch):
         held += 1 if e == "start" else -1
         assert held <= 2
     assert events.count("write") == 5
+
+
+def test_a_policy_that_needs_images_gets_them_rendered_inline_and_recorded(pnp, tmp_path):
+    policy = load_policy("tests.policy.scripted:seeing")
+    rollout(policy, [pnp], tmp_path / "r", episodes=1, settings=RolloutSettings(max_ticks=6), spec="seeing")
+    assert len(policy.seen) == 6 and policy.seen[0].shape == (24, 32, 3) and policy.seen[0].std() > 5
+    reader = open_dataset(tmp_path / "r" / "dataset")
+    assert reader.info.features["observation.images.front"].dtype == "video"
+    frames = reader.read_video(0, "observation.images.front")
+    assert frames.shape == (6, 24, 32, 3)
+    assert np.abs(frames[3].astype(int) - policy.seen[3].astype(int)).mean() < 12  # lossy video of what it saw
+
+
+def test_an_image_size_the_env_cannot_give_is_refused_up_front(pnp, tmp_path):
+    from demoforge.policy import PolicyError
+
+    with pytest.raises(PolicyError, match=r"observation.images.front.*\(23, 32, 3\)"):
+        rollout(load_policy("tests.policy.scripted:seeing", height=23), [pnp], tmp_path / "r", episodes=1)

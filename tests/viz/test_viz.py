@@ -77,3 +77,11 @@ def test_cli(short, tmp_path):
     assert (tmp_path / "p.png").stat().st_size > 0
     bad = CliRunner().invoke(app, ["plot", str(short), "--episode", "9", "--out", str(tmp_path / "q.png")])
     assert bad.exit_code == 2
+
+
+def test_a_dataset_with_camera_videos_is_tiled_from_them(pnp, tmp_path):  # noqa: F811
+    rollout(load_policy("tests.policy.scripted:seeing"), [pnp], tmp_path / "r", episodes=1,
+            settings=RolloutSettings(max_ticks=6), spec="seeing")
+    files = write_tiles(tmp_path / "r" / "dataset", tmp_path / "v")
+    got = frames(files[0])
+    assert len(got) == 6 and got[0].shape == (24, 32, 3)  # one camera, rgb only, at the recorded size

@@ -12,6 +12,11 @@ summary.json. Per episode the columns `demoforge/success`, `partial_success`,
 episode) order, so memory holds at most the running episodes plus those finished
 ahead of an earlier one.
 
+Cameras: a policy that declares `observation.images.<camera>` observations of shape
+(H, W, 3) gets that camera rendered inline each tick (RGB, the scene's own look, the state
+before the tick, like `observation.state`), and the frames are recorded as that video
+feature of the dataset.
+
 Assist (`Assist(floor, steps)`): an upward force of `value(t)` times each free object's
 weight, 1.0 (weightless) for the first `steps` ticks, then the `floor` for the rest; the
 floor is where it drops to, not where it starts. Recorded per episode; replay applies it
@@ -29,14 +34,22 @@ import mujoco
 import numpy as np
 
 import demoforge
-from demoforge.dataset import DatasetWriter
+from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute import schema
 from demoforge.execute.problems import Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words, run_layout, scene_inputs
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
-from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, check_actions, check_spaces, env_spaces
+from demoforge.policy.protocol import (
+    EpisodeStartInfo,
+    Policy,
+    PolicyError,
+    PolicySpaces,
+    check_actions,
+    check_spaces,
+    env_spaces,
+)
 from demoforge.tasks.pddl_text import format_atom
 
 
@@ -90,11 +103,34 @@ def apply_assist(scene, assist: Assist | None, tick: int) -> None:
     scene.data.xfrc_applied[bodies, 2] = assist.value(tick) * weight
 
 
-class _Episode:
-    """A slot's running episode: its recorder and the drop check."""
+IMAGE_PREFIX = "observation.images."
 
-    def __init__(self, env: VecSimEnv, i: int, layout: RunLayout):
+
+def image_spaces(policy_obs: dict, cameras: list[str]) -> dict[str, tuple]:
+    """The image observations the env offers: every scene camera, at the size the policy asks
+    for when that is a valid (H, W, 3) with even H and W (video), else an ("H", "W", 3) placeholder."""
+    out = {}
+    for c in cameras:
+        key = IMAGE_PREFIX + c
+        want = tuple(policy_obs.get(key, ()))
+        ok = len(want) == 3 and want[2] == 3 and all(isinstance(v, int) and v > 0 and v % 2 == 0 for v in want[:2])
+        out[key] = want if ok else ("H even", "W even", 3)
+    return out
+
+
+class _Episode:
+    """A slot's running episode: its recorder, its camera frames and the drop check."""
+
+    def __init__(self, env: VecSimEnv, i: int, layout: RunLayout, images: dict[str, tuple] | None = None):
         self.ctx = env.contexts[i]
+        self.images = images or {}
+        self.frames: dict[str, list] = {k: [] for k in self.images}
+        self.rig = None
+        if self.images:
+            from demoforge.sim import CameraRig
+
+            (h, w, _), = set(self.images.values())
+            self.rig = CameraRig(self.ctx.scene.model, self.ctx.scene.cameras, width=w, height=h)
         self.ident = env.ids[i]
         self.draw = env.randomization_draws[i]
         self.rec = EpisodeRecorder(layout, self.ctx.scene)
@@ -103,6 +139,24 @@ class _Episode:
 
     def dropped(self, margin: float) -> bool:
         return bool((self.ctx.scene.data.qpos[self.z_adr] < self.z0 - margin).any())
+
+    def render(self) -> dict[str, np.ndarray]:
+        """This tick's frames (also kept for the recording)."""
+        out = {}
+        for key in self.images:
+            frame = self.rig.rgb(self.ctx.scene.data, key[len(IMAGE_PREFIX):])
+            self.frames[key].append(frame)
+            out[key] = frame
+        return out
+
+    def columns(self) -> dict[str, np.ndarray]:
+        cols = self.rec.columns()
+        for key, frames in self.frames.items():
+            cols[key] = np.stack(frames[: self.rec.length])
+        if self.rig is not None:
+            self.rig.close()
+            self.rig = None
+        return cols
 
 
 # (problem, ctx, ticks) -> extra records merged into the episode's (e.g. where eval started)
@@ -116,10 +170,21 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     env_sp = env_spaces(len(layout.joint_names))
     if hasattr(policy, "bind_action_width"):
         policy.bind_action_width(env_sp.action[0])
+    images: dict[str, tuple] = {}
+    if any(k.startswith(IMAGE_PREFIX) for k in policy.spaces.observation):
+        from demoforge.execute.problems import start_layout_scene
+
+        cameras = sorted(start_layout_scene(problems[0])[0].cameras)
+        offered = image_spaces(dict(policy.spaces.observation), cameras)
+        env_sp = PolicySpaces({**env_sp.observation, **offered}, env_sp.action)
+        images = {k: tuple(v) for k, v in policy.spaces.observation.items() if k.startswith(IMAGE_PREFIX)}
     check_spaces(policy.spaces, env_sp, where=f"policy {spec!r}")
+    if len(set(images.values())) > 1:
+        raise PolicyError(f"policy {spec!r}: image observations {images} must share one size")
     out.mkdir(parents=True, exist_ok=True)
     root = out / "dataset"
-    writer = DatasetWriter.create(root, fps=layout.fps, features=layout.features(), robot_type=None)
+    features = {**layout.features(), **{k: Feature("video", shape) for k, shape in images.items()}}
+    writer = DatasetWriter.create(root, fps=layout.fps, features=features, robot_type=None)
     env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz)
     order = {ident: k for k, ident in enumerate(queue)}
     pending: dict[int, tuple] = {}
@@ -131,7 +196,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         if env.ids[i] is None:
             eps[i] = None
             return
-        eps[i] = _Episode(env, i, layout)
+        eps[i] = _Episode(env, i, layout, images)
         t = env.ids[i][0]
         ctx = env.contexts[i]
         policy.reset(i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx, env, layout))
@@ -160,7 +225,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         })
         if extra is not None:
             record.update(extra(problem, ep.ctx))
-        pending[order[ep.ident]] = (ep.rec.columns(), goal_words(problem.task), record, problem.name, metrics)
+        pending[order[ep.ident]] = (ep.columns(), goal_words(problem.task), record, problem.name, metrics)
         while nxt in pending:
             cols, task, rec, name, m = pending.pop(nxt)
             writer.add_episode(cols, task=task, extra=rec)
@@ -169,12 +234,25 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
                 progress(name, m)
             nxt += 1
 
+    def observe(obs: dict) -> dict:
+        if not images:
+            return obs
+        out = dict(obs)
+        for key, shape in images.items():
+            out[key] = np.zeros((envs, *shape), np.uint8)
+        for i, ep in enumerate(eps):
+            if ep is not None:
+                for key, frame in ep.render().items():
+                    out[key][i] = frame
+        return out
+
     try:
         obs, _ = env.reset()
         for i in range(envs):
             begin(i)
         while not env.exhausted:
             active = env.active
+            obs = observe(obs)
             actions = check_actions(policy.act(obs), active, env_sp.action, where=f"policy {spec!r}")
             # Step with exactly what is recorded (float32 columns), so every roll-out replays bit for bit.
             actions = actions.astype(np.float32).astype(np.float64)
@@ -198,6 +276,9 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
                 obs = env.observe()
     except BaseException:
         writer.__exit__(RuntimeError, None, None)
+        for ep in eps:
+            if ep is not None and ep.rig is not None:
+                ep.rig.close()
         raise
     writer.finalize()
     write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings)})
