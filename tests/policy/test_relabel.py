@@ -41,3 +41,51 @@ def test_successful_episodes_are_not_relabeled(expert_data, tmp_path):
     summary = relabel(expert_data, tmp_path / "l")
     assert summary["failed"] == [] and summary["relabeled"] == 0
     assert not (tmp_path / "l" / "dataset").exists()
+
+
+@pytest.fixture(scope="module")
+def cut_expert(pnp, tmp_path_factory):
+    """Expert roll-outs cut off at 250 ticks: the block is in the hand, the goal not reached."""
+    out = tmp_path_factory.mktemp("cut") / "r"
+    summary = rollout(load_policy("expert"), [pnp], out, episodes=1, spec="expert",
+                      settings=RolloutSettings(max_ticks=250))
+    assert summary["overall"]["success_rate"] == 0.0
+    return out / "dataset"
+
+
+def atoms_at(root, k, tick):
+    reader = open_dataset(root)
+    names = json.loads((root / "meta" / "demoforge" / "vocab.json").read_text())["atoms"]
+    row = reader.read_episode(k, ["symbolic.state"])["symbolic.state"][tick]
+    return {names[i] for i in np.flatnonzero(row)}
+
+
+def test_relabel_from_a_mid_task_state_finishes_the_task(cut_expert, tmp_path):
+    summary = relabel(cut_expert, tmp_path / "l")
+    assert summary["relabeled"] == 1 and summary["starts"] == [{"episode": 0, "tick": 249}]
+    assert "(holding white)" in atoms_at(cut_expert, 0, 249)
+    new = open_dataset(tmp_path / "l" / "dataset")
+    assert [p["operator"] for p in json.loads(new.episode(0)["demoforge/plan"])] == ["place-in-region"]
+    assert json.loads(new.episode(0)["demoforge/outcome"]) == "success"
+
+
+def test_the_failure_state_is_the_last_one_the_planner_can_still_solve(cut_expert, monkeypatch):
+    import sys
+
+    mod = sys.modules["demoforge.policy.relabel"]
+    real = mod.FallbackPlanner
+
+    class NoHolding:  # a planner that finds holding the block hopeless
+        def __init__(self, *a):
+            self.inner = real(*a)
+
+        def plan(self, task, *, state, time_budget_s):
+            if ("holding", "white") in state:
+                return type("R", (), {"solved": False})()
+            return self.inner.plan(task, state=state, time_budget_s=time_budget_s)
+
+    monkeypatch.setattr(mod, "FallbackPlanner", NoHolding)
+    tick = failure_tick(cut_expert, 0)
+    assert tick is not None and tick < 249
+    assert "(holding white)" not in atoms_at(cut_expert, 0, tick)
+    assert "(holding white)" in atoms_at(cut_expert, 0, tick + 1)  # the last solvable state before it went wrong
