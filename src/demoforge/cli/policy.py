@@ -77,6 +77,8 @@ def rollout(
     out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
     seed: int = typer.Option(0, "--seed"),
     domain: str = typer.Option("blocks", "--domain"),
+    randomization: Path | None = typer.Option(None, "--randomization", help="Physics randomization spec (YAML), "
+                                                                               "drawn per episode as in generate."),
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS,
 ) -> None:
@@ -85,9 +87,12 @@ def rollout(
     from demoforge.policy import load_policy, rollout as run
 
     try:
+        from demoforge.randomize import load_spec
+
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
+        spec = load_spec(randomization) if randomization is not None else None
         summary = run(load_policy(policy), problems, out, episodes=episodes, envs=envs, seed=seed,
-                      settings=settings, spec=policy, domain=domain)
+                      settings=settings, spec=policy, domain=domain, randomization=spec)
     except DemoforgeError as exc:
         _fail(exc)
     _print_summary(summary, out)

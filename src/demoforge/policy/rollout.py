@@ -165,7 +165,7 @@ ExtraFn = Callable[[Problem, object], dict]
 
 def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], layout: RunLayout,
                queue: list[tuple[int, int]], out: Path, *, envs: int, seed: int, settings: RolloutSettings,
-               spec: str, title: str, extra: ExtraFn | None = None, progress=None) -> dict:
+               spec: str, title: str, extra: ExtraFn | None = None, progress=None, randomization=None) -> dict:
     """Run `queue` ((task, episode) pairs) with `policy`, record to OUT/dataset... see rollout()."""
     env_sp = env_spaces(len(layout.joint_names))
     if hasattr(policy, "bind_action_width"):
@@ -185,7 +185,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     root = out / "dataset"
     features = {**layout.features(), **{k: Feature("video", shape) for k, shape in images.items()}}
     writer = DatasetWriter.create(root, fps=layout.fps, features=features, robot_type=None)
-    env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz)
+    env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz,
+                    randomization=randomization)
     order = {ident: k for k, ident in enumerate(queue)}
     pending: dict[int, tuple] = {}
     nxt = 0
@@ -304,19 +305,21 @@ def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict
 
 def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
             seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-            domain: str = "blocks", progress=None) -> dict:
+            domain: str = "blocks", progress=None, randomization=None) -> dict:
     """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
-    packages) on `envs` envs; OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary."""
-    from demoforge.execute import load_problems
+    packages) on `envs` envs, with physics randomization drawn per episode as `generate` does
+    when a `RandomizationSpec` is given; OUT/dataset, OUT/summary.json, OUT/SUMMARY.md.
+    Returns the summary."""
+    from demoforge.execute.generate import run_problems
 
     if episodes < 1 or envs < 1:
         raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
-    problems = load_problems([str(p) for p in inputs], domain=domain)
+    problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
     queue = [(t, e) for t in range(len(problems)) for e in range(episodes)]
     return run_policy(policy, tasks, problems, layout, queue, out, envs=envs, seed=seed, settings=settings,
-                      spec=spec, title="Roll-out", progress=progress)
+                      spec=spec, title="Roll-out", progress=progress, randomization=randomization)
