@@ -38,6 +38,9 @@ def test_errors_exit_2_with_the_reason(pnp, tmp_path):
     r = CliRunner().invoke(app, ["rollout", "--policy", "tests.policy.scripted:wrong_width", "--problems", str(pnp),
                                  "--out", str(tmp_path / "r")])
     assert r.exit_code == 2 and "does not fit the env" in r.output
+    r = CliRunner().invoke(app, ["rollout", "--policy", "tests.policy.scripted:hold", "--policy-arg", "n_arm=3",
+                                 "--problems", str(pnp), "--out", str(tmp_path / "r2")])
+    assert r.exit_code == 2 and "policy writes shape (4,), env takes (8,)" in r.output  # the argument arrived
     r = CliRunner().invoke(app, ["replay", str(tmp_path / "nothing")])
     assert r.exit_code == 2
     assert "--assist-floor" in CliRunner().invoke(app, ["rollout", "--help"]).output

@@ -73,6 +73,8 @@ def test_replaying_expert_actions_succeeds_and_the_output_does_not_depend_on_env
 
 
 def test_an_onnx_policy_rolls_out_and_records_what_it_commanded(pnp, tmp_path):
+    pytest.importorskip("onnxruntime", reason="the onnx extra (onnxruntime, onnx) is not installed")
+    pytest.importorskip("onnx", reason="the onnx extra (onnxruntime, onnx) is not installed")
     path = tiny_onnx(tmp_path / "tiny.onnx", bias=0.01)
     policy = load_policy(str(path))
     assert dict(policy.spaces.observation) == {"observation.state": (8,)} and policy.spaces.action == (8,)

@@ -35,6 +35,23 @@ def parse_episodes(text: str | None) -> list[int] | None:
     return sorted(set(out))
 
 
+def policy_kwargs(pairs: list[str]) -> dict:
+    """--policy-arg KEY=VALUE (VALUE as YAML) -> {KEY: value}."""
+    import yaml
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise typer.BadParameter(f"--policy-arg {pair!r}: expected KEY=VALUE with KEY a Python identifier")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+_POLICY_ARG = typer.Option([], "--policy-arg", help="KEY=VALUE (VALUE read as YAML) passed to the policy's factory "
+                                                   "(module:factory, expert); repeatable.")
+
+
 def _fail(exc: Exception) -> None:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(2) from None
@@ -71,6 +88,7 @@ _STEPS = typer.Option(0, "--assist-steps", min=0, help="Ticks the assist holds a
 
 def rollout(
     policy: str = typer.Option(..., "--policy", help=POLICY_HELP),
+    policy_arg: list[str] = _POLICY_ARG,
     problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or env package; repeatable."),
     episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes per problem."),
     envs: int = typer.Option(1, "--envs", min=1, help="Environments stepped together."),
@@ -91,7 +109,7 @@ def rollout(
 
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
         spec = load_spec(randomization) if randomization is not None else None
-        summary = run(load_policy(policy), problems, out, episodes=episodes, envs=envs, seed=seed,
+        summary = run(load_policy(policy, **policy_kwargs(policy_arg)), problems, out, episodes=episodes, envs=envs, seed=seed,
                       settings=settings, spec=policy, domain=domain, randomization=spec)
     except DemoforgeError as exc:
         _fail(exc)
@@ -100,6 +118,7 @@ def rollout(
 
 def eval_(
     policy: str = typer.Option(..., "--policy", help=POLICY_HELP),
+    policy_arg: list[str] = _POLICY_ARG,
     from_dataset: Path = typer.Option(..., "--from-dataset", help="Dataset whose episodes' initial states to use."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
     episodes: str | None = typer.Option(None, "--episodes", help="Episodes to start from, e.g. 0,2,5-7 (all)."),
@@ -114,7 +133,7 @@ def eval_(
 
     try:
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
-        summary = evaluate_from_dataset(load_policy(policy), from_dataset, out, episodes=parse_episodes(episodes),
+        summary = evaluate_from_dataset(load_policy(policy, **policy_kwargs(policy_arg)), from_dataset, out, episodes=parse_episodes(episodes),
                                         envs=envs, settings=settings, spec=policy)
     except DemoforgeError as exc:
         _fail(exc)

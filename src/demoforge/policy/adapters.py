@@ -206,6 +206,8 @@ def load_policy(spec: str, **kwargs) -> Policy:
     """A policy from a spec string (see the module docstring); kwargs go to an entry point's factory."""
     if spec == "expert":
         return ExpertPolicy(**kwargs)
+    if kwargs and (spec.startswith(("onnx:", "replay:")) or spec.endswith(".onnx")):
+        raise PolicyError(f"policy {spec!r}: takes no arguments, got {sorted(kwargs)}")
     if spec.startswith("onnx:"):
         return OnnxPolicy(spec[len("onnx:"):])
     if spec.endswith(".onnx"):

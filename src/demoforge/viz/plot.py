@@ -5,7 +5,7 @@ Panels, top to bottom, all against the tick: arm joint state and commanded targe
 (solid / dashed per joint) [rad]; gripper closedness, achieved and commanded [0..1];
 operator and phase indices (named in the legend); the truth of each symbolic atom
 (rows, goal atoms starred); the fraction of goal atoms true and the episode's recorded
-outcome in the title. Needs matplotlib (demoforge[plot]).
+outcome in the title. Needs matplotlib (demoforge[report]).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise VizError("demoforge plot needs matplotlib: pip install 'demoforge[plot]'") from None
+        raise VizError("demoforge plot needs matplotlib: pip install 'demoforge[report]'") from None
     root, out = Path(root), Path(out)
     reader = open_dataset(root)
     if episode not in reader.episode_indices:
