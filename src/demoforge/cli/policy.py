@@ -109,8 +109,8 @@ def rollout(
 
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
         spec = load_spec(randomization) if randomization is not None else None
-        summary = run(load_policy(policy, **policy_kwargs(policy_arg)), problems, out, episodes=episodes, envs=envs, seed=seed,
-                      settings=settings, spec=policy, domain=domain, randomization=spec)
+        summary = run(load_policy(policy, **policy_kwargs(policy_arg)), problems, out, episodes=episodes, envs=envs,
+                      seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec)
     except DemoforgeError as exc:
         _fail(exc)
     _print_summary(summary, out)
@@ -133,7 +133,8 @@ def eval_(
 
     try:
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
-        summary = evaluate_from_dataset(load_policy(policy, **policy_kwargs(policy_arg)), from_dataset, out, episodes=parse_episodes(episodes),
+        summary = evaluate_from_dataset(load_policy(policy, **policy_kwargs(policy_arg)), from_dataset, out,
+                                        episodes=parse_episodes(episodes),
                                         envs=envs, settings=settings, spec=policy)
     except DemoforgeError as exc:
         _fail(exc)
