@@ -85,3 +85,19 @@ def test_a_dataset_with_camera_videos_is_tiled_from_them(pnp, tmp_path):  # noqa
     files = write_tiles(tmp_path / "r" / "dataset", tmp_path / "v")
     got = frames(files[0])
     assert len(got) == 6 and got[0].shape == (24, 32, 3)  # one camera, rgb only, at the recorded size
+
+
+def test_a_rendered_dataset_shows_rgb_depth_and_segmentation_rows(short, tmp_path):
+    from demoforge.render import RenderConfig, parse_look_arg, render_dataset
+
+    render_dataset(short, tmp_path / "rendered", RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",),
+                                                              depth=True, segmentation=True))
+    files = write_tiles(tmp_path / "rendered", tmp_path / "v", [0])
+    got = frames(files[0])
+    assert len(got) == 12
+    h, w = got[0].shape[:2]
+    assert h == 3 * w  # one camera, three rows (square 224 images)
+    rows = got[0].reshape(3, w, w, 3)
+    depth = rows[1].astype(int)
+    assert np.median(np.abs(depth[..., 0] - depth[..., 2])) < 4  # grey (yuv420p bleeds colour at edges)
+    assert depth.std() > 10  # spread over the scene's range, not one flat grey

@@ -5,7 +5,7 @@ Frames come from the dataset's camera videos (`observation.images.<camera>[_dept
 _segmentation]`) when it has them; a state-only (raw) dataset is rendered on the fly
 along its recorded physics states (a kinematic replay) with the scene's cameras. Depth is
 shown as grey, near bright, over the frame's own range; segmentation as the render
-stage's body colours.
+stage's body colours. Depth grey spans the frame's 1st..99th percentile, near bright.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ def _depth_rgb(d: np.ndarray) -> np.ndarray:
     if d.ndim == 3:
         d = d[..., 0]
     finite = np.isfinite(d)
-    lo, hi = (d[finite].min(), d[finite].max()) if finite.any() else (0.0, 1.0)
-    g = np.where(finite, 1.0 - (d - lo) / max(hi - lo, 1e-9), 0.0)
+    # percentiles, not min/max: a far wall or the sky would squash the scene into one grey
+    lo, hi = np.percentile(d[finite], [1, 99]) if finite.any() else (0.0, 1.0)
+    g = np.where(finite, 1.0 - np.clip((d - lo) / max(hi - lo, 1e-9), 0.0, 1.0), 0.0)
     return np.repeat((g * 255).astype(np.uint8)[..., None], 3, axis=2)
 
 
