@@ -64,6 +64,18 @@ def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: 
     return RolloutSettings(max_ticks=max_ticks, warmup_ticks=warmup, reference_ticks=reference, assist=assist)
 
 
+class _Progress:
+    """One line per recorded episode."""
+
+    def __init__(self):
+        self.done = 0
+
+    def __call__(self, problem: str, metrics: dict) -> None:
+        self.done += 1
+        typer.echo(f"[{self.done}] {problem}: {'success' if metrics['success'] else metrics['end']}, "
+                   f"partial {metrics['partial_success']:.2f}, completion {metrics['completion_ratio']:.2f}")
+
+
 def _print_summary(summary: dict, out: Path) -> None:
     o = summary["overall"]
     typer.echo(f"{o['episodes']} episodes: success {o['success_rate']:.3f}, "
@@ -110,7 +122,8 @@ def rollout(
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
         spec = load_spec(randomization) if randomization is not None else None
         summary = run(load_policy(policy, **policy_kwargs(policy_arg)), problems, out, episodes=episodes, envs=envs,
-                      seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec)
+                      seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
+                      progress=_Progress())
     except DemoforgeError as exc:
         _fail(exc)
     _print_summary(summary, out)
@@ -134,7 +147,7 @@ def eval_(
     try:
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
         summary = evaluate_from_dataset(load_policy(policy, **policy_kwargs(policy_arg)), from_dataset, out,
-                                        episodes=parse_episodes(episodes),
+                                        episodes=parse_episodes(episodes), progress=_Progress(),
                                         envs=envs, settings=settings, spec=policy)
     except DemoforgeError as exc:
         _fail(exc)
