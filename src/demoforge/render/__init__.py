@@ -7,7 +7,7 @@
 
 Modules: `look` (the YAML record), `sample` (seeded per-copy draws, JSON), `apply` (a
 render-only model under a draw), `canvas` (one GL context re-bound per model), `recorder`
-(CameraRecorder: a scene's cameras under a draw, also for inline recording), `stage`.
+(CameraRecorder: a scene's cameras under a draw, also for inline recording), `writer_thread`, `stage`.
 """
 
 from demoforge.render.apply import look_scene, look_targets

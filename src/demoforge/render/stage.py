@@ -23,9 +23,7 @@ import functools
 import hashlib
 import json
 import multiprocessing
-import queue
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -42,6 +40,7 @@ from demoforge.render.canvas import Canvas, blank_model
 from demoforge.render.look import Look, LookError, load_look
 from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
+from demoforge.render.writer_thread import WriterThread
 
 RENDER_META = "render.json"
 # x264 with its own threads gives different bytes for the same frames when the machine is busy
@@ -140,39 +139,6 @@ def _source_extras(row: dict) -> dict:
             if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
 
 
-class _WriterThread:
-    """Runs writer calls in order on one thread, so encoding and writing overlap rendering.
-    The queue is bounded: rendering never runs more than QUEUE frames ahead."""
-
-    QUEUE = 16
-
-    def __init__(self) -> None:
-        self._jobs: queue.Queue = queue.Queue(maxsize=self.QUEUE)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="render-writer", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            if self._error is None:  # after a failure, drain without running
-                try:
-                    job()
-                except BaseException as exc:  # noqa: BLE001 - re-raised on the rendering thread
-                    self._error = exc
-
-    def put(self, job: Callable[[], object]) -> None:
-        if self._error is not None:
-            raise self._error
-        self._jobs.put(job)
-
-    def join(self) -> None:
-        """Wait for every queued call; re-raise the first failure."""
-        self._jobs.put(None)
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-
-
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there."""
     if (root / INFO_PATH).is_file():
@@ -195,7 +161,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     upcoming = {episodes[0]: prefetch.submit(episode_scene, source, episodes[0])}
     look0 = config.looks[items[0][1]].look
     canvas = Canvas(blank_model(look0.width, look0.height), look0.width, look0.height)  # GL starts meanwhile
-    lane = _WriterThread()
+    lane = WriterThread()
     try:
         for episode, k, copy, _ in items:
             look = config.looks[k].look
