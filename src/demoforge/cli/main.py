@@ -8,6 +8,7 @@ from demoforge.cli import demo as demo_cli
 from demoforge.cli import doctor as doctor_cli
 from demoforge.cli import env as env_cli
 from demoforge.cli import generate as generate_cli
+from demoforge.cli import policy as policy_cli
 from demoforge.cli import randomize as randomize_cli
 from demoforge.cli import render as render_cli
 from demoforge.cli import sim as sim_cli
@@ -25,6 +26,12 @@ app.command("bake")(bake_cli.bake)
 app.command("render")(render_cli.render)
 app.command("doctor")(doctor_cli.doctor)
 app.command("coverage")(doctor_cli.coverage)
+app.command("rollout")(policy_cli.rollout)
+app.command("eval")(policy_cli.eval_)
+app.command("replay")(policy_cli.replay)
+app.command("relabel")(policy_cli.relabel)
+app.command("viz")(policy_cli.viz)
+app.command("plot")(policy_cli.plot)
 
 
 if __name__ == "__main__":
