@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from demoforge.pipeline import PipelineError, config_from_dict, dump_config, resolve_config, run_pipeline
+from demoforge.pipeline import STAGES, PipelineError, config_from_dict, dump_config, resolve_config, run_pipeline
 from demoforge.pipeline import state
 from demoforge.pipeline.config import output_fields
 
@@ -45,9 +45,7 @@ def test_smoke_test_shrinks_and_workers_are_not_output(tmp_path):
 
 
 def test_run_folder_guards(tmp_path):
-    c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": ["tasks", "envs", "execute",
-                                                                                    "render", "merge", "bake",
-                                                                                    "doctor"]})
+    c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": list(STAGES)})
     run_pipeline(c, echo=lambda s: None)
     assert (tmp_path / "x" / "config.yaml").is_file()
     with pytest.raises(PipelineError, match="--resume"):

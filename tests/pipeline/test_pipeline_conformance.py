@@ -1,5 +1,6 @@
 """The smoke pipeline's final dataset (rendered, baked) loads in the REAL lerobot 0.6.1 with its
-video decoded: frame counts, state and action match what we wrote, frames match our decode."""
+video decoded: frame counts, state and action match what we wrote, frames match our decode;
+the annotated split's goal.action and goal.position come back as written."""
 
 from __future__ import annotations
 
@@ -31,8 +32,13 @@ def test_smoke_pipeline_loads_in_real_lerobot(tmp_path):
     result = run_pipeline(config, echo=lambda s: None)
     root = result.final
     assert check_dataset(root) == []
-    (dump,) = probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], [root], tmp_path / "probe")
-    dump = require_dump(dump)
+    annotated = result.run_dir / "annotated"
+    dump, dump_annotated = probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], [root, annotated], tmp_path / "probe")
+    dump, dump_annotated = require_dump(dump), require_dump(dump_annotated)
+    ann = open_dataset(annotated)
+    for key in ("goal.action", "goal.position"):
+        want = np.concatenate([ann.read_episode(i, [key])[key] for i in ann.episode_indices])
+        np.testing.assert_array_equal(dump_annotated.columns[key].reshape(want.shape), want)
     ds = open_dataset(root)
     assert dump.meta["num_episodes"] == ds.info.total_episodes and dump.meta["num_frames"] == ds.info.total_frames
     for key in ("observation.state", "action"):

@@ -33,10 +33,12 @@ def smoke(tmp_path_factory):
 
 def test_smoke_pipeline_end_to_end(smoke):
     result, lines = smoke
-    assert result.ran == ("tasks", "envs", "execute", "render", "merge", "bake", "doctor")
+    assert result.ran == ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
     assert result.final == result.run_dir / "baked"
-    for root in (result.final, result.run_dir / "dataset" / "train"):
+    for root in (result.final, result.run_dir / "dataset" / "train", result.run_dir / "annotated"):
         assert check_dataset(root) == [], root
+    annotated = open_dataset(result.run_dir / "annotated").info.features
+    assert annotated["goal.position"].shape == (2,) and annotated["goal.action"].dtype == "int64"
     ds = open_dataset(result.final)
     assert ds.info.video_keys == ["observation.images.front"]
     assert ds.info.total_episodes == json.loads(
@@ -78,7 +80,7 @@ run_pipeline(config_from_dict(json.loads(sys.argv[1])), resume=sys.argv[2] == "1
 
 def _config(out: Path, exp: str, **kw) -> dict:
     return {"experiment_id": exp, "out_dir": str(out), "problems": 1, "episodes_per_problem": 3, "reset_states": 2,
-            "envs": 1, "workers": 1, "skip": ["render", "bake", "doctor"], **kw}
+            "envs": 1, "workers": 1, "skip": ["render", "annotate", "bake", "doctor"], **kw}
 
 
 def test_resume_after_sigkill_is_identical(tmp_path):
@@ -123,13 +125,16 @@ def test_resume_after_sigkill_is_identical(tmp_path):
 
 def test_skip_flags(tmp_path):
     c = config_from_dict(_config(tmp_path, "skips", episodes_per_problem=1, skip=["envs", "render", "bake"]))
-    result = run_pipeline(c, echo=lambda s: None)
-    assert result.ran == ("tasks", "execute", "merge", "doctor")
+    lines: list[str] = []
+    result = run_pipeline(c, echo=lines.append)
+    assert result.ran == ("tasks", "execute", "merge", "annotate", "doctor")
     assert result.skipped == ("envs", "render", "bake")
+    assert any("has no observation.images.front video" in line for line in lines)  # annotate warns, copies
     assert not (result.run_dir / "envs").exists() and not (result.run_dir / "baked").exists()
     run_json = json.loads((result.run_dir / "execute" / "run.json").read_text())
     assert [Path(p).name for p in run_json["inputs"]] == ["stack_three-all-0000.pddl"]
-    assert result.final == result.run_dir / "dataset" / "train"
-    prov = json.loads((result.final / PROVENANCE_DIR / "provenance.json").read_text())
+    assert result.final == result.run_dir / "annotated"
+    assert "goal.position" not in open_dataset(result.final).info.features
+    prov = json.loads((result.run_dir / "dataset" / "train" / PROVENANCE_DIR / "provenance.json").read_text())
     assert prov["looks"] == [] and [s["root"] for s in prov["sources"]] == ["execute/success"]
-    assert state.done_stages(result.run_dir) == ["doctor", "execute", "merge", "tasks"]
+    assert state.done_stages(result.run_dir) == ["annotate", "doctor", "execute", "merge", "tasks"]

@@ -12,7 +12,7 @@ from demoforge.dataset import check_dataset
 
 app = typer.Typer()
 app.command()(run)
-ALL = [f"--skip-{s}" for s in ("tasks", "envs", "execute", "render", "merge", "bake", "doctor")]
+ALL = [f"--skip-{s}" for s in ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")]
 
 
 def test_cli_maps_flags_onto_the_saved_config(tmp_path):
@@ -24,7 +24,7 @@ def test_cli_maps_flags_onto_the_saved_config(tmp_path):
     assert res.exit_code == 0, res.output
     saved = yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())
     assert (saved["problems"], saved["seed"], saved["render_passes"]) == (3, 9, ["plain", "randomized:2"])
-    assert saved["bake_convention"] == "joint_target" and len(saved["skip"]) == 7
+    assert saved["bake_convention"] == "joint_target" and len(saved["skip"]) == 8
 
 
 def test_cli_refuses_unknown_keys_with_exit_2(tmp_path):

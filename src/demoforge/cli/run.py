@@ -76,14 +76,15 @@ def run(
     skip_execute: bool = typer.Option(False, "--skip-execute"),
     skip_render: bool = typer.Option(False, "--skip-render"),
     skip_merge: bool = typer.Option(False, "--skip-merge"),
+    skip_annotate: bool = typer.Option(False, "--skip-annotate"),
     skip_bake: bool = typer.Option(False, "--skip-bake"),
     skip_doctor: bool = typer.Option(False, "--skip-doctor"),
 ) -> None:
-    """Tasks -> env packages -> execution -> render passes -> merge -> bake -> doctor, resumable."""
+    """Tasks -> env packages -> execution -> render passes -> merge -> annotate -> bake -> doctor, resumable."""
     from demoforge.pipeline import resolve_config, run_pipeline
 
     skips = {"tasks": skip_tasks, "envs": skip_envs, "execute": skip_execute, "render": skip_render,
-             "merge": skip_merge, "bake": skip_bake, "doctor": skip_doctor}
+             "merge": skip_merge, "annotate": skip_annotate, "bake": skip_bake, "doctor": skip_doctor}
     flags = {"experiment_id": experiment_id, "out_dir": out_dir, "family": family, "problems": problems,
              "task_seed": task_seed, "problem_files": problem_file or None, "reset_states": reset_states,
              "episodes_per_problem": episodes_per_problem, "envs": envs, "workers": workers, "seed": seed,

@@ -18,7 +18,7 @@ import yaml
 
 from demoforge.errors import DemoforgeError
 
-STAGES = ("tasks", "envs", "execute", "render", "merge", "bake", "doctor")
+STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
 # Fields that decide how fast a run goes, not what it writes: a resumed run may change them.
 SPEED_FIELDS = ("workers", "envs", "backend", "ray_address", "progress")

@@ -1,4 +1,4 @@
-"""The pipeline's stages, in order: tasks -> envs -> execute -> render -> merge -> bake -> doctor.
+"""The pipeline's stages, in order: tasks -> envs -> execute -> render -> merge -> annotate -> bake -> doctor.
 
 Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
 
@@ -9,6 +9,7 @@ Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
     RUN/render/success/         execute/success rendered under the looks (demoforge render)
     RUN/dataset/train/          the training split (rendered when rendering ran) (demoforge dataset merge)
     RUN/dataset/failures/       failed episodes, a separate split
+    RUN/annotated/              train with goal.action and goal.position (pipeline.annotate)
     RUN/baked/                  train baked to bake_convention            (demoforge bake)
     RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
     RUN/logs/execute/<problem>.log, RUN/.pipeline_state/<stage>.done
@@ -33,7 +34,7 @@ from demoforge.pipeline.provenance import provenance_record, sha256_file, write_
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
     "tasks": ["tasks"], "envs": ["envs"], "execute": ["execute"], "render": ["render"],
-    "merge": ["dataset"], "bake": ["baked"], "doctor": ["doctor"],
+    "merge": ["dataset"], "annotate": ["annotated"], "bake": ["baked"], "doctor": ["doctor"],
 }
 CONTINUES = ("execute", "render")
 
@@ -209,6 +210,16 @@ def stage_merge(ctx: RunContext) -> dict:
     return record
 
 
+def stage_annotate(ctx: RunContext) -> dict:
+    from demoforge.pipeline.annotate import annotate_dataset
+
+    train = ctx.path("dataset/train")
+    record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo)
+    _copy_source_meta(train, ctx.path("annotated"))
+    _provenance(ctx, ctx.path("annotated"), [train], "annotate")
+    return record
+
+
 def stage_bake(ctx: RunContext) -> dict:
     from demoforge.convert import BakeConfig, bake
 
@@ -222,10 +233,11 @@ def stage_bake(ctx: RunContext) -> dict:
 
 
 def final_dataset(ctx: RunContext) -> Path:
-    """The run's training dataset: baked when the bake stage wrote one, else the merged train split."""
-    baked = ctx.path("baked")
-    if ctx.config.runs("bake") and (baked / "meta/info.json").is_file():
-        return baked
+    """The run's training dataset: baked when the bake stage wrote one, else the annotated
+    one, else the merged train split."""
+    for stage, rel in (("bake", "baked"), ("annotate", "annotated")):
+        if ctx.config.runs(stage) and (ctx.path(rel) / "meta/info.json").is_file():
+            return ctx.path(rel)
     train = ctx.path("dataset/train")
     if (train / "meta/info.json").is_file():
         return train
@@ -258,5 +270,5 @@ def stage_doctor(ctx: RunContext) -> dict:
 
 STAGE_FUNCTIONS: dict[str, Callable[[RunContext], dict]] = {
     "tasks": stage_tasks, "envs": stage_envs, "execute": stage_execute, "render": stage_render,
-    "merge": stage_merge, "bake": stage_bake, "doctor": stage_doctor,
+    "merge": stage_merge, "annotate": stage_annotate, "bake": stage_bake, "doctor": stage_doctor,
 }
