@@ -21,29 +21,11 @@ def test_roll_outs_replay_bit_for_bit(pnp, expert_data, tmp_path):
     assert report.episodes[0].max_robot == 0.0 and report.episodes[0].max_object == 0.0
 
 
-def test_generated_data_replays_within_float32_command_rounding(expert_data):
-    # The expert steps with float64 commands, raw_command stores float32: open-loop replay
-    # is then within ~1e-5 but not bit-exact (see the report: the runner should round its
-    # commands to float32 before stepping, which the next test shows to be sufficient).
+def test_generated_data_replays_exactly(expert_data):
+    # The expert steps exactly the float32 commands it records.
     report = replay_dataset(expert_data)
-    assert report.diverging(tol_robot=1e-5, tol_object=1e-4) == []
+    assert report.exact and report.diverging() == []
     assert replay_dataset(expert_data, kinematic=True).exact
-
-
-def test_generated_data_replays_exactly_once_the_expert_steps_what_it_records(pnp, tmp_path, monkeypatch):
-    import demoforge.execute.runner as runner
-    from demoforge.execute import generate
-
-    command = runner._Slot.command
-
-    def float32_command(self):
-        q, g, op, ph = command(self)
-        return np.asarray(q, np.float32).astype(np.float64), float(np.float32(g)), op, ph
-
-    monkeypatch.setattr(runner._Slot, "command", float32_command)
-    summary = generate([pnp], tmp_path / "run", episodes_per_problem=1, seed=3)
-    root = summary.roots["success"] or summary.roots["failure"]
-    assert replay_dataset(root).exact
 
 
 def perturb(src, dst, episode, tick, delta):

@@ -185,7 +185,9 @@ class _Slot:
     def command(self) -> tuple[np.ndarray, float, int, int]:
         plan = self.plan
         if plan is not None and self.t < plan.ticks:
-            q, g = plan.q[self.t], float(plan.gripper[self.t])
+            # Step exactly what is recorded (raw_command is float32), so replay is bit-exact.
+            q = np.asarray(plan.q[self.t], np.float32).astype(np.float64)
+            g = float(np.float32(plan.gripper[self.t]))
             self.hold = (q, g)
             return q, g, self.op, int(plan.phase[self.t])
         last = int(plan.phase[-1]) if plan is not None and plan.ticks else -1
