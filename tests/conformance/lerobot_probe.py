@@ -55,6 +55,7 @@ def probe(root: str, out: str, options: dict) -> None:
                            roots=sources, aggr_root=root)
     ds = LeRobotDataset(repo_id="local/x", root=root, **options)
     video_keys = list(ds.meta.video_keys)
+    depth_keys = set(getattr(ds.meta, "depth_keys", []))
     keys = list(ds.meta.features) + [f"{k}_is_pad" for k in (options.get("delta_timestamps") or {})]
     columns: dict[str, list] = {}
     tasks: list[str] = []
@@ -64,7 +65,10 @@ def probe(root: str, out: str, options: dict) -> None:
         for key in keys:
             value = item[key]
             arr = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-            if key in video_keys:
+            if key in depth_keys:
+                # depth maps come back as (..., 1, H, W) float32 in lerobot's output unit: kept as is
+                arr = np.moveaxis(arr, -3, -1).astype(np.float32)
+            elif key in video_keys:
                 # lerobot returns (..., C, H, W) float32 in [0, 1].
                 arr = np.clip(np.rint(np.moveaxis(arr, -3, -1) * 255.0), 0, 255).astype(np.uint8)
             columns.setdefault(key, []).append(arr)
