@@ -70,6 +70,8 @@ def run(
     backend: str | None = typer.Option(None, "--backend", help="local (default) or ray."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address."),
     smoke_test: bool = typer.Option(False, "--smoke-test", help="One problem, two episodes, front camera."),
+    play: bool = typer.Option(False, "--play", help="Chain goals in one scene without resets (long episodes)."),
+    play_goals: int | None = typer.Option(None, "--play-goals", help="Goals per play episode [default: 3]."),
     resume: bool = typer.Option(False, "--resume", help="Skip finished stages; restart the first unfinished one."),
     skip_tasks: bool = typer.Option(False, "--skip-tasks"),
     skip_envs: bool = typer.Option(False, "--skip-envs"),
@@ -90,7 +92,7 @@ def run(
              "episodes_per_problem": episodes_per_problem, "envs": envs, "workers": workers, "seed": seed,
              "render_passes": render_pass or None, "cameras": camera or None, "bake_convention": bake_convention,
              "doctor_fail_on": doctor_fail_on, "backend": backend, "ray_address": ray_address,
-             "smoke_test": smoke_test or None}
+             "smoke_test": smoke_test or None, "play": play or None, "play_goals": play_goals}
     try:
         cfg = resolve_config(config, flags)
         if any(skips.values()):

@@ -50,6 +50,8 @@ class PipelineConfig:
     bake_control_freq: int | None = None  # baked rate [Hz]; None = native
     doctor_fail_on: str | None = None  # "warning" or "error": a doctor finding this grave fails the run
     robot: str | None = None  # robot card for the doctor's joint limits; None = from the dataset
+    play: bool = False  # execute chains goals in one scene without resets (pipeline.play)
+    play_goals: int = 3  # goals per play episode
     skip: tuple[str, ...] = ()  # stages not run (see STAGES)
     backend: str = "local"  # "local" or "ray"
     ray_address: str | None = None  # Ray cluster address; None = start a local Ray
@@ -72,7 +74,7 @@ def _plain(value):
 
 
 _TUPLES = {f.name for f in fields(PipelineConfig) if f.type.startswith("tuple")}
-_INTS = {"problems": 1, "task_seed": 0, "reset_states": 1, "profiles": 1, "episodes_per_problem": 1, "envs": 1,
+_INTS = {"play_goals": 1, "problems": 1, "task_seed": 0, "reset_states": 1, "profiles": 1, "episodes_per_problem": 1, "envs": 1,
          "seed": 0}
 _CHOICES = {"backend": BACKENDS, "doctor_fail_on": (None, "warning", "error")}
 
@@ -121,9 +123,11 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
     fq = values.get("bake_control_freq")
     if fq is not None and (isinstance(fq, bool) or not isinstance(fq, int) or fq < 1):
         problems.append(f"{source}: bake_control_freq: {fq!r} must be a positive integer or null")
-    for name in ("smoke_test", "progress"):
+    for name in ("smoke_test", "progress", "play"):
         if name in values and not isinstance(values[name], bool):
             problems.append(f"{source}: {name}: {values[name]!r} must be true or false")
+    if values.get("play") and values.get("backend", "local") != "local":
+        problems.append(f"{source}: play: runs on the local backend only")
     if not values.get("cameras", ("x",)):
         problems.append(f"{source}: cameras: give at least one camera")
     if problems:

@@ -118,7 +118,14 @@ def execute_inputs(ctx: RunContext) -> list[str]:
 def stage_execute(ctx: RunContext) -> dict:
     from demoforge.pipeline.backends import get_backend
 
-    summary = get_backend(ctx.config.backend)(ctx.config, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
+    c = ctx.config
+    if c.play:
+        from demoforge.pipeline.play import generate_play
+
+        summary = generate_play(execute_inputs(ctx), ctx.path("execute"), episodes_per_problem=c.episodes_per_problem,
+                                goals=c.play_goals, envs=c.envs, seed=c.seed)
+    else:
+        summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
                             f"failures by kind {summary.failure_kinds()}")
     return {"episodes": summary.episodes, "successes": summary.successes, "failure_kinds": summary.failure_kinds()}

@@ -1,0 +1,171 @@
+"""Play data: goals chained in one scene without resets, recorded as one long episode.
+
+    summary = generate_play(["tasks/stack_three-all-0000.pddl"], "out/play", episodes_per_problem=2,
+                            goals=3, seed=0)
+
+Each episode starts like an execute episode (same start states and seeds) and runs the
+expert to the problem's goal; then a next goal is sampled from the reached symbolic state
+(a seeded random walk of `PLAY_OPERATORS` from it, ending hand-empty; the goal is the
+walk's new atoms), planned from where the scene is and executed, `goals` times in all. The
+episode's `plan` extra lists every executed step (so `annotate` gives a goal.action that
+changes over time) and the `play` extra lists each goal with its tick range. An episode
+that fails a goal ends there and goes to the failure split with the goals it reached.
+
+This builds on the expert runner's episode slot (`demoforge.execute.runner._Slot`) and
+generate's merge (`demoforge.execute.generate._merge`), both private: a change there
+needs a look here. Play runs in one process and restarts from scratch when interrupted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.errors import PlanningError
+from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, goal_words
+from demoforge.execute import runner as runner_mod
+from demoforge.execute.generate import _item_dir, _merge, _run_record, run_problems
+from demoforge.execute.record import goal_atoms, run_layout
+from demoforge.execute.shards import ProblemTally, ShardWriters
+from demoforge.tasks import parse_task
+from demoforge.tasks.pddl_text import format_atom, problem_to_pddl
+from demoforge.tasks.simulate import Step, apply
+from demoforge.tasks.validate import type_of
+
+PLAY_OPERATORS = ("pick-up", "put-down", "stack", "unstack")  # what the random walk may use
+IGNORED_IN_GOALS = ("hand_empty", "holding", "clear")  # implied by the placement atoms
+WALK_STEPS = 6  # random-walk length before a goal is read off [steps]
+
+
+def ground_steps(task, state: frozenset) -> list[Step]:
+    """Every applicable step of a `PLAY_OPERATORS` operator in `state`, sorted."""
+    out = []
+    for name in sorted(task.index.actions):
+        if name not in PLAY_OPERATORS:
+            continue
+        params = list(task.index.actions[name].parameters)
+        choices = [task.index.of_type.get(type_of(p.type_tags), ()) for p in params]
+        for args in itertools.product(*choices):
+            step = Step(name, tuple(args))
+            try:
+                apply(task, state, step)
+            except PlanningError:
+                continue
+            out.append(step)
+    return out
+
+
+def sample_goal(task, state: frozenset, rng: np.random.Generator) -> list[tuple]:
+    """Atoms of a state a seeded random walk reaches from `state` that do not hold now
+    (fluent placement atoms only); [] when no walk finds one."""
+    for _ in range(8):
+        s = state
+        for _ in range(WALK_STEPS):
+            steps = ground_steps(task, s)
+            if not steps:
+                break
+            s = apply(task, s, steps[int(rng.integers(len(steps)))])
+        if any(a[0] == "holding" for a in s):
+            steps = [st for st in ground_steps(task, s) if st.action in ("put-down", "stack")]
+            if not steps:
+                continue
+            s = apply(task, s, steps[int(rng.integers(len(steps)))])
+        new = sorted(a for a in s - state if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS)
+        if new:
+            return new
+    return []
+
+
+def task_with_goal(task, atoms: list[tuple]):
+    text = "(and " + " ".join(format_atom(a) for a in atoms) + ")"
+    pddl = problem_to_pddl(name=task.name, domain_name=task.domain_name, objects=task.objects, init=task.init,
+                           goal=text, requirements=task.index.requirements)
+    return parse_task(pddl, domain_text=task.domain_text, problem_file=task.problem_file,
+                      domain_file=task.domain_file)
+
+
+class PlaySlot(runner_mod._Slot):
+    """An episode slot that, on reaching its goal, samples and pursues the next one."""
+
+    def __init__(self, runner: "PlayRunner", i: int):
+        self.goals_left = runner.goals - 1
+        self.segments: list[dict] = []
+        self.goal_start = 0
+        start = runner.env.contexts[i].start
+        self.goal_rng = np.random.default_rng([runner.seed, runner.env.ids[i][0], start.episode, 0x9_1A7])
+        super().__init__(runner, i)
+
+    def _close_segment(self) -> None:
+        self.segments.append({"goal": [format_atom(a) for a in goal_atoms(self.task)], "words": goal_words(self.task),
+                              "ticks": [self.goal_start, self.rec.length]})
+        self.goal_start = self.rec.length
+
+    def _finish_if_goal(self, atoms: frozenset) -> None:
+        if self.goals_left > 0 and runner_mod.holds(self.task, self.task.goal, atoms):
+            goal = sample_goal(self.task, atoms, self.goal_rng)
+            if goal:
+                self._close_segment()
+                self.goals_left -= 1
+                self.task = task_with_goal(self.task, goal)
+                self.planner = runner_mod.FallbackPlanner(runner_mod.MimirPlanner(), runner_mod.FastDownwardPlanner())
+                self.replans = []
+                if self._make_plan(atoms, why=f"play goal {len(self.segments) + 1}"):
+                    self._start_step()
+                return
+        super()._finish_if_goal(atoms)
+
+    def result(self):
+        if self.outcome is not None and self.outcome[0]:
+            self._close_segment()
+        res = super().result()
+        words = "; then ".join(s["words"] for s in self.segments) or goal_words(self.task)
+        return dataclasses.replace(res, task=words, extra={**res.extra, "play": self.segments})
+
+
+class PlayRunner(runner_mod.ExpertRunner):
+    """ExpertRunner whose episodes chain `goals` goals."""
+
+    def __init__(self, *args, goals: int, seed: int, **kwargs):
+        super().__init__(*args, seed=seed, **kwargs)
+        self.goals, self.seed = goals, seed
+
+    def run(self, on_episode) -> None:
+        original = runner_mod._Slot
+        runner_mod._Slot = lambda runner, i: PlaySlot(runner, i)  # the loop builds slots by this name
+        try:
+            super().run(on_episode)
+        finally:
+            runner_mod._Slot = original
+
+
+def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
+                  envs: int = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
+                  domain: str = "blocks") -> GenerateSummary:
+    """Play episodes of every problem into OUT/success and OUT/failure (generate's layout)."""
+    if goals < 1 or episodes_per_problem < 1 or envs < 1:
+        raise ExecuteError(f"play: goals {goals}, episodes {episodes_per_problem}, envs {envs} must all be >= 1")
+    inputs, out = [str(p) for p in inputs], Path(out)
+    if out.exists():
+        shutil.rmtree(out)  # play does not continue a killed run: it starts again
+    problems = run_problems(inputs, domain=domain, randomization=None)
+    layout = run_layout(problems, fps=round(settings.control_hz))
+    settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
+    record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
+    writers = [ShardWriters(_item_dir(out, k, p.name), layout) for k, p in enumerate(problems)]
+    tallies = [ProblemTally() for _ in problems]
+    results: dict[tuple[int, int], object] = {}
+    queue = [(k, e) for k in range(len(problems)) for e in range(episodes_per_problem)]
+    names = {p.name: k for k, p in enumerate(problems)}
+    PlayRunner(problems, layout, num_envs=envs, seed=seed, episodes=queue, settings=settings,
+               goals=goals).run(lambda r: results.__setitem__((names[r.problem], r.episode), r))
+    for (k, _), r in sorted(results.items(), key=lambda kv: kv[0]):
+        writers[k].add(r)
+        tallies[k].add(r.success, r.failure_kind)
+    for w, t in zip(writers, tallies, strict=True):
+        w.finalize(t)
+    return _merge(out, problems, layout, {p.name: dataclasses.asdict(t) for p, t in zip(problems, tallies)},
+                  record)
