@@ -13,7 +13,6 @@ B itself, and C's frames, re-indexed, with their tasks. Also: lerobot's own
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -1,5 +1,4 @@
 import json
-import shutil
 
 import av
 import numpy as np
@@ -10,7 +9,7 @@ from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.merge import merge_datasets
 from demoforge.dataset.reader import open_dataset
 from demoforge.errors import DatasetError
-from tests.dataset._synth import FEATURES, STATE_ONLY, episode
+from tests.dataset._synth import STATE_ONLY, episode
 from tests.dataset.test_writer import write
 
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[3] / "shared" / "fixtures"

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from demoforge.dataset import DatasetWriter, Feature, VideoSettings
+from demoforge.dataset import DatasetWriter, VideoSettings
 from demoforge.dataset.assemble import column_to_numpy
 from demoforge.errors import DatasetError, DatasetLockedError
 from tests.dataset._synth import FEATURES, STATE_ONLY, episode

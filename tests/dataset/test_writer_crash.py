@@ -5,9 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
-import numpy as np
 import pytest
 
 from demoforge.dataset import DatasetWriter

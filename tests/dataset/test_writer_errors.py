@@ -5,7 +5,7 @@ import pytest
 
 from demoforge.dataset import DatasetWriter, Feature
 from demoforge.errors import DatasetError
-from tests.dataset._synth import FEATURES, STATE_ONLY, episode
+from tests.dataset._synth import FEATURES, episode
 
 
 @pytest.fixture

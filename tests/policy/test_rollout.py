@@ -3,7 +3,6 @@ summary files, determinism across env counts, assist recorded and applied as sta
 
 import json
 
-import mujoco
 import numpy as np
 import pytest
 

@@ -391,9 +391,9 @@ class DatasetWriter:
             "dataset_from_index": start, "dataset_to_index": start + length, "data_bytes": data_path.stat().st_size,
             "stats": stats, "videos": videos, "extra": extra,
         }
-        _fsync_dir(staging / "data")
+        fsync_file(staging / "data")
         write_json_atomic(staging / "episodes" / f"{episode:06d}.json", record)
-        _fsync_dir(staging / "episodes")
+        fsync_file(staging / "episodes")
         self._remember(record)
         return episode
 
@@ -439,14 +439,6 @@ def _lock(staging: Path) -> int:
             "or write to another root"
         ) from None
     return fd
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any]:

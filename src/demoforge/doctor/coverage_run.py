@@ -40,21 +40,15 @@ class RawStart:
 
 
 def raw_start(root: Path, reader, episode: int) -> RawStart:
-    from demoforge.execute.replay import episode_scene
+    from demoforge.execute.replay import episode_scene, recorded_problem
     from demoforge.sim import restore
     from demoforge.symbolic.binding import bind_symbols
-    from demoforge.tasks import parse_task, scene_from_json
 
     row = reader.episode(episode)
-    problem = json.loads(row["demoforge/problem"])
-    file = root / DEMOFORGE_META_DIR / "scenes" / f"{problem}.json"
-    inputs = json.loads(file.read_text(encoding="utf-8"))
-    task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
-                      domain_file=str(file))
-    params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
+    problem = recorded_problem(root, json.loads(row["demoforge/problem"]))
     scene = episode_scene(root, episode)
     restore(scene.model, scene.data, reader.read_episode(episode, [SIM_STATE])[SIM_STATE][0])
-    return RawStart(scene, bind_symbols(scene, task, params))
+    return RawStart(scene, bind_symbols(scene, problem.task, problem.params))
 
 
 def home_start(card):

@@ -21,7 +21,7 @@ from demoforge.dataset import open_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.envs.scene import build_task_scene
 from demoforge.execute import schema
-from demoforge.execute.problems import ExecuteError
+from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.execute.randomization import apply_draw
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.sim import Scene, restore, state_size
@@ -35,19 +35,32 @@ def _extra(row: dict, name: str):
     return json.loads(raw) if isinstance(raw, str) else raw
 
 
+def recorded_problem(root: str | Path, name: str, cache: dict | None = None) -> Problem:
+    """Problem `name` of a raw dataset, rebuilt from meta/demoforge/scenes/<name>.json.
+
+    `cache` (a dict the caller keeps) skips re-parsing a problem already rebuilt."""
+    if cache is not None and name in cache:
+        return cache[name]
+    file = Path(root) / DEMOFORGE_META_DIR / "scenes" / f"{name}.json"
+    if not file.is_file():
+        raise ExecuteError(f"{file}: missing; the scene inputs of problem {name!r} are needed to rebuild its model")
+    inputs = json.loads(file.read_text(encoding="utf-8"))
+    task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
+                      domain_file=str(file))
+    params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
+    problem = Problem(name, task, params, inputs["problem_pddl"], str(file))
+    if cache is not None:
+        cache[name] = problem
+    return problem
+
+
 def episode_scene(root: str | Path, episode_index: int) -> Scene:
     """The scene (compiled model, fresh data) episode `episode_index` of `root` ran in."""
     root = Path(root)
     reader = open_dataset(root)
     row = reader.episode(episode_index)
-    problem = _extra(row, "problem")
-    file = root / DEMOFORGE_META_DIR / "scenes" / f"{problem}.json"
-    if not file.is_file():
-        raise ExecuteError(f"{file}: missing; the scene inputs of problem {problem!r} are needed to rebuild its model")
-    inputs = json.loads(file.read_text(encoding="utf-8"))
-    task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
-                      domain_file=str(file))
-    params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
+    problem = recorded_problem(root, _extra(row, "problem"))
+    task, params = problem.task, problem.params
     draw = draw_from_dict(_extra(row, "scene_draw"), file=f"{root} episode {episode_index}")
     scene, _ = build_task_scene(task, params, draw)
     randomization = _extra(row, "randomization") if row.get("demoforge/randomization") is not None else None

@@ -7,7 +7,6 @@ shards' episode counts together are the next episode to run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 

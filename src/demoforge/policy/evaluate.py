@@ -16,39 +16,22 @@ import json
 from pathlib import Path
 
 from demoforge.dataset import open_dataset
-from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.envs.scene import build_task_scene
 from demoforge.execute import schema
 from demoforge.execute.problems import EpisodeStart, Problem, episode_rngs
 from demoforge.execute.randomization import apply_draw
 from demoforge.execute.record import run_layout
+from demoforge.execute.replay import recorded_problem
 from demoforge.execute.vecenv import PddlEpisode, SimTask
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.sim import restore
-from demoforge.tasks import holds, parse_task, scene_from_json
+from demoforge.tasks import holds
 
 
 def _json(raw):
     return json.loads(raw) if isinstance(raw, str) else raw
-
-
-def recorded_problem(root: Path, name: str, cache: dict | None = None) -> Problem:
-    """The Problem `name` of a dataset, rebuilt from meta/demoforge/scenes/<name>.json."""
-    if cache is not None and name in cache:
-        return cache[name]
-    file = root / DEMOFORGE_META_DIR / "scenes" / f"{name}.json"
-    if not file.is_file():
-        raise PolicyError(f"{file}: missing; the scene inputs of problem {name!r} are needed to rebuild it")
-    inputs = json.loads(file.read_text(encoding="utf-8"))
-    task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
-                      domain_file=str(file))
-    params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
-    problem = Problem(name, task, params, inputs["problem_pddl"], str(file))
-    if cache is not None:
-        cache[name] = problem
-    return problem
 
 
 def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None, *,

@@ -30,7 +30,7 @@ from demoforge.dataset import open_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.execute import episode_scene, schema
 from demoforge.policy.protocol import PolicyError
-from demoforge.policy.rollout import Assist, apply_assist, free_bodies
+from demoforge.policy.rollout import Assist, apply_assist
 from demoforge.sim import ControlLaw, control_step, gripper_closedness, restore, snapshot
 
 
