@@ -12,11 +12,13 @@ from demoforge.pipeline.backends.local import execute_local
 from demoforge.pipeline.config import PipelineError
 
 
-def _ray_not_available(*args, **kwargs):
-    raise PipelineError("backend 'ray' is not implemented yet; use --backend local")
+def _ray(*args, **kwargs):
+    from demoforge.pipeline.backends.ray import execute_ray  # Ray is optional: imported when asked for
+
+    return execute_ray(*args, **kwargs)
 
 
-BACKENDS: dict[str, Callable] = {"local": execute_local, "ray": _ray_not_available}
+BACKENDS: dict[str, Callable] = {"local": execute_local, "ray": _ray}
 
 
 def get_backend(name: str) -> Callable:
