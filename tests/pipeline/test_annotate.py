@@ -13,7 +13,12 @@ import pytest
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import episode_scene, generate
 from demoforge.pipeline.annotate import (
-    ACTION_KEY, POSITION_KEY, annotate_dataset, frame_steps, goal_action_texts, operator_text,
+    ACTION_KEY,
+    POSITION_KEY,
+    annotate_dataset,
+    frame_steps,
+    goal_action_texts,
+    operator_text,
 )
 from demoforge.render import RenderConfig, parse_look_arg, render_dataset, segmentation_colour
 from demoforge.tasks import generate_family, write_tasks

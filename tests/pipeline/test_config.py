@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from demoforge.pipeline import STAGES, PipelineError, config_from_dict, dump_config, resolve_config, run_pipeline
-from demoforge.pipeline import state
+from demoforge.pipeline import STAGES, PipelineError, config_from_dict, dump_config, resolve_config, run_pipeline, state
 from demoforge.pipeline.config import output_fields
 
 

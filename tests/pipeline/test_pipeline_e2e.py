@@ -15,8 +15,7 @@ import pytest
 import yaml
 
 from demoforge.dataset import check_dataset, open_dataset
-from demoforge.pipeline import config_from_dict, resolve_config, run_pipeline
-from demoforge.pipeline import state
+from demoforge.pipeline import config_from_dict, resolve_config, run_pipeline, state
 from demoforge.pipeline.provenance import PROVENANCE_DIR, dataset_hash
 
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 """One command for the whole pipeline: task generation -> environment packages -> execution ->
-render passes -> merge -> bake -> doctor, with resume markers and provenance.
+render passes -> merge -> annotate -> bake -> doctor, with resume markers and provenance.
 
     from demoforge.pipeline import resolve_config, run_pipeline
     config = resolve_config(None, {"experiment_id": "smoke", "smoke_test": True, "render_passes": ["plain"]})
@@ -7,7 +7,8 @@ render passes -> merge -> bake -> doctor, with resume markers and provenance.
     result.final, result.doctor_summary
 
 Modules: `config` (the validated record), `stages` (one function per stage, the run folder
-layout), `state` (.pipeline_state markers), `provenance`, `runner`, `backends` (local), `demo`.
+layout), `state` (.pipeline_state markers), `provenance`, `runner`, `annotate` (goal.action,
+goal.position), `play` (chained goals without resets), `backends` (local, ray), `demo`.
 """
 
 from demoforge.pipeline.config import (

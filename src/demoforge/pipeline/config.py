@@ -54,7 +54,7 @@ class PipelineConfig:
     play_goals: int = 3  # goals per play episode
     skip: tuple[str, ...] = ()  # stages not run (see STAGES)
     backend: str = "local"  # "local" or "ray"
-    ray_address: str | None = None  # Ray cluster address; None = start a local Ray
+    ray_address: str | None = None  # Ray cluster address (HEAD:PORT); None = start a Ray on this machine
     smoke_test: bool = False  # one problem, two episodes, front camera only
     progress: bool = True  # live progress line on a terminal
 
@@ -74,7 +74,8 @@ def _plain(value):
 
 
 _TUPLES = {f.name for f in fields(PipelineConfig) if f.type.startswith("tuple")}
-_INTS = {"play_goals": 1, "problems": 1, "task_seed": 0, "reset_states": 1, "profiles": 1, "episodes_per_problem": 1, "envs": 1,
+_INTS = {"play_goals": 1, "problems": 1, "task_seed": 0, "reset_states": 1, "profiles": 1, "episodes_per_problem": 1,
+         "envs": 1,
          "seed": 0}
 _CHOICES = {"backend": BACKENDS, "doctor_fail_on": (None, "warning", "error")}
 

@@ -91,7 +91,7 @@ def task_with_goal(task, atoms: list[tuple]):
 class PlaySlot(runner_mod._Slot):
     """An episode slot that, on reaching its goal, samples and pursues the next one."""
 
-    def __init__(self, runner: "PlayRunner", i: int):
+    def __init__(self, runner: PlayRunner, i: int):
         self.goals_left = runner.goals - 1
         self.segments: list[dict] = []
         self.goal_start = 0

@@ -49,7 +49,7 @@ def git_commit() -> str | None:
     """The commit of the demoforge source tree, or None outside a git checkout."""
     here = Path(demoforge.__file__).resolve().parent
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None

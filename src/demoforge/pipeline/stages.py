@@ -258,8 +258,8 @@ def doctor_summary(result) -> str:
 
 
 def stage_doctor(ctx: RunContext) -> dict:
-    from demoforge.doctor import run_doctor, write_report
     from demoforge.dataset.layout import write_json_atomic
+    from demoforge.doctor import run_doctor, write_report
 
     root = final_dataset(ctx)
     result = run_doctor(root, robot=ctx.config.robot)

@@ -65,7 +65,9 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     write_json_atomic(run_file, record)
     started = not ray.is_initialized()
     if started:
-        ray.init(address=config.ray_address, log_to_driver=False, runtime_env={"env_vars": {"MUJOCO_GL": "egl"}})
+        # no address: a Ray of our own on this machine, never a cluster found by accident
+        ray.init(address=config.ray_address or "local", log_to_driver=False,
+                 runtime_env={"env_vars": {"MUJOCO_GL": "egl"}})
     try:
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_item)
         refs = {task.remote(inputs, str(out), k, config.episodes_per_problem, config.seed, config.envs, settings,
