@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,fd,coacd,arms,report,onnx
+EXTRAS ?= dev,fd,coacd,arms,report,onnx,ray
 export MUJOCO_GL ?= egl
 export SVT_LOG ?= 1
 

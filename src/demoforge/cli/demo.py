@@ -1,30 +1,21 @@
 """`demoforge demo`: the small embedded default job."""
 
-import shutil
 from pathlib import Path
 
 import typer
 
-from demoforge.dataset.check import check_dataset
-from demoforge.dataset.synthetic import write_synthetic_dataset
+from demoforge.errors import DemoforgeError
 
 
 def demo(
-    out: Path = typer.Option(Path("out/demo"), help="Where to write the demo dataset (replaced if it is an earlier demo)."),
-    episodes: int = typer.Option(4, min=1, help="Number of episodes."),
-    seed: int = typer.Option(0, help="Run seed."),
+    out: Path = typer.Option(Path("out/pipeline-demo"), help="Run folder (an earlier demo there is replaced)."),
 ) -> None:
-    """Write a small dataset with video, check it, and print where it is."""
-    if out.exists():
-        if not (out / "meta/demoforge/demo.json").is_file():
-            typer.echo(f"error: {out} exists and is not an earlier demo output; choose another --out", err=True)
-            raise typer.Exit(2)
-        shutil.rmtree(out)
-    root = write_synthetic_dataset(out, episodes=episodes, seed=seed)
-    problems = check_dataset(root)
-    if problems:
-        for p in problems:
-            typer.echo(f"  {p}", err=True)
-        raise typer.Exit(1)
-    typer.echo(f"demo dataset written and checked: {root.resolve()}")
-    typer.echo(f"  inspect it with: demoforge dataset info {root}")
+    """Run the whole pipeline on a small embedded example (two stack_three problems, rendered
+    with the plain look, baked to joint_target) and print where the dataset is."""
+    from demoforge.pipeline.demo import run_demo  # imports the simulator stack only when run
+
+    try:
+        run_demo(out, echo=typer.echo)
+    except DemoforgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None

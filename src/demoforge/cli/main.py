@@ -11,6 +11,7 @@ from demoforge.cli import generate as generate_cli
 from demoforge.cli import policy as policy_cli
 from demoforge.cli import randomize as randomize_cli
 from demoforge.cli import render as render_cli
+from demoforge.cli import run as run_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
 
@@ -21,6 +22,7 @@ app.add_typer(tasks_cli.app, name="tasks", help="PDDL task families.")
 app.add_typer(env_cli.app, name="env", help="Environment packages: scenes, profiles and reset states.")
 app.add_typer(randomize_cli.app, name="randomize", help="Physics domain randomization: sample and inspect draws.")
 app.command("demo")(demo_cli.demo)
+app.command("run")(run_cli.run)
 app.command("generate")(generate_cli.generate)
 app.command("bake")(bake_cli.bake)
 app.command("render")(render_cli.render)
