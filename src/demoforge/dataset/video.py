@@ -128,11 +128,11 @@ def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     # Integer arithmetic only: a float matmul goes through BLAS, whose kernels round
     # differently depending on how it splits the work across threads.
     x = rgb.astype(np.int32)
-    h, w, _ = rgb.shape
     r, g, b = x[..., 0], x[..., 1], x[..., 2]
     cy, cu, cv = _RGB_TO_YUV
     y = ((cy[0] * r + cy[1] * g + cy[2] * b + 128) >> 8) + 16
-    s = x.reshape(h // 2, 2, w // 2, 2, 3).sum(axis=(1, 3))  # 2x2 sums: chroma of the mean colour
+    # 2x2 sums (chroma of the mean colour) by strided adds: a reshaped sum is ~5x slower
+    s = x[0::2, 0::2] + x[1::2, 0::2] + x[0::2, 1::2] + x[1::2, 1::2]
     sr, sg, sb = s[..., 0], s[..., 1], s[..., 2]
     u = ((cu[0] * sr + cu[1] * sg + cu[2] * sb + 512) >> 10) + 128
     v = ((cv[0] * sr + cv[1] * sg + cv[2] * sb + 512) >> 10) + 128
