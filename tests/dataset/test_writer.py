@@ -226,3 +226,13 @@ def test_video_bytes_do_not_depend_on_cpu_load(tmp_path):
         for b in burners:
             b.join()
     assert len(digests) == 1
+
+
+def test_episode_extras_survive_a_resume(tmp_path):
+    w = DatasetWriter.create(tmp_path / "ds", fps=10, features=STATE_ONLY)
+    w.add_episode(episode(0, 5, STATE_ONLY), task="t", extra={"failure": {"kind": "ik"}})
+    w.add_episode(episode(1, 5, STATE_ONLY), task="t", extra={"seed": 1})
+    w.__exit__(RuntimeError, None, None)  # interrupted: staging kept
+    r = DatasetWriter.resume(tmp_path / "ds")
+    assert list(r.episode_extras()) == [{"failure": {"kind": "ik"}}, {"seed": 1}]
+    r.finalize()

@@ -7,6 +7,7 @@ import sys
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -145,3 +146,20 @@ def test_environment_packages_are_inputs_too(pnp, tmp_path):
     used = [json.loads(reader.episode(i)["demoforge/env_package"]) for i in reader.episode_indices]
     assert [u["reset_state"] for u in used] == [0, 1, 0] and all(u["profile"] == 0 for u in used)
     _replays_exactly(root, 2)
+
+
+def test_tally_of_an_interrupted_item_counts_failure_kinds(tmp_path):
+    from demoforge.dataset import DatasetWriter, Feature
+    from demoforge.execute.shards import ShardWriters, tally_of
+
+    feats = {"observation.state": Feature("float32", (2,))}
+    for split, extras in (("success", [{"seed": 0}]), ("failure", [{"failure": {"kind": "ik"}},
+                                                                    {"failure": {"kind": "ik"}}])):
+        w = DatasetWriter.create(tmp_path / split, fps=10, features=feats)
+        for extra in extras:
+            w.add_episode({"observation.state": np.zeros((3, 2))}, task="t", extra=extra)
+        w.__exit__(RuntimeError, None, None)  # killed: staging kept for a resume
+    shards = ShardWriters(tmp_path, layout=None)
+    t = tally_of(shards)
+    assert (t.success, t.failure, t.kinds) == (1, 2, {"ik": 2})
+    shards.close()

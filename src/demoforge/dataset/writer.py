@@ -13,7 +13,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,6 +210,14 @@ class DatasetWriter:
     @property
     def num_episodes(self) -> int:
         return len(self._records)
+
+    def episode_extras(self) -> Iterator[dict[str, Any]]:
+        """The `extra` records of the episodes written so far, in order (read back from staging,
+        so a resumed writer has them too)."""
+        self._check_open()
+        for r in self._records:
+            path = self.root / STAGING_DIR / "episodes" / f"{r['episode_index']:06d}.json"
+            yield json.loads(path.read_text())["extra"]
 
     def add_episode(
         self, columns: Mapping[str, np.ndarray], *, task: str, extra: Mapping[str, Any] | None = None,

@@ -84,8 +84,7 @@ def tally_of(w: ShardWriters) -> ProblemTally:
     """Tally of the episodes already in an interrupted item's shards (read back from them)."""
     t = ProblemTally()
     for split, writer in w.writers.items():
-        for record in getattr(writer, "_records", []):
-            extra = record.get("extra") or {}
+        for extra in writer.episode_extras():
             failure = extra.get("failure")
             t.add(split == "success", None if failure is None else failure.get("kind"))
     return t
