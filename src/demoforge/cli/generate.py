@@ -69,6 +69,9 @@ def generate(
                                                                                "see examples/randomize/physics.yaml)."),
     randomize: list[str] = typer.Option([], "--randomize", help="FIELD=VALUE override of the spec (YAML value), "
                                                                 "e.g. --randomize mass_scale=[0.9,1.1]; repeatable."),
+    record_videos: str | None = typer.Option(None, "--record-videos", help="Render these cameras while generating, "
+                                             "comma-separated (e.g. front,wrist); frames come from the recorded states."),
+    look: str = typer.Option("plain", "--look", help="Look of --record-videos: a shipped look name or a YAML file."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -84,6 +87,12 @@ def generate(
         if randomize:
             spec = spec_with_overrides(spec or RandomizationSpec(), randomize, where="--randomize")
         settings = RunnerSettings(max_retries=max_retries, max_replans=max_replans)
+        from demoforge.execute.shards import InlineVideo
+
+        videos = None
+        if record_videos:
+            cams = tuple(c.strip() for c in record_videos.split(",") if c.strip())
+            videos = InlineVideo(cameras=cams, look=look, seed=seed)
         from demoforge.execute import load_problems
 
         n_problems = len(load_problems([str(p) for p in inputs], domain=domain))
@@ -91,7 +100,8 @@ def generate(
         try:
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
-                                   settings=settings, domain=domain, progress=display, randomization=spec)
+                                   settings=settings, domain=domain, progress=display, randomization=spec,
+                                   record_videos=videos)
         finally:
             display.stop()
     except DemoforgeError as exc:

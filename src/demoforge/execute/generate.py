@@ -42,7 +42,7 @@ from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem, load_problems
 from demoforge.execute.record import RunLayout, run_layout, scene_inputs
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
-from demoforge.execute.shards import SPLITS, ProblemTally, ShardWriters, tally_of
+from demoforge.execute.shards import InlineVideo, SPLITS, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 
 RUN_SCHEMA = "demoforge.generate/1"
@@ -101,10 +101,14 @@ def _item_dir(out: Path, k: int, name: str) -> Path:
 
 
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
-                settings: RunnerSettings, randomization: RandomizationSpec | None) -> dict:
-    return {"schema": RUN_SCHEMA, "inputs": inputs, "problems": [p.name for p in problems],
-            "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
-            "randomization": None if randomization is None else spec_to_dict(randomization)}
+                settings: RunnerSettings, randomization: RandomizationSpec | None,
+                videos: InlineVideo | None = None) -> dict:
+    record = {"schema": RUN_SCHEMA, "inputs": inputs, "problems": [p.name for p in problems],
+              "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
+              "randomization": None if randomization is None else spec_to_dict(randomization)}
+    if videos is not None:
+        record["videos"] = asdict(videos)
+    return record
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None) -> list[Problem]:
@@ -119,7 +123,8 @@ def run_problems(inputs: list[str], *, domain: str, randomization: Randomization
 
 def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed: int, envs: int,
               settings: RunnerSettings, progress: Progress | None = None, domain: str = "blocks",
-              after_skill=None, randomization: RandomizationSpec | None = None) -> dict[str, dict]:
+              after_skill=None, randomization: RandomizationSpec | None = None,
+              videos: InlineVideo | None = None) -> dict[str, dict]:
     """Run work items `items` (problem indices) of a run in this process; returns their tallies."""
     out_path = Path(out)
     problems = run_problems(inputs, domain=domain, randomization=randomization)
@@ -135,7 +140,7 @@ def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed
             tallies[local] = ProblemTally(**json.loads(done_file.read_text()))
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        writers[local] = ShardWriters(folder, layout)
+        writers[local] = ShardWriters(folder, layout, videos=videos, problems={p.name: p for p in problems})
         tallies[local] = tally_of(writers[local])
         start = writers[local].next_episode
         queue += [(local, e) for e in range(start, episodes)]
@@ -173,20 +178,21 @@ def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed
 
 
 def _worker(args: tuple) -> dict[str, dict]:
-    inputs, out, items, episodes, seed, envs, settings, queue, domain, randomization = args
+    inputs, out, items, episodes, seed, envs, settings, queue, domain, randomization, videos = args
     return run_items(inputs, out, items, episodes, seed, envs, settings,
-                     None if queue is None else queue.put, domain, None, randomization)
+                     None if queue is None else queue.put, domain, None, randomization, videos)
 
 
 def generate(
     inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, envs: int = 1,
     workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
-    randomization: RandomizationSpec | None = None,
+    randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
-    physics domain randomization drawn per episode when `randomization` is given."""
+    physics domain randomization drawn per episode when `randomization` is given, and
+    camera videos rendered inline when `record_videos` is given."""
     problems_msg = []
     if episodes_per_problem < 1:
         problems_msg.append(f"episodes_per_problem: {episodes_per_problem} must be >= 1")
@@ -199,7 +205,7 @@ def generate(
     problems = run_problems(inputs, domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     n_workers = resolve_workers(workers, len(problems))
-    record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization)
+    record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos)
     run_file = out / "run.json"
     if run_file.is_file():
         old = json.loads(run_file.read_text())
@@ -219,7 +225,7 @@ def generate(
     tallies: dict[str, dict] = {}
     if len(chunks) == 1:
         tallies.update(run_items(inputs, str(out), chunks[0], episodes_per_problem, seed, envs, settings,
-                                 progress, domain, after_skill, randomization))
+                                 progress, domain, after_skill, randomization, record_videos))
     else:
         if after_skill is not None:
             raise ExecuteError("after_skill hooks run only with workers=1")
@@ -228,7 +234,7 @@ def generate(
             queue = manager.Queue() if progress else None
             with ProcessPoolExecutor(len(chunks), mp_context=ctx) as pool:
                 futures = [pool.submit(_worker, (inputs, str(out), c, episodes_per_problem, seed, envs, settings,
-                                                 queue, domain, randomization)) for c in chunks]
+                                                 queue, domain, randomization, record_videos)) for c in chunks]
                 while not all(f.done() for f in futures):
                     _drain(queue, progress, timeout=0.2)
                 _drain(queue, progress, timeout=0.0)

@@ -7,8 +7,11 @@ shards' episode counts together are the next episode to run.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from demoforge.execute import schema
 
 from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.layout import write_json_atomic
@@ -18,6 +21,17 @@ from demoforge.execute.record import RunLayout
 from demoforge.execute.runner import EpisodeResult
 
 SPLITS = ("success", "failure")
+
+
+@dataclass(frozen=True)
+class InlineVideo:
+    """Cameras rendered while generating (`generate --record-videos`), as the render stage
+    would render them from the recorded states: each episode's frames come from its own
+    recorded sim.state rows, so retried attempts leave no frames behind."""
+
+    cameras: tuple[str, ...]  # scene cameras, e.g. ("front", "wrist")
+    look: str = "plain"  # shipped look name or a look YAML path
+    seed: int = 0  # run seed; each episode's look draw derives from it, the problem and the episode
 
 
 @dataclass
@@ -39,8 +53,11 @@ class ProblemTally:
 class ShardWriters:
     """The two shard writers of one work item, opened lazily, resumed if interrupted."""
 
-    def __init__(self, folder: Path, layout: RunLayout):
+    def __init__(self, folder: Path, layout: RunLayout, *, videos: InlineVideo | None = None,
+                 problems: dict | None = None):
         self.folder, self.layout = folder, layout
+        self.videos, self.problems = videos, problems or {}
+        self._recorder = None
         self.writers: dict[str, DatasetWriter] = {}
         self.done: dict[str, int] = {}
         for split in SPLITS:
@@ -64,20 +81,57 @@ class ShardWriters:
             if (self.folder / split / "meta" / "info.json").is_file():
                 raise ExecuteError(f"{self.folder / split}: shard already final but episode {result.episode} "
                                    "belongs to it; remove the item folder and rerun")
-            w = DatasetWriter.create(self.folder / split, fps=self.layout.fps, features=self.layout.features(),
+            features = self.layout.features()
+            if self.videos is not None:
+                features = {**features, **self._bind_recorder(result)[0].features()}
+            w = DatasetWriter.create(self.folder / split, fps=self.layout.fps, features=features,
                                      robot_type=None)
             self.writers[split] = w
-        w.add_episode(result.columns, task=result.task, extra=result.extra)
+        if self.videos is None:
+            w.add_episode(result.columns, task=result.task, extra=result.extra)
+        else:
+            rec, draw = self._bind_recorder(result)
+            cols = result.columns
+            for t, state in enumerate(cols[schema.SIM_STATE]):
+                w.add_frame({**{k: v[t] for k, v in cols.items()}, **rec.render_state(state)}, task=result.task)
+            w.save_episode(extra={**result.extra, "look": draw})
         self.done[split] += 1
+
+    def _bind_recorder(self, result: EpisodeResult):
+        """The camera recorder set to this episode's scene and look draw."""
+        from demoforge.envs.scene import build_task_scene
+        from demoforge.execute.randomization import apply_draw
+        from demoforge.randomize.scene import draw_from_dict
+        from demoforge.render import CameraRecorder, draw_look, load_look, look_seed, look_targets
+
+        problem = self.problems[result.problem]
+        scene, _ = build_task_scene(problem.task, problem.params, draw_from_dict(result.extra["scene_draw"]))
+        if result.extra.get("randomization") is not None:
+            scene = apply_draw(scene, result.extra["randomization"])
+        look = load_look(self.videos.look)
+        seed = self.videos.seed ^ zlib.crc32(result.problem.encode())
+        draw = draw_look(look, look_seed(seed, look.name, result.episode, 0), look_targets(scene))
+        if self._recorder is None:
+            self._recorder = CameraRecorder(scene, draw, self.videos.cameras)
+        else:
+            self._recorder.bind(scene, draw)
+        return self._recorder, draw
 
     def finalize(self, tally: ProblemTally) -> None:
         for w in self.writers.values():
             w.finalize()
+        self._close_recorder()
         write_json_atomic(self.folder / "done.json", asdict(tally))
 
     def close(self) -> None:
         for w in self.writers.values():
             w.__exit__(RuntimeError, None, None)  # unlock, keep staging for a resume
+        self._close_recorder()
+
+    def _close_recorder(self) -> None:
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
 
 
 def tally_of(w: ShardWriters) -> ProblemTally:
