@@ -38,3 +38,25 @@ def test_both_paths_agree_bitwise(values, monkeypatch):
 def test_single_value_and_1d_chunks():
     s = Q.streaming_stats(lambda: [np.array([2.5])], 1)
     assert s["q01"] == [2.5] and s["q99"] == [2.5] and s["std"] == [0.0]
+
+
+@pytest.mark.parametrize("gather, groups", [(10**9, 64), (50, 64), (0, 1), (700, 2)])
+def test_every_pass_schedule_gives_numpys_quantiles(values, monkeypatch, gather, groups):
+    """Gathered buckets, counted buckets and counting deferred to later passes all agree."""
+    x = np.concatenate([values, np.full((len(values), 1), 3.25), np.round(values[:, :1] * 1e6) / 1e6], axis=1)
+    monkeypatch.setattr(Q, "IN_MEMORY_VALUES", 10)
+    monkeypatch.setattr(Q, "GATHER_VALUES", gather)
+    monkeypatch.setattr(Q, "HISTOGRAM_GROUPS", groups)
+    s = Q.streaming_stats(chunked(x), x.shape[1])
+    for name, q in Q.QUANTILES.items():
+        np.testing.assert_array_equal(s[name], np.quantile(x, q, axis=0))
+
+
+def test_values_that_differ_only_in_the_last_bits(monkeypatch):
+    """Keys equal in their first 48 bits need all four digits counted to tell apart."""
+    x = (1.0 + np.arange(5000) % 97 * np.finfo(np.float64).eps)[:, None]
+    monkeypatch.setattr(Q, "IN_MEMORY_VALUES", 10)
+    monkeypatch.setattr(Q, "GATHER_VALUES", 0)
+    s = Q.streaming_stats(chunked(x), 1)
+    for name, q in Q.QUANTILES.items():
+        np.testing.assert_array_equal(s[name], np.quantile(x, q, axis=0))

@@ -1,10 +1,14 @@
 """Exact dataset-wide statistics of numeric columns in bounded memory.
 
 Moments stream over chunks (Chan's pairwise update). Quantiles are exact order
-statistics found by radix selection on order-preserving 64-bit keys of the float64
-values: four passes over the data, each counting one 16-bit digit, so memory depends
-on the number of dimensions, never on the number of frames. Small columns take the
-same exact values straight from numpy.
+statistics, found by radix selection on order-preserving 64-bit keys of the float64
+values. The first pass counts the top 16 bits of every key (one histogram per
+dimension); every later pass looks only at the keys that share the known bits of a
+wanted order statistic (a "bucket"): buckets small enough are gathered and sorted, the
+others are counted on their next 16 bits. Spread-out data needs two passes, data piled on
+few values at most four; memory depends on the number of dimensions and the gather
+budget, never on the number of frames. Constant dimensions need no pass, and columns of
+up to IN_MEMORY_VALUES values are simply sorted.
 """
 
 from __future__ import annotations
@@ -15,8 +19,13 @@ import numpy as np
 
 from demoforge.dataset.layout import QUANTILES
 
-IN_MEMORY_VALUES = 1_000_000  # below this many values (8 MB) a column is simply loaded
+IN_MEMORY_VALUES = 4_000_000  # a column of up to this many values (32 MB as float64) is sorted in memory
+GATHER_VALUES = 4_000_000  # keys gathered per pass, at most
+ROW_BLOCK_VALUES = 1 << 20  # keys converted at once during a pass
+HISTOGRAM_GROUPS = 64  # 16-bit histograms (512 KB each) counted per pass, at most
 _DIGIT_BITS = 16
+_DIGITS = 1 << _DIGIT_BITS
+_LEVELS = 64 // _DIGIT_BITS
 _SIGN = np.uint64(1 << 63)
 
 
@@ -43,31 +52,107 @@ def _ranks(n: int) -> list[tuple[int, int, float]]:
     return out
 
 
-def _select(chunks: Callable[[], Iterable[np.ndarray]], dims: int, ranks: list[int]) -> np.ndarray:
-    """Order statistics `ranks` (0-based) of every dimension: (len(ranks), dims) float64."""
-    prefix = np.zeros((len(ranks), dims), np.uint64)
-    remaining = np.array(ranks, dtype=np.int64)[:, None].repeat(dims, axis=1)
-    for p in range(64 // _DIGIT_BITS):
-        shift = np.uint64(64 - _DIGIT_BITS * (p + 1))
-        counts = np.zeros((len(ranks), dims, 1 << _DIGIT_BITS), np.int64)
-        for chunk in chunks():
-            keys = _keys(chunk.reshape(len(chunk), dims))
-            digits = ((keys >> shift) & np.uint64(0xFFFF)).astype(np.int64)
-            high = keys >> (shift + np.uint64(_DIGIT_BITS)) if p else None
-            for d in range(dims):
-                if high is None:  # first digit: the same counts serve every rank
-                    counts[:, d] += np.bincount(digits[:, d], minlength=1 << _DIGIT_BITS)
-                    continue
-                for r in range(len(ranks)):
-                    sel = digits[high[:, d] == prefix[r, d], d]
-                    counts[r, d] += np.bincount(sel, minlength=1 << _DIGIT_BITS)
-        cum = np.cumsum(counts, axis=2)
-        for r in range(len(ranks)):
-            for d in range(dims):
-                digit = int(np.searchsorted(cum[r, d], remaining[r, d], side="right"))
-                remaining[r, d] -= cum[r, d, digit - 1] if digit else 0
-                prefix[r, d] = (prefix[r, d] << np.uint64(_DIGIT_BITS)) | np.uint64(digit)
-    return _unkey(prefix)
+def _key_blocks(chunks: Callable[[], Iterable[np.ndarray]], dims: int, columns: np.ndarray) -> Iterable[np.ndarray]:
+    """The keys of `columns` of all rows, in blocks of at most ROW_BLOCK_VALUES values (bounds scratch memory)."""
+    rows = max(1, ROW_BLOCK_VALUES // len(columns))
+    for chunk in chunks():
+        x = np.asarray(chunk).reshape(len(chunk), dims)
+        for i in range(0, len(x), rows):
+            yield _keys(x[i:i + rows, columns])
+
+
+def _select(chunks: Callable[[], Iterable[np.ndarray]], dims: int, ranks: list[int], n: int,
+            constant: np.ndarray | None = None) -> np.ndarray:
+    """Order statistics `ranks` (0-based) of every dimension of `n` rows: (len(ranks), dims) float64.
+
+    `constant[d]` (optional) marks dimensions whose min equals their max: no pass needed.
+    """
+    n_ranks = len(ranks)
+    found = np.zeros((n_ranks, dims), np.uint64)  # the keys, once known
+    known = np.zeros((n_ranks, dims), np.int64)  # leading key bits known: 0, 16, 32, 48 or 64
+    remaining = np.repeat(np.asarray(ranks, np.int64)[:, None], dims, axis=1)  # rank inside the bucket
+    size = np.full((n_ranks, dims), n, np.int64)  # keys in the rank's bucket
+    todo = np.ones((n_ranks, dims), bool)
+    if constant is not None and constant.any():
+        for chunk in chunks():  # the first value of each constant dimension is its value
+            first = _keys(np.asarray(chunk, np.float64).reshape(len(chunk), dims)[:1])
+            if len(first):
+                found[:, constant] = first[0, constant]
+                todo[:, constant] = False
+                break
+    while todo.any():
+        level = int(known[todo].min())
+        at = todo & (known == level)
+        ranks_at, dims_at = np.nonzero(at)
+        # one bucket per (dimension, known bits); the smallest ones are gathered, some others counted
+        high_bits = found[ranks_at, dims_at] >> np.uint64(64 - level) if level else np.uint64(0)
+        bucket_keys = (dims_at.astype(np.uint64) << np.uint64(48)) | high_bits
+        buckets, of_rank = np.unique(bucket_keys, return_inverse=True)
+        sizes = np.zeros(len(buckets), np.int64)
+        sizes[of_rank] = size[ranks_at, dims_at]
+        order = np.argsort(sizes, kind="stable")
+        fits = np.cumsum(sizes[order]) <= GATHER_VALUES
+        gather = np.zeros(len(buckets), bool)
+        gather[order[fits]] = True
+        count = np.flatnonzero(~gather)[:HISTOGRAM_GROUPS]
+        slot = np.full(len(buckets), -1, np.int64)  # histogram index of a counted bucket
+        slot[count] = np.arange(len(count))
+        shift = np.uint64(64 - level)
+        digit_shift = np.uint64(64 - level - _DIGIT_BITS)
+        counts = np.zeros(len(count) * _DIGITS, np.int64)
+        got_keys, got_bucket = [], []
+        bucket_dim = buckets >> np.uint64(48)
+        active = np.unique(bucket_dim[gather | (slot >= 0)]).astype(np.int64)  # dimensions this pass reads
+        tags = active.astype(np.uint64) << np.uint64(48)
+        for keys in _key_blocks(chunks, dims, active):
+            if level:  # the bucket of every key (or none)
+                flat = (tags | (keys >> shift)).ravel()
+                pos = np.minimum(np.searchsorted(buckets, flat), len(buckets) - 1)
+                hit = buckets[pos] == flat
+                b, k = pos[hit], keys.ravel()[hit]
+                counted = slot[b] >= 0
+                if counted.any():
+                    digits = ((k[counted] >> digit_shift) & np.uint64(_DIGITS - 1)).astype(np.int64)
+                    counts += np.bincount(slot[b[counted]] * _DIGITS + digits, minlength=len(counts))
+                kept = gather[b]
+                if kept.any():
+                    got_keys.append(k[kept])
+                    got_bucket.append(b[kept])
+            else:  # one bucket per dimension, in dimension order: whole columns are counted or gathered
+                column_slot = slot[: len(active)] if len(buckets) == len(active) else slot[np.searchsorted(bucket_dim, active)]
+                counted = column_slot >= 0
+                if counted.any():
+                    digits = (keys[:, counted] >> digit_shift).astype(np.int64) + column_slot[counted] * _DIGITS
+                    counts += np.bincount(digits.ravel(), minlength=len(counts))
+                if (~counted).any():
+                    got_keys.append(keys[:, ~counted].T.ravel())
+                    got_bucket.append(np.repeat(np.searchsorted(bucket_dim, active[~counted]), len(keys)))
+        if gather.any():  # grouped by bucket (a radix sort of small ids); a rank is found by partitioning its bucket
+            keys = np.concatenate(got_keys or [np.zeros(0, np.uint64)])
+            bucket_of = np.concatenate(got_bucket or [np.zeros(0, np.int64)])
+            small_ids = bucket_of.astype(np.uint16 if len(buckets) <= 1 << 16 else np.int64)
+            keys = keys[np.argsort(small_ids, kind="stable")]
+            start = np.searchsorted(np.sort(small_ids, kind="stable"), np.arange(len(buckets) + 1))
+            mine = np.flatnonzero(gather[of_rank])
+            for i in np.unique(of_rank[mine]):
+                these = mine[of_rank[mine] == i]
+                r, d = ranks_at[these], dims_at[these]
+                part = np.partition(keys[start[i]:start[i + 1]], np.unique(remaining[r, d]))
+                found[r, d] = part[remaining[r, d]]
+                todo[r, d] = False
+        if len(count):  # the next digit of each rank: where its rank falls in the bucket's histogram
+            cum = np.cumsum(counts.reshape(len(count), _DIGITS), axis=1)
+            mine = slot[of_rank] >= 0
+            r, d, s = ranks_at[mine], dims_at[mine], slot[of_rank[mine]]
+            digit = np.array([np.searchsorted(cum[i], rem, side="right") for i, rem in zip(s, remaining[r, d])],
+                             dtype=np.int64)
+            below = np.where(digit > 0, cum[s, np.maximum(digit - 1, 0)], 0)
+            remaining[r, d] -= below
+            size[r, d] = cum[s, digit] - below
+            found[r, d] |= digit.astype(np.uint64) << digit_shift
+            known[r, d] = level + _DIGIT_BITS
+            todo[r, d] &= known[r, d] < 64
+    return _unkey(found)
 
 
 def streaming_stats(chunks: Callable[[], Iterable[np.ndarray]], dims: int) -> dict:
@@ -99,7 +184,7 @@ def streaming_stats(chunks: Callable[[], Iterable[np.ndarray]], dims: int) -> di
         order = {k: values[k] for k in {r for lo_, hi_, _ in plan for r in (lo_, hi_)}}
     else:
         needed = sorted({r for lo_, hi_, _ in plan for r in (lo_, hi_)})
-        found = _select(chunks, dims, needed)
+        found = _select(chunks, dims, needed, n, constant=lo == hi)
         order = dict(zip(needed, found))
     for name, (a, b, w) in zip(QUANTILES, plan):
         out[name] = (order[a] + w * (order[b] - order[a])).tolist()
