@@ -172,12 +172,13 @@ def read_info(root: str | Path) -> DatasetInfo:
     return DatasetInfo.from_json(raw, source=str(path))
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to a temporary name, fsync, and rename into place."""
+def write_json_atomic(path: Path, obj: Any, *, indent: int | None = 4) -> None:
+    """Write JSON to a temporary name, fsync, and rename into place (`indent=None`: compact,
+    several times faster to encode; for internal records nobody reads by eye)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as fh:
-        json.dump(obj, fh, indent=4)
+        fh.write(json.dumps(obj, indent=indent))
         fh.flush()
         os.fsync(fh.fileno())
     tmp.replace(path)

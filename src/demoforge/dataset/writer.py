@@ -400,7 +400,7 @@ class DatasetWriter:
             "stats": stats, "videos": videos, "extra": extra,
         }
         fsync_file(staging / "data")
-        write_json_atomic(staging / "episodes" / f"{episode:06d}.json", record)
+        write_json_atomic(staging / "episodes" / f"{episode:06d}.json", record, indent=None)
         fsync_file(staging / "episodes")
         self._remember(record)
         return episode

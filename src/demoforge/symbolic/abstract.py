@@ -1,12 +1,117 @@
-"""The symbolic state of a live simulation: every true ground atom of a problem."""
+"""The symbolic state of a live simulation: every true ground atom of a problem.
+
+Per call the state is read once (`measure`) and every candidate atom is answered at once:
+a binding's candidates are compiled, on first use, into index arrays per predicate, so a
+tick costs a few NumPy operations whatever the number of atoms. Predicates whose
+evaluator is not the built-in one (a user's entry in `EVALUATORS`, looked up on every call)
+are asked atom by atom.
+The compiled form agrees with the per-atom evaluators (tests/symbolic/test_abstract.py).
+"""
 
 from __future__ import annotations
 
-import mujoco
+import weakref
 
+import mujoco
+import numpy as np
+
+from demoforge.symbolic import predicates as P
 from demoforge.symbolic.binding import Binding
-from demoforge.symbolic.predicates import EVALUATORS, measure
+from demoforge.symbolic.orientation import FACES, YAWS
 from demoforge.tasks.pddl_text import Atom, format_atom
+
+_ATOM_SETS = 4096  # distinct truth vectors remembered per binding (an episode visits a few dozen)
+
+
+class _Program:
+    """A binding's candidate atoms as index arrays per predicate."""
+
+    def __init__(self, binding: Binding):
+        self.binding = binding
+        blocks = {b: i for i, b in enumerate(binding.blocks)}
+        regions = {r: i for i, r in enumerate(binding.regions)}
+        by_predicate: dict[str, list[int]] = {}
+        for k, atom in enumerate(binding.candidates):
+            by_predicate.setdefault(atom[0], []).append(k)
+        self.parts = []
+        for name, ks in by_predicate.items():
+            args = [binding.candidates[k][1:] for k in ks]
+            builtin = _BUILTIN.get(name)
+            if builtin is None:
+                self.parts.append((name, np.array(ks), None, None, args))
+                continue
+            cols = []
+            for j, kind in enumerate(builtin[1]):
+                table = {"block": blocks, "region": regions, "face": {f: i for i, f in enumerate(FACES)},
+                         "yaw": {y: i for i, y in enumerate(YAWS)}}[kind]
+                cols.append(np.array([table.get(a[j], -2) for a in args], dtype=np.int64))
+            self.parts.append((name, np.array(ks), builtin[0], builtin[2], (cols, args)))
+        self._sets: dict[bytes, frozenset[Atom]] = {}
+
+    def truth(self, geo: P.Geometry) -> np.ndarray:
+        b = self.binding
+        out = np.zeros(len(b.candidates), bool)
+        rest = geo.speed <= b.tolerances.rest_speed_mps
+        for name, ks, builtin, vector, cols in self.parts:
+            fn = P.EVALUATORS[name]
+            if fn is builtin:
+                out[ks] = vector(geo, b, rest, *cols[0])
+            else:  # not built in, or replaced by the user
+                out[ks] = [fn(geo, b, *a) for a in (cols if builtin is None else cols[1])]
+        return out
+
+    def atoms(self, truth: np.ndarray) -> frozenset[Atom]:
+        key = truth.tobytes()
+        found = self._sets.get(key)
+        if found is None:
+            if len(self._sets) >= _ATOM_SETS:
+                self._sets.clear()
+            cands = self.binding.candidates
+            found = self._sets[key] = frozenset(self.binding.static_atoms.union(cands[k] for k in np.flatnonzero(truth)))
+        return found
+
+
+def _on_table(geo, b, rest, x):
+    return geo.on_table_geom[x] & ~geo.held[x] & rest[x]
+
+
+def _in_region(geo, b, rest, x, r):
+    m = b.tolerances.region_margin_m
+    box = b.region_box[r]
+    px, py = geo.pos[x, 0], geo.pos[x, 1]
+    inside = (box[:, 0] - m <= px) & (px <= box[:, 1] + m) & (box[:, 2] - m <= py) & (py <= box[:, 3] + m)
+    return _on_table(geo, b, rest, x) & inside
+
+
+def _code_is(codes, x, want):
+    return (want >= 0) & (codes[x] == want)
+
+
+# predicate -> (its built-in per-atom evaluator, argument kinds, vectorized form)
+_BUILTIN = {
+    "on": (P.on, ("block", "block"), lambda geo, b, rest, x, y: geo.on_geom[x, y] & ~geo.held[x] & rest[x]),
+    "on_table": (P.on_table, ("block",), _on_table),
+    "holding": (P.holding, ("block",), lambda geo, b, rest, x: geo.held[x]),
+    "hand_empty": (P.hand_empty, (), lambda geo, b, rest: not geo.held.any()),
+    "clear": (P.clear, ("block",), lambda geo, b, rest, x: ~geo.held[x] & ~geo.on_geom[:, x].any(axis=0)),
+    "face_up": (P.face_up_is, ("block", "face"), lambda geo, b, rest, x, f: _code_is(geo.face_code, x, f)),
+    "yaw": (P.yaw_is, ("block", "yaw"), lambda geo, b, rest, x, a: _code_is(geo.yaw_code, x, a)),
+    "in_region": (P.in_region, ("block", "region"), _in_region),
+}
+
+_PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _program(binding: Binding) -> _Program:
+    prog = _PROGRAMS.get(binding)
+    if prog is None:
+        prog = _PROGRAMS[binding] = _Program(binding)
+    return prog
+
+
+def abstract_truth(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> np.ndarray:
+    """(len(binding.candidates),) bool: which candidate atoms hold now."""
+    return _program(binding).truth(P.measure(model, data, binding))
 
 
 def abstract(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> frozenset[Atom]:
@@ -14,9 +119,16 @@ def abstract(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> fr
 
     Fluent predicates are evaluated on `data` (kinematics and contacts must be current, as
     after `mj_forward` or `mj_step`); static ones (adjacency tables) are the task's init
-    atoms of those predicates, which no action and no physics can change."""
-    geo = measure(model, data, binding)
-    true = [atom for atom in binding.candidates if EVALUATORS[atom[0]](geo, binding, *atom[1:])]
+    atoms of those predicates, which no action and no physics can change. Equal states give
+    the same frozenset object, so hashing it again is free."""
+    prog = _program(binding)
+    return prog.atoms(prog.truth(P.measure(model, data, binding)))
+
+
+def abstract_per_atom(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> frozenset[Atom]:
+    """`abstract` by asking each atom's evaluator in turn: the reference the compiled form is tested against."""
+    geo = P.measure(model, data, binding)
+    true = [atom for atom in binding.candidates if P.EVALUATORS[atom[0]](geo, binding, *atom[1:])]
     return frozenset(binding.static_atoms.union(true))
 
 

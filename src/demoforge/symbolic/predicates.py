@@ -20,6 +20,7 @@ Heights use the rotated box: half height = sum_j |world_R_block[2, j]| x half ed
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ import mujoco
 import numpy as np
 
 from demoforge.symbolic.binding import Binding
-from demoforge.symbolic.orientation import face_up, yaw_of
+from demoforge.symbolic.orientation import FACES, YAWS
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,50 +46,115 @@ class Geometry:
     touch_block: np.ndarray  # (B,) bool: in contact with another block
     held: np.ndarray  # (B,) bool: holding
     flat: np.ndarray  # (B,) bool: some face within the tilt tolerance of up
-    face: tuple[str | None, ...]  # face up per block, None when tilted
-    yaw: tuple[str | None, ...]  # yaw step per block, None when tilted or between steps
-    index: dict[str, int]  # block name -> row
-    region: dict[str, int]  # region name -> row of Binding.region_box
+    face_code: np.ndarray  # (B,) index into FACES of the face up, -1 when tilted
+    yaw_code: np.ndarray  # (B,) index into YAWS of the yaw step, -1 when tilted or between steps
+    names: tuple[dict[str, int], dict[str, int]]  # block name -> row, region name -> row of Binding.region_box
+
+    @property
+    def index(self) -> dict[str, int]:
+        return self.names[0]
+
+    @property
+    def region(self) -> dict[str, int]:
+        return self.names[1]
+
+    @property
+    def face(self) -> tuple[str | None, ...]:
+        """Face up per block, None when tilted."""
+        return tuple(FACES[c] if c >= 0 else None for c in self.face_code)
+
+    @property
+    def yaw(self) -> tuple[str | None, ...]:
+        """Yaw step per block, None when tilted or between steps."""
+        return tuple(YAWS[c] if c >= 0 else None for c in self.yaw_code)
 
 
 def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geometry:
     """Read block poses, speeds and contacts from `data` (forward kinematics must be current)."""
-    tol = binding.tolerances
-    n = len(binding.blocks)
-    pos = data.xpos[binding.body].copy()
-    rot = data.xmat[binding.body].reshape(n, 3, 3).copy()
-    half_z = np.einsum("bj,bj->b", np.abs(rot[:, 2, :]), binding.half)
+    c = _constants(model, binding)
+    n = c.n
+    pos = data.xpos[binding.body]
+    rot = data.xmat[binding.body].reshape(n, 3, 3)
+    up = rot[:, 2, :]  # world z component of each block axis
+    abs_up = np.abs(up)
+    half_z = (abs_up * binding.half).sum(axis=1)
     bottom, top = pos[:, 2] - half_z, pos[:, 2] + half_z
-    speed = np.linalg.norm(data.qvel[binding.qvel[:, None] + np.arange(3)], axis=1) if n else np.zeros(0)
+    vel = data.qvel[c.lin_vel]
+    speed = np.sqrt((vel * vel).sum(axis=1))
 
-    row = np.full(model.ngeom, -1)  # geom id -> block row, -1 for other geoms
-    row[binding.geom] = np.arange(n)
-    pairs = np.asarray(data.contact.geom[: data.ncon], dtype=int).reshape(-1, 2)
-    both = np.concatenate([pairs, pairs[:, ::-1]])  # (block geom?, other geom) both ways round
-    both = both[row[both[:, 0]] >= 0]
-    mine, other = row[both[:, 0]], both[:, 1]
-    touch_table, touch_block = np.zeros(n, bool), np.zeros(n, bool)
-    touch_table[mine[other == binding.table_geom]] = True
-    touch_block[mine[row[other] >= 0]] = True
-    finger_touch = np.zeros((n, len(binding.fingers)), bool)
-    other_body = model.geom_bodyid[other]
-    for f, bodies in enumerate(binding.fingers):
-        finger_touch[mine[np.isin(other_body, bodies)], f] = True
-    held = finger_touch.all(axis=1) & ~touch_table & ~touch_block if binding.fingers else np.zeros(n, bool)
+    touch_table, touch_block, held = c.none.copy(), c.none.copy(), c.none
+    if data.ncon:
+        pairs = data.contact.geom[: data.ncon]
+        both = np.concatenate([pairs, pairs[:, ::-1]])  # (block geom?, other geom) both ways round
+        mine = c.row[both[:, 0]]
+        both, mine = both[mine >= 0], mine[mine >= 0]
+        other = both[:, 1]
+        touch_table[mine[other == binding.table_geom]] = True
+        touch_block[mine[c.row[other] >= 0]] = True
+        if c.finger_geom is not None:  # held: a geom of every finger touches the block, nothing else does
+            finger_touch = np.zeros((len(c.finger_geom), n), bool)
+            f, k = np.nonzero(c.finger_geom[:, other])
+            finger_touch[f, mine[k]] = True
+            held = finger_touch.all(axis=0) & ~touch_table & ~touch_block
 
-    flat = np.abs(rot[:, 2, :]).max(axis=1) >= np.cos(tol.tilt_rad) if n else np.zeros(0, bool)
-    faces = tuple(face_up(r, tol.tilt_rad) for r in rot)
-    yaws = tuple(None if f is None else yaw_of(r, f, tol.yaw_rad) for r, f in zip(rot, faces, strict=True))
-    gap = np.abs(bottom[:, None] - top[None, :]) <= tol.z_gap_m
-    offset = np.linalg.norm(pos[:, None, :2] - pos[None, :, :2], axis=2)
-    over = offset <= tol.support_frac * binding.half.min(axis=1)[None, :]
-    on_geom = gap & over & ~np.eye(n, dtype=bool) & flat[:, None]
+    axis = abs_up.argmax(axis=1)
+    up_k = up[c.rows, axis]
+    flat = np.abs(up_k) >= c.cos_tilt
+    face_code = np.where(flat, 2 * axis + (up_k < 0), -1)  # index into FACES, -1 when tilted
+    ref = rot[c.rows, :, (axis + 1) % 3]  # world heading of the reference axis (x->y, y->z, z->x)
+    heading = np.arctan2(ref[:, 1], ref[:, 0])
+    step = np.round(heading / (np.pi / 2)).astype(int) % 4
+    off = np.abs((heading - step * np.pi / 2 + np.pi) % (2 * np.pi) - np.pi)
+    yaw_code = np.where(flat & (off <= c.yaw_tol), step, -1)  # index into YAWS, -1 when tilted or between
+    gap = np.abs(bottom[:, None] - top) <= c.z_gap
+    d = pos[:, None, :2] - pos[:, :2]
+    over = (d * d).sum(axis=2) <= c.support_sq
+    on_geom = gap & over & c.not_self & flat[:, None]
+    x, y = pos[:, 0], pos[:, 1]
     tx0, tx1, ty0, ty1 = binding.table_box
-    over_table = (pos[:, 0] >= tx0) & (pos[:, 0] <= tx1) & (pos[:, 1] >= ty0) & (pos[:, 1] <= ty1)
-    on_table_geom = (np.abs(bottom - binding.table_top_z) <= tol.z_gap_m) & over_table & flat
+    on_table_geom = (np.abs(bottom - binding.table_top_z) <= c.z_gap) & (x >= tx0) & (x <= tx1) & (y >= ty0) \
+        & (y <= ty1) & flat
     return Geometry(pos, rot, bottom, top, speed, on_geom, on_table_geom, touch_table, touch_block, held, flat,
-                    faces, yaws,
-                    {b: i for i, b in enumerate(binding.blocks)}, {r: i for i, r in enumerate(binding.regions)})
+                    face_code, yaw_code, c.names)
+
+
+@dataclass(frozen=True, eq=False)
+class _Constants:
+    """What `measure` needs of a binding and its model, built once."""
+
+    model: mujoco.MjModel
+    n: int
+    rows: np.ndarray  # arange(B)
+    row: np.ndarray  # geom id -> block row, -1 for other geoms
+    finger_geom: np.ndarray | None  # (fingers, ngeom) bool: geom belongs to finger f; None without fingers
+    lin_vel: np.ndarray  # (B, 3) qvel addresses of each block's linear velocity
+    none: np.ndarray  # (B,) False
+    not_self: np.ndarray  # (B, B) ~eye
+    cos_tilt: float
+    yaw_tol: float
+    z_gap: float
+    support_sq: np.ndarray  # (1, B) squared horizontal reach of y's support [m^2]
+    names: tuple[dict[str, int], dict[str, int]]
+
+
+def _constants(model: mujoco.MjModel, binding: Binding) -> _Constants:
+    c = _CACHE.get(binding)
+    if c is None or c.model is not model:
+        n, tol = len(binding.blocks), binding.tolerances
+        row = np.full(model.ngeom, -1)
+        row[binding.geom] = np.arange(n)
+        finger_geom = None
+        if binding.fingers:
+            finger_geom = np.stack([np.isin(model.geom_bodyid, bodies) for bodies in binding.fingers])
+        reach = tol.support_frac * binding.half.min(axis=1)[None, :] if n else np.zeros((1, 0))
+        c = _CACHE[binding] = _Constants(
+            model, n, np.arange(n), row, finger_geom, binding.qvel[:, None] + np.arange(3), np.zeros(n, bool),
+            ~np.eye(n, dtype=bool), float(np.cos(tol.tilt_rad)), tol.yaw_rad, tol.z_gap_m, reach * np.abs(reach),
+            ({b: i for i, b in enumerate(binding.blocks)}, {r: i for i, r in enumerate(binding.regions)}))
+    return c
+
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # binding -> _Constants (weakly held)
 
 
 def _at_rest(geo: Geometry, b: Binding, i: int) -> bool:
@@ -119,11 +185,13 @@ def clear(geo: Geometry, b: Binding, x: str) -> bool:
 
 
 def face_up_is(geo: Geometry, b: Binding, x: str, face: str) -> bool:
-    return geo.face[geo.index[x]] == face
+    c = geo.face_code[geo.index[x]]
+    return c >= 0 and FACES[c] == face
 
 
 def yaw_is(geo: Geometry, b: Binding, x: str, angle: str) -> bool:
-    return geo.yaw[geo.index[x]] == angle
+    c = geo.yaw_code[geo.index[x]]
+    return c >= 0 and YAWS[c] == angle
 
 
 def in_region(geo: Geometry, b: Binding, x: str, r: str) -> bool:
