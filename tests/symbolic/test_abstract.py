@@ -5,11 +5,10 @@ import mujoco
 import numpy as np
 import pytest
 
-import demoforge.execute.vecenv as vecenv
-from demoforge.execute import generate, load_problems, start_episode
+from demoforge.execute import EpisodeRecorder, generate, load_problems, start_episode
 from demoforge.symbolic import abstract
 from demoforge.symbolic import predicates as P
-from demoforge.symbolic.abstract import abstract_per_atom, abstract_truth
+from demoforge.symbolic.abstract import abstract_per_atom, abstract_truth, truth_of_samples
 from demoforge.tasks import generate_family, write_tasks
 
 
@@ -19,16 +18,29 @@ def _problem_paths(tmp_path, family):
 
 
 @pytest.mark.parametrize("family", ["stack_three", "unstack", "pnp", "flip", "rotate"])
-def test_compiled_abstraction_matches_per_atom_evaluators_along_an_episode(tmp_path, monkeypatch, family):
-    seen = set()
+def test_recorded_symbolic_state_matches_per_atom_evaluators_along_an_episode(tmp_path, monkeypatch, family):
+    """The runner samples each tick and abstracts the episode in one batch: every row equals the
+    per-atom evaluation of that tick's live state."""
+    expected, seen = [], set()
+    record, columns = EpisodeRecorder.record, EpisodeRecorder.columns
 
-    def checked(model, data, binding):
-        fast = abstract(model, data, binding)
-        assert fast == abstract_per_atom(model, data, binding), data.time
-        seen.add(fast)
-        return fast
+    def checked_record(self, atoms, *args):
+        m, d = self.scene.model, self.scene.data
+        truth = atoms if atoms is not None else abstract_per_atom(m, d, self.binding)
+        expected.append((self, self.length, self._symbols(truth)))
+        seen.add(truth)
+        return record(self, atoms, *args)
 
-    monkeypatch.setattr(vecenv, "abstract", checked)
+    def checked_columns(self):
+        out = columns(self)
+        rows = {t: vec for rec, t, vec in expected if rec is self and t < self.length}
+        assert len(rows) == self.length
+        for t, vec in rows.items():
+            assert np.array_equal(out["symbolic.state"][t], vec), t
+        return out
+
+    monkeypatch.setattr(EpisodeRecorder, "record", checked_record)
+    monkeypatch.setattr(EpisodeRecorder, "columns", checked_columns)
     summary = generate(_problem_paths(tmp_path, family), tmp_path / "run", episodes_per_problem=1, seed=0)
     assert summary.episodes == 1
     assert len(seen) >= 4  # the episode went through several symbolic states
@@ -40,7 +52,7 @@ def test_compiled_abstraction_matches_on_random_poses(tmp_path):
     start = start_episode(problem, 0, 0)
     m, d, b = start.scene.model, start.scene.data, start.binding
     rng = np.random.default_rng(0)
-    kinds = set()
+    kinds, samples, truths = set(), [], []
     for _ in range(300):
         below = None
         for k, body in enumerate(b.body):
@@ -64,7 +76,11 @@ def test_compiled_abstraction_matches_on_random_poses(tmp_path):
         truth = abstract_truth(m, d, b)
         assert {a for a, t in zip(b.candidates, truth) if t} == fast - b.static_atoms
         kinds.update(a[0] for a in fast)
+        samples.append(P.sample(m, d, b))
+        truths.append(truth)
     assert {"on", "on_table", "face_up", "yaw", "clear"} <= kinds
+    # the same states abstracted in one batch
+    assert np.array_equal(truth_of_samples(m, b, P.stack_samples(samples)), np.stack(truths))
 
 
 def test_a_user_evaluator_replaces_the_compiled_one(tmp_path, monkeypatch):
@@ -73,3 +89,7 @@ def test_a_user_evaluator_replaces_the_compiled_one(tmp_path, monkeypatch):
     monkeypatch.setitem(P.EVALUATORS, "clear", lambda geo, b, x: x == "never-a-block")
     atoms = abstract(start.scene.model, start.scene.data, start.binding)
     assert not any(a[0] == "clear" for a in atoms)
+    m, d, b = start.scene.model, start.scene.data, start.binding
+    both = truth_of_samples(m, b, P.stack_samples([P.sample(m, d, b)] * 2))
+    clear = [k for k, a in enumerate(b.candidates) if a[0] == "clear"]
+    assert clear and not both[:, clear].any() and both.any()

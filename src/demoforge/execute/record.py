@@ -24,6 +24,9 @@ from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.sim import ControlLaw, Scene, gripper_closedness, snapshot, state_size
 from demoforge.skills import PHASES
+from demoforge.symbolic import Binding
+from demoforge.symbolic.abstract import truth_of_samples
+from demoforge.symbolic.predicates import sample, stack_samples
 from demoforge.tasks import Task
 from demoforge.tasks.pddl_text import Atom, format_atom
 from demoforge.tasks.scene import scene_to_json
@@ -96,10 +99,14 @@ def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
 
 
 class EpisodeRecorder:
-    """One episode's per-tick rows, appended tick by tick."""
+    """One episode's per-tick rows, appended tick by tick.
 
-    def __init__(self, layout: RunLayout, scene: Scene):
-        self.layout, self.scene = layout, scene
+    With a `binding`, `record(None, ...)` takes a cheap sample of the block poses and
+    contacts instead of the symbolic state; `columns()` then abstracts all sampled ticks in
+    one vectorized pass (the same atoms `abstract` gives tick by tick)."""
+
+    def __init__(self, layout: RunLayout, scene: Scene, binding: Binding | None = None):
+        self.layout, self.scene, self.binding = layout, scene, binding
         self._rows: dict[str, list] = {k: [] for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND,
                                                        schema.SIM_STATE, schema.SYMBOLIC_STATE, schema.OPERATOR,
                                                        schema.PHASE)}
@@ -120,8 +127,9 @@ class EpisodeRecorder:
             self._vec[atoms] = vec
         return vec
 
-    def record(self, atoms: frozenset, command: np.ndarray, gripper: float, operator: int, phase: int) -> None:
-        """The tick about to be stepped: state before the command, and the command."""
+    def record(self, atoms: frozenset | None, command: np.ndarray, gripper: float, operator: int, phase: int) -> None:
+        """The tick about to be stepped: state before the command, and the command; `atoms`
+        None: sampled now, abstracted in `columns()` (needs the recorder's binding)."""
         m, d, robot = self.scene.model, self.scene.data, self.scene.robot
         rows = self._rows
         obs = np.empty(len(robot.arm_qpos) + 1, np.float32)
@@ -133,7 +141,12 @@ class EpisodeRecorder:
         rows[schema.ACTION].append(act)
         rows[schema.RAW_COMMAND].append(act)
         rows[schema.SIM_STATE].append(snapshot(m, d))
-        rows[schema.SYMBOLIC_STATE].append(self._symbols(atoms))
+        if atoms is None:
+            if self.binding is None:
+                raise ExecuteError("EpisodeRecorder.record(None, ...) samples the symbolic state and needs a binding")
+            rows[schema.SYMBOLIC_STATE].append(sample(m, d, self.binding))
+        else:
+            rows[schema.SYMBOLIC_STATE].append(self._symbols(atoms))
         rows[schema.OPERATOR].append(operator)
         rows[schema.PHASE].append(phase)
 
@@ -142,10 +155,26 @@ class EpisodeRecorder:
         for rows in self._rows.values():
             del rows[length:]
 
+    def _symbolic_column(self) -> np.ndarray:
+        rows = self._rows[schema.SYMBOLIC_STATE]
+        out = np.zeros((len(rows), len(self.layout.atoms)), bool)
+        sampled = [t for t, r in enumerate(rows) if not isinstance(r, np.ndarray)]
+        given = [t for t, r in enumerate(rows) if isinstance(r, np.ndarray)]
+        if given:
+            out[given] = np.stack([rows[t] for t in given])
+        if sampled:
+            b = self.binding
+            truth = truth_of_samples(self.scene.model, b, stack_samples([rows[t] for t in sampled]))
+            cols = np.array([self.layout.atom_column(a) if self.layout.atom_column(a) is not None else -1
+                             for a in b.candidates], dtype=np.int64)
+            keep = cols >= 0
+            out[np.ix_(sampled, cols[keep])] = truth[:, keep]
+        return out
+
     def columns(self) -> dict[str, np.ndarray]:
         rows = self._rows
-        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND, schema.SIM_STATE,
-                                             schema.SYMBOLIC_STATE)}
+        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND, schema.SIM_STATE)}
+        out[schema.SYMBOLIC_STATE] = self._symbolic_column()
         out[schema.OPERATOR] = np.asarray(rows[schema.OPERATOR], np.int64).reshape(-1, 1)
         out[schema.PHASE] = np.asarray(rows[schema.PHASE], np.int64).reshape(-1, 1)
         return out

@@ -94,7 +94,7 @@ class _Slot:
         # Region slabs are scene props but not blocks: a skill must not treat them as obstacles.
         self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]
-        self.rec = EpisodeRecorder(runner.layout, self.scene)
+        self.rec = EpisodeRecorder(runner.layout, self.scene, self.ep.binding)
         # A planner per episode: the pymimir backend caches the problem it loaded, and a search
         # from a state can depend on which init that was; sharing it across episodes would let
         # the order episodes run in (env and worker counts) change a plan.
@@ -321,7 +321,7 @@ class ExpertRunner:
                 if slot is None:
                     continue
                 q, g, op, ph = slot.command()
-                slot.rec.record(slot.ep.atoms(), q, g, op, ph)
+                slot.rec.record(None, q, g, op, ph)  # symbolic state sampled now, abstracted per episode
                 actions[i, :n_arm], actions[i, n_arm] = q, g
             for i, slot in enumerate(slots):
                 if slot is not None:

@@ -137,19 +137,22 @@ def first_collision(
     anything but `exclude_bodies` (e.g. the grasped object); None when the path is free.
 
     `data` is scratch: its arm qpos is overwritten; everything else stays where it is."""
-    robot_bodies = set(robot.body_ids.tolist())
-    excluded = set(int(b) for b in exclude_bodies)
-    path = densify(qpath, max_step)
-    for i, q in enumerate(path):
+    is_robot = np.zeros(model.nbody, bool)
+    is_robot[robot.body_ids] = True
+    is_excluded = np.zeros(model.nbody, bool)
+    is_excluded[list(exclude_bodies)] = True
+    for i, q in enumerate(densify(qpath, max_step)):
         data.qpos[robot.arm_qpos] = q
-        mujoco.mj_fwdPosition(model, data)
-        for c in data.contact[: data.ncon]:
-            b1, b2 = model.geom_bodyid[c.geom1], model.geom_bodyid[c.geom2]
-            if (b1 in robot_bodies) == (b2 in robot_bodies):
-                continue  # not robot against the scene
-            other = b2 if b1 in robot_bodies else b1
-            if other not in excluded and c.dist < 0:
-                return i
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_collision(model, data)  # contacts need only the kinematics (not mj_fwdPosition's inertia)
+        if not data.ncon:
+            continue
+        con = data.contact
+        b1, b2 = model.geom_bodyid[con.geom1], model.geom_bodyid[con.geom2]
+        robot1 = is_robot[b1]
+        other = np.where(robot1, b2, b1)  # the scene side of a robot-scene pair
+        if np.any((robot1 != is_robot[b2]) & ~is_excluded[other] & (con.dist < 0)):
+            return i
     return None
 
 

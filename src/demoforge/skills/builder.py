@@ -118,23 +118,24 @@ class PlanBuilder:
         name, tcp_p_block, tcp_R_block = self.held
         body = ctx.props[name]
         adr = int(m.jnt_qposadr[m.body_jntadr[body]])
-        robot_bodies = set(robot.body_ids.tolist())
+        is_robot = np.zeros(m.nbody, bool)
+        is_robot[robot.body_ids] = True
         for q in densify(qpath, ctx.settings.collision_step):
             d.qpos[robot.arm_qpos] = q
             mujoco.mj_kinematics(m, d)
             tcp_pos, tcp_rot = d.site_xpos[robot.tcp_site], d.site_xmat[robot.tcp_site].reshape(3, 3)
             d.qpos[adr:adr + 3] = tcp_pos + tcp_rot @ tcp_p_block
             d.qpos[adr + 3:adr + 7] = geo.quat(tcp_rot @ tcp_R_block)
-            mujoco.mj_fwdPosition(m, d)
-            hits = set()
-            for c in d.contact[: d.ncon]:
-                b1, b2 = int(m.geom_bodyid[c.geom1]), int(m.geom_bodyid[c.geom2])
-                if body in (b1, b2) and c.dist < -HELD_PENETRATION:
-                    other = b2 if b1 == body else b1
-                    if other not in robot_bodies:
-                        hits.add(m.body(other).name)
-            if hits:
-                return ", ".join(sorted(hits))
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_collision(m, d)
+            if not d.ncon:
+                continue
+            con = d.contact
+            b1, b2 = m.geom_bodyid[con.geom1], m.geom_bodyid[con.geom2]
+            other = np.where(b1 == body, b2, b1)
+            hit = ((b1 == body) | (b2 == body)) & (con.dist < -HELD_PENETRATION) & ~is_robot[other]
+            if hit.any():
+                return ", ".join(sorted({m.body(int(b)).name for b in other[hit]}))
         return ""
 
     def hold(self, seconds: float, phase: str, gripper: float) -> None:

@@ -10,6 +10,7 @@ The compiled form agrees with the per-atom evaluators (tests/symbolic/test_abstr
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 
 import mujoco
@@ -49,15 +50,20 @@ class _Program:
         self._sets: dict[bytes, frozenset[Atom]] = {}
 
     def truth(self, geo: P.Geometry) -> np.ndarray:
+        """(..., len(candidates)) bool for a Geometry of one state (...= ()) or of stacked states."""
         b = self.binding
-        out = np.zeros(len(b.candidates), bool)
+        lead = geo.speed.shape[:-1]
+        out = np.zeros(lead + (len(b.candidates),), bool)
         rest = geo.speed <= b.tolerances.rest_speed_mps
         for name, ks, builtin, vector, cols in self.parts:
             fn = P.EVALUATORS[name]
             if fn is builtin:
-                out[ks] = vector(geo, b, rest, *cols[0])
-            else:  # not built in, or replaced by the user
-                out[ks] = [fn(geo, b, *a) for a in (cols if builtin is None else cols[1])]
+                out[..., ks] = vector(geo, b, rest, *cols[0])
+                continue
+            args = cols if builtin is None else cols[1]  # not built in, or replaced by the user: atom by atom
+            for at in np.ndindex(lead):
+                one = _unstacked(geo, at)
+                out[at + (ks,)] = [fn(one, b, *a) for a in args]
         return out
 
     def atoms(self, truth: np.ndarray) -> frozenset[Atom]:
@@ -71,29 +77,37 @@ class _Program:
         return found
 
 
+def _unstacked(geo: P.Geometry, at: tuple[int, ...]) -> P.Geometry:
+    if not at:
+        return geo
+    fields = {f.name: getattr(geo, f.name) for f in dataclasses.fields(geo)}
+    return P.Geometry(**{k: v if k == "names" else v[at] for k, v in fields.items()})
+
+
 def _on_table(geo, b, rest, x):
-    return geo.on_table_geom[x] & ~geo.held[x] & rest[x]
+    return geo.on_table_geom[..., x] & ~geo.held[..., x] & rest[..., x]
 
 
 def _in_region(geo, b, rest, x, r):
     m = b.tolerances.region_margin_m
     box = b.region_box[r]
-    px, py = geo.pos[x, 0], geo.pos[x, 1]
+    px, py = geo.pos[..., x, 0], geo.pos[..., x, 1]
     inside = (box[:, 0] - m <= px) & (px <= box[:, 1] + m) & (box[:, 2] - m <= py) & (py <= box[:, 3] + m)
     return _on_table(geo, b, rest, x) & inside
 
 
 def _code_is(codes, x, want):
-    return (want >= 0) & (codes[x] == want)
+    return (want >= 0) & (codes[..., x] == want)
 
 
-# predicate -> (its built-in per-atom evaluator, argument kinds, vectorized form)
+# predicate -> (its built-in per-atom evaluator, argument kinds, vectorized form over (..., atoms))
 _BUILTIN = {
-    "on": (P.on, ("block", "block"), lambda geo, b, rest, x, y: geo.on_geom[x, y] & ~geo.held[x] & rest[x]),
+    "on": (P.on, ("block", "block"), lambda geo, b, rest, x, y: geo.on_geom[..., x, y] & ~geo.held[..., x] & rest[..., x]),
     "on_table": (P.on_table, ("block",), _on_table),
-    "holding": (P.holding, ("block",), lambda geo, b, rest, x: geo.held[x]),
-    "hand_empty": (P.hand_empty, (), lambda geo, b, rest: not geo.held.any()),
-    "clear": (P.clear, ("block",), lambda geo, b, rest, x: ~geo.held[x] & ~geo.on_geom[:, x].any(axis=0)),
+    "holding": (P.holding, ("block",), lambda geo, b, rest, x: geo.held[..., x]),
+    "hand_empty": (P.hand_empty, (), lambda geo, b, rest: ~geo.held.any(axis=-1)[..., None]),
+    "clear": (P.clear, ("block",),
+              lambda geo, b, rest, x: ~geo.held[..., x] & ~geo.on_geom[..., :, x].any(axis=-2)),
     "face_up": (P.face_up_is, ("block", "face"), lambda geo, b, rest, x, f: _code_is(geo.face_code, x, f)),
     "yaw": (P.yaw_is, ("block", "yaw"), lambda geo, b, rest, x, a: _code_is(geo.yaw_code, x, a)),
     "in_region": (P.in_region, ("block", "region"), _in_region),
@@ -112,6 +126,12 @@ def _program(binding: Binding) -> _Program:
 def abstract_truth(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> np.ndarray:
     """(len(binding.candidates),) bool: which candidate atoms hold now."""
     return _program(binding).truth(P.measure(model, data, binding))
+
+
+def truth_of_samples(model: mujoco.MjModel, binding: Binding, samples: P.Sample) -> np.ndarray:
+    """(T, len(binding.candidates)) bool for samples stacked along a leading axis (`stack_samples`):
+    the per-tick abstraction of a whole recording in one pass."""
+    return _program(binding).truth(P.geometry(model, binding, samples))
 
 
 def abstract(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> frozenset[Atom]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -33,7 +34,8 @@ from demoforge.symbolic.orientation import FACES, YAWS
 
 @dataclass(frozen=True, eq=False)
 class Geometry:
-    """The state read once for all predicates; arrays indexed like `Binding.blocks`."""
+    """The state read once for all predicates; arrays indexed like `Binding.blocks` (with
+    leading axes when made from stacked samples: the per-atom evaluators take unstacked ones)."""
 
     pos: np.ndarray  # (B, 3) block centres in the world [m]
     rot: np.ndarray  # (B, 3, 3) world_R_block
@@ -69,48 +71,83 @@ class Geometry:
         return tuple(YAWS[c] if c >= 0 else None for c in self.yaw_code)
 
 
-def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geometry:
-    """Read block poses, speeds and contacts from `data` (forward kinematics must be current)."""
+class Sample(NamedTuple):
+    """What the predicates read of one state (or, stacked, of many): block poses, velocities
+    and the contacting geom pairs. A copy of a few arrays, cheap to take every tick;
+    `geometry` derives everything else for a whole stack at once."""
+
+    pos: np.ndarray  # (..., B, 3) block centres in the world [m]
+    rot: np.ndarray  # (..., B, 3, 3) world_R_block
+    vel: np.ndarray  # (..., B, 3) linear velocity [m/s]
+    contacts: np.ndarray  # (K, 2) geom ids of every contact
+    contact_row: np.ndarray  # (K,) the state (flat index over the leading axes) each contact belongs to
+
+
+def sample(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Sample:
+    """Read block poses, velocities and contacts from `data` (forward kinematics must be current)."""
     c = _constants(model, binding)
-    n = c.n
-    pos = data.xpos[binding.body]
-    rot = data.xmat[binding.body].reshape(n, 3, 3)
-    up = rot[:, 2, :]  # world z component of each block axis
-    abs_up = np.abs(up)
-    half_z = (abs_up * binding.half).sum(axis=1)
-    bottom, top = pos[:, 2] - half_z, pos[:, 2] + half_z
-    vel = data.qvel[c.lin_vel]
-    speed = np.sqrt((vel * vel).sum(axis=1))
+    pairs = data.contact.geom[: data.ncon].copy()
+    return Sample(data.xpos[binding.body], data.xmat[binding.body].reshape(c.n, 3, 3), data.qvel[c.lin_vel],
+                  pairs, np.zeros(len(pairs), np.int64))
 
-    touch_table, touch_block, held = c.none.copy(), c.none.copy(), c.none
-    if data.ncon:
-        pairs = data.contact.geom[: data.ncon]
-        both = np.concatenate([pairs, pairs[:, ::-1]])  # (block geom?, other geom) both ways round
+
+def stack_samples(samples: list[Sample]) -> Sample:
+    """Samples of one state each -> one Sample with a leading (T,) axis."""
+    rows = np.repeat(np.arange(len(samples)), [len(s.contacts) for s in samples])
+    return Sample(np.stack([s.pos for s in samples]), np.stack([s.rot for s in samples]),
+                  np.stack([s.vel for s in samples]), np.concatenate([s.contacts for s in samples]).reshape(-1, 2),
+                  rows)
+
+
+def _contact_flags(c: _Constants, binding: Binding, s: Sample, lead: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """touch_table, touch_block, held: (..., B) bool each."""
+    states = int(np.prod(lead, dtype=np.int64))
+    touch_table, touch_block = np.zeros((states, c.n), bool), np.zeros((states, c.n), bool)
+    held = np.zeros((states, c.n), bool)
+    if len(s.contacts):
+        both = np.concatenate([s.contacts, s.contacts[:, ::-1]])  # (block geom?, other geom) both ways round
+        at = np.concatenate([s.contact_row, s.contact_row])
         mine = c.row[both[:, 0]]
-        both, mine = both[mine >= 0], mine[mine >= 0]
-        other = both[:, 1]
-        touch_table[mine[other == binding.table_geom]] = True
-        touch_block[mine[c.row[other] >= 0]] = True
+        keep = mine >= 0
+        other, mine, at = both[keep, 1], mine[keep], at[keep]
+        table = other == binding.table_geom
+        touch_table[at[table], mine[table]] = True
+        block = c.row[other] >= 0
+        touch_block[at[block], mine[block]] = True
         if c.finger_geom is not None:  # held: a geom of every finger touches the block, nothing else does
-            finger_touch = np.zeros((len(c.finger_geom), n), bool)
+            finger_touch = np.zeros((len(c.finger_geom), states, c.n), bool)
             f, k = np.nonzero(c.finger_geom[:, other])
-            finger_touch[f, mine[k]] = True
+            finger_touch[f, at[k], mine[k]] = True
             held = finger_touch.all(axis=0) & ~touch_table & ~touch_block
+    shape = lead + (c.n,)
+    return touch_table.reshape(shape), touch_block.reshape(shape), held.reshape(shape)
 
-    axis = abs_up.argmax(axis=1)
-    up_k = up[c.rows, axis]
+
+def geometry(model: mujoco.MjModel, binding: Binding, s: Sample) -> Geometry:
+    """The Geometry of samples stacked along any leading axes (fields (..., B, ...))."""
+    c = _constants(model, binding)
+    pos, rot = s.pos, s.rot
+    touch_table, touch_block, held = _contact_flags(c, binding, s, pos.shape[:-2])
+    up = rot[..., 2, :]  # world z component of each block axis
+    abs_up = np.abs(up)
+    half_z = (abs_up * binding.half).sum(axis=-1)
+    bottom, top = pos[..., 2] - half_z, pos[..., 2] + half_z
+    speed = np.sqrt((s.vel * s.vel).sum(axis=-1))
+    axis = abs_up.argmax(axis=-1)
+    up_k = np.take_along_axis(up, axis[..., None], axis=-1)[..., 0]
     flat = np.abs(up_k) >= c.cos_tilt
     face_code = np.where(flat, 2 * axis + (up_k < 0), -1)  # index into FACES, -1 when tilted
-    ref = rot[c.rows, :, (axis + 1) % 3]  # world heading of the reference axis (x->y, y->z, z->x)
-    heading = np.arctan2(ref[:, 1], ref[:, 0])
+    # world heading of the reference axis (block x -> y, y -> z, z -> x): a column of world_R_block
+    ref = np.take_along_axis(rot, ((axis + 1) % 3)[..., None, None], axis=-1)[..., 0]
+    heading = np.arctan2(ref[..., 1], ref[..., 0])
     step = np.round(heading / (np.pi / 2)).astype(int) % 4
     off = np.abs((heading - step * np.pi / 2 + np.pi) % (2 * np.pi) - np.pi)
     yaw_code = np.where(flat & (off <= c.yaw_tol), step, -1)  # index into YAWS, -1 when tilted or between
-    gap = np.abs(bottom[:, None] - top) <= c.z_gap
-    d = pos[:, None, :2] - pos[:, :2]
-    over = (d * d).sum(axis=2) <= c.support_sq
-    on_geom = gap & over & c.not_self & flat[:, None]
-    x, y = pos[:, 0], pos[:, 1]
+    gap = np.abs(bottom[..., :, None] - top[..., None, :]) <= c.z_gap
+    d = pos[..., :, None, :2] - pos[..., None, :, :2]
+    over = (d * d).sum(axis=-1) <= c.support_sq
+    on_geom = gap & over & c.not_self & flat[..., :, None]
+    x, y = pos[..., 0], pos[..., 1]
     tx0, tx1, ty0, ty1 = binding.table_box
     on_table_geom = (np.abs(bottom - binding.table_top_z) <= c.z_gap) & (x >= tx0) & (x <= tx1) & (y >= ty0) \
         & (y <= ty1) & flat
@@ -118,17 +155,20 @@ def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geo
                     face_code, yaw_code, c.names)
 
 
+def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geometry:
+    """Read block poses, speeds and contacts from `data` (forward kinematics must be current)."""
+    return geometry(model, binding, sample(model, data, binding))
+
+
 @dataclass(frozen=True, eq=False)
 class _Constants:
-    """What `measure` needs of a binding and its model, built once."""
+    """What `sample` and `geometry` need of a binding and its model, built once."""
 
     model: mujoco.MjModel
     n: int
-    rows: np.ndarray  # arange(B)
     row: np.ndarray  # geom id -> block row, -1 for other geoms
     finger_geom: np.ndarray | None  # (fingers, ngeom) bool: geom belongs to finger f; None without fingers
     lin_vel: np.ndarray  # (B, 3) qvel addresses of each block's linear velocity
-    none: np.ndarray  # (B,) False
     not_self: np.ndarray  # (B, B) ~eye
     cos_tilt: float
     yaw_tol: float
@@ -148,8 +188,7 @@ def _constants(model: mujoco.MjModel, binding: Binding) -> _Constants:
             finger_geom = np.stack([np.isin(model.geom_bodyid, bodies) for bodies in binding.fingers])
         reach = tol.support_frac * binding.half.min(axis=1)[None, :] if n else np.zeros((1, 0))
         c = _CACHE[binding] = _Constants(
-            model, n, np.arange(n), row, finger_geom, binding.qvel[:, None] + np.arange(3), np.zeros(n, bool),
-            ~np.eye(n, dtype=bool), float(np.cos(tol.tilt_rad)), tol.yaw_rad, tol.z_gap_m, reach * np.abs(reach),
+            model, n, row, finger_geom, binding.qvel[:, None] + np.arange(3), ~np.eye(n, dtype=bool), float(np.cos(tol.tilt_rad)), tol.yaw_rad, tol.z_gap_m, reach * np.abs(reach),
             ({b: i for i, b in enumerate(binding.blocks)}, {r: i for i, r in enumerate(binding.regions)}))
     return c
 
