@@ -106,6 +106,7 @@ class _Slot:
         self.retries: list[dict] = []
         self.executed: list[dict] = []
         self.plan = None  # SkillPlan being executed
+        self._q32 = None  # (plan, its targets and gripper commands rounded to float32)
         self.t = 0  # tick within plan (then settle ticks)
         self.pre = None  # (snapshot, frames, atoms) before the current step
         self.op = -1
@@ -185,9 +186,12 @@ class _Slot:
     def command(self) -> tuple[np.ndarray, float, int, int]:
         plan = self.plan
         if plan is not None and self.t < plan.ticks:
-            # Step exactly what is recorded (raw_command is float32), so replay is bit-exact.
-            q = np.asarray(plan.q[self.t], np.float32).astype(np.float64)
-            g = float(np.float32(plan.gripper[self.t]))
+            if self._q32 is None or self._q32[0] is not plan:
+                # Step exactly what is recorded (raw_command is float32), so replay is bit-exact.
+                self._q32 = (plan, plan.q.astype(np.float32).astype(np.float64),
+                             plan.gripper.astype(np.float32).astype(np.float64))
+            q = self._q32[1][self.t]
+            g = float(self._q32[2][self.t])
             self.hold = (q, g)
             return q, g, self.op, int(plan.phase[self.t])
         last = int(plan.phase[-1]) if plan is not None and plan.ticks else -1

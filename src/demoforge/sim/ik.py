@@ -10,12 +10,12 @@ are reproducible per seed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
-from demoforge.sim.controllers import site_jacobian
 from demoforge.sim.robot_model import RobotIndex
 
 
@@ -76,7 +76,8 @@ def solve_ik(
     home = np.clip(np.asarray(robot.card.home), lo, hi)
     q = np.array(data.qpos[robot.arm_qpos] if q_init is None else q_init, float)
     rows = slice(0, 6) if quat is not None else slice(0, 3)
-    tol = np.array([options.pos_tol, options.rot_tol])
+    jac_p, jac_r = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    ridge = options.damping**2 * np.eye(6 if quat is not None else 3)
     best, best_cost = q.copy(), np.inf
     for attempt in range(options.restarts + 1):
         if attempt:
@@ -86,26 +87,27 @@ def solve_ik(
             data.qpos[robot.arm_qpos] = q
             _fk(model, data)
             err = site_error(data, robot.tcp_site, pos, quat)
-            errs = np.array([np.linalg.norm(err[:3]), np.linalg.norm(err[3:])])
-            cost = errs[0] + 0.1 * errs[1]
+            pos_err, rot_err = math.sqrt(err[:3].dot(err[:3])), math.sqrt(err[3:].dot(err[3:]))  # as np.linalg.norm
+            cost = pos_err + 0.1 * rot_err
             if cost < best_cost:
-                best, best_cost, best_errs = q.copy(), cost, errs
-            if np.all(errs <= tol):
-                return IKResult(q, True, float(errs[0]), float(errs[1]), attempt + 1)
+                best, best_cost, best_errs = q.copy(), cost, (pos_err, rot_err)
+            if pos_err <= options.pos_tol and rot_err <= options.rot_tol:
+                return IKResult(q, True, pos_err, rot_err, attempt + 1)
             if cost < 0.99 * attempt_best:
                 attempt_best, since = cost, 0
             else:
                 since += 1
                 if since > options.patience:
                     break  # stuck against a limit or in a local minimum: restart
-            jac = site_jacobian(model, data, robot)[rows]
-            dq = _dls_step(jac, err[rows], options.posture_gain * (home - q), options.damping)
+            mujoco.mj_jacSite(model, data, jac_p, jac_r, robot.tcp_site)
+            jac = np.vstack([jac_p[:, robot.arm_dofs], jac_r[:, robot.arm_dofs]])[rows]
+            dq = _dls_step(jac, err[rows], options.posture_gain * (home - q), ridge)
             # Joints at a limit that the step pushes further are frozen and the step recomputed,
             # so the free joints do the work instead of the clip eating it.
             blocked = ((q <= lo + 1e-9) & (dq < 0)) | ((q >= hi - 1e-9) & (dq > 0))
             if blocked.any():
                 jac = jac * ~blocked
-                dq = _dls_step(jac, err[rows], options.posture_gain * (home - q) * ~blocked, options.damping)
+                dq = _dls_step(jac, err[rows], options.posture_gain * (home - q) * ~blocked, ridge)
             norm = np.abs(dq).max()
             if norm > options.max_step:
                 dq *= options.max_step / norm
@@ -114,8 +116,9 @@ def solve_ik(
     return IKResult(best, False, float(best_errs[0]), float(best_errs[1]), options.restarts + 1)
 
 
-def _dls_step(jac: np.ndarray, err: np.ndarray, posture: np.ndarray, damping: float) -> np.ndarray:
-    inv = jac.T @ np.linalg.inv(jac @ jac.T + damping**2 * np.eye(jac.shape[0]))
+def _dls_step(jac: np.ndarray, err: np.ndarray, posture: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+    """`ridge`: damping^2 * identity of the task size."""
+    inv = jac.T @ np.linalg.inv(jac @ jac.T + ridge)
     return inv @ err + posture - inv @ (jac @ posture)  # posture projected into the null space
 
 
