@@ -37,7 +37,7 @@ def test_smoke_pipeline_end_to_end(smoke):
     for root in (result.final, result.run_dir / "dataset" / "train", result.run_dir / "annotated"):
         assert check_dataset(root) == [], root
     annotated = open_dataset(result.run_dir / "annotated").info.features
-    assert annotated["goal.position"].shape == (2,) and annotated["goal.action"].dtype == "int64"
+    assert annotated["goal.position"].shape == (2,) and annotated["goal.action"].dtype == "string"
     ds = open_dataset(result.final)
     assert ds.info.video_keys == ["observation.images.front"]
     assert ds.info.total_episodes == json.loads(

@@ -121,6 +121,8 @@ def episodes_schema(features: dict[str, Feature], extra_keys: list[str]) -> pa.S
         fields += [(f"videos/{key}/chunk_index", i64), (f"videos/{key}/file_index", i64),
                    (f"videos/{key}/from_timestamp", f64), (f"videos/{key}/to_timestamp", f64)]
     for key, ft in features.items():
+        if ft.dtype == "string":  # no statistics of texts (as lerobot)
+            continue
         value = pa.list_(pa.list_(pa.list_(f64))) if ft.dtype == "video" else pa.list_(f64)
         for name in STATS_KEYS:
             fields.append((f"stats/{key}/{name}", pa.list_(i64) if name == "count" else value))
@@ -142,6 +144,8 @@ def episode_row(r: dict, features: dict[str, Feature], extra_keys: list[str]) ->
         for name in ("chunk_index", "file_index", "from_timestamp", "to_timestamp"):
             row[f"videos/{key}/{name}"] = v[name]
     for key in features:
+        if features[key].dtype == "string":
+            continue
         if key in video_keys:
             stats = _video_stats(features[key], np.asarray(r["videos"][key]["histogram"]), r["length"])
         else:
@@ -164,6 +168,8 @@ def dataset_stats(features: dict[str, Feature], data_files: list[Path], video_hi
     if not total_frames:
         return out
     for key, ft in features.items():
+        if ft.dtype == "string":
+            continue
         if ft.dtype == "video":
             out[key] = _video_stats(ft, video_hists[key], total_frames)
         else:

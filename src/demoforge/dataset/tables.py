@@ -15,7 +15,7 @@ from demoforge.dataset.layout import Feature
 
 _ARROW = {
     "float32": pa.float32(), "float64": pa.float64(), "int8": pa.int8(), "int16": pa.int16(),
-    "int32": pa.int32(), "int64": pa.int64(), "uint8": pa.uint8(), "bool": pa.bool_(),
+    "int32": pa.int32(), "int64": pa.int64(), "uint8": pa.uint8(), "bool": pa.bool_(), "string": pa.string(),
 }
 
 

@@ -34,10 +34,14 @@ def check_features(features: Mapping[str, Feature]) -> None:
                 problems.append(f"feature {key!r}: shape {ft.shape} must be (height, width, {channels}) for {kind}")
             elif ft.shape[0] % 2 or ft.shape[1] % 2:
                 problems.append(f"feature {key!r}: video shape {ft.shape} needs an even height and width (yuv420p)")
+        elif ft.dtype == "string":
+            if tuple(ft.shape) != (1,):
+                problems.append(f"feature {key!r}: a string feature holds one text per frame; shape {ft.shape} "
+                                "must be (1,)")
         elif ft.dtype not in NUMERIC_DTYPES:
             problems.append(
                 f"feature {key!r}: dtype {ft.dtype!r} is not supported; use one of "
-                f"{list(NUMERIC_DTYPES)} or 'video'"
+                f"{list(NUMERIC_DTYPES)}, 'string' or 'video'"
             )
         elif len(ft.shape) != 1:
             problems.append(
@@ -103,6 +107,19 @@ def check_columns(
                                 f"{frame if frame is not None else t}; depths must be finite and >= 0 [m]")
                 continue
             arr = arr.astype(np.float32, copy=False)
+        elif ft.dtype == "string":
+            if arr.ndim == 2 and arr.shape[1] == 1:
+                arr = arr[:, 0]
+            if arr.ndim != 1:
+                problems.append(f"feature {key!r}: shape {arr.shape[1:]} per frame, expected one text")
+                continue
+            arr = arr.astype(object)
+            bad = [t for t, v in enumerate(arr) if not isinstance(v, str)]
+            if bad:
+                at = frame if frame is not None else bad[0]
+                problems.append(f"feature {key!r}: {arr[bad[0]]!r} ({type(arr[bad[0]]).__name__}) at frame {at} is "
+                                f"not a string ({len(bad)} frame(s) affected); give every frame a str")
+                continue
         elif ft.dtype == "video":
             want = (ft.shape[0], ft.shape[1], 3)
             if arr.ndim != 4 or arr.shape[1:] != want:

@@ -388,7 +388,8 @@ class DatasetWriter:
         })
         data_path = staging / "data" / f"{episode:06d}.parquet"
         write_parquet_atomic(data_path, [data_table(cols, self._schema)])
-        stats = {k: numeric_stats(cols[k]) for k in self._features if k not in self._video_keys}
+        stats = {k: numeric_stats(cols[k]) for k in self._features
+                 if k not in self._video_keys and self._features[k].dtype != "string"}  # texts: no stats
         videos = {}
         for key in self._video_keys:
             seg = staging / "videos" / key / f"{episode:06d}.mp4"

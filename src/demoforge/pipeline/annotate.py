@@ -12,9 +12,9 @@ step's operator, arguments and tick range); frames after the last step keep the 
 Videos are copied (remuxed), never re-encoded. A dataset without the camera is copied with
 a warning and no goal features.
 
-The writer stores no string features, so `goal.action` is an int64 index into
-meta/demoforge/goal_actions.json (`{"texts": [...]}`, sorted); `goal_action_texts` reads
-it back. Frames before the first plan step are "idle" with a NaN position.
+`goal.action` is a string feature (dtype "string", shape [1]: one text per frame, as
+lerobot declares texts; it has no statistics). Frames before the first plan step are
+"idle" with a NaN position.
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, EncodedVideo, Feature, open_dataset
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES
 from demoforge.pipeline.config import PipelineError
 
 ACTION_KEY = "goal.action"
 POSITION_KEY = "goal.position"
 CAMERA = "front"
-ACTION_TEXTS = "goal_actions.json"
 EXTRA_PREFIX = "demoforge/"
 HISTOGRAM_PREFIX = "demoforge/pixel_histogram/"
 # Operator words: the first argument is the block the operator moves (the target).
@@ -105,21 +104,19 @@ def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str
     features = dict(user)
     if has_camera:
         h, w = user[camera_key].shape[:2]
-        features[ACTION_KEY] = Feature("int64", (1,))
+        features[ACTION_KEY] = Feature("string", (1,))
         features[POSITION_KEY] = Feature("float32", (2,), names=["u", "v"])
     else:
         warn(f"annotate: {source} has no {camera_key} video; copied without goal.action/goal.position")
     data_keys = [k for k, f in user.items() if f.dtype != "video"]
     goals = {i: episode_goals(source, i, reader.episode(i), w, h) for i in reader.episode_indices} if has_camera else {}
-    texts = sorted({a for actions, _ in goals.values() for a in actions})
-    code = {t: n for n, t in enumerate(texts)}
     with DatasetWriter.create(out, fps=reader.info.fps, features=features, robot_type=reader.info.robot_type) as wr:
         for i in reader.episode_indices:
             row = reader.episode(i)
             cols = reader.read_episode(i, data_keys) if data_keys else {}
             if has_camera:
                 actions, positions = goals[i]
-                cols[ACTION_KEY] = np.asarray([code[a] for a in actions], np.int64).reshape(-1, 1)
+                cols[ACTION_KEY] = np.asarray(actions, dtype=object)
                 cols[POSITION_KEY] = positions
             encoded = {k: EncodedVideo(path=reader.video_path(i, k), from_timestamp=row[f"videos/{k}/from_timestamp"],
                                        to_timestamp=row[f"videos/{k}/to_timestamp"],
@@ -129,11 +126,4 @@ def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str
             extra = {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
                      if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
             wr.add_episode(cols, task=row["tasks"][0], extra=extra, encoded=encoded)
-        if has_camera:
-            wr.write_meta_file(ACTION_TEXTS, {"texts": texts})
     return {"annotated": has_camera, "episodes": reader.num_episodes}
-
-
-def goal_action_texts(root: str | Path) -> list[str]:
-    """The texts goal.action indexes into."""
-    return json.loads((Path(root) / DEMOFORGE_META_DIR / ACTION_TEXTS).read_text(encoding="utf-8"))["texts"]
