@@ -11,9 +11,14 @@ Layout of OUT:
     OUT/success, OUT/failure  the merged splits (a split without episodes is not written)
     OUT/summary.json          per-problem yield and failure causes by kind
 
+Scheduling: with `workers` > 1 this process and `workers - 1` spawned workers each take
+the next unfinished item (in problem order) whenever they are free; this process starts
+on the first item at once while the workers import, and the workers receive the run's
+problems and layout from it instead of rebuilding them.
+
 Determinism: an episode depends only on (seed, problem, episode index) and each work
-item writes its episodes in index order to its own shards, whichever worker and env slot
-ran them; the splits are the shards merged in problem order. A one-worker run takes the
+item writes its episodes in index order to its own shards, whichever slot and env ran
+them; the splits are the shards merged in problem order. A one-worker run takes the
 same shard-and-merge path, so the bytes do not depend on `workers` or `envs`.
 
 Crash safety: every finished episode is durable in its shard (DatasetWriter staging). A
@@ -27,9 +32,12 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import pickle
+import queue as queue_mod
 import shutil
+import threading
+import traceback
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,7 +50,7 @@ from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem, load_problems
 from demoforge.execute.record import RunLayout, run_layout, scene_inputs
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
-from demoforge.execute.shards import InlineVideo, SPLITS, ProblemTally, ShardWriters, tally_of
+from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 
 RUN_SCHEMA = "demoforge.generate/1"
@@ -121,66 +129,56 @@ def run_problems(inputs: list[str], *, domain: str, randomization: Randomization
             for p in problems]
 
 
-def run_items(inputs: list[str], out: str, items: list[int], episodes: int, seed: int, envs: int,
-              settings: RunnerSettings, progress: Progress | None = None, domain: str = "blocks",
-              after_skill=None, randomization: RandomizationSpec | None = None,
-              videos: InlineVideo | None = None) -> dict[str, dict]:
-    """Run work items `items` (problem indices) of a run in this process; returns their tallies."""
-    out_path = Path(out)
-    problems = run_problems(inputs, domain=domain, randomization=randomization)
-    layout = run_layout(problems, fps=round(settings.control_hz))
-    mine = [problems[k] for k in items]
-    writers: dict[int, ShardWriters] = {}
-    tallies: dict[int, ProblemTally] = {}
-    queue: list[tuple[int, int]] = []
-    for local, k in enumerate(items):
-        folder = _item_dir(out_path, k, problems[k].name)
-        done_file = folder / "done.json"
-        if done_file.is_file():
-            tallies[local] = ProblemTally(**json.loads(done_file.read_text()))
-            continue
-        folder.mkdir(parents=True, exist_ok=True)
-        writers[local] = ShardWriters(folder, layout, videos=videos, problems={p.name: p for p in problems})
-        tallies[local] = tally_of(writers[local])
-        start = writers[local].next_episode
-        queue += [(local, e) for e in range(start, episodes)]
-        if start >= episodes:
-            writers[local].finalize(tallies[local])
-    pending: dict[int, dict[int, EpisodeResult]] = {k: {} for k in writers}
-    remaining = {k: episodes - w.next_episode for k, w in writers.items()}
+@dataclass(frozen=True)
+class RunSpec:
+    """What every slot needs to run work items: the run's arguments with its problems and
+    layout, built once by the parent and pickled to workers (cheaper than rebuilding them)."""
+
+    out: Path  # OUT
+    problems: tuple[Problem, ...]  # the run's problems; work item k is problems[k]
+    layout: RunLayout
+    episodes: int  # episodes per problem
+    seed: int
+    envs: int  # env slots of each item's runner
+    settings: RunnerSettings
+    randomization: RandomizationSpec | None = None
+    videos: InlineVideo | None = None
+
+
+def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None) -> ProblemTally:
+    """Run work item `k` (problem k) in this process, continuing its shards if interrupted;
+    returns its tally (also in its done.json once its shards are final)."""
+    problem = run.problems[k]
+    folder = _item_dir(run.out, k, problem.name)
+    done_file = folder / "done.json"
+    if done_file.is_file():
+        return ProblemTally(**json.loads(done_file.read_text()))
+    folder.mkdir(parents=True, exist_ok=True)
+    writers = ShardWriters(folder, run.layout, videos=run.videos, problems={p.name: p for p in run.problems})
+    tally = tally_of(writers)
+    pending: dict[int, EpisodeResult] = {}
 
     def on_episode(result: EpisodeResult) -> None:
-        local = next(i for i, p in enumerate(mine) if p.name == result.problem)
-        pending[local][result.episode] = result
-        w = writers[local]
-        while w.next_episode in pending[local]:
-            r = pending[local].pop(w.next_episode)
-            w.add(r)
-            tallies[local].add(r.success, r.failure_kind)
-            remaining[local] -= 1
+        pending[result.episode] = result
+        while writers.next_episode in pending:
+            r = pending.pop(writers.next_episode)
+            writers.add(r)
+            tally.add(r.success, r.failure_kind)
             if progress:
                 progress(("episode", r.problem, r.success, r.failure_kind))
-        if remaining[local] == 0:
-            w.finalize(tallies[local])
-            if progress:
-                progress(("item", result.problem))
 
+    queue = [(0, e) for e in range(writers.next_episode, run.episodes)]
     try:
         if queue:
-            ExpertRunner(mine, layout, num_envs=envs, seed=seed, episodes=queue, settings=settings,
-                         after_skill=after_skill, randomization=randomization).run(on_episode)
+            ExpertRunner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue,
+                         settings=run.settings, after_skill=after_skill, randomization=run.randomization).run(on_episode)
     except BaseException:
-        for k, w in writers.items():
-            if remaining[k] > 0:
-                w.close()
+        writers.close()
         raise
-    return {mine[k].name: asdict(t) for k, t in tallies.items()}
-
-
-def _worker(args: tuple) -> dict[str, dict]:
-    inputs, out, items, episodes, seed, envs, settings, queue, domain, randomization, videos = args
-    return run_items(inputs, out, items, episodes, seed, envs, settings,
-                     None if queue is None else queue.put, domain, None, randomization, videos)
+    writers.finalize(tally)
+    if progress:
+        progress(("item", problem.name))
+    return tally
 
 
 def generate(
@@ -220,43 +218,122 @@ def generate(
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run_file, record)
 
-    chunks = [list(range(w, len(problems), n_workers)) for w in range(n_workers)]
-    chunks = [c for c in chunks if c]
-    tallies: dict[str, dict] = {}
-    if len(chunks) == 1:
-        tallies.update(run_items(inputs, str(out), chunks[0], episodes_per_problem, seed, envs, settings,
-                                 progress, domain, after_skill, randomization, record_videos))
-    else:
+    run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
+                  record_videos)
+    items = [k for k, p in enumerate(problems) if not (_item_dir(out, k, p.name) / "done.json").is_file()]
+    slots = min(n_workers, len(items))
+    if slots > 1:
         if after_skill is not None:
             raise ExecuteError("after_skill hooks run only with workers=1")
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Manager() as manager:
-            queue = manager.Queue() if progress else None
-            with ProcessPoolExecutor(len(chunks), mp_context=ctx) as pool:
-                futures = [pool.submit(_worker, (inputs, str(out), c, episodes_per_problem, seed, envs, settings,
-                                                 queue, domain, randomization, record_videos)) for c in chunks]
-                while not all(f.done() for f in futures):
-                    _drain(queue, progress, timeout=0.2)
-                _drain(queue, progress, timeout=0.0)
-                for f in futures:
-                    tallies.update(f.result())
+        run_pool(run, items, slots, progress)
+    else:
+        for k in items:
+            run_item(run, k, progress, after_skill)
+    tallies = {p.name: json.loads((_item_dir(out, k, p.name) / "done.json").read_text())
+               for k, p in enumerate(problems)}
     return _merge(out, problems, layout, tallies, record)
 
 
-def _drain(queue, progress: Progress | None, *, timeout: float) -> None:
-    if queue is None:
-        if timeout:
-            import time
-            time.sleep(timeout)
-        return
-    import queue as queue_mod
+def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | None = None) -> None:
+    """Run `items` on `slots` slots: this process and `slots - 1` spawned workers, each taking
+    the next item in canonical order whenever it is free (nothing is dealt up front, so the
+    tail is at most one item). This process starts on the first item while the workers import.
+
+    A worker's exception is raised here once every slot has stopped; a worker that dies
+    (killed, out of memory) is an ExecuteError. Either way a rerun resumes the items."""
+    ctx = multiprocessing.get_context("spawn")  # the writer's encoder threads and GL contexts do not survive fork
+    taken = ctx.Value("i", 0)  # items[:taken] are handed out
+    events = ctx.Queue()  # from workers: ("event", progress event) or ("error", exception)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def report(event: tuple) -> None:
+        if progress is not None:
+            with lock:
+                progress(event)
+
+    procs = [ctx.Process(target=_worker, args=(run, items, taken, events, progress is not None), daemon=True)
+             for _ in range(slots - 1)]
+    for p in procs:
+        p.start()
+    listener = threading.Thread(target=_listen, args=(run.out, events, procs, taken, len(items), report, errors),
+                                daemon=True)
+    listener.start()
     try:
-        event = queue.get(timeout=timeout) if timeout else queue.get_nowait()
-        while True:
-            progress(event)
-            event = queue.get_nowait()
-    except queue_mod.Empty:
-        return
+        while not errors and (k := _take(taken, items)) is not None:
+            run_item(run, k, report)
+    except BaseException:
+        _stop(taken, len(items))
+        for p in procs:
+            p.terminate()  # their finished episodes are durable; a rerun continues
+        raise
+    finally:
+        for p in procs:
+            p.join()
+        events.put(None)
+        listener.join()
+    errors += [_died(p, run.out) for p in procs if p.exitcode != 0]  # also one that died without a word
+    if errors:
+        raise errors[0]
+
+
+def _take(taken, items: list[int]) -> int | None:
+    """The next item to run, or None once all are handed out."""
+    with taken.get_lock():
+        if taken.value >= len(items):
+            return None
+        taken.value += 1
+        return items[taken.value - 1]
+
+
+def _stop(taken, n: int) -> None:
+    """Hand out no more items."""
+    with taken.get_lock():
+        taken.value = n
+
+
+def _worker(run: RunSpec, items: list[int], taken, events, report: bool) -> None:
+    try:
+        while (k := _take(taken, items)) is not None:
+            run_item(run, k, (lambda e: events.put(("event", e))) if report else None)
+    except BaseException as e:  # noqa: BLE001 - re-raised in the parent
+        events.put(("error", _picklable(e)))
+        raise SystemExit(1) from None
+
+
+def _picklable(e: BaseException) -> BaseException:
+    """`e` if it survives the trip to the parent, else an ExecuteError with its traceback."""
+    try:
+        pickle.loads(pickle.dumps(e))
+        return e
+    except Exception:  # noqa: BLE001 - any pickling failure: send the traceback as text
+        return ExecuteError("a generate worker failed:\n" + "".join(traceback.format_exception(e)))
+
+
+def _listen(out: Path, events, procs, taken, n: int, report: Callable, errors: list) -> None:
+    """Hands the workers' progress events to `report` and notes their errors and deaths;
+    the first one stops the hand-out of items."""
+    while True:
+        try:
+            msg = events.get(timeout=0.2)
+        except queue_mod.Empty:
+            dead = [p for p in procs if p.exitcode not in (None, 0, 1)]  # 1: exited after reporting its error
+            if dead and not errors:
+                errors.append(_died(dead[0], out))
+                _stop(taken, n)
+            continue
+        if msg is None:
+            return
+        if msg[0] == "error":
+            errors.append(msg[1])
+            _stop(taken, n)
+        else:
+            report(msg[1])
+
+
+def _died(p, out: Path) -> ExecuteError:
+    return ExecuteError(f"generate worker {p.pid} died (exit code {p.exitcode}); finished episodes are kept in "
+                        f"{out}: rerun the same command to resume")
 
 
 def _merge(out: Path, problems: list[Problem], layout: RunLayout, tallies: dict[str, dict],

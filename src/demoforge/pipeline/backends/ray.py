@@ -2,20 +2,21 @@
 
     demoforge run --experiment-id X --backend ray --ray-address HEAD:PORT
 
-Each task runs `demoforge.execute.generate.run_items` for one problem and writes that
+Each task runs `demoforge.execute.generate.run_item` for one problem and writes that
 problem's shards under RUN/execute/.shards/ on storage every node shares (the run folder
 must be on it); the driver merges them in problem order exactly as `generate` does, so the
 bytes equal the local backend's for the same seed. A task whose worker or node dies is
 retried by Ray (`MAX_RETRIES`) and continues from the episodes already durable in its shard.
 
 Ray is an optional extra (`pip install 'demoforge[ray]'`). This module builds on generate's
-private helpers (`_run_record`, `_merge`, `_item_dir`).
+private helpers (`_run_record`, `_merge`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings
@@ -24,22 +25,21 @@ from demoforge.pipeline.config import PipelineConfig, PipelineError
 MAX_RETRIES = 3  # attempts of a work item after its worker dies
 
 
-def _item(inputs: list[str], out: str, k: int, episodes: int, seed: int, envs: int, settings: RunnerSettings,
-          domain: str) -> dict:
+def _item(run, k: int) -> dict:
     import os
     import time
 
     import ray
 
     os.environ.setdefault("MUJOCO_GL", "egl")
-    from demoforge.execute.generate import run_items
+    from demoforge.execute.generate import run_item
 
     # which node ran which attempt: for the logs, and for tests that kill a node
-    attempts = Path(out) / ".ray"
+    attempts = run.out / ".ray"
     attempts.mkdir(parents=True, exist_ok=True)
     (attempts / f"{k:04d}-{time.time_ns()}.json").write_text(json.dumps(
         {"item": k, "node": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}))
-    return run_items(inputs, out, [k], episodes, seed, envs, settings, None, domain)
+    return asdict(run_item(run, k))
 
 
 def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
@@ -51,7 +51,7 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     except ImportError:
         raise PipelineError("backend 'ray' needs Ray: pip install 'demoforge[ray]'") from None
     from demoforge.dataset.layout import write_json_atomic
-    from demoforge.execute.generate import _merge, _run_record, run_problems
+    from demoforge.execute.generate import RunSpec, _merge, _run_record, run_problems
     from demoforge.execute.record import run_layout
 
     out = Path(out).resolve()
@@ -70,14 +70,16 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
                  runtime_env={"env_vars": {"MUJOCO_GL": "egl"}})
     try:
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_item)
-        refs = {task.remote(inputs, str(out), k, config.episodes_per_problem, config.seed, config.envs, settings,
-                            domain): p.name for k, p in enumerate(problems)}
+        # problems and layout built once here and shipped to every task through the object store
+        run = ray.put(RunSpec(out, tuple(problems), layout, config.episodes_per_problem, config.seed, config.envs,
+                              settings))
+        refs = {task.remote(run, k): p.name for k, p in enumerate(problems)}
         tallies: dict[str, dict] = {}
         pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                tallies.update(ray.get(ref))
+                tallies[refs[ref]] = ray.get(ref)
                 if progress is not None:
                     progress(("item", refs[ref]))
     finally:
