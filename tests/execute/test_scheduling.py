@@ -1,12 +1,17 @@
 """generate's worker slots: items taken one at a time by this process and spawned workers
-(both take part, each item runs once), the same bytes as one worker, and a worker killed
-mid-item reported as such, its run resumed to the same bytes."""
+(both take part, each item runs once), the same bytes as one worker; a worker killed
+mid-item is reported as such, a killed parent takes its workers with it, and both runs
+resume to the same bytes."""
 
+import json
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -67,5 +72,65 @@ def test_a_killed_worker_is_reported_and_its_run_resumes(four, reference, tmp_pa
     with pytest.raises(ExecuteError, match="died .*rerun the same command"):
         generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
     assert killed and not (out / "success").exists()
+    generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)
+    assert _outputs(out) == reference
+
+
+_CHILD = """
+import json, sys, threading
+from demoforge.execute import generate
+
+paths, out = json.loads(sys.argv[1]), sys.argv[2]
+def progress(event):
+    if threading.current_thread() is not threading.main_thread():
+        with open(out + ".worker-events", "a") as f:
+            f.write(json.dumps(event) + "\\n")
+if __name__ == "__main__":
+    generate(paths, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
+"""
+
+
+def _spawned_children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in cmdline:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, tmp_path):
+    out = tmp_path / "run"
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    child = subprocess.Popen([sys.executable, str(script), json.dumps([str(p) for p in four]), str(out)],
+                             env={**os.environ, "MUJOCO_GL": "egl"})
+    events = Path(str(out) + ".worker-events")
+    deadline = time.monotonic() + 120
+    while not (events.is_file() and events.read_text()):  # the worker has run the first episode of an item
+        assert child.poll() is None and time.monotonic() < deadline, "the worker ran no episode"
+        time.sleep(0.01)
+    problem = json.loads(events.read_text().splitlines()[0])[1]
+    workers = _spawned_children(child.pid)
+    assert workers
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    while any(_alive(p) for p in workers):
+        assert time.monotonic() < deadline, "a worker outlived its killed parent"
+        time.sleep(0.05)
+    assert not list(out.glob(f".shards/*-{problem}/done.json"))  # killed inside the item, not after it
+    assert not (out / "success").exists()
     generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)
     assert _outputs(out) == reference

@@ -28,6 +28,7 @@ episode (episodes are written in index order, so the shards' episode counts say 
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import json
 import multiprocessing
@@ -35,6 +36,8 @@ import os
 import pickle
 import queue as queue_mod
 import shutil
+import signal
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -293,8 +296,13 @@ def _stop(taken, n: int) -> None:
 
 
 def _worker(run: RunSpec, items: list[int], taken, events, report: bool) -> None:
+    # A worker outliving a killed parent would go on holding shards a rerun must continue:
+    # on Linux it is killed with the parent; elsewhere it stops before its next item.
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    parent = multiprocessing.parent_process()
     try:
-        while (k := _take(taken, items)) is not None:
+        while parent.is_alive() and (k := _take(taken, items)) is not None:
             run_item(run, k, (lambda e: events.put(("event", e))) if report else None)
     except BaseException as e:  # noqa: BLE001 - re-raised in the parent
         events.put(("error", _picklable(e)))
