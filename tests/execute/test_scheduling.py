@@ -76,6 +76,33 @@ def test_a_killed_worker_is_reported_and_its_run_resumes(four, reference, tmp_pa
     assert _outputs(out) == reference
 
 
+def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, tmp_path):
+    out = tmp_path / "run"
+
+    def crash(*args):
+        raise RuntimeError("stop after run.json")
+
+    with pytest.raises(RuntimeError):  # a run folder of these arguments, nothing finished
+        generate(four, out, episodes_per_problem=2, envs=1, workers=1, seed=3, after_skill=crash)
+    blocker = out / ".shards" / "0001-pnp-all-0001"
+    blocker.write_text("a file where item 1's folder goes")
+
+    def progress(event):
+        if event[0] == "episode" and threading.current_thread() is threading.main_thread():
+            deadline = time.monotonic() + 120
+            (child,) = multiprocessing.active_children() or (None,)
+            while child is not None and child.exitcode is None:  # hold item 0 here until the worker failed
+                assert time.monotonic() < deadline, "the worker did not fail"
+                time.sleep(0.05)
+
+    with pytest.raises(FileExistsError, match="0001-"):
+        generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
+    assert sorted(p.parent.name[:4] for p in out.glob(".shards/*/done.json")) == ["0000"]  # nothing after it
+    blocker.unlink()
+    generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)
+    assert _outputs(out) == reference
+
+
 _CHILD = """
 import json, sys, threading
 from demoforge.execute import generate
