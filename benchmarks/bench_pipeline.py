@@ -2,15 +2,22 @@
 local worker slots (target >= 1.7x on 2 cores), side by side in one run.
 
 Part 1 runs `demoforge run --smoke-test --render-pass plain --bake joint_target` (one
-stack_three problem, two episodes, front camera) and prints each stage's wall time.
+stack_three problem, two episodes, front camera) and prints each stage's wall time; it
+also warms this process, which the 1-worker run and the 2-worker run's first slot use.
 Part 2 runs the execute stage alone (the local backend over `--problems` stack_three
 problems, `--episodes` each, one env per slot) with 1 and then 2 worker slots into fresh
 folders and compares episodes per second, then the Ray backend (a local Ray with 2 CPUs,
 one task per problem) on the same 2 cores against the 2-worker local run (target >= 0.9x);
 all outputs are checked byte-identical. Ray start-up is timed separately and left out.
+Each run's wall time is split into its episodes (until the last item's shards are final)
+and the merge of the shards, which is serial and the same for every slot count.
+
+The default workload is 8 problems x 3 episodes: a spawned worker's start-up (about a
+second) and the one-item tail do not amortize over fewer; run several sizes to see the
+trend (a user runs hundreds of problems).
 
 The last line is the headline ratio.
-Run: python benchmarks/bench_pipeline.py [--problems 2] [--episodes 3]
+Run: python benchmarks/bench_pipeline.py [--problems 8] [--episodes 3]
 """
 
 from __future__ import annotations
@@ -62,7 +69,7 @@ def execute(base: Path, name: str, pddl: list[str], episodes: int, workers: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", type=int, default=2)
+    parser.add_argument("--problems", type=int, default=8)
     parser.add_argument("--episodes", type=int, default=3)
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
