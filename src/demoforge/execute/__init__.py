@@ -22,11 +22,12 @@ from demoforge.execute.problems import (
 )
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
 from demoforge.execute.replay import episode_scene, replay_states
-from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.execute.runner import EpisodeResult, ExpertEpisode, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
 
 __all__ = [
-    "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertRunner", "GenerateSummary",
+    "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertEpisode", "ExpertRunner",
+    "GenerateSummary",
     "PddlEpisode", "Problem", "ProblemTally", "RunLayout", "RunnerSettings", "SimTask", "VecSimEnv",
     "canonical_episodes", "episode_rngs", "episode_scene", "episode_seed", "generate", "goal_words",
     "load_problems", "pddl_task", "replay_states", "resolve_workers", "run_layout", "start_episode",

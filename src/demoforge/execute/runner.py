@@ -78,10 +78,16 @@ _KIND = {"ik": "ik", "collision": "collision", "timeout": "timeout", "preconditi
 AfterSkill = Callable[[int, PddlEpisode, Step, int], None]
 
 
-class _Slot:
-    """One env's episode in progress."""
+class ExpertEpisode:
+    """One env's episode under the expert: planning, skills, verification and recovery.
 
-    def __init__(self, runner: ExpertRunner, i: int):
+    Per tick, `command()` gives (arm targets, gripper, operator, phase) and, after the env
+    stepped, `advance()` moves along the plan; `outcome` is set once the episode ended and
+    `result()` then gives it for the writer. `runner` supplies env, problems, layout,
+    settings and after_skill (the ExpertRunner, or a client's object with those: the expert
+    policy, play data). Subclass and set `ExpertRunner.episode_class` to change behaviour."""
+
+    def __init__(self, runner, i: int):
         self.r, self.i = runner, i
         env = runner.env
         self.ep: PddlEpisode = env.contexts[i]
@@ -290,6 +296,8 @@ class ExpertRunner:
     """Runs `episodes` episodes of each problem on `num_envs` envs and hands each finished
     episode to `on_episode` (in completion order; the caller orders them)."""
 
+    episode_class: type[ExpertEpisode] = ExpertEpisode  # what each env's episode runs as
+
     def __init__(self, problems: list[Problem], layout: RunLayout, *, num_envs: int, seed: int,
                  episodes: list[tuple[int, int]], settings: RunnerSettings = RunnerSettings(),
                  after_skill: AfterSkill | None = None, randomization: RandomizationSpec | None = None):
@@ -303,12 +311,12 @@ class ExpertRunner:
     def run(self, on_episode: Callable[[EpisodeResult], None]) -> None:
         env = self.env
         env.reset()
-        slots: list[_Slot | None] = [None] * env.num_envs
+        slots: list[ExpertEpisode | None] = [None] * env.num_envs
         n_arm = None
 
         def fill(i: int) -> None:
             while env.ids[i] is not None:
-                slot = _Slot(self, i)
+                slot = self.episode_class(self, i)
                 if slot.outcome is None:
                     slots[i] = slot
                     return

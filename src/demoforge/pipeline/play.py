@@ -11,9 +11,9 @@ episode's `plan` extra lists every executed step (so `annotate` gives a goal.act
 changes over time) and the `play` extra lists each goal with its tick range. An episode
 that fails a goal ends there and goes to the failure split with the goals it reached.
 
-This builds on the expert runner's episode slot (`demoforge.execute.runner._Slot`) and
-generate's merge (`demoforge.execute.generate._merge`), both private: a change there
-needs a look here. Play runs in one process and restarts from scratch when interrupted.
+This builds on the expert's episode (`demoforge.execute.ExpertEpisode`, subclassed) and
+generate's merge (`demoforge.execute.generate._merge`, private: a change there needs a
+look here). Play runs in one process and restarts from scratch when interrupted.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def task_with_goal(task, atoms: list[tuple]):
                       domain_file=task.domain_file)
 
 
-class PlaySlot(runner_mod._Slot):
+class PlaySlot(runner_mod.ExpertEpisode):
     """An episode slot that, on reaching its goal, samples and pursues the next one."""
 
     def __init__(self, runner: PlayRunner, i: int):
@@ -133,13 +133,7 @@ class PlayRunner(runner_mod.ExpertRunner):
         super().__init__(*args, seed=seed, **kwargs)
         self.goals, self.seed = goals, seed
 
-    def run(self, on_episode) -> None:
-        original = runner_mod._Slot
-        runner_mod._Slot = lambda runner, i: PlaySlot(runner, i)  # the loop builds slots by this name
-        try:
-            super().run(on_episode)
-        finally:
-            runner_mod._Slot = original
+    episode_class = PlaySlot
 
 
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,

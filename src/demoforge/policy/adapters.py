@@ -150,11 +150,11 @@ class ExpertPolicy:
         self.spaces = PolicySpaces({}, (width,))
 
     def reset(self, slot: int, start: EpisodeStartInfo) -> None:
-        from demoforge.execute.runner import _Slot
+        from demoforge.execute import ExpertEpisode
 
         env = start.env
         shim = _RunnerShim(env, _Always(start.problem), start.layout, self.settings)
-        self._slots[slot] = _Slot(shim, slot)
+        self._slots[slot] = ExpertEpisode(shim, slot)
         self._stepped.discard(slot)
 
     def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
