@@ -1,7 +1,10 @@
 """One evaluator per predicate of the blocks domain, over the live MuJoCo state.
 
 `measure(model, data, binding)` reads the state once into a `Geometry` (block poses,
-heights, speeds, contacts); each evaluator then answers one ground atom from it:
+heights, speeds, contacts); each evaluator then answers one ground atom from it. The
+reading is split in two so a recording can defer the work: `sample` copies the raw
+quantities of one state (cheap, every tick) and `geometry` derives the rest for any stack
+of samples at once (`stack_samples`); `measure` is the two for one state.
 
 - on(x, y): x lies flat (some face within `tilt_rad` of up), its lowest point within `z_gap_m`
   of y's highest, its centre over y's top face (horizontal offset <= `support_frac` x y's
