@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from demoforge.errors import DatasetError, DatasetLockedError
 
 STAGING_DIR = ".demoforge-staging"
 _MB = 1024 * 1024
+_BATCH = 16  # camera frames per encoder call (and per add_frame hand-off to an encoder lane)
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,9 @@ class DatasetWriter:
         self._video_cursors = {k: _FileCursor() for k in self._video_keys}
         self._frame_buffer: dict[str, list[np.ndarray]] | None = None
         self._frame_encoders: dict[str, SegmentEncoder] = {}
-        self._frame_hists: dict[str, np.ndarray] = {}
+        self._frame_batches: dict[str, np.ndarray] = {}  # camera frames not yet handed to a lane
+        self._frame_jobs: dict[str, list[Future]] = {}  # per camera: encoded batches -> histograms
+        self._frame_lanes: dict[str, ThreadPoolExecutor] = {}  # one thread per camera: frames stay in order
         self._frame_task: str | None = None
         self._frame_n = 0  # frames in the episode being recorded frame by frame
         self._finalized = False
@@ -254,23 +258,54 @@ class DatasetWriter:
                     f"episode {episode}: {video.path} holds {count} frames of {key!r} between "
                     f"{video.from_timestamp:.4f} and {video.to_timestamp:.4f} s, but the episode has {length}"
                 )
-        # Cameras are encoded in this thread, one after the other: encoding on worker threads
-        # gave different x264 bytes from run to run (measured), and determinism comes first.
-        for key in [k for k in self._video_keys if k not in encoded]:
-            hists[key] = self._encode_camera(episode, key, cols[key])
+        # SVT-AV1 cameras are encoded on threads of their own and their pixels counted on others
+        # (the encoders and NumPy release the GIL), so the largest camera does not hold up the
+        # episode; other cameras are encoded and counted here, one after the other (_threaded).
+        to_encode = [k for k in self._video_keys if k not in encoded]
+        frames = {k: self._depth[k].quantize(cols[k]) if k in self._depth else cols[k] for k in to_encode}
+        for k in [k for k in to_encode if not self._threaded(k)]:
+            self._encode_camera(episode, k, frames[k])
+            hists[k] = self._count_camera(k, frames[k])
+        threaded = [k for k in to_encode if self._threaded(k)]
+        if threaded:
+            with ThreadPoolExecutor(max_workers=2 * len(threaded), thread_name_prefix="encode") as pool:
+                segments = [pool.submit(self._encode_camera, episode, k, frames[k]) for k in threaded]
+                counts = {k: pool.submit(self._count_camera, k, frames[k]) for k in threaded}
+            for job in segments:
+                job.result()
+            hists.update({k: job.result() for k, job in counts.items()})
         return self._commit(episode, cols, length, task, extra, hists)
 
-    def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
-        if key in self._depth:
-            frames = self._depth[key].quantize(frames)
+    def _threaded(self, key: str) -> bool:
+        """Whether a camera is encoded and counted on helper threads.
+
+        SVT-AV1 gives the same bytes whatever the scheduling (tests/dataset/test_video_determinism.py).
+        libx264 does not: even alone on one thread it gave a few distinct outputs per 100
+        identical runs at 64x48 (none seen with mbtree=0), and any helper thread allocating
+        memory while it encoded made that common (measured), so x264 and x265 stay here."""
+        return key not in self._depth and self.config.video.codec == "av1"
+
+    def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> None:
         enc = self._open_segment(episode, key)
         try:
-            for frame in frames:
-                enc.add(frame)
+            for start in range(0, len(frames), _BATCH):
+                enc.add_frames(frames[start:start + _BATCH])
             enc.close()
         except BaseException:
             enc.abort()
             raise
+
+    def _count_camera(self, key: str, frames: np.ndarray) -> np.ndarray:
+        hist = self._empty_hist(key)
+        for start in range(0, len(frames), _BATCH):  # bincount copies its input to intp: keep it small
+            hist += self._histogram(key, frames[start:start + _BATCH])
+        return hist
+
+    def _encode_batch(self, key: str, enc: SegmentEncoder, frames: np.ndarray) -> np.ndarray:
+        """Encode a few frames of one camera (depth in metres); returns their histogram."""
+        if key in self._depth:
+            frames = self._depth[key].quantize(frames)
+        enc.add_frames(frames)
         return self._histogram(key, frames)
 
     def _histogram(self, key: str, frames: np.ndarray) -> np.ndarray:
@@ -287,19 +322,25 @@ class DatasetWriter:
         if self._frame_buffer is None:
             self._frame_buffer = {k: [] for k in self._user if k not in self._video_keys}
             self._frame_task = task
-            self._frame_hists = {k: self._empty_hist(k) for k in self._video_keys}
         elif task != self._frame_task:
             raise DatasetError(
                 f"episode {episode}: task changed within the episode ({self._frame_task!r} -> {task!r}); "
                 "call save_episode() before starting the next task"
             )
         cols, _ = check_columns(frame, self._user, episode=episode, frame=self._frame_n)
+        slot = self._frame_n % _BATCH
         for key in self._video_keys:
             if key not in self._frame_encoders:
                 self._frame_encoders[key] = self._open_segment(episode, key)
-            self._encode_frame(key, cols[key])
+                self._frame_jobs[key] = []
+            if slot == 0:  # a fresh batch: the lane may still be reading the previous one
+                self._frame_batches[key] = np.empty((_BATCH, *cols[key].shape[1:]), cols[key].dtype)
+            self._frame_batches[key][slot] = cols[key][0]  # copied: callers may reuse their buffers
+            if slot == _BATCH - 1:
+                self._submit_batch(key, _BATCH)
         for key, values in self._frame_buffer.items():
-            values.append(cols[key][0])
+            value = cols[key][0]
+            values.append(value.copy() if isinstance(value, np.ndarray) else value)  # callers may reuse buffers
         self._frame_n += 1
 
     def save_episode(self, *, extra: Mapping[str, Any] | None = None) -> int:
@@ -311,18 +352,36 @@ class DatasetWriter:
         extra = _check_extra(extra, episode)
         cols = {k: np.stack(v) for k, v in self._frame_buffer.items()}
         length = self._frame_n
-        for enc in self._frame_encoders.values():
-            enc.close()
-        task, hists = self._frame_task, self._frame_hists
-        self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
-        self._frame_n = 0
+        if length % _BATCH:
+            for key in self._video_keys:
+                self._submit_batch(key, length % _BATCH)
+        try:
+            hists = {}
+            for key in self._video_keys:
+                wait(self._frame_jobs[key])
+                hists[key] = sum((job.result() for job in self._frame_jobs[key]), self._empty_hist(key))
+                self._frame_encoders[key].close()
+        except BaseException:
+            self._abort_frames()
+            raise
+        task = self._frame_task
+        self._end_frames()
         return self._commit(episode, cols, length, task, extra, hists)
 
-    def _encode_frame(self, key: str, frame: np.ndarray) -> None:
-        if key in self._depth:
-            frame = self._depth[key].quantize(frame)
-        self._frame_encoders[key].add(frame[0])
-        self._frame_hists[key] += self._histogram(key, frame)
+    def _submit_batch(self, key: str, n: int) -> None:
+        """Hand the camera's first n buffered frames to its encoder lane."""
+        jobs = self._frame_jobs[key]
+        if len(jobs) >= 2:
+            jobs[-2].result()  # at most two batches in flight per camera: bounded memory
+        batch, enc = self._frame_batches.pop(key)[:n], self._frame_encoders[key]
+        if not self._threaded(key):
+            done: Future = Future()
+            done.set_result(self._encode_batch(key, enc, batch))
+            jobs.append(done)
+            return
+        if key not in self._frame_lanes:
+            self._frame_lanes[key] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"encode-{key}")
+        jobs.append(self._frame_lanes[key].submit(self._encode_batch, key, enc, batch))
 
     def clear_episode(self) -> None:
         """Drop the frames of the episode in progress."""
@@ -367,10 +426,19 @@ class DatasetWriter:
                               depth=key in self._depth)
 
     def _abort_frames(self) -> None:
+        jobs = [job for key_jobs in self._frame_jobs.values() for job in key_jobs]
+        for job in jobs:
+            job.cancel()
+        wait(jobs)  # an encoder must not be closed while a lane still uses it
         for enc in self._frame_encoders.values():
             enc.abort()
-        self._frame_buffer, self._frame_encoders, self._frame_hists, self._frame_task = None, {}, {}, None
-        self._frame_n = 0
+        self._end_frames()
+
+    def _end_frames(self) -> None:
+        for lane in self._frame_lanes.values():
+            lane.shutdown()
+        self._frame_buffer, self._frame_encoders, self._frame_batches, self._frame_jobs = None, {}, {}, {}
+        self._frame_lanes, self._frame_task, self._frame_n = {}, None, 0
 
     def _commit(self, episode: int, cols: dict[str, np.ndarray], length: int, task: str,
                 extra: dict[str, Any], hists: dict[str, np.ndarray]) -> int:
