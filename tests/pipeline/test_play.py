@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
+from demoforge.execute import ExecuteError
 from demoforge.pipeline import config_from_dict, run_pipeline
 from demoforge.pipeline.play import generate_play, ground_steps, sample_goal
 from demoforge.pipeline.provenance import dataset_hash
@@ -54,6 +56,39 @@ def test_play_episodes_chain_goals_and_do_not_depend_on_envs(problem, tmp_path):
         assert row["tasks"][0] == "; then ".join(p["words"] for p in play)
         plan = json.loads(row["demoforge/plan"])
         assert plan[-1]["ticks"][1] <= row["length"] and len(plan) > 2
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.mark.slow
+def test_a_killed_play_run_keeps_its_finished_episodes_and_resumes_to_the_same_bytes(problem, tmp_path, monkeypatch):
+    reference = generate_play([problem], tmp_path / "ref", episodes_per_problem=3, goals=2, envs=1, seed=1)
+    shards = sys.modules["demoforge.execute.shards"]
+    add, written = shards.ShardWriters.add, []
+
+    def add_then_die(self, result):
+        add(self, result)
+        written.append(result.episode)
+        if len(written) == 2:
+            raise Crash  # two episodes durable, the third never starts
+
+    monkeypatch.setattr(shards.ShardWriters, "add", add_then_die)
+    with pytest.raises(Crash):
+        generate_play([problem], tmp_path / "run", episodes_per_problem=3, goals=2, envs=1, seed=1)
+    monkeypatch.setattr(shards.ShardWriters, "add", add)
+    rerun = []
+    monkeypatch.setattr(shards.ShardWriters, "add", lambda self, r: (rerun.append(r.episode), add(self, r)))
+    resumed = generate_play([problem], tmp_path / "run", episodes_per_problem=3, goals=2, envs=1, seed=1)
+    assert rerun == [2]  # only the episode that had not finished runs again
+    assert resumed.episodes == reference.episodes == 3
+    for split in ("success", "failure"):
+        assert (resumed.roots[split] is None) == (reference.roots[split] is None)
+        if reference.roots[split] is not None:
+            assert dataset_hash(resumed.roots[split]) == dataset_hash(reference.roots[split])
+    with pytest.raises(ExecuteError, match="other inputs"):
+        generate_play([problem], tmp_path / "run", episodes_per_problem=3, goals=3, envs=1, seed=1)
 
 
 @pytest.mark.slow

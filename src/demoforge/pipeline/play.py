@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import shutil
 from pathlib import Path
 
@@ -28,9 +29,11 @@ import numpy as np
 from demoforge.errors import PlanningError
 from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, goal_words
 from demoforge.execute import runner as runner_mod
+from demoforge.dataset.layout import write_json_atomic
 from demoforge.execute.generate import _item_dir, _merge, _run_record, run_problems
+from demoforge.execute.problems import STREAMS, episode_seed
 from demoforge.execute.record import goal_atoms, run_layout
-from demoforge.execute.shards import ProblemTally, ShardWriters
+from demoforge.execute.shards import SPLITS, ProblemTally, ShardWriters, tally_of
 from demoforge.tasks import parse_task
 from demoforge.tasks.pddl_text import format_atom, problem_to_pddl
 from demoforge.tasks.simulate import Step, apply
@@ -96,7 +99,10 @@ class PlaySlot(runner_mod.ExpertEpisode):
         self.segments: list[dict] = []
         self.goal_start = 0
         start = runner.env.contexts[i].start
-        self.goal_rng = np.random.default_rng([runner.seed, runner.env.ids[i][0], start.episode, 0x9_1A7])
+        # a fifth child of the episode's seed (after execute's STREAMS): the goals depend only on
+        # (run seed, problem, episode), not on which other problems share the runner
+        streams = episode_seed(runner.seed, start.problem.name, start.episode).spawn(len(STREAMS) + 1)
+        self.goal_rng = np.random.default_rng(streams[-1])
         super().__init__(runner, i)
 
     def _close_segment(self) -> None:
@@ -139,27 +145,62 @@ class PlayRunner(runner_mod.ExpertRunner):
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
                   envs: int = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
                   domain: str = "blocks") -> GenerateSummary:
-    """Play episodes of every problem into OUT/success and OUT/failure (generate's layout)."""
+    """Play episodes of every problem into OUT/success and OUT/failure (generate's layout).
+
+    Like `generate`, each finished episode is durable in its problem's shard at once, and a
+    rerun with the same arguments continues a killed run where it stopped."""
     if goals < 1 or episodes_per_problem < 1 or envs < 1:
         raise ExecuteError(f"play: goals {goals}, episodes {episodes_per_problem}, envs {envs} must all be >= 1")
     inputs, out = [str(p) for p in inputs], Path(out)
-    if out.exists():
-        shutil.rmtree(out)  # play does not continue a killed run: it starts again
     problems = run_problems(inputs, domain=domain, randomization=None)
     layout = run_layout(problems, fps=round(settings.control_hz))
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
     record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
-    writers = [ShardWriters(_item_dir(out, k, p.name), layout) for k, p in enumerate(problems)]
-    tallies = [ProblemTally() for _ in problems]
-    results: dict[tuple[int, int], object] = {}
-    queue = [(k, e) for k in range(len(problems)) for e in range(episodes_per_problem)]
-    names = {p.name: k for k, p in enumerate(problems)}
-    PlayRunner(problems, layout, num_envs=envs, seed=seed, episodes=queue, settings=settings,
-               goals=goals).run(lambda r: results.__setitem__((names[r.problem], r.episode), r))
-    for (k, _), r in sorted(results.items(), key=lambda kv: kv[0]):
-        writers[k].add(r)
-        tallies[k].add(r.success, r.failure_kind)
-    for w, t in zip(writers, tallies, strict=True):
-        w.finalize(t)
-    return _merge(out, problems, layout, {p.name: dataclasses.asdict(t) for p, t in zip(problems, tallies)},
-                  record)
+    run_file = out / "run.json"
+    if run_file.is_file():
+        if json.loads(run_file.read_text()) != record:
+            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new folder, or rerun with "
+                               "the same problems, episodes, goals, seed and settings to resume it")
+        for split in SPLITS:
+            if (out / split).exists():
+                shutil.rmtree(out / split)  # merged outputs are rebuilt from the shards
+    elif out.exists() and any(out.iterdir()):
+        raise ExecuteError(f"{out}: exists and is not a play run folder; choose a new one")
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(run_file, record)
+    tallies = {p.name: dataclasses.asdict(_play_item(out, problems, k, layout, episodes_per_problem, goals, envs, seed,
+                                                     settings))
+               for k, p in enumerate(problems)}
+    return _merge(out, problems, layout, tallies, record)
+
+
+def _play_item(out: Path, problems: list, k: int, layout, episodes: int, goals: int, envs: int, seed: int,
+               settings: RunnerSettings) -> ProblemTally:
+    """Problem k's play episodes into its shards, in episode order, continuing them if interrupted."""
+    problem = problems[k]
+    folder = _item_dir(out, k, problem.name)
+    done_file = folder / "done.json"
+    if done_file.is_file():
+        return ProblemTally(**json.loads(done_file.read_text()))
+    folder.mkdir(parents=True, exist_ok=True)
+    writers = ShardWriters(folder, layout)
+    tally = tally_of(writers)
+    pending = {}
+
+    def on_episode(result) -> None:
+        pending[result.episode] = result
+        while writers.next_episode in pending:
+            r = pending.pop(writers.next_episode)
+            writers.add(r)
+            tally.add(r.success, r.failure_kind)
+
+    queue = [(0, e) for e in range(writers.next_episode, episodes)]
+    try:
+        if queue:
+            PlayRunner([problem], layout, num_envs=envs, seed=seed, episodes=queue, settings=settings,
+                       goals=goals).run(on_episode)
+    except BaseException:
+        writers.close()
+        raise
+    writers.finalize(tally)
+    return tally
