@@ -281,3 +281,17 @@ def test_scan_holds_one_episode_at_a_time(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < total / 3, f"peak {peak / 1e6:.1f} MB for {total / 1e6:.1f} MB of data"
+
+
+def test_d007_counts_float32_states_at_a_limit_as_inside_and_just_past_it_as_outside(tmp_path):
+    lo, hi = b.LIMITS[6]
+    eps = b.clean_episodes()
+    eps[0]["observation.state"][:5, 6] = hi  # float32(hi) is a hair above the float64 limit
+    eps[0]["observation.state"][5:8, 6] = lo
+    assert np.float32(hi) > hi or np.float32(lo) < lo
+    assert not [f for f in run_doctor(b.write(tmp_path / "a", eps), robot="panda", checks=["D007"]).findings
+                if "outside" in f.message]
+    eps[1]["observation.state"][:2, 6] = hi + 5e-4  # really past it
+    found = [f for f in run_doctor(b.write(tmp_path / "b", eps), robot="panda", checks=["D007"]).findings
+             if "outside" in f.message]
+    assert len(found) == 1 and found[0].evidence.values["frames"] == 2

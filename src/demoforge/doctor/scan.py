@@ -105,7 +105,9 @@ def occupancy_counts(values: np.ndarray, limits: JointLimits, bins: int) -> tupl
     lim = limits.array
     q = np.asarray(values, dtype=np.float64)[:, list(limits.dims)]
     rel = (q - lim[:, 0]) / (lim[:, 1] - lim[:, 0])
-    inside = (rel >= 0) & (rel <= 1)
+    # a state stored as float32 exactly at a limit reads back up to half a float32 step beyond it
+    slack = np.abs(lim) * 2.0**-24 / (lim[:, 1] - lim[:, 0])[:, None]
+    inside = (rel >= -slack[:, 0]) & (rel <= 1 + slack[:, 1])
     idx = np.clip(np.nan_to_num(rel * bins, nan=0.0, posinf=0.0, neginf=0.0).astype(np.int64), 0, bins - 1)
     counts = np.zeros((len(limits.dims), bins), np.int64)
     for j in range(len(limits.dims)):

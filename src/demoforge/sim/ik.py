@@ -1,6 +1,7 @@
 """Inverse kinematics of the TCP site, and collision checks of joint-space paths.
 
-Damped least squares on `mj_jacSite`; joint positions stay inside the limits, and joints
+Damped least squares on `mj_jacSite`; joint positions stay inside the limits (by a small
+margin, so a position servo never presses a joint into its limit), and joints
 held at a limit drop out of the step (an active set: clipping alone stalls about 1.5% of
 solves near the workspace boundary); a weak pull towards the home pose acts in the
 Jacobian's null space (gain 0.01: at 0.05 the pull fights convergence). A solve that stalls
@@ -31,6 +32,7 @@ class IKOptions:
     damping: float = 1e-2  # DLS damping lambda [-]
     posture_gain: float = 0.01  # null-space pull towards home per iteration [-]
     max_step: float = 0.4  # largest joint change per iteration [rad]
+    limit_margin: float = 0.005  # solutions stay this far inside each joint's range [rad]
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ def solve_ik(
     pos = np.asarray(pos, float)
     quat = None if quat is None else np.asarray(quat, float) / np.linalg.norm(quat)
     lo, hi = robot.limits[:, 0], robot.limits[:, 1]
+    # A target on the limit itself lets the position servo press the joint into its limit
+    # constraint, which gives way a fraction of a milliradian: recorded states outside the range.
+    margin = np.minimum(options.limit_margin, (hi - lo) / 4)
+    lo, hi = lo + margin, hi - margin
     home = np.clip(np.asarray(robot.card.home), lo, hi)
     q = np.array(data.qpos[robot.arm_qpos] if q_init is None else q_init, float)
     rows = slice(0, 6) if quat is not None else slice(0, 3)
