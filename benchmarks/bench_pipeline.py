@@ -88,8 +88,8 @@ def main() -> None:
             import ray
 
             t0 = time.perf_counter()
-            ray.init(address="local", num_cpus=2, log_to_driver=False, include_dashboard=False,
-                     runtime_env={"env_vars": {"MUJOCO_GL": "egl"}})
+            # as execute_ray starts a Ray of its own (its workers inherit MUJOCO_GL), on 2 CPUs
+            ray.init(address="local", num_cpus=2, log_to_driver=False, include_dashboard=False)
             ray_start = time.perf_counter() - t0
             wr, er, nr, hr = execute(base, "ray", pddl, args.episodes, 2, backend="ray")
             ray.shutdown()
