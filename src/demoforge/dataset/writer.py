@@ -279,11 +279,11 @@ class DatasetWriter:
     def _threaded(self, key: str) -> bool:
         """Whether a camera is encoded and counted on helper threads.
 
-        SVT-AV1 gives the same bytes whatever the scheduling (tests/dataset/test_video_determinism.py).
-        libx264 does not: even alone on one thread it gave a few distinct outputs per 100
-        identical runs at 64x48 (none seen with mbtree=0), and any helper thread allocating
-        memory while it encoded made that common (measured), so x264 and x265 stay here."""
-        return key not in self._depth and self.config.video.codec == "av1"
+        SVT-AV1, and libx264 with cpu-independent=1 (VideoSettings.codec_options), give the
+        same bytes whatever the scheduling (tests/dataset/test_video_determinism.py). Without
+        that flag libx264 gave a few distinct outputs per 100 identical runs, many more while
+        helper threads worked. Depth (x265, lossless) is encoded here."""
+        return key not in self._depth and self.config.video.codec in ("av1", "h264")
 
     def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> None:
         enc = self._open_segment(episode, key)
