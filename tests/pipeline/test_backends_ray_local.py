@@ -1,29 +1,50 @@
 """The Ray backend without --ray-address: a Ray of its own on this machine (its workers
-inherit this environment), the same bytes as the local backend, and shut down afterwards."""
+inherit this environment), the same bytes as the local backend, and shut down afterwards.
+
+Run in a child process: after this Ray session, the loopback cluster test's driver in the
+same process had its tasks fail to fetch the objects it put (OwnerDiedError)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
+pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+_CHILD = """
+import json, sys
+import ray
 from demoforge.pipeline import config_from_dict
 from demoforge.pipeline.backends import get_backend
 from demoforge.pipeline.provenance import dataset_hash
-from demoforge.tasks import generate_family, write_tasks
 
-ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.slow
+pddl, runs = json.loads(sys.argv[1]), sys.argv[2]
+outs = {}
+for backend in ("local", "ray"):
+    config = config_from_dict({"experiment_id": backend, "out_dir": runs, "workers": 2, "episodes_per_problem": 2,
+                               "envs": 1, "backend": backend, "progress": False})
+    config.run_dir.mkdir(parents=True)
+    summary = get_backend(backend)(config, pddl, config.run_dir / "execute")
+    outs[backend] = {"episodes": summary.episodes,
+                     **{split: dataset_hash(root) for split, root in summary.roots.items() if root is not None}}
+print(json.dumps({**outs, "ray_left_running": ray.is_initialized()}))
+"""
 
 
 def test_a_ray_of_its_own_matches_local(tmp_path):
+    from demoforge.tasks import generate_family, write_tasks
+
     paths = write_tasks(generate_family("pnp", count=3, seed=2), tmp_path / "tasks")
     pddl = [str(p) for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl"]
-    outs = {}
-    for backend in ("local", "ray"):
-        config = config_from_dict({"experiment_id": backend, "out_dir": str(tmp_path / "runs"), "workers": 2,
-                                   "episodes_per_problem": 2, "envs": 1, "backend": backend, "progress": False})
-        config.run_dir.mkdir(parents=True)
-        summary = get_backend(backend)(config, pddl, config.run_dir / "execute")
-        assert summary.episodes == 6
-        outs[backend] = {split: dataset_hash(root) for split, root in summary.roots.items() if root is not None}
-    assert outs["ray"] == outs["local"] and "success" in outs["local"]
-    assert not ray.is_initialized()
+    child = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(pddl), str(tmp_path / "runs")],
+                           env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=600, check=False)
+    assert child.returncode == 0, child.stderr[-3000:]
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    assert result["local"]["episodes"] == 6 and "success" in result["local"]
+    assert result["ray"] == result["local"]
+    assert not result["ray_left_running"]
