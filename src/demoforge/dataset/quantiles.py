@@ -8,7 +8,7 @@ wanted order statistic (a "bucket"): buckets small enough are gathered and sorte
 others are counted on their next 16 bits. Spread-out data needs two passes, data piled on
 few values at most four; memory depends on the number of dimensions and the gather
 budget, never on the number of frames. Constant dimensions need no pass, and columns of
-up to IN_MEMORY_VALUES values are simply sorted.
+up to IN_MEMORY_VALUES values are selected in memory (np.partition).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from demoforge.dataset.layout import QUANTILES
 
-IN_MEMORY_VALUES = 4_000_000  # a column of up to this many values (32 MB as float64) is sorted in memory
+IN_MEMORY_VALUES = 16_000_000  # a column of up to this many values (128 MB as float64) is selected in memory
 GATHER_VALUES = 4_000_000  # keys gathered per pass, at most
 ROW_BLOCK_VALUES = 1 << 20  # keys converted at once during a pass
 HISTOGRAM_GROUPS = 64  # 16-bit histograms (512 KB each) counted per pass, at most
@@ -180,8 +180,9 @@ def streaming_stats(chunks: Callable[[], Iterable[np.ndarray]], dims: int) -> di
            "count": [n]}
     plan = _ranks(n)
     if small is not None:
-        values = np.sort(np.concatenate(small), axis=0)
-        order = {k: values[k] for k in {r for lo_, hi_, _ in plan for r in (lo_, hi_)}}
+        needed = sorted({r for lo_, hi_, _ in plan for r in (lo_, hi_)})
+        values = np.partition(np.concatenate(small), needed, axis=0)  # each needed rank in its sorted place
+        order = {k: values[k] for k in needed}
     else:
         needed = sorted({r for lo_, hi_, _ in plan for r in (lo_, hi_)})
         found = _select(chunks, dims, needed, n, constant=lo == hi)
