@@ -122,6 +122,23 @@ def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed:
     return record
 
 
+def open_run_folder(out: Path, record: dict) -> None:
+    """Make OUT the folder of the run `record` describes: a new folder, or that same run's
+    folder to resume (its merged splits are rebuilt from the shards); anything else is refused."""
+    run_file = out / "run.json"
+    if run_file.is_file():
+        if json.loads(run_file.read_text()) != record:
+            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new --out, or rerun with "
+                               "the same problems, episodes, seed and settings to resume it")
+        for split in SPLITS:
+            if (out / split).exists():
+                shutil.rmtree(out / split)
+    elif out.exists() and any(out.iterdir()):
+        raise ExecuteError(f"{out}: exists and is not a run folder of this command; choose a new --out")
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(run_file, record)
+
+
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None) -> list[Problem]:
     """The run's problems; the spec's scene-range overrides replace PDDL problems' sidecar
     ranges (an environment package's scenes are baked and stay as they are)."""
@@ -148,9 +165,11 @@ class RunSpec:
     videos: InlineVideo | None = None
 
 
-def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None) -> ProblemTally:
+def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None, *,
+             runner: type[ExpertRunner] = ExpertRunner, **runner_options) -> ProblemTally:
     """Run work item `k` (problem k) in this process, continuing its shards if interrupted;
-    returns its tally (also in its done.json once its shards are final)."""
+    returns its tally (also in its done.json once its shards are final). `runner` and
+    `runner_options`: another expert (play data's chains goals)."""
     problem = run.problems[k]
     folder = _item_dir(run.out, k, problem.name)
     done_file = folder / "done.json"
@@ -173,8 +192,8 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
     queue = [(0, e) for e in range(writers.next_episode, run.episodes)]
     try:
         if queue:
-            ExpertRunner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue,
-                         settings=run.settings, after_skill=after_skill, randomization=run.randomization).run(on_episode)
+            runner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue, settings=run.settings,
+                   after_skill=after_skill, randomization=run.randomization, **runner_options).run(on_episode)
     except BaseException:
         writers.close()
         raise
@@ -207,19 +226,7 @@ def generate(
     layout = run_layout(problems, fps=round(settings.control_hz))
     n_workers = resolve_workers(workers, len(problems))
     record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos)
-    run_file = out / "run.json"
-    if run_file.is_file():
-        old = json.loads(run_file.read_text())
-        if old != record:
-            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new --out, or rerun with "
-                               "the same problems, episodes, seed and settings to resume it")
-        for split in SPLITS:
-            if (out / split).exists():
-                shutil.rmtree(out / split)  # merged outputs are rebuilt from the shards
-    elif out.exists() and any(out.iterdir()):
-        raise ExecuteError(f"{out}: exists and is not a generate run folder; choose a new --out")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run_file, record)
+    open_run_folder(out, record)
 
     run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
                   record_videos)

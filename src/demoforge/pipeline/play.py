@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +27,9 @@ import numpy as np
 from demoforge.errors import PlanningError
 from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, goal_words
 from demoforge.execute import runner as runner_mod
-from demoforge.dataset.layout import write_json_atomic
-from demoforge.execute.generate import _item_dir, _merge, _run_record, run_problems
+from demoforge.execute.generate import RunSpec, _merge, _run_record, open_run_folder, run_item, run_problems
 from demoforge.execute.problems import STREAMS, episode_seed
 from demoforge.execute.record import goal_atoms, run_layout
-from demoforge.execute.shards import SPLITS, ProblemTally, ShardWriters, tally_of
 from demoforge.tasks import parse_task
 from demoforge.tasks.pddl_text import format_atom, problem_to_pddl
 from demoforge.tasks.simulate import Step, apply
@@ -156,51 +152,8 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
     layout = run_layout(problems, fps=round(settings.control_hz))
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
     record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
-    run_file = out / "run.json"
-    if run_file.is_file():
-        if json.loads(run_file.read_text()) != record:
-            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new folder, or rerun with "
-                               "the same problems, episodes, goals, seed and settings to resume it")
-        for split in SPLITS:
-            if (out / split).exists():
-                shutil.rmtree(out / split)  # merged outputs are rebuilt from the shards
-    elif out.exists() and any(out.iterdir()):
-        raise ExecuteError(f"{out}: exists and is not a play run folder; choose a new one")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run_file, record)
-    tallies = {p.name: dataclasses.asdict(_play_item(out, problems, k, layout, episodes_per_problem, goals, envs, seed,
-                                                     settings))
+    open_run_folder(out, record)
+    run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings)
+    tallies = {p.name: dataclasses.asdict(run_item(run, k, runner=PlayRunner, goals=goals))
                for k, p in enumerate(problems)}
     return _merge(out, problems, layout, tallies, record)
-
-
-def _play_item(out: Path, problems: list, k: int, layout, episodes: int, goals: int, envs: int, seed: int,
-               settings: RunnerSettings) -> ProblemTally:
-    """Problem k's play episodes into its shards, in episode order, continuing them if interrupted."""
-    problem = problems[k]
-    folder = _item_dir(out, k, problem.name)
-    done_file = folder / "done.json"
-    if done_file.is_file():
-        return ProblemTally(**json.loads(done_file.read_text()))
-    folder.mkdir(parents=True, exist_ok=True)
-    writers = ShardWriters(folder, layout)
-    tally = tally_of(writers)
-    pending = {}
-
-    def on_episode(result) -> None:
-        pending[result.episode] = result
-        while writers.next_episode in pending:
-            r = pending.pop(writers.next_episode)
-            writers.add(r)
-            tally.add(r.success, r.failure_kind)
-
-    queue = [(0, e) for e in range(writers.next_episode, episodes)]
-    try:
-        if queue:
-            PlayRunner([problem], layout, num_envs=envs, seed=seed, episodes=queue, settings=settings,
-                       goals=goals).run(on_episode)
-    except BaseException:
-        writers.close()
-        raise
-    writers.finalize(tally)
-    return tally
