@@ -32,9 +32,9 @@ import ctypes
 import dataclasses
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
-import queue as queue_mod
 import shutil
 import signal
 import sys
@@ -253,7 +253,6 @@ def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | No
     (killed, out of memory) is an ExecuteError. Either way a rerun resumes the items."""
     ctx = multiprocessing.get_context("spawn")  # the writer's encoder threads and GL contexts do not survive fork
     taken = ctx.Value("i", 0)  # items[:taken] are handed out
-    events = ctx.Queue()  # from workers: ("event", progress event) or ("error", exception)
     lock = threading.Lock()
     errors: list[BaseException] = []
 
@@ -262,11 +261,18 @@ def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | No
             with lock:
                 progress(event)
 
-    procs = [ctx.Process(target=_worker, args=(run, items, taken, events, progress is not None), daemon=True)
-             for _ in range(slots - 1)]
-    for p in procs:
+    # One pipe per worker for ("event", progress event) and ("error", exception): a worker
+    # killed in the middle of a message leaves only its own pipe unreadable (EOF here), where
+    # a shared queue's lock, held by the dead worker, would block every other writer.
+    procs, readers = [], []
+    for _ in range(slots - 1):
+        reader, writer = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_worker, args=(run, items, taken, writer, progress is not None), daemon=True)
         p.start()
-    listener = threading.Thread(target=_listen, args=(run.out, events, procs, taken, len(items), report, errors),
+        writer.close()  # the worker holds the only write end: its exit reads as EOF
+        procs.append(p)
+        readers.append(reader)
+    listener = threading.Thread(target=_listen, args=(run.out, readers, procs, taken, len(items), report, errors),
                                 daemon=True)
     listener.start()
     try:
@@ -280,9 +286,8 @@ def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | No
     finally:
         for p in procs:
             p.join()
-        events.put(None)
-        listener.join()
-    errors += [_died(p, run.out) for p in procs if p.exitcode != 0]  # also one that died without a word
+        listener.join()  # returns once every worker's pipe is at EOF
+    errors += [_died(p, run.out) for p in procs if p.exitcode != 0 and not errors]  # died without a word
     if errors:
         raise errors[0]
 
@@ -302,7 +307,7 @@ def _stop(taken, n: int) -> None:
         taken.value = n
 
 
-def _worker(run: RunSpec, items: list[int], taken, events, report: bool) -> None:
+def _worker(run: RunSpec, items: list[int], taken, conn, report: bool) -> None:
     # A worker outliving a killed parent would go on holding shards a rerun must continue:
     # on Linux it is killed with the parent; elsewhere it stops before its next item.
     if sys.platform.startswith("linux"):
@@ -310,10 +315,12 @@ def _worker(run: RunSpec, items: list[int], taken, events, report: bool) -> None
     parent = multiprocessing.parent_process()
     try:
         while parent.is_alive() and (k := _take(taken, items)) is not None:
-            run_item(run, k, (lambda e: events.put(("event", e))) if report else None)
+            run_item(run, k, (lambda e: conn.send(("event", e))) if report else None)
     except BaseException as e:  # noqa: BLE001 - re-raised in the parent
-        events.put(("error", _picklable(e)))
+        conn.send(("error", _picklable(e)))
         raise SystemExit(1) from None
+    finally:
+        conn.close()
 
 
 def _picklable(e: BaseException) -> BaseException:
@@ -325,25 +332,30 @@ def _picklable(e: BaseException) -> BaseException:
         return ExecuteError("a generate worker failed:\n" + "".join(traceback.format_exception(e)))
 
 
-def _listen(out: Path, events, procs, taken, n: int, report: Callable, errors: list) -> None:
-    """Hands the workers' progress events to `report` and notes their errors and deaths;
-    the first one stops the hand-out of items."""
-    while True:
-        try:
-            msg = events.get(timeout=0.2)
-        except queue_mod.Empty:
-            dead = [p for p in procs if p.exitcode not in (None, 0, 1)]  # 1: exited after reporting its error
-            if dead and not errors:
-                errors.append(_died(dead[0], out))
+def _listen(out: Path, readers: list, procs, taken, n: int, report: Callable, errors: list) -> None:
+    """Hands the workers' progress events to `report` and notes their errors and deaths (the
+    first one stops the hand-out of items); returns when every worker's pipe is closed."""
+    open_ = list(readers)
+    while open_:
+        for conn in multiprocessing.connection.wait(open_, timeout=0.2):
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):  # the worker exited (or died in the middle of a message)
+                open_.remove(conn)
+                continue
+            if msg[0] == "error":
+                errors.append(msg[1])
                 _stop(taken, n)
-            continue
-        if msg is None:
-            return
-        if msg[0] == "error":
-            errors.append(msg[1])
+                continue
+            try:
+                report(msg[1])
+            except Exception as e:  # noqa: BLE001 - a failing progress callback stops the run; keep draining
+                errors.append(e)
+                _stop(taken, n)
+        dead = [p for p in procs if p.exitcode not in (None, 0, 1)]  # 1: exited after reporting its error
+        if dead and not errors:
+            errors.append(_died(dead[0], out))
             _stop(taken, n)
-        else:
-            report(msg[1])
 
 
 def _died(p, out: Path) -> ExecuteError:
