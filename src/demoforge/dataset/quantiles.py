@@ -82,66 +82,28 @@ def _select(chunks: Callable[[], Iterable[np.ndarray]], dims: int, ranks: list[i
                 break
     while todo.any():
         level = int(known[todo].min())
-        at = todo & (known == level)
-        ranks_at, dims_at = np.nonzero(at)
+        ranks_at, dims_at = np.nonzero(todo & (known == level))
         # one bucket per (dimension, known bits); the smallest ones are gathered, some others counted
         high_bits = found[ranks_at, dims_at] >> np.uint64(64 - level) if level else np.uint64(0)
-        bucket_keys = (dims_at.astype(np.uint64) << np.uint64(48)) | high_bits
-        buckets, of_rank = np.unique(bucket_keys, return_inverse=True)
+        buckets, of_rank = np.unique((dims_at.astype(np.uint64) << np.uint64(48)) | high_bits, return_inverse=True)
         sizes = np.zeros(len(buckets), np.int64)
         sizes[of_rank] = size[ranks_at, dims_at]
         order = np.argsort(sizes, kind="stable")
-        fits = np.cumsum(sizes[order]) <= GATHER_VALUES
         gather = np.zeros(len(buckets), bool)
-        gather[order[fits]] = True
+        gather[order[np.cumsum(sizes[order]) <= GATHER_VALUES]] = True
         count = np.flatnonzero(~gather)[:HISTOGRAM_GROUPS]
         slot = np.full(len(buckets), -1, np.int64)  # histogram index of a counted bucket
         slot[count] = np.arange(len(count))
-        shift = np.uint64(64 - level)
-        digit_shift = np.uint64(64 - level - _DIGIT_BITS)
-        counts = np.zeros(len(count) * _DIGITS, np.int64)
-        got_keys, got_bucket = [], []
-        bucket_dim = buckets >> np.uint64(48)
-        active = np.unique(bucket_dim[gather | (slot >= 0)]).astype(np.int64)  # dimensions this pass reads
-        tags = active.astype(np.uint64) << np.uint64(48)
-        for keys in _key_blocks(chunks, dims, active):
-            if level:  # the bucket of every key (or none)
-                flat = (tags | (keys >> shift)).ravel()
-                pos = np.minimum(np.searchsorted(buckets, flat), len(buckets) - 1)
-                hit = buckets[pos] == flat
-                b, k = pos[hit], keys.ravel()[hit]
-                counted = slot[b] >= 0
-                if counted.any():
-                    digits = ((k[counted] >> digit_shift) & np.uint64(_DIGITS - 1)).astype(np.int64)
-                    counts += np.bincount(slot[b[counted]] * _DIGITS + digits, minlength=len(counts))
-                kept = gather[b]
-                if kept.any():
-                    got_keys.append(k[kept])
-                    got_bucket.append(b[kept])
-            else:  # one bucket per dimension, in dimension order: whole columns are counted or gathered
-                column_slot = slot[: len(active)] if len(buckets) == len(active) else slot[np.searchsorted(bucket_dim, active)]
-                counted = column_slot >= 0
-                if counted.any():
-                    digits = (keys[:, counted] >> digit_shift).astype(np.int64) + column_slot[counted] * _DIGITS
-                    counts += np.bincount(digits.ravel(), minlength=len(counts))
-                if (~counted).any():
-                    got_keys.append(keys[:, ~counted].T.ravel())
-                    got_bucket.append(np.repeat(np.searchsorted(bucket_dim, active[~counted]), len(keys)))
-        if gather.any():  # grouped by bucket (a radix sort of small ids); a rank is found by partitioning its bucket
-            keys = np.concatenate(got_keys or [np.zeros(0, np.uint64)])
-            bucket_of = np.concatenate(got_bucket or [np.zeros(0, np.int64)])
-            small_ids = bucket_of.astype(np.uint16 if len(buckets) <= 1 << 16 else np.int64)
-            keys = keys[np.argsort(small_ids, kind="stable")]
-            start = np.searchsorted(np.sort(small_ids, kind="stable"), np.arange(len(buckets) + 1))
-            mine = np.flatnonzero(gather[of_rank])
-            for i in np.unique(of_rank[mine]):
-                these = mine[of_rank[mine] == i]
-                r, d = ranks_at[these], dims_at[these]
-                part = np.partition(keys[start[i]:start[i + 1]], np.unique(remaining[r, d]))
-                found[r, d] = part[remaining[r, d]]
-                todo[r, d] = False
-        if len(count):  # the next digit of each rank: where its rank falls in the bucket's histogram
-            cum = np.cumsum(counts.reshape(len(count), _DIGITS), axis=1)
+        counts, keys, start = _read_pass(chunks, dims, level, buckets, gather, slot)
+        mine = np.flatnonzero(gather[of_rank])
+        for i in np.unique(of_rank[mine]):  # a gathered rank: partition its bucket's keys
+            these = mine[of_rank[mine] == i]
+            r, d = ranks_at[these], dims_at[these]
+            part = np.partition(keys[start[i]:start[i + 1]], np.unique(remaining[r, d]))
+            found[r, d] = part[remaining[r, d]]
+            todo[r, d] = False
+        if len(count):  # a counted rank: its next digit is where it falls in the bucket's histogram
+            cum = np.cumsum(counts, axis=1)
             mine = slot[of_rank] >= 0
             r, d, s = ranks_at[mine], dims_at[mine], slot[of_rank[mine]]
             digit = np.array([np.searchsorted(cum[i], rem, side="right") for i, rem in zip(s, remaining[r, d])],
@@ -149,10 +111,51 @@ def _select(chunks: Callable[[], Iterable[np.ndarray]], dims: int, ranks: list[i
             below = np.where(digit > 0, cum[s, np.maximum(digit - 1, 0)], 0)
             remaining[r, d] -= below
             size[r, d] = cum[s, digit] - below
-            found[r, d] |= digit.astype(np.uint64) << digit_shift
+            found[r, d] |= digit.astype(np.uint64) << np.uint64(64 - level - _DIGIT_BITS)
             known[r, d] = level + _DIGIT_BITS
             todo[r, d] &= known[r, d] < 64
     return _unkey(found)
+
+
+def _read_pass(chunks: Callable[[], Iterable[np.ndarray]], dims: int, level: int, buckets: np.ndarray,
+               gather: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One pass over the data for the buckets of keys whose first `level` bits are known.
+
+    Returns the next-digit histograms of the counted buckets (slot >= 0), (counted, 65536);
+    the keys of the gathered buckets grouped by bucket; and where each bucket's keys start."""
+    shift, digit_shift = np.uint64(64 - level), np.uint64(64 - level - _DIGIT_BITS)
+    counts = np.zeros(int((slot >= 0).sum()) * _DIGITS, np.int64)
+    got_keys, got_bucket = [], []
+    bucket_dim = buckets >> np.uint64(48)
+    active = np.unique(bucket_dim[gather | (slot >= 0)]).astype(np.int64)  # the dimensions this pass reads
+    tags = active.astype(np.uint64) << np.uint64(48)
+    column_bucket = np.searchsorted(bucket_dim, active)  # at level 0: a dimension's only bucket
+    for keys in _key_blocks(chunks, dims, active):
+        if level:  # the bucket of every key (or none)
+            flat = (tags | (keys >> shift)).ravel()
+            pos = np.minimum(np.searchsorted(buckets, flat), len(buckets) - 1)
+            hit = buckets[pos] == flat
+            b, k = pos[hit], keys.ravel()[hit]
+            counted = slot[b] >= 0
+            if counted.any():
+                digits = ((k[counted] >> digit_shift) & np.uint64(_DIGITS - 1)).astype(np.int64)
+                counts += np.bincount(slot[b[counted]] * _DIGITS + digits, minlength=len(counts))
+            kept = gather[b]
+            got_keys.append(k[kept])
+            got_bucket.append(b[kept])
+        else:  # whole columns are counted or gathered
+            column_slot = slot[column_bucket]
+            counted = column_slot >= 0
+            if counted.any():
+                digits = (keys[:, counted] >> digit_shift).astype(np.int64) + column_slot[counted] * _DIGITS
+                counts += np.bincount(digits.ravel(), minlength=len(counts))
+            got_keys.append(keys[:, ~counted].T.ravel())
+            got_bucket.append(np.repeat(column_bucket[~counted], len(keys)))
+    keys = np.concatenate(got_keys or [np.zeros(0, np.uint64)])
+    bucket_of = np.concatenate(got_bucket or [np.zeros(0, np.int64)])
+    order = np.argsort(bucket_of.astype(np.uint16 if len(buckets) <= 1 << 16 else np.int64), kind="stable")
+    start = np.searchsorted(bucket_of[order], np.arange(len(buckets) + 1))
+    return counts.reshape(-1, _DIGITS), keys[order], start
 
 
 def streaming_stats(chunks: Callable[[], Iterable[np.ndarray]], dims: int) -> dict:

@@ -165,8 +165,7 @@ class EpisodeRecorder:
         if sampled:
             b = self.binding
             truth = truth_of_samples(self.scene.model, b, stack_samples([rows[t] for t in sampled]))
-            cols = np.array([self.layout.atom_column(a) if self.layout.atom_column(a) is not None else -1
-                             for a in b.candidates], dtype=np.int64)
+            cols = np.array([-1 if (c := self.layout.atom_column(a)) is None else c for a in b.candidates], np.int64)
             keep = cols >= 0
             out[np.ix_(sampled, cols[keep])] = truth[:, keep]
         return out
