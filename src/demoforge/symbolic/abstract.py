@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Callable
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -24,29 +26,34 @@ from demoforge.tasks.pddl_text import Atom, format_atom
 _ATOM_SETS = 4096  # distinct truth vectors remembered per binding (an episode visits a few dozen)
 
 
+class _Part(NamedTuple):
+    """The candidates of one predicate."""
+
+    name: str
+    ks: np.ndarray  # their positions in Binding.candidates
+    args: list[tuple[str, ...]]  # their arguments
+    builtin: Callable | None  # the built-in evaluator the vectorized form stands for (None: no such form)
+    vector: Callable | None  # (geometry, binding, at rest, *cols) -> (..., len(ks)) bool
+    cols: list[np.ndarray]  # the arguments as indices (blocks, regions, FACES, YAWS; -2: unknown name)
+
+
 class _Program:
     """A binding's candidate atoms as index arrays per predicate."""
 
     def __init__(self, binding: Binding):
         self.binding = binding
-        blocks = {b: i for i, b in enumerate(binding.blocks)}
-        regions = {r: i for i, r in enumerate(binding.regions)}
+        tables = {"block": {b: i for i, b in enumerate(binding.blocks)},
+                  "region": {r: i for i, r in enumerate(binding.regions)},
+                  "face": {f: i for i, f in enumerate(FACES)}, "yaw": {y: i for i, y in enumerate(YAWS)}}
         by_predicate: dict[str, list[int]] = {}
         for k, atom in enumerate(binding.candidates):
             by_predicate.setdefault(atom[0], []).append(k)
         self.parts = []
         for name, ks in by_predicate.items():
             args = [binding.candidates[k][1:] for k in ks]
-            builtin = _BUILTIN.get(name)
-            if builtin is None:
-                self.parts.append((name, np.array(ks), None, None, args))
-                continue
-            cols = []
-            for j, kind in enumerate(builtin[1]):
-                table = {"block": blocks, "region": regions, "face": {f: i for i, f in enumerate(FACES)},
-                         "yaw": {y: i for i, y in enumerate(YAWS)}}[kind]
-                cols.append(np.array([table.get(a[j], -2) for a in args], dtype=np.int64))
-            self.parts.append((name, np.array(ks), builtin[0], builtin[2], (cols, args)))
+            builtin, kinds, vector = _BUILTIN.get(name, (None, (), None))
+            cols = [np.array([tables[kind].get(a[j], -2) for a in args], dtype=np.int64) for j, kind in enumerate(kinds)]
+            self.parts.append(_Part(name, np.array(ks), args, builtin, vector, cols))
         self._sets: dict[bytes, frozenset[Atom]] = {}
 
     def truth(self, geo: P.Geometry) -> np.ndarray:
@@ -55,15 +62,14 @@ class _Program:
         lead = geo.speed.shape[:-1]
         out = np.zeros(lead + (len(b.candidates),), bool)
         rest = geo.speed <= b.tolerances.rest_speed_mps
-        for name, ks, builtin, vector, cols in self.parts:
-            fn = P.EVALUATORS[name]
-            if fn is builtin:
-                out[..., ks] = vector(geo, b, rest, *cols[0])
+        for part in self.parts:
+            fn = P.EVALUATORS[part.name]
+            if fn is part.builtin:
+                out[..., part.ks] = part.vector(geo, b, rest, *part.cols)
                 continue
-            args = cols if builtin is None else cols[1]  # not built in, or replaced by the user: atom by atom
-            for at in np.ndindex(lead):
+            for at in np.ndindex(lead):  # not built in, or replaced by the user: atom by atom
                 one = _unstacked(geo, at)
-                out[at + (ks,)] = [fn(one, b, *a) for a in args]
+                out[at + (part.ks,)] = [fn(one, b, *a) for a in part.args]
         return out
 
     def atoms(self, truth: np.ndarray) -> frozenset[Atom]:
