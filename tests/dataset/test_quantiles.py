@@ -60,3 +60,53 @@ def test_values_that_differ_only_in_the_last_bits(monkeypatch):
     s = Q.streaming_stats(chunked(x), 1)
     for name, q in Q.QUANTILES.items():
         np.testing.assert_array_equal(s[name], np.quantile(x, q, axis=0))
+
+
+def test_constant_dimensions_in_memory_match_numpy():
+    """Constant dimensions skip the partition; their quantiles are their value (also -0.0 and huge values)."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.normal(size=(900, 2)), np.full((900, 1), -2.5), np.full((900, 1), 1e100)], axis=1)
+    s = Q.streaming_stats(chunked(x, 250), 4)
+    for name, q in Q.QUANTILES.items():
+        np.testing.assert_array_equal(s[name], np.quantile(x, q, axis=0))
+    np.testing.assert_array_equal(s["min"], x.min(0))
+    np.testing.assert_array_equal(s["max"], x.max(0))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 101, 1000])
+def test_flag_stats_from_counts_match_numpy(n):
+    """Bool features: stats from the count of true flags equal numpy's over the flags as 0.0/1.0."""
+    from demoforge.dataset.stats import numeric_stats
+
+    rng = np.random.default_rng(n)
+    flags = rng.random((n, 12)) < np.linspace(0, 1, 12)
+    flags[:, 0], flags[:, -1] = False, True
+    got, want = numeric_stats(flags), numeric_stats(flags.astype(np.float64))
+    for name in want:
+        if name == "std":
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-15)
+        else:
+            assert got[name] == want[name], name
+
+
+def test_dataset_stats_of_flags_are_exact(tmp_path):
+    """A bool feature's dataset-wide stats (counted, not sorted) equal numpy's over all frames."""
+    import json
+
+    from demoforge.dataset import DatasetWriter, Feature
+
+    rng = np.random.default_rng(0)
+    features = {"flags": Feature("bool", (5,)), "x": Feature("float32", (2,))}
+    episodes = [{"flags": rng.random((n, 5)) < [0.0, 0.1, 0.5, 0.9, 1.0], "x": rng.normal(size=(n, 2)).astype(np.float32)}
+                for n in (7, 30, 12)]
+    with DatasetWriter.create(tmp_path / "d", fps=10, features=features) as w:
+        for cols in episodes:
+            w.add_episode(cols, task="t")
+    stats = json.loads((tmp_path / "d" / "meta" / "stats.json").read_text())["flags"]
+    allf = np.concatenate([e["flags"] for e in episodes]).astype(np.float64)
+    for name, q in Q.QUANTILES.items():
+        np.testing.assert_array_equal(stats[name], np.quantile(allf, q, axis=0))
+    np.testing.assert_array_equal(stats["mean"], allf.mean(0))
+    np.testing.assert_allclose(stats["std"], allf.std(0), rtol=1e-12, atol=1e-15)
+    assert stats["min"] == allf.min(0).tolist()
+    assert stats["max"] == allf.max(0).tolist() and stats["count"] == [49]

@@ -25,7 +25,7 @@ from demoforge.dataset.layout import (
     write_json_atomic,
 )
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.dataset.stats import histogram_stats
+from demoforge.dataset.stats import bool_stats, histogram_stats
 from demoforge.dataset.tables import tasks_table, write_parquet_atomic
 from demoforge.dataset.video import concat_segments
 from demoforge.errors import DatasetError
@@ -177,7 +177,11 @@ def dataset_stats(features: dict[str, Feature], data_files: list[Path], video_hi
                 for path in data_files:
                     for batch in pq.ParquetFile(path).iter_batches(batch_size=65536, columns=[key]):
                         yield column_to_numpy(batch.column(0))
-            out[key] = streaming_stats(chunks, ft.shape[0])
+            if ft.dtype == "bool":  # flags: exact from their counts, no sorting
+                ones = sum((np.count_nonzero(c.reshape(len(c), -1), axis=0) for c in chunks()), np.zeros(1, np.int64))
+                out[key] = bool_stats(ones, total_frames)
+            else:
+                out[key] = streaming_stats(chunks, ft.shape[0])
     return out
 
 

@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from demoforge.dataset.layout import QUANTILES
+from demoforge.dataset.stats import lerp
 
 IN_MEMORY_VALUES = 16_000_000  # a column of up to this many values (128 MB as float64) is selected in memory
 GATHER_VALUES = 4_000_000  # keys gathered per pass, at most
 ROW_BLOCK_VALUES = 1 << 20  # keys converted at once during a pass
+MOMENT_BLOCK_VALUES = 1 << 19  # values per block of the moments pass (4 MB of scratch)
 HISTOGRAM_GROUPS = 64  # 16-bit histograms (512 KB each) counted per pass, at most
 _DIGIT_BITS = 16
 _DIGITS = 1 << _DIGIT_BITS
@@ -163,18 +165,24 @@ def streaming_stats(chunks: Callable[[], Iterable[np.ndarray]], dims: int) -> di
     n, mean, m2 = 0, np.zeros(dims), np.zeros(dims)
     lo, hi = np.full(dims, np.inf), np.full(dims, -np.inf)
     small = []
+    rows = max(1, MOMENT_BLOCK_VALUES // dims)
     for chunk in chunks():
         x = np.asarray(chunk, dtype=np.float64).reshape(len(chunk), dims)
         if not len(x):
             continue
-        cn, cmean = len(x), x.mean(axis=0)
-        cm2 = ((x - cmean) ** 2).sum(axis=0)
-        delta = cmean - mean
-        total = n + cn
-        mean = mean + delta * (cn / total)
-        m2 = m2 + cm2 + delta**2 * (n * cn / total)
-        n = total
-        lo, hi = np.minimum(lo, x.min(axis=0)), np.maximum(hi, x.max(axis=0))
+        for i in range(0, len(x), rows):
+            # a small C-order copy per block: reductions along contiguous rows are several times
+            # faster than along axis 0, and small scratch is reused instead of page-faulted anew
+            block = x[i:i + rows].T.copy()
+            lo, hi = np.minimum(lo, block.min(axis=1)), np.maximum(hi, block.max(axis=1))
+            cn, cmean = block.shape[1], block.mean(axis=1)
+            block -= cmean[:, None]
+            cm2 = np.square(block, out=block).sum(axis=1)
+            delta = cmean - mean
+            total = n + cn
+            mean = mean + delta * (cn / total)
+            m2 = m2 + cm2 + delta**2 * (n * cn / total)
+            n = total
         if small is not None:
             small.append(x)
             if n * dims > IN_MEMORY_VALUES:
@@ -184,12 +192,16 @@ def streaming_stats(chunks: Callable[[], Iterable[np.ndarray]], dims: int) -> di
     plan = _ranks(n)
     if small is not None:
         needed = sorted({r for lo_, hi_, _ in plan for r in (lo_, hi_)})
-        values = np.partition(np.concatenate(small), needed, axis=0)  # each needed rank in its sorted place
-        order = {k: values[k] for k in needed}
+        varying = lo != hi  # a constant dimension's every order statistic is its value
+        values = np.concatenate([x[:, varying] for x in small])
+        values.partition(needed, axis=0)  # each needed rank in its sorted place
+        order = {k: np.where(varying, 0.0, lo) for k in needed}
+        for k in needed:
+            order[k][varying] = values[k]
     else:
         needed = sorted({r for lo_, hi_, _ in plan for r in (lo_, hi_)})
         found = _select(chunks, dims, needed, n, constant=lo == hi)
         order = dict(zip(needed, found))
     for name, (a, b, w) in zip(QUANTILES, plan):
-        out[name] = (order[a] + w * (order[b] - order[a])).tolist()
+        out[name] = lerp(order[a], order[b], w).tolist()
     return out

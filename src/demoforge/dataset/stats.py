@@ -20,6 +20,10 @@ _PAIR_MIN_BYTES = 3 * 2**17  # below this the 65536-bin pair histogram costs mor
 
 def numeric_stats(values: np.ndarray) -> Stats:
     """Stats of a (T, n) or (T,) array over axis 0; each entry a list of n values."""
+    values = np.asarray(values)
+    if values.dtype == np.bool_:
+        flags = values.reshape(len(values), -1)
+        return bool_stats(np.count_nonzero(flags, axis=0), len(flags))
     x = np.asarray(values, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -34,6 +38,33 @@ def numeric_stats(values: np.ndarray) -> Stats:
     for i, name in enumerate(QUANTILES):
         out[name] = qs[i].tolist()
     return out
+
+
+def bool_stats(ones: np.ndarray, n: int) -> Stats:
+    """Exact stats of n flags per dimension from the count of true ones, as numpy gives them
+    for the same flags as 0.0/1.0: sorted, a dimension is n - ones zeros then ones ones."""
+    ones = np.asarray(ones, dtype=np.int64)
+    p = ones / n
+    out: Stats = {
+        "min": (ones == n).astype(np.float64).tolist(),
+        "max": (ones > 0).astype(np.float64).tolist(),
+        "mean": p.tolist(),
+        "std": np.sqrt(p * (1.0 - p)).tolist(),
+        "count": [int(n)],
+    }
+    zeros = n - ones
+    for name, q in QUANTILES.items():
+        pos = (n - 1) * q
+        lo = int(np.floor(pos))
+        hi = min(lo + 1, n - 1)
+        out[name] = lerp((lo >= zeros).astype(np.float64), (hi >= zeros).astype(np.float64), pos - lo).tolist()
+    return out
+
+
+def lerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    """numpy's quantile interpolation between order statistics a and b, bit for bit."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
 
 
 def pixel_histogram(frames: np.ndarray) -> np.ndarray:
