@@ -161,3 +161,18 @@ def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, 
     assert not (out / "success").exists()
     generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)
     assert _outputs(out) == reference
+
+
+def test_a_script_without_a_main_guard_fails_instead_of_hanging(four, tmp_path):
+    """A spawned worker re-runs an unguarded script and dies in its start-up: that is an
+    ExecuteError here, not a parent blocked for ever writing the run to a dead child."""
+    out = tmp_path / "run"
+    script = tmp_path / "unguarded.py"
+    script.write_text("import json, sys\nfrom demoforge.execute import generate\n"
+                      "generate(json.loads(sys.argv[1]), sys.argv[2], episodes_per_problem=1, envs=1, workers=2, seed=3)\n")
+    done = subprocess.run([sys.executable, str(script), json.dumps([str(p) for p in four]), str(out)],
+                          env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "ExecuteError: generate worker" in done.stderr and "died (exit code 1)" in done.stderr
+    assert "generate was started by a worker process while it imported the main script" in done.stderr
+    assert "already final" not in done.stderr  # the worker ran no item of its own

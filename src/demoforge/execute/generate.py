@@ -39,6 +39,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -213,6 +214,7 @@ def generate(
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
     physics domain randomization drawn per episode when `randomization` is given, and
     camera videos rendered inline when `record_videos` is given."""
+    refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
         problems_msg.append(f"episodes_per_problem: {episodes_per_problem} must be >= 1")
@@ -244,6 +246,14 @@ def generate(
     return _merge(out, problems, layout, tallies, record)
 
 
+def refuse_in_worker_start_up(call: str) -> None:
+    """Raise if this process is a spawned worker still importing its parent's main script: a
+    script that starts a run at module level would start it again in every worker."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):  # what multiprocessing itself checks
+        raise ExecuteError(f"{call} was started by a worker process while it imported the main script; a script "
+                           "that runs with workers > 1 must start it under `if __name__ == \"__main__\":`")
+
+
 def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | None = None) -> None:
     """Run `items` on `slots` slots: this process and `slots - 1` spawned workers, each taking
     the next item in canonical order whenever it is free (nothing is dealt up front, so the
@@ -261,18 +271,22 @@ def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | No
             with lock:
                 progress(event)
 
-    # One pipe per worker for ("event", progress event) and ("error", exception): a worker
-    # killed in the middle of a message leaves only its own pipe unreadable (EOF here), where
-    # a shared queue's lock, held by the dead worker, would block every other writer.
-    procs, readers = [], []
+    # One pipe per worker: the run spec goes down it, ("event", progress event) and ("error",
+    # exception) come back. A worker killed in the middle of a message leaves only its own pipe
+    # unreadable (EOF here), where a shared queue's lock, held by the dead worker, would block
+    # every other writer. The spec is not a Process argument: start() writes those to the
+    # child, which reads them while it imports, so a large spec held this process up for the
+    # child's whole start-up (and for ever if the child died in it, e.g. a script without a
+    # __main__ guard). The listener thread sends it instead.
+    procs, conns = [], []
     for _ in range(slots - 1):
-        reader, writer = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_worker, args=(run, items, taken, writer, progress is not None), daemon=True)
+        mine, theirs = ctx.Pipe(duplex=True)
+        p = ctx.Process(target=_worker, args=(items, taken, theirs, progress is not None), daemon=True)
         p.start()
-        writer.close()  # the worker holds the only write end: its exit reads as EOF
+        theirs.close()  # the worker holds the only other end: its exit reads as EOF
         procs.append(p)
-        readers.append(reader)
-    listener = threading.Thread(target=_listen, args=(run.out, readers, procs, taken, len(items), report, errors),
+        conns.append(mine)
+    listener = threading.Thread(target=_listen, args=(run, conns, procs, taken, len(items), report, errors),
                                 daemon=True)
     listener.start()
     try:
@@ -307,13 +321,14 @@ def _stop(taken, n: int) -> None:
         taken.value = n
 
 
-def _worker(run: RunSpec, items: list[int], taken, conn, report: bool) -> None:
+def _worker(items: list[int], taken, conn, report: bool) -> None:
     # A worker outliving a killed parent would go on holding shards a rerun must continue:
     # on Linux it is killed with the parent; elsewhere it stops before its next item.
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     parent = multiprocessing.parent_process()
     try:
+        run: RunSpec = pickle.loads(conn.recv_bytes())
         while parent.is_alive() and (k := _take(taken, items)) is not None:
             run_item(run, k, (lambda e: conn.send(("event", e))) if report else None)
     except BaseException as e:  # noqa: BLE001 - re-raised in the parent
@@ -332,18 +347,37 @@ def _picklable(e: BaseException) -> BaseException:
         return ExecuteError("a generate worker failed:\n" + "".join(traceback.format_exception(e)))
 
 
-def _listen(out: Path, readers: list, procs, taken, n: int, report: Callable, errors: list) -> None:
-    """Hands the workers' progress events to `report` and notes their errors and deaths (the
-    first one stops the hand-out of items); returns when every worker's pipe is closed."""
-    open_ = list(readers)
+def _listen(run: RunSpec, conns: list, procs, taken, n: int, report: Callable, errors: list) -> None:
+    """Sends every worker the run spec, then hands their progress events to `report` and notes
+    their errors and deaths (the first one stops the hand-out of items); returns when every
+    worker's pipe is closed."""
+    spec = pickle.dumps(run)
+    proc_of = dict(zip(conns, procs))
+    said = set()  # the workers that reported an error before exiting
+
+    def closed(conn) -> None:  # EOF: the worker exited; without a word first, it died
+        p = proc_of[conn]
+        if p not in said and _exit_code(p) != 0 and not errors:
+            errors.append(_died(p, run.out))
+            _stop(taken, n)
+
+    open_ = []
+    for conn in conns:
+        try:
+            conn.send_bytes(spec)
+            open_.append(conn)
+        except OSError:  # it died before reading it
+            closed(conn)
     while open_:
         for conn in multiprocessing.connection.wait(open_, timeout=0.2):
             try:
                 msg = conn.recv()
             except (EOFError, OSError):  # the worker exited (or died in the middle of a message)
                 open_.remove(conn)
+                closed(conn)
                 continue
             if msg[0] == "error":
+                said.add(proc_of[conn])
                 errors.append(msg[1])
                 _stop(taken, n)
                 continue
@@ -352,10 +386,17 @@ def _listen(out: Path, readers: list, procs, taken, n: int, report: Callable, er
             except Exception as e:  # noqa: BLE001 - a failing progress callback stops the run; keep draining
                 errors.append(e)
                 _stop(taken, n)
-        dead = [p for p in procs if p.exitcode not in (None, 0, 1)]  # 1: exited after reporting its error
-        if dead and not errors:
-            errors.append(_died(dead[0], out))
-            _stop(taken, n)
+
+
+def _exit_code(p, timeout: float = 10.0) -> int | None:
+    """`p`'s exit code once it has exited (None if it has not within `timeout`). Another thread
+    joining `p` at the same time can reap it first, and `p.exitcode` reads None until that
+    thread has stored the code: wait for it."""
+    deadline = time.monotonic() + timeout
+    p.join(timeout)
+    while p.exitcode is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return p.exitcode
 
 
 def _died(p, out: Path) -> ExecuteError:
