@@ -101,3 +101,36 @@ def test_merge_into_existing_root_refused(tmp_path):
     a = write(tmp_path / "a", n=1, features=STATE_ONLY)
     with pytest.raises(DatasetError, match="not empty"):
         merge_datasets([a], a)
+
+
+def _files(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+            and p.name != "merge.json"}  # merge.json names the sources' roots
+
+
+def test_merger_fed_one_source_at_a_time_writes_the_same_bytes(tmp_path):
+    a, b = write(tmp_path / "a", n=2), write(tmp_path / "b", n=3)
+    merge_datasets([a, b], tmp_path / "all")
+    from demoforge.dataset import DatasetMerger
+
+    with DatasetMerger(tmp_path / "fed") as merger:
+        merger.add(a)
+        assert not (tmp_path / "fed" / "meta" / "info.json").exists()  # not a dataset until finished
+        merger.add(b)
+    assert merger.info.total_episodes == 5
+    assert _files(tmp_path / "fed") == _files(tmp_path / "all")
+
+
+def test_merger_refuses_a_later_source_that_does_not_agree(tmp_path):
+    from demoforge.dataset import DatasetMerger
+
+    a = write(tmp_path / "a", n=1, features=STATE_ONLY)
+    with DatasetWriter.create(tmp_path / "b", fps=15, features=STATE_ONLY) as w:
+        w.add_episode(episode(0, 5, STATE_ONLY), task="t")
+    with pytest.raises(DatasetError, match=r"fps 15 but .* has 30"):
+        with DatasetMerger(tmp_path / "m") as merger:
+            merger.add(a)
+            merger.add(tmp_path / "b")
+    assert not (tmp_path / "m" / "meta" / "info.json").exists()
+    with pytest.raises(DatasetError, match="no source datasets"):
+        DatasetMerger(tmp_path / "n").finish()

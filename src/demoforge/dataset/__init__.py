@@ -2,12 +2,12 @@
 
 from demoforge.dataset.check import Problem, check_dataset
 from demoforge.dataset.layout import DatasetInfo, Feature, read_info
-from demoforge.dataset.merge import merge_datasets
+from demoforge.dataset.merge import DatasetMerger, merge_datasets
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import EncodedVideo, VideoSettings
 from demoforge.dataset.writer import DatasetWriter
 
 __all__ = [
-    "DatasetInfo", "DatasetReader", "DatasetWriter", "EncodedVideo", "Feature", "Problem", "VideoSettings",
+    "DatasetInfo", "DatasetMerger", "DatasetReader", "DatasetWriter", "EncodedVideo", "Feature", "Problem", "VideoSettings",
     "check_dataset", "merge_datasets", "open_dataset", "read_info",
 ]

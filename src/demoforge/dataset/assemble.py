@@ -175,14 +175,26 @@ def dataset_stats(features: dict[str, Feature], data_files: list[Path], video_hi
         else:
             def chunks(key=key):
                 for path in data_files:
-                    for batch in pq.ParquetFile(path).iter_batches(batch_size=65536, columns=[key]):
-                        yield column_to_numpy(batch.column(0))
+                    yield from _column_chunks(path, key)
             if ft.dtype == "bool":  # flags: exact from their counts, no sorting
                 ones = sum((np.count_nonzero(c.reshape(len(c), -1), axis=0) for c in chunks()), np.zeros(1, np.int64))
                 out[key] = bool_stats(ones, total_frames)
             else:
                 out[key] = streaming_stats(chunks, ft.shape[0])
     return out
+
+
+def _column_chunks(path: Path, key: str, max_rows: int = 65536) -> Iterator[np.ndarray]:
+    """One column of a data file as arrays, a row group (an episode, as written here) at a time;
+    larger row groups in batches of `max_rows`. Reading row groups whole is several times faster
+    than pyarrow's iter_batches, which re-slices across row groups."""
+    pf = pq.ParquetFile(path)
+    for i in range(pf.num_row_groups):
+        if pf.metadata.row_group(i).num_rows <= max_rows:
+            yield column_to_numpy(pf.read_row_group(i, columns=[key]).column(0))
+        else:
+            for batch in pf.iter_batches(batch_size=max_rows, row_groups=[i], columns=[key]):
+                yield column_to_numpy(batch.column(0))
 
 
 def _video_stats(ft: Feature, hist: np.ndarray, frames: int) -> dict[str, Any]:

@@ -4,6 +4,8 @@ Episodes, frames and tasks are re-indexed; data is copied; camera streams are co
 packet for packet when their encoder settings agree (and re-encoded with the first
 source's settings only when they do not); statistics are recomputed exactly; the
 result is checked (episode boundaries, video spans) before merge returns.
+`DatasetMerger` takes the sources one at a time (a run merges the shards that are
+final while others are still being made).
 """
 
 from __future__ import annotations
@@ -35,49 +37,117 @@ def merge_datasets(
 ) -> DatasetInfo:
     """Merge `sources` (in order) into the new root `out`; returns the merged info.
 
-    Caps default to the first source's. `on_episode(done, total)` reports progress."""
+    Caps default to the first source's. `on_episode(done, total)` reports progress. Every
+    source is checked against the first before anything is written."""
     if not sources:
         raise DatasetError("merge: no source datasets given")
     readers = [open_dataset(s) for s in sources]
-    first = readers[0]
-    user = {k: f for k, f in first.info.features.items() if k not in INDEX_FEATURE_NAMES}
-    _check_compatible(readers, user)
-    copy = {k: [_stream_settings(r.info.features[k]) == _stream_settings(user[k]) for r in readers]
-            for k in first.info.video_keys}
-    kwargs: dict[str, Any] = {
-        "data_file_size_mb": data_file_size_mb or first.info.data_files_size_in_mb,
-        "video_file_size_mb": video_file_size_mb or first.info.video_files_size_in_mb,
-        "chunks_size": chunks_size or first.info.chunks_size,
-    }
-    if video_file_duration_s is not None:
-        kwargs["video_file_duration_s"] = video_file_duration_s
+    _check_compatible(readers, _user_features(readers[0]))
     total = sum(r.num_episodes for r in readers)
-    mapping = []
-    with DatasetWriter.create(out, fps=first.info.fps, features=user, robot_type=first.info.robot_type,
-                              video=_reencode_settings(user), **kwargs) as writer:
-        for s, reader in enumerate(readers):
-            for i in reader.episode_indices:
-                row = reader.episode(i)
-                cols, encoded = _episode_payload(reader, i, row, user, {k: copy[k][s] for k in copy})
-                tasks = row["tasks"]
-                if len(tasks) != 1:
-                    raise DatasetError(
-                        f"{reader.root}: episode {i} has tasks {tasks}; merge supports one task per episode"
-                    )
-                extra = {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
-                         if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
-                new = writer.add_episode(cols, task=tasks[0], extra=extra, encoded=encoded)
-                mapping.append({"source": s, "episode_index": i, "merged_episode_index": new})
-                if on_episode:
-                    on_episode(len(mapping), total)
-        writer.write_meta_file("merge.json", {
+    merger = DatasetMerger(out, data_file_size_mb=data_file_size_mb, video_file_size_mb=video_file_size_mb,
+                           video_file_duration_s=video_file_duration_s, chunks_size=chunks_size,
+                           on_episode=None if on_episode is None else (lambda done: on_episode(done, total)))
+    with merger:
+        for reader in readers:
+            merger.add(reader)
+    return merger.info
+
+
+class DatasetMerger:
+    """A merge fed one source at a time, so the sources that are ready can be merged while
+    later ones are still being made (`merge_datasets` is this with every source at once):
+
+        with DatasetMerger(out) as merger:   # finishes (and verifies) on a clean exit
+            merger.add("shard-0")            # each source is checked against the first
+            merger.add("shard-1")
+        merger.info
+
+    The bytes depend only on the sources and their order. On an exception the partial root is
+    left as it is (write it again into a new root)."""
+
+    def __init__(self, out: str | Path, *, data_file_size_mb: float | None = None,
+                 video_file_size_mb: float | None = None, video_file_duration_s: float | None = None,
+                 chunks_size: int | None = None, on_episode: Callable[[int], None] | None = None):
+        self.out = Path(out)
+        self._caps = {"data_file_size_mb": data_file_size_mb, "video_file_size_mb": video_file_size_mb,
+                      "chunks_size": chunks_size}
+        self._duration = video_file_duration_s
+        self._on_episode = on_episode
+        self._readers: list[DatasetReader] = []
+        self._copied: list[dict[str, bool]] = []  # per source: camera -> packets copied
+        self._mapping: list[dict] = []
+        self._writer: DatasetWriter | None = None
+        self._user: dict[str, Feature] = {}
+        self.info: DatasetInfo | None = None  # the merged info, once finished
+
+    def __enter__(self) -> "DatasetMerger":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.finish()
+        elif self._writer is not None:
+            self._writer.__exit__(exc_type, exc, tb)  # releases the root; nothing is finalized
+
+    def add(self, source: str | Path | DatasetReader) -> None:
+        """Append every episode of `source` (a root or an open reader)."""
+        reader = source if isinstance(source, DatasetReader) else open_dataset(source)
+        if self._writer is None:
+            self._start(reader)
+        else:
+            _check_compatible([self._readers[0], reader], self._user)
+        s = len(self._readers)
+        copy = {k: _stream_settings(reader.info.features[k]) == _stream_settings(f)
+                for k, f in self._user.items() if f.dtype == "video"}
+        self._readers.append(reader)
+        self._copied.append(copy)
+        for i in reader.episode_indices:
+            row = reader.episode(i)
+            cols, encoded = _episode_payload(reader, i, row, self._user, copy)
+            tasks = row["tasks"]
+            if len(tasks) != 1:
+                raise DatasetError(f"{reader.root}: episode {i} has tasks {tasks}; merge supports one task per episode")
+            extra = {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
+                     if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
+            new = self._writer.add_episode(cols, task=tasks[0], extra=extra, encoded=encoded)
+            self._mapping.append({"source": s, "episode_index": i, "merged_episode_index": new})
+            if self._on_episode:
+                self._on_episode(len(self._mapping))
+
+    def finish(self) -> DatasetInfo:
+        """Write the merged root's files, verify it, and return its info. Idempotent."""
+        if self.info is not None:
+            return self.info
+        if self._writer is None:
+            raise DatasetError(f"{self.out}: merge: no source datasets given")
+        self._writer.write_meta_file("merge.json", {
             "sources": [{"root": str(r.root), "info_sha256": _sha256(r.root / INFO_PATH),
-                         "episodes": r.num_episodes, "videos_copied": {k: copy[k][s] for k in copy}}
-                        for s, r in enumerate(readers)],
-            "episodes": mapping,
+                         "episodes": r.num_episodes, "videos_copied": self._copied[s]}
+                        for s, r in enumerate(self._readers)],
+            "episodes": self._mapping,
         })
-    _verify(readers, open_dataset(out), mapping)
-    return open_dataset(out).info
+        self._writer.finalize()
+        merged = open_dataset(self.out)
+        _verify(self._readers, merged, self._mapping)
+        self.info = merged.info
+        return self.info
+
+    def _start(self, first: DatasetReader) -> None:
+        self._user = _user_features(first)
+        kwargs: dict[str, Any] = {
+            "data_file_size_mb": self._caps["data_file_size_mb"] or first.info.data_files_size_in_mb,
+            "video_file_size_mb": self._caps["video_file_size_mb"] or first.info.video_files_size_in_mb,
+            "chunks_size": self._caps["chunks_size"] or first.info.chunks_size,
+        }
+        if self._duration is not None:
+            kwargs["video_file_duration_s"] = self._duration
+        self._writer = DatasetWriter.create(self.out, fps=first.info.fps, features=self._user,
+                                            robot_type=first.info.robot_type, video=_reencode_settings(self._user),
+                                            **kwargs)
+
+
+def _user_features(reader: DatasetReader) -> dict[str, Feature]:
+    return {k: f for k, f in reader.info.features.items() if k not in INDEX_FEATURE_NAMES}
 
 
 def _check_compatible(readers: list[DatasetReader], user: dict[str, Feature]) -> None:

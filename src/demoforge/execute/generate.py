@@ -8,13 +8,17 @@ Layout of OUT:
     OUT/run.json              the run's inputs (a resumed run must match them)
     OUT/.shards/<k>-<problem>/{success,failure}/   one shard per work item (a problem)
     OUT/.shards/<k>-<problem>/done.json            the item's tally, once both shards are final
+    OUT/.merging/<split>      a split being merged while items finish (moved when complete)
     OUT/success, OUT/failure  the merged splits (a split without episodes is not written)
     OUT/summary.json          per-problem yield and failure causes by kind
 
 Scheduling: with `workers` > 1 this process and `workers - 1` spawned workers each take
 the next unfinished item (in problem order) whenever they are free; this process starts
 on the first item at once while the workers import, and the workers receive the run's
-problems and layout from it instead of rebuilding them.
+problems and layout from it instead of rebuilding them. The merge runs in this process
+alongside: each item's shards are merged as soon as they and all earlier items' are final
+(after each item of its own, and while it waits for the workers' last items), so only the
+merge's finish (data files, statistics, checks) is left once the last item is done.
 
 Determinism: an episode depends only on (seed, problem, episode index) and each work
 item writes its episodes in index order to its own shards, whichever slot and env ran
@@ -48,7 +52,7 @@ from pathlib import Path
 import mujoco
 
 import demoforge
-from demoforge.dataset import merge_datasets
+from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem, load_problems
@@ -58,6 +62,7 @@ from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWri
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 
 RUN_SCHEMA = "demoforge.generate/1"
+MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
 FAILURE_KINDS = ("planning", "ik", "collision", "physics", "timeout")
 
 
@@ -131,7 +136,7 @@ def open_run_folder(out: Path, record: dict) -> None:
         if json.loads(run_file.read_text()) != record:
             raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new --out, or rerun with "
                                "the same problems, episodes, seed and settings to resume it")
-        for split in SPLITS:
+        for split in (*SPLITS, MERGING_DIR):
             if (out / split).exists():
                 shutil.rmtree(out / split)
     elif out.exists() and any(out.iterdir()):
@@ -234,16 +239,17 @@ def generate(
                   record_videos)
     items = [k for k, p in enumerate(problems) if not (_item_dir(out, k, p.name) / "done.json").is_file()]
     slots = min(n_workers, len(items))
-    if slots > 1:
-        if after_skill is not None:
-            raise ExecuteError("after_skill hooks run only with workers=1")
-        run_pool(run, items, slots, progress)
-    else:
-        for k in items:
-            run_item(run, k, progress, after_skill)
-    tallies = {p.name: json.loads((_item_dir(out, k, p.name) / "done.json").read_text())
-               for k, p in enumerate(problems)}
-    return _merge(out, problems, layout, tallies, record)
+    if slots > 1 and after_skill is not None:
+        raise ExecuteError("after_skill hooks run only with workers=1")
+    with ShardMerge(out, problems, layout, record) as merge:
+        merge.feed()  # the items a resumed run finished before
+        if slots > 1:
+            run_pool(run, items, slots, progress, between=merge.feed)
+        else:
+            for k in items:
+                run_item(run, k, progress, after_skill)
+                merge.feed()
+        return merge.finish()
 
 
 def refuse_in_worker_start_up(call: str) -> None:
@@ -254,10 +260,13 @@ def refuse_in_worker_start_up(call: str) -> None:
                            "that runs with workers > 1 must start it under `if __name__ == \"__main__\":`")
 
 
-def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | None = None) -> None:
+def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | None = None,
+             between: Callable[[], object] | None = None) -> None:
     """Run `items` on `slots` slots: this process and `slots - 1` spawned workers, each taking
     the next item in canonical order whenever it is free (nothing is dealt up front, so the
     tail is at most one item). This process starts on the first item while the workers import.
+    `between()` runs here after each item of this process and, once no item is left to take,
+    whenever a worker may have finished one (the merge feeds on finished items so).
 
     A worker's exception is raised here once every slot has stopped; a worker that dies
     (killed, out of memory) is an ExecuteError. Either way a rerun resumes the items."""
@@ -292,6 +301,11 @@ def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | No
     try:
         while not errors and (k := _take(taken, items)) is not None:
             run_item(run, k, report)
+            if between is not None:
+                between()
+        while between is not None and not errors and any(p.is_alive() for p in procs):
+            multiprocessing.connection.wait([p.sentinel for p in procs], timeout=0.05)
+            between()
     except BaseException:
         _stop(taken, len(items))
         for p in procs:
@@ -404,22 +418,62 @@ def _died(p, out: Path) -> ExecuteError:
                         f"{out}: rerun the same command to resume")
 
 
-def _merge(out: Path, problems: list[Problem], layout: RunLayout, tallies: dict[str, dict],
-           record: dict) -> GenerateSummary:
-    roots: dict[str, Path | None] = {}
-    for split in SPLITS:
-        shards = [_item_dir(out, k, p.name) / split for k, p in enumerate(problems)]
-        shards = [s for s in shards if (s / "meta" / "info.json").is_file()]
-        if not shards:
-            roots[split] = None
-            continue
-        root = out / split
-        merge_datasets(shards, root)
-        _write_meta(root, out, problems, layout, record, shards)
-        roots[split] = root
-    summary = GenerateSummary(out, {p.name: ProblemTally(**tallies[p.name]) for p in problems}, roots)
-    write_json_atomic(out / "summary.json", summary.to_json())
-    return summary
+class ShardMerge:
+    """A run's splits merged from its items' shards in problem order, item by item as they
+    finish (`feed`), so the merge of the first items overlaps the last ones; `finish` merges
+    the rest and writes the splits' metadata and OUT/summary.json. The bytes depend only on
+    the shards, not on when they were fed. Used as a context manager: an exception leaves the
+    partial splits (a rerun rebuilds them)."""
+
+    def __init__(self, out: Path, problems: list[Problem], layout: RunLayout, record: dict):
+        self.out, self.problems, self.layout, self.record = out, problems, layout, record
+        self.next = 0  # items[:next] are merged
+        self._mergers: dict[str, DatasetMerger] = {}
+        self._shards: dict[str, list[Path]] = {split: [] for split in SPLITS}
+
+    def __enter__(self) -> "ShardMerge":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            for merger in self._mergers.values():
+                merger.__exit__(exc_type, exc, tb)
+
+    def feed(self) -> int:
+        """Merge every item from `next` on whose shards are final; returns how many."""
+        fed = 0
+        while self.next < len(self.problems):
+            folder = _item_dir(self.out, self.next, self.problems[self.next].name)
+            if not (folder / "done.json").is_file():
+                break
+            for split in SPLITS:
+                shard = folder / split
+                if (shard / "meta" / "info.json").is_file():
+                    self._mergers.setdefault(split, DatasetMerger(self.out / MERGING_DIR / split)).add(shard)
+                    self._shards[split].append(shard)
+            self.next += 1
+            fed += 1
+        return fed
+
+    def finish(self) -> GenerateSummary:
+        self.feed()
+        if self.next < len(self.problems):
+            raise ExecuteError(f"{_item_dir(self.out, self.next, self.problems[self.next].name)}: the item is not "
+                               "finished; rerun the same command to resume it")
+        roots: dict[str, Path | None] = {}
+        for split in SPLITS:
+            merger = self._mergers.get(split)
+            roots[split] = None if merger is None else self.out / split
+            if merger is not None:
+                merger.finish()
+                merger.out.replace(self.out / split)  # a split appears whole or not at all
+                _write_meta(self.out / split, self.out, self.problems, self.layout, self.record, self._shards[split])
+        shutil.rmtree(self.out / MERGING_DIR, ignore_errors=True)
+        tallies = {p.name: ProblemTally(**json.loads((_item_dir(self.out, k, p.name) / "done.json").read_text()))
+                   for k, p in enumerate(self.problems)}
+        summary = GenerateSummary(self.out, tallies, roots)
+        write_json_atomic(self.out / "summary.json", summary.to_json())
+        return summary
 
 
 def _write_meta(root: Path, out: Path, problems: list[Problem], layout: RunLayout, record: dict,

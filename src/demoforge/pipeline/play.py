@@ -12,8 +12,8 @@ changes over time) and the `play` extra lists each goal with its tick range. An 
 that fails a goal ends there and goes to the failure split with the goals it reached.
 
 This builds on the expert's episode (`demoforge.execute.ExpertEpisode`, subclassed) and
-generate's merge (`demoforge.execute.generate._merge`, private: a change there needs a
-look here). Play runs in one process and restarts from scratch when interrupted.
+generate's item runner and shard merge (`run_item`, `ShardMerge`). Play runs in one
+process; an interrupted run continues from its finished episodes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from demoforge.errors import PlanningError
 from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, goal_words
 from demoforge.execute import runner as runner_mod
-from demoforge.execute.generate import RunSpec, _merge, _run_record, open_run_folder, run_item, run_problems
+from demoforge.execute.generate import RunSpec, ShardMerge, _run_record, open_run_folder, run_item, run_problems
 from demoforge.execute.problems import STREAMS, episode_seed
 from demoforge.execute.record import goal_atoms, run_layout
 from demoforge.tasks import parse_task
@@ -154,6 +154,8 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
     record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
     open_run_folder(out, record)
     run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings)
-    tallies = {p.name: dataclasses.asdict(run_item(run, k, runner=PlayRunner, goals=goals))
-               for k, p in enumerate(problems)}
-    return _merge(out, problems, layout, tallies, record)
+    with ShardMerge(out, problems, layout, record) as merge:
+        for k in range(len(problems)):
+            run_item(run, k, runner=PlayRunner, goals=goals)
+            merge.feed()
+        return merge.finish()

@@ -9,7 +9,7 @@ bytes equal the local backend's for the same seed. A task whose worker or node d
 retried by Ray (`MAX_RETRIES`) and continues from the episodes already durable in its shard.
 
 Ray is an optional extra (`pip install 'demoforge[ray]'`). This module builds on generate's
-private helpers (`_run_record`, `_merge`).
+helpers (`run_item`, `ShardMerge`, the private `_run_record`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     except ImportError:
         raise PipelineError("backend 'ray' needs Ray: pip install 'demoforge[ray]'") from None
     from demoforge.dataset.layout import write_json_atomic
-    from demoforge.execute.generate import RunSpec, _merge, _run_record, run_problems
+    from demoforge.execute.generate import RunSpec, ShardMerge, _run_record, run_problems
     from demoforge.execute.record import run_layout
 
     out = Path(out).resolve()
@@ -77,15 +77,17 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
         run = ray.put(RunSpec(out, tuple(problems), layout, config.episodes_per_problem, config.seed, config.envs,
                               settings))
         refs = {task.remote(run, k): p.name for k, p in enumerate(problems)}
-        tallies: dict[str, dict] = {}
         pending = list(refs)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                tallies[refs[ref]] = ray.get(ref)
-                if progress is not None:
-                    progress(("item", refs[ref]))
+        with ShardMerge(out, problems, layout, record) as merge:
+            merge.feed()  # items finished by an earlier, interrupted run
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    ray.get(ref)  # raises the task's error
+                    if progress is not None:
+                        progress(("item", refs[ref]))
+                merge.feed()  # the driver merges finished items while the tasks run
+            return merge.finish()
     finally:
         if started:
             ray.shutdown()
-    return _merge(out, problems, layout, tallies, record)
