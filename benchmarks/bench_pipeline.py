@@ -9,15 +9,17 @@ problems, `--episodes` each, one env per slot) with 1 and then 2 worker slots in
 folders and compares episodes per second, then the Ray backend (a local Ray with 2 CPUs,
 one task per problem) on the same 2 cores against the 2-worker local run (target >= 0.9x);
 all outputs are checked byte-identical. Ray start-up is timed separately and left out.
-Each run's wall time is split into its episodes (until the last item's shards are final)
-and the merge of the shards, which is serial and the same for every slot count.
+Each configuration runs `--repeat` times, interleaved, and its median run is reported (a
+run of a few seconds varies by several percent with which slot gets the slowest item).
+Each run's wall time is split into its episodes (until the last item's shards are final;
+finished items are merged meanwhile) and the merge's finish, which is serial.
 
 The default workload is 8 problems x 3 episodes: a spawned worker's start-up (about a
 second) and the one-item tail do not amortize over fewer; run several sizes to see the
 trend (a user runs hundreds of problems).
 
 The last line is the headline ratio.
-Run: python benchmarks/bench_pipeline.py [--problems 8] [--episodes 3]
+Run: python benchmarks/bench_pipeline.py [--problems 8] [--episodes 3] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -67,10 +70,16 @@ def execute(base: Path, name: str, pddl: list[str], episodes: int, workers: int,
     return end - start, last_item[0] - start, summary.episodes, digest
 
 
+def median_run(runs: list[tuple]) -> tuple:
+    """The run with the median wall time (the middle one of an odd count)."""
+    return sorted(runs)[len(runs) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", type=int, default=8)
     parser.add_argument("--episodes", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each configuration, interleaved; medians")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     try:
@@ -81,32 +90,40 @@ def main() -> None:
         print(f"  {'total':9s} {sum(seconds.values()):7.2f}")
         paths = write_tasks(generate_family("stack_three", count=args.problems, seed=0), base / "tasks")
         pddl = [str(p) for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl"]
-        w1, e1, n1, h1 = execute(base, "w1", pddl, args.episodes, 1)
-        w2, e2, n2, h2 = execute(base, "w2", pddl, args.episodes, 2)
-        wr = None
         try:
             import ray
-
-            t0 = time.perf_counter()
-            # as execute_ray starts a Ray of its own (its workers inherit MUJOCO_GL), on 2 CPUs
-            ray.init(address="local", num_cpus=2, log_to_driver=False, include_dashboard=False)
-            ray_start = time.perf_counter() - t0
-            wr, er, nr, hr = execute(base, "ray", pddl, args.episodes, 2, backend="ray")
-            ray.shutdown()
         except ImportError:
-            pass
+            ray = None
+        ray_start: list[float] = []
+        runs: dict[str, list[tuple]] = {"w1": [], "w2": [], "ray": []}
+        for r in range(args.repeat):  # interleaved, so a drift in the machine's speed hits all alike
+            runs["w1"].append(execute(base, f"w1-{r}", pddl, args.episodes, 1))
+            runs["w2"].append(execute(base, f"w2-{r}", pddl, args.episodes, 2))
+            if ray is not None:  # a fresh Ray per run (up only while it runs), on 2 CPUs, as
+                t0 = time.perf_counter()  # execute_ray starts one (its workers inherit MUJOCO_GL)
+                ray.init(address="local", num_cpus=2, log_to_driver=False, include_dashboard=False)
+                ray_start.append(time.perf_counter() - t0)
+                runs["ray"].append(execute(base, f"ray-{r}", pddl, args.episodes, 2, backend="ray"))
+                ray.shutdown()
+        hashes = {run[3] for config in runs.values() for run in config}
+        (w1, e1, n1, _), (w2, e2, n2, _) = median_run(runs["w1"]), median_run(runs["w2"])
         print(f"execute, {args.problems} problems x {args.episodes} episodes, envs=1, load average "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall s = episodes + merge):")
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; median of {args.repeat} interleaved runs "
+              f"(wall s = episodes + merge finish); all {sum(map(len, runs.values()))} outputs byte-identical: "
+              f"{len(hashes) == 1}")
+        for name, config in runs.items():
+            if config:
+                print(f"  {name:4s} wall s: " + ", ".join(f"{run[0]:.2f}" for run in config))
         print(f"  local 1 worker : {w1:6.2f} s  {n1 / w1:5.2f} episodes/s  (episodes {e1:6.2f} s, merge {w1 - e1:5.2f} s)")
-        print(f"  local 2 workers: {w2:6.2f} s  {n2 / w2:5.2f} episodes/s  (episodes {e2:6.2f} s, merge {w2 - e2:5.2f} s)"
-              f"  byte-identical: {h1 == h2}")
-        if wr is None:
+        print(f"  local 2 workers: {w2:6.2f} s  {n2 / w2:5.2f} episodes/s  (episodes {e2:6.2f} s, merge {w2 - e2:5.2f} s)")
+        if ray is None:
             print("  ray            : Ray not installed (pip install 'demoforge[ray]'); no figure")
         else:
+            wr, er, nr, _ = median_run(runs["ray"])
             print(f"  ray, 2 CPUs    : {wr:6.2f} s  {nr / wr:5.2f} episodes/s  (episodes {er:6.2f} s, merge "
-                  f"{wr - er:5.2f} s)  byte-identical: {hr == h1}  (+ {ray_start:.1f} s Ray start-up, not counted)")
+                  f"{wr - er:5.2f} s)  (+ {statistics.median(ray_start):.1f} s Ray start-up, not counted)")
             print(f"  ray / local 2 workers = {w2 / wr:.2f}x (target >= 0.9x)")
-        print(f"  episodes alone, 2 workers / 1 worker = {e1 / e2:.2f}x (the merge is serial)")
+        print(f"  episodes alone, 2 workers / 1 worker = {e1 / e2:.2f}x (the merge finish is serial)")
         print(f"execute throughput 2 workers / 1 worker = {w1 / w2:.2f}x (target >= 1.7x on 2 cores)")
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -108,16 +108,16 @@ def _files(root):
             and p.name != "merge.json"}  # merge.json names the sources' roots
 
 
-def test_merger_fed_one_source_at_a_time_writes_the_same_bytes(tmp_path):
+def test_merger_fed_one_source_at_a_time_writes_the_same_bytes_with_any_threads(tmp_path):
     a, b = write(tmp_path / "a", n=2), write(tmp_path / "b", n=3)
     merge_datasets([a, b], tmp_path / "all")
     from demoforge.dataset import DatasetMerger
 
-    with DatasetMerger(tmp_path / "fed") as merger:
-        merger.add(a)
-        assert not (tmp_path / "fed" / "meta" / "info.json").exists()  # not a dataset until finished
-        merger.add(b)
-    assert merger.info.total_episodes == 5
+    merger = DatasetMerger(tmp_path / "fed")
+    merger.add(a)
+    assert not (tmp_path / "fed" / "meta" / "info.json").exists()  # not a dataset until finished
+    merger.add(b)
+    assert merger.finish(threads=3).total_episodes == 5  # statistics of several features at once
     assert _files(tmp_path / "fed") == _files(tmp_path / "all")
 
 

@@ -176,3 +176,10 @@ def test_a_script_without_a_main_guard_fails_instead_of_hanging(four, tmp_path):
     assert "ExecuteError: generate worker" in done.stderr and "died (exit code 1)" in done.stderr
     assert "generate was started by a worker process while it imported the main script" in done.stderr
     assert "already final" not in done.stderr  # the worker ran no item of its own
+
+
+def test_workers_started_before_a_bad_input_is_found_are_stopped(tmp_path):
+    """The workers start importing before the problems load; a bad input stops them too."""
+    with pytest.raises(ExecuteError, match="nope.pddl"):
+        generate([str(tmp_path / "nope.pddl")], tmp_path / "run", episodes_per_problem=1, workers=2)
+    assert multiprocessing.active_children() == []

@@ -114,8 +114,9 @@ class DatasetMerger:
             if self._on_episode:
                 self._on_episode(len(self._mapping))
 
-    def finish(self) -> DatasetInfo:
-        """Write the merged root's files, verify it, and return its info. Idempotent."""
+    def finish(self, *, threads: int = 1) -> DatasetInfo:
+        """Write the merged root's files, verify it, and return its info. Idempotent.
+        `threads`: see DatasetWriter.finalize."""
         if self.info is not None:
             return self.info
         if self._writer is None:
@@ -126,7 +127,7 @@ class DatasetMerger:
                         for s, r in enumerate(self._readers)],
             "episodes": self._mapping,
         })
-        self._writer.finalize()
+        self._writer.finalize(threads=threads)
         merged = open_dataset(self.out)
         _verify(self._readers, merged, self._mapping)
         self.info = merged.info

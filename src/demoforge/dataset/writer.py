@@ -401,15 +401,16 @@ class DatasetWriter:
             write_json_atomic(path, obj)
         return path
 
-    def finalize(self) -> None:
-        """Join the segments into the dataset's files and write its metadata. Idempotent."""
+    def finalize(self, *, threads: int = 1) -> None:
+        """Join the segments into the dataset's files and write its metadata. Idempotent.
+        `threads` > 1 computes the dataset statistics of several features at once (same values)."""
         if self._finalized:
             return
         if self._frame_buffer is not None:
             raise DatasetError("an episode is being recorded frame by frame; call save_episode() or clear_episode()")
         assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
                           self._records, sorted(self._tasks, key=self._tasks.get),
-                          video_hists=self._video_hists, extra_keys=sorted(self._extra_keys))
+                          video_hists=self._video_hists, extra_keys=sorted(self._extra_keys), threads=threads)
         shutil.rmtree(self.root / STAGING_DIR)
         self._unlock()
         self._finalized = True

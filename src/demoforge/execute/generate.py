@@ -16,9 +16,10 @@ Scheduling: with `workers` > 1 this process and `workers - 1` spawned workers ea
 the next unfinished item (in problem order) whenever they are free; this process starts
 on the first item at once while the workers import, and the workers receive the run's
 problems and layout from it instead of rebuilding them. The merge runs in this process
-alongside: each item's shards are merged as soon as they and all earlier items' are final
-(after each item of its own, and while it waits for the workers' last items), so only the
-merge's finish (data files, statistics, checks) is left once the last item is done.
+alongside, in problem order: between its own items it merges the finished items only once
+more than two per slot wait (items come first), and once no item is left to take it merges
+while the workers finish theirs, so only the merge's finish (data files, statistics, checks,
+on one thread per slot) is left once the last item is done.
 
 Determinism: an episode depends only on (seed, problem, episode index) and each work
 item writes its episodes in index order to its own shards, whichever slot and env ran
@@ -46,6 +47,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -227,29 +229,38 @@ def generate(
         problems_msg.append(f"envs: {envs} must be >= 1")
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
-    inputs = [str(p) for p in inputs]
-    out = Path(out)
-    problems = run_problems(inputs, domain=domain, randomization=randomization)
-    layout = run_layout(problems, fps=round(settings.control_hz))
-    n_workers = resolve_workers(workers, len(problems))
-    record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos)
-    open_run_folder(out, record)
-
-    run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
-                  record_videos)
-    items = [k for k, p in enumerate(problems) if not (_item_dir(out, k, p.name) / "done.json").is_file()]
-    slots = min(n_workers, len(items))
-    if slots > 1 and after_skill is not None:
+    # at most one per problem: a PDDL file is one, an environment package folder may hold many
+    requested = resolve_workers(workers, len(inputs) if all(Path(p).is_file() for p in inputs) else sys.maxsize)
+    if requested > 1 and after_skill is not None:
         raise ExecuteError("after_skill hooks run only with workers=1")
-    with ShardMerge(out, problems, layout, record) as merge:
-        merge.feed()  # the items a resumed run finished before
-        if slots > 1:
-            run_pool(run, items, slots, progress, between=merge.feed)
-        else:
-            for k in items:
-                run_item(run, k, progress, after_skill)
-                merge.feed()
-        return merge.finish()
+    # the workers start now and import while this process loads the problems
+    pool = WorkerPool(requested - 1, report=progress is not None) if requested > 1 else None
+    try:
+        inputs = [str(p) for p in inputs]
+        out = Path(out)
+        problems = run_problems(inputs, domain=domain, randomization=randomization)
+        layout = run_layout(problems, fps=round(settings.control_hz))
+        n_workers = min(requested, len(problems))
+        record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos)
+        open_run_folder(out, record)
+        run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
+                      record_videos)
+        items = [k for k, p in enumerate(problems) if not (_item_dir(out, k, p.name) / "done.json").is_file()]
+        with ShardMerge(out, problems, layout, record, threads=n_workers) as merge:
+            merge.feed()  # the items a resumed run finished before
+            if pool is not None:
+                # between its own items this process merges only a backlog (the work items come
+                # first); once none is left to take it merges while the workers finish theirs
+                pool.run(run, items, progress,
+                         between=lambda idle: merge.feed() if idle or merge.backlog() > 2 * requested else 0)
+            else:
+                for k in items:
+                    run_item(run, k, progress, after_skill)
+                    merge.feed()
+            return merge.finish()
+    finally:
+        if pool is not None:
+            pool.close()
 
 
 def refuse_in_worker_start_up(call: str) -> None:
@@ -260,64 +271,81 @@ def refuse_in_worker_start_up(call: str) -> None:
                            "that runs with workers > 1 must start it under `if __name__ == \"__main__\":`")
 
 
-def run_pool(run: RunSpec, items: list[int], slots: int, progress: Progress | None = None,
-             between: Callable[[], object] | None = None) -> None:
-    """Run `items` on `slots` slots: this process and `slots - 1` spawned workers, each taking
-    the next item in canonical order whenever it is free (nothing is dealt up front, so the
-    tail is at most one item). This process starts on the first item while the workers import.
-    `between()` runs here after each item of this process and, once no item is left to take,
-    whenever a worker may have finished one (the merge feeds on finished items so).
+class WorkerPool:
+    """`n` spawned worker processes that, with this process, take a run's items one at a time in
+    canonical order whenever they are free (nothing is dealt up front, so the tail is at most
+    one item). They start importing at once; `run` gives them the run.
 
-    A worker's exception is raised here once every slot has stopped; a worker that dies
-    (killed, out of memory) is an ExecuteError. Either way a rerun resumes the items."""
-    ctx = multiprocessing.get_context("spawn")  # the writer's encoder threads and GL contexts do not survive fork
-    taken = ctx.Value("i", 0)  # items[:taken] are handed out
-    lock = threading.Lock()
-    errors: list[BaseException] = []
+    One pipe per worker: the run goes down it, ("event", progress event) and ("error",
+    exception) come back. A worker killed in the middle of a message leaves only its own pipe
+    unreadable (EOF here), where a shared queue's lock, held by the dead worker, would block
+    every other writer. The run is not a Process argument: start() writes those to the child,
+    which reads them while it imports, so a large run spec held this process up for the
+    child's whole start-up (and for ever if the child died in it, e.g. a script without a
+    __main__ guard). A listener thread sends it instead."""
 
-    def report(event: tuple) -> None:
-        if progress is not None:
-            with lock:
-                progress(event)
+    def __init__(self, n: int, *, report: bool):
+        ctx = multiprocessing.get_context("spawn")  # the writer's encoder threads and GL contexts do not survive fork
+        self.taken = ctx.Value("i", 0)  # items[:taken] are handed out
+        self.procs, self.conns = [], []
+        for _ in range(n):
+            mine, theirs = ctx.Pipe(duplex=True)
+            p = ctx.Process(target=_worker, args=(self.taken, theirs, report), daemon=True)
+            p.start()
+            theirs.close()  # the worker holds the only other end: its exit reads as EOF
+            self.procs.append(p)
+            self.conns.append(mine)
 
-    # One pipe per worker: the run spec goes down it, ("event", progress event) and ("error",
-    # exception) come back. A worker killed in the middle of a message leaves only its own pipe
-    # unreadable (EOF here), where a shared queue's lock, held by the dead worker, would block
-    # every other writer. The spec is not a Process argument: start() writes those to the
-    # child, which reads them while it imports, so a large spec held this process up for the
-    # child's whole start-up (and for ever if the child died in it, e.g. a script without a
-    # __main__ guard). The listener thread sends it instead.
-    procs, conns = [], []
-    for _ in range(slots - 1):
-        mine, theirs = ctx.Pipe(duplex=True)
-        p = ctx.Process(target=_worker, args=(items, taken, theirs, progress is not None), daemon=True)
-        p.start()
-        theirs.close()  # the worker holds the only other end: its exit reads as EOF
-        procs.append(p)
-        conns.append(mine)
-    listener = threading.Thread(target=_listen, args=(run, conns, procs, taken, len(items), report, errors),
-                                daemon=True)
-    listener.start()
-    try:
-        while not errors and (k := _take(taken, items)) is not None:
-            run_item(run, k, report)
-            if between is not None:
-                between()
-        while between is not None and not errors and any(p.is_alive() for p in procs):
-            multiprocessing.connection.wait([p.sentinel for p in procs], timeout=0.05)
-            between()
-    except BaseException:
-        _stop(taken, len(items))
-        for p in procs:
-            p.terminate()  # their finished episodes are durable; a rerun continues
-        raise
-    finally:
-        for p in procs:
-            p.join()
-        listener.join()  # returns once every worker's pipe is at EOF
-    errors += [_died(p, run.out) for p in procs if p.exitcode != 0 and not errors]  # died without a word
-    if errors:
-        raise errors[0]
+    def run(self, run: RunSpec, items: list[int], progress: Progress | None = None,
+            between: Callable[[bool], object] | None = None) -> None:
+        """Run `items` here and on the workers. `between(idle)` runs here after each item of this
+        process (idle False) and, once no item is left to take, whenever a worker may have
+        finished one (idle True): the merge feeds so.
+
+        A worker's exception is raised here once every slot has stopped; a worker that dies
+        (killed, out of memory) is an ExecuteError. Either way a rerun resumes the items."""
+        taken, procs = self.taken, self.procs
+        lock = threading.Lock()
+        errors: list[BaseException] = []
+
+        def report(event: tuple) -> None:
+            if progress is not None:
+                with lock:
+                    progress(event)
+
+        listener = threading.Thread(target=_listen, args=(run, items, self.conns, procs, taken, report, errors),
+                                    daemon=True)
+        listener.start()
+        try:
+            while not errors and (k := _take(taken, items)) is not None:
+                run_item(run, k, report)
+                if between is not None:
+                    between(False)
+            while between is not None and not errors and any(p.is_alive() for p in procs):
+                between(True)
+                multiprocessing.connection.wait([p.sentinel for p in procs], timeout=0.05)
+        except BaseException:
+            _stop(taken, len(items))
+            for p in procs:
+                p.terminate()  # their finished episodes are durable; a rerun continues
+            raise
+        finally:
+            for p in procs:
+                p.join()
+            listener.join()  # returns once every worker's pipe is at EOF
+        errors += [_died(p, run.out) for p in procs if p.exitcode != 0 and not errors]  # died without a word
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        """Stop workers that were never given a run (their pipe closes: they exit)."""
+        for conn in self.conns:
+            conn.close()
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+                p.join()
 
 
 def _take(taken, items: list[int]) -> int | None:
@@ -335,14 +363,17 @@ def _stop(taken, n: int) -> None:
         taken.value = n
 
 
-def _worker(items: list[int], taken, conn, report: bool) -> None:
+def _worker(taken, conn, report: bool) -> None:
     # A worker outliving a killed parent would go on holding shards a rerun must continue:
     # on Linux it is killed with the parent; elsewhere it stops before its next item.
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     parent = multiprocessing.parent_process()
     try:
-        run: RunSpec = pickle.loads(conn.recv_bytes())
+        run, items = pickle.loads(conn.recv_bytes())
+    except EOFError:  # closed without a run (the parent failed before it had one)
+        return
+    try:
         while parent.is_alive() and (k := _take(taken, items)) is not None:
             run_item(run, k, (lambda e: conn.send(("event", e))) if report else None)
     except BaseException as e:  # noqa: BLE001 - re-raised in the parent
@@ -361,11 +392,11 @@ def _picklable(e: BaseException) -> BaseException:
         return ExecuteError("a generate worker failed:\n" + "".join(traceback.format_exception(e)))
 
 
-def _listen(run: RunSpec, conns: list, procs, taken, n: int, report: Callable, errors: list) -> None:
-    """Sends every worker the run spec, then hands their progress events to `report` and notes
-    their errors and deaths (the first one stops the hand-out of items); returns when every
-    worker's pipe is closed."""
-    spec = pickle.dumps(run)
+def _listen(run: RunSpec, items: list[int], conns: list, procs, taken, report: Callable, errors: list) -> None:
+    """Sends every worker the run and its items, then hands their progress events to `report`
+    and notes their errors and deaths (the first one stops the hand-out of items); returns when
+    every worker's pipe is closed."""
+    spec, n = pickle.dumps((run, items)), len(items)
     proc_of = dict(zip(conns, procs))
     said = set()  # the workers that reported an error before exiting
 
@@ -425,8 +456,9 @@ class ShardMerge:
     the shards, not on when they were fed. Used as a context manager: an exception leaves the
     partial splits (a rerun rebuilds them)."""
 
-    def __init__(self, out: Path, problems: list[Problem], layout: RunLayout, record: dict):
+    def __init__(self, out: Path, problems: list[Problem], layout: RunLayout, record: dict, *, threads: int = 1):
         self.out, self.problems, self.layout, self.record = out, problems, layout, record
+        self.threads = threads  # the finish's threads (the run's slots: free once the items are done)
         self.next = 0  # items[:next] are merged
         self._mergers: dict[str, DatasetMerger] = {}
         self._shards: dict[str, list[Path]] = {split: [] for split in SPLITS}
@@ -438,6 +470,13 @@ class ShardMerge:
         if exc_type is not None:
             for merger in self._mergers.values():
                 merger.__exit__(exc_type, exc, tb)
+
+    def backlog(self) -> int:
+        """How many items from `next` on are finished and not merged yet."""
+        k = self.next
+        while k < len(self.problems) and (_item_dir(self.out, k, self.problems[k].name) / "done.json").is_file():
+            k += 1
+        return k - self.next
 
     def feed(self) -> int:
         """Merge every item from `next` on whose shards are final; returns how many."""
@@ -460,14 +499,18 @@ class ShardMerge:
         if self.next < len(self.problems):
             raise ExecuteError(f"{_item_dir(self.out, self.next, self.problems[self.next].name)}: the item is not "
                                "finished; rerun the same command to resume it")
-        roots: dict[str, Path | None] = {}
-        for split in SPLITS:
-            merger = self._mergers.get(split)
-            roots[split] = None if merger is None else self.out / split
-            if merger is not None:
-                merger.finish()
-                merger.out.replace(self.out / split)  # a split appears whole or not at all
-                _write_meta(self.out / split, self.out, self.problems, self.layout, self.record, self._shards[split])
+        roots: dict[str, Path | None] = {split: None for split in SPLITS}
+        mergers = [(split, self._mergers[split]) for split in SPLITS if split in self._mergers]
+        if self.threads > 1 and len(mergers) > 1:  # the splits side by side
+            with ThreadPoolExecutor(max_workers=len(mergers), thread_name_prefix="merge-finish") as pool:
+                jobs = [pool.submit(m.finish, threads=self.threads) for _, m in mergers]
+            for job in jobs:
+                job.result()
+        for split, merger in mergers:
+            merger.finish(threads=self.threads)  # done already when run side by side
+            merger.out.replace(self.out / split)  # a split appears whole or not at all
+            _write_meta(self.out / split, self.out, self.problems, self.layout, self.record, self._shards[split])
+            roots[split] = self.out / split
         shutil.rmtree(self.out / MERGING_DIR, ignore_errors=True)
         tallies = {p.name: ProblemTally(**json.loads((_item_dir(self.out, k, p.name) / "done.json").read_text()))
                    for k, p in enumerate(self.problems)}

@@ -50,7 +50,7 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     except ImportError:
         raise PipelineError("backend 'ray' needs Ray: pip install 'demoforge[ray]'") from None
     from demoforge.dataset.layout import write_json_atomic
-    from demoforge.execute.generate import RunSpec, ShardMerge, _run_record, run_problems
+    from demoforge.execute.generate import RunSpec, ShardMerge, _run_record, resolve_workers, run_problems
     from demoforge.execute.record import run_layout
 
     out = Path(out).resolve()
@@ -78,7 +78,8 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
                               settings))
         refs = {task.remote(run, k): p.name for k, p in enumerate(problems)}
         pending = list(refs)
-        with ShardMerge(out, problems, layout, record) as merge:
+        # the finish runs here once the tasks are done: on this machine's cores
+        with ShardMerge(out, problems, layout, record, threads=resolve_workers("auto", 2)) as merge:
             merge.feed()  # items finished by an earlier, interrupted run
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
