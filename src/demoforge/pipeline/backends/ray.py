@@ -78,6 +78,7 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
                               settings))
         refs = {task.remote(run, k): p.name for k, p in enumerate(problems)}
         pending = list(refs)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         # the finish runs here once the tasks are done: on this machine's cores
         with ShardMerge(out, problems, layout, record, threads=resolve_workers("auto", 2)) as merge:
             merge.feed()  # items finished by an earlier, interrupted run
@@ -87,7 +88,10 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
                     ray.get(ref)  # raises the task's error
                     if progress is not None:
                         progress(("item", refs[ref]))
-                merge.feed()  # the driver merges finished items while the tasks run
+                # the driver merges finished items while the last tasks run (a CPU is free then),
+                # or when a backlog builds up; before, it would take a CPU from a running task
+                if len(pending) < cpus or merge.backlog() > 2 * cpus:
+                    merge.feed()
             return merge.finish()
     finally:
         if started:
