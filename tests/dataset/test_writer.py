@@ -236,3 +236,27 @@ def test_episode_extras_survive_a_resume(tmp_path):
     r = DatasetWriter.resume(tmp_path / "ds")
     assert list(r.episode_extras()) == [{"failure": {"kind": "ik"}}, {"seed": 1}]
     r.finalize()
+
+
+def test_data_written_as_added_gives_the_same_bytes(tmp_path):
+    """create(data_as_added=True) writes each data file while episodes arrive (several files
+    here: a small size cap); the dataset is byte for byte the one finalize would copy."""
+    roots = []
+    for eager in (False, True):
+        root = tmp_path / f"eager-{eager}"
+        with DatasetWriter.create(root, fps=30, features=STATE_ONLY, data_file_size_mb=0.002,
+                                  data_as_added=eager) as w:
+            for e in range(6):
+                w.add_episode(episode(e, 20 + e, STATE_ONLY), task=f"t{e % 2}")
+        roots.append(root)
+    files = [{p.relative_to(r).as_posix(): p.read_bytes() for p in sorted(r.rglob("*")) if p.is_file()} for r in roots]
+    assert len([k for k in files[0] if k.startswith("data/")]) > 1
+    assert files[0] == files[1]
+
+
+def test_data_written_as_added_leaves_no_file_on_error(tmp_path):
+    with pytest.raises(RuntimeError):
+        with DatasetWriter.create(tmp_path / "d", fps=30, features=STATE_ONLY, data_as_added=True) as w:
+            w.add_episode(episode(0, 20, STATE_ONLY), task="t")
+            raise RuntimeError("stop")
+    assert not list((tmp_path / "d").glob("data/**/*.parquet*"))

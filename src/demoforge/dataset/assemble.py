@@ -38,9 +38,10 @@ EPISODE_BATCH = 100  # episode rows per row group of meta/episodes (bounds final
 
 def assemble(root: Path, staging: Path, config, features: dict[str, Feature], schema: pa.Schema,
              records: list[dict[str, Any]], tasks: list[str], *, video_hists: dict[str, np.ndarray],
-             extra_keys: list[str], threads: int = 1) -> None:
+             extra_keys: list[str], threads: int = 1, written: frozenset = frozenset()) -> None:
+    """`written`: the (chunk, file) data files already written as the episodes were added."""
     video_keys = [k for k, f in features.items() if f.dtype == "video"]
-    data_files = _write_data(root, staging, schema, records)
+    data_files = _write_data(root, staging, schema, records, written)
     for key in video_keys:
         _write_video(root, staging, key, records, config.fps)
     if records:
@@ -62,15 +63,17 @@ def _plain(x: float) -> float | int:
     return int(x) if float(x).is_integer() else x
 
 
-def _write_data(root: Path, staging: Path, schema: pa.Schema, records: list[dict]) -> list[Path]:
+def _write_data(root: Path, staging: Path, schema: pa.Schema, records: list[dict],
+                written: frozenset = frozenset()) -> list[Path]:
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for r in records:
         groups[(r["data/chunk_index"], r["data/file_index"])].append(r["episode_index"])
     paths = []
     for (chunk, file), episodes in sorted(groups.items()):
         path = root / DATA_PATH.format(chunk_index=chunk, file_index=file)
-        tables = (pq.read_table(staging / "data" / f"{e:06d}.parquet", schema=schema) for e in episodes)
-        write_parquet_atomic(path, tables, schema)
+        if (chunk, file) not in written:
+            tables = (pq.read_table(staging / "data" / f"{e:06d}.parquet", schema=schema) for e in episodes)
+            write_parquet_atomic(path, tables, schema)
         paths.append(path)
     return paths
 

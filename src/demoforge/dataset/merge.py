@@ -144,7 +144,7 @@ class DatasetMerger:
             kwargs["video_file_duration_s"] = self._duration
         self._writer = DatasetWriter.create(self.out, fps=first.info.fps, features=self._user,
                                             robot_type=first.info.robot_type, video=_reencode_settings(self._user),
-                                            **kwargs)
+                                            data_as_added=True, **kwargs)
 
 
 def _user_features(reader: DatasetReader) -> dict[str, Feature]:

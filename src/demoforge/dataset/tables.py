@@ -60,14 +60,19 @@ def write_parquet_atomic(path: Path, tables: Iterable[pa.Table], schema: pa.Sche
     if schema is None:
         tables = list(tables)
         schema = tables[0].schema
-    # Dictionary pages only where values repeat (ints, strings): on float columns pyarrow builds a
-    # dictionary, finds it too large and falls back to plain pages, a third of the write time.
-    dictionary = [f.name for f in schema if not _is_float(f.type)]
-    with pq.ParquetWriter(tmp, schema, compression="snappy", use_dictionary=dictionary) as writer:
+    with parquet_writer(tmp, schema) as writer:
         for table in tables:
             writer.write_table(table, row_group_size=max(1, table.num_rows))
     fsync_file(tmp)
     tmp.replace(path)
+
+
+def parquet_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
+    """The dataset's parquet settings: snappy, and dictionary pages only where values repeat
+    (ints, strings): on float columns pyarrow builds a dictionary, finds it too large and falls
+    back to plain pages, a third of the write time."""
+    dictionary = [f.name for f in schema if not _is_float(f.type)]
+    return pq.ParquetWriter(path, schema, compression="snappy", use_dictionary=dictionary)
 
 
 def _is_float(t: pa.DataType) -> bool:

@@ -25,11 +25,11 @@ from demoforge.dataset import assemble
 from demoforge.dataset.depth import DepthCoding, code_histogram, is_depth
 from demoforge.dataset.layout import (
     DEFAULT_CHUNKS_SIZE, DEFAULT_DATA_FILE_SIZE_MB, DEFAULT_VIDEO_FILE_DURATION_S,
-    DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
+    DEFAULT_VIDEO_FILE_SIZE_MB, DATA_PATH, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
     write_json_atomic,
 )
 from demoforge.dataset.stats import numeric_stats, pixel_histogram
-from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
+from demoforge.dataset.tables import data_schema, data_table, fsync_file, parquet_writer, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
 from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
 from demoforge.errors import DatasetError, DatasetLockedError
@@ -132,6 +132,7 @@ class DatasetWriter:
         self._frame_task: str | None = None
         self._frame_n = 0  # frames in the episode being recorded frame by frame
         self._finalized = False
+        self._data_files: _DataFiles | None = None  # data files written as episodes are added (create's option)
 
     # -- opening -----------------------------------------------------------------------
     @classmethod
@@ -140,8 +141,13 @@ class DatasetWriter:
         video: VideoSettings | None = None, data_file_size_mb: float = DEFAULT_DATA_FILE_SIZE_MB,
         video_file_size_mb: float = DEFAULT_VIDEO_FILE_SIZE_MB,
         video_file_duration_s: float = DEFAULT_VIDEO_FILE_DURATION_S, chunks_size: int = DEFAULT_CHUNKS_SIZE,
+        data_as_added: bool = False,
     ) -> "DatasetWriter":
-        """Start a new dataset in `root`, which must not exist or be empty."""
+        """Start a new dataset in `root`, which must not exist or be empty.
+
+        `data_as_added`: also write each episode's rows into its data file as it is added, so
+        finalize only closes the files instead of copying every staged episode (the same bytes).
+        For writers that run in one go (a merge): a resumed writer copies from staging again."""
         root = Path(root)
         if not isinstance(fps, int) or fps <= 0:
             raise DatasetError(f"fps={fps!r} must be a positive integer [Hz]")
@@ -165,7 +171,10 @@ class DatasetWriter:
             (staging / sub).mkdir(parents=True, exist_ok=True)
         fd = _lock(staging)
         write_json_atomic(staging / "config.json", config.to_json())
-        return cls(root, config, fd)
+        writer = cls(root, config, fd)
+        if data_as_added:
+            writer._data_files = _DataFiles(root, writer._schema)
+        return writer
 
     @classmethod
     def resume(cls, root: str | Path) -> "DatasetWriter":
@@ -208,6 +217,8 @@ class DatasetWriter:
             self.finalize()
         else:
             self._abort_frames()
+            if self._data_files is not None:
+                self._data_files.abort()
             self._unlock()  # finished episodes stay in staging: DatasetWriter.resume(root) continues
 
     # -- writing -----------------------------------------------------------------------
@@ -408,9 +419,11 @@ class DatasetWriter:
             return
         if self._frame_buffer is not None:
             raise DatasetError("an episode is being recorded frame by frame; call save_episode() or clear_episode()")
+        written = self._data_files.close() if self._data_files is not None else frozenset()
         assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
                           self._records, sorted(self._tasks, key=self._tasks.get),
-                          video_hists=self._video_hists, extra_keys=sorted(self._extra_keys), threads=threads)
+                          video_hists=self._video_hists, extra_keys=sorted(self._extra_keys), threads=threads,
+                          written=written)
         shutil.rmtree(self.root / STAGING_DIR)
         self._unlock()
         self._finalized = True
@@ -456,7 +469,8 @@ class DatasetWriter:
             "task_index": np.full(length, task_index, np.int64),
         })
         data_path = staging / "data" / f"{episode:06d}.parquet"
-        write_parquet_atomic(data_path, [data_table(cols, self._schema)])
+        table = data_table(cols, self._schema)
+        write_parquet_atomic(data_path, [table])
         stats = {k: numeric_stats(cols[k]) for k in self._features
                  if k not in self._video_keys and self._features[k].dtype != "string"}  # texts: no stats
         videos = {}
@@ -473,6 +487,8 @@ class DatasetWriter:
         write_json_atomic(staging / "episodes" / f"{episode:06d}.json", record, indent=None)
         fsync_file(staging / "episodes")
         self._remember(record)
+        if self._data_files is not None:
+            self._data_files.add((record["data/chunk_index"], record["data/file_index"]), table)
         return episode
 
     def _remember(self, record: dict[str, Any]) -> None:
@@ -503,6 +519,49 @@ class DatasetWriter:
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
+
+
+class _DataFiles:
+    """Data files written while episodes are added, one open file at a time (episodes are placed
+    in file order). A file is moved to its name once the next one starts, or at close."""
+
+    def __init__(self, root: Path, schema):
+        self.root, self.schema = root, schema
+        self.key: tuple[int, int] | None = None
+        self.writer = None
+        self.written: set[tuple[int, int]] = set()
+
+    def _path(self, key: tuple[int, int]) -> Path:
+        return self.root / DATA_PATH.format(chunk_index=key[0], file_index=key[1])
+
+    def add(self, key: tuple[int, int], table) -> None:
+        if key != self.key:
+            self._finish()
+            path = self._path(key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.key, self.writer = key, parquet_writer(path.with_name(path.name + ".tmp"), self.schema)
+        self.writer.write_table(table, row_group_size=max(1, table.num_rows))
+
+    def _finish(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            path = self._path(self.key)
+            tmp = path.with_name(path.name + ".tmp")
+            fsync_file(tmp)
+            tmp.replace(path)
+            self.written.add(self.key)
+            self.writer = None
+
+    def close(self) -> frozenset:
+        """Finish the open file; returns every file written."""
+        self._finish()
+        return frozenset(self.written)
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self._path(self.key).with_name(self._path(self.key).name + ".tmp").unlink(missing_ok=True)
+            self.writer = None
 
 
 def _lock(staging: Path) -> int:
