@@ -14,12 +14,13 @@ run of a few seconds varies by several percent with which slot gets the slowest 
 Each run's wall time is split into its episodes (until the last item's shards are final;
 finished items are merged meanwhile) and the merge's finish, which is serial.
 
-The default workload is 8 problems x 3 episodes: a spawned worker's start-up (about a
-second) and the one-item tail do not amortize over fewer; run several sizes to see the
-trend (a user runs hundreds of problems).
+The default workload is 16 problems x 3 episodes (about 12 s with two slots). What a second
+slot cannot share is fixed per run: its worker's start-up (about 0.5 s), the one-problem
+tail and the merge's finish; at 8 x 3 they weigh twice as much (see BENCHMARKS.md), over
+the hundreds of problems of a real run they vanish. Run several sizes to see the trend.
 
 The last line is the headline ratio.
-Run: python benchmarks/bench_pipeline.py [--problems 8] [--episodes 3] [--repeat 3]
+Run: python benchmarks/bench_pipeline.py [--problems 16] [--episodes 3] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def median_run(runs: list[tuple]) -> tuple:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", type=int, default=8)
+    parser.add_argument("--problems", type=int, default=16)
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each configuration, interleaved; medians")
     args = parser.parse_args()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings
+from demoforge.execute import GenerateSummary, RunnerSettings
 from demoforge.pipeline.config import PipelineConfig, PipelineError
 
 MAX_RETRIES = 3  # attempts of a work item after its worker dies
@@ -49,19 +49,16 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
         import ray
     except ImportError:
         raise PipelineError("backend 'ray' needs Ray: pip install 'demoforge[ray]'") from None
-    from demoforge.dataset.layout import write_json_atomic
-    from demoforge.execute.generate import RunSpec, ShardMerge, _run_record, resolve_workers, run_problems
+    from demoforge.execute.generate import (
+        RunSpec, ShardMerge, _run_record, open_run_folder, resolve_workers, run_problems,
+    )
     from demoforge.execute.record import run_layout
 
     out = Path(out).resolve()
     problems = run_problems(inputs, domain=domain, randomization=None)
     layout = run_layout(problems, fps=round(settings.control_hz))
     record = _run_record(inputs, problems, config.episodes_per_problem, config.seed, settings, None)
-    run_file = out / "run.json"
-    if run_file.is_file() and json.loads(run_file.read_text()) != record:
-        raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new run folder")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run_file, record)
+    open_run_folder(out, record)  # a rerun's partial splits are cleared; other inputs are refused
     started = not ray.is_initialized()
     if started and config.ray_address:
         ray.init(address=config.ray_address, log_to_driver=False, runtime_env={"env_vars": {"MUJOCO_GL": "egl"}})
