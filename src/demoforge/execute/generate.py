@@ -230,7 +230,8 @@ def generate(
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     # at most one per problem: a PDDL file is one, an environment package folder may hold many
-    requested = resolve_workers(workers, len(inputs) if all(Path(p).is_file() for p in inputs) else sys.maxsize)
+    most = len(inputs) if all(Path(p).is_file() for p in inputs) else sys.maxsize
+    requested = min(resolve_workers(workers, most), max(1, most))
     if requested > 1 and after_skill is not None:
         raise ExecuteError("after_skill hooks run only with workers=1")
     # the workers start now and import while this process loads the problems
