@@ -489,7 +489,9 @@ class ShardMerge:
             for split in SPLITS:
                 shard = folder / split
                 if (shard / "meta" / "info.json").is_file():
-                    self._mergers.setdefault(split, DatasetMerger(self.out / MERGING_DIR / split)).add(shard)
+                    if split not in self._mergers:
+                        self._mergers[split] = DatasetMerger(self.out / MERGING_DIR / split)
+                    self._mergers[split].add(shard)
                     self._shards[split].append(shard)
             self.next += 1
             fed += 1
