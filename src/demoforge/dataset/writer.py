@@ -523,34 +523,34 @@ class DatasetWriter:
 
 class _DataFiles:
     """Data files written while episodes are added, one open file at a time (episodes are placed
-    in file order). A file is moved to its name once the next one starts, or at close."""
+    in file order). A file is written under a temporary name and moved to its own once the next
+    one starts, or at close."""
 
     def __init__(self, root: Path, schema):
         self.root, self.schema = root, schema
-        self.key: tuple[int, int] | None = None
+        self.key: tuple[int, int] | None = None  # the open file's (chunk, file)
+        self.path: Path | None = None  # the open file's name, and its writer on name + ".tmp"
         self.writer = None
         self.written: set[tuple[int, int]] = set()
-
-    def _path(self, key: tuple[int, int]) -> Path:
-        return self.root / DATA_PATH.format(chunk_index=key[0], file_index=key[1])
 
     def add(self, key: tuple[int, int], table) -> None:
         if key != self.key:
             self._finish()
-            path = self._path(key)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.key, self.writer = key, parquet_writer(path.with_name(path.name + ".tmp"), self.schema)
+            self.key, self.path = key, self.root / DATA_PATH.format(chunk_index=key[0], file_index=key[1])
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = parquet_writer(self._tmp(), self.schema)
         self.writer.write_table(table, row_group_size=max(1, table.num_rows))
+
+    def _tmp(self) -> Path:
+        return self.path.with_name(self.path.name + ".tmp")
 
     def _finish(self) -> None:
         if self.writer is not None:
             self.writer.close()
-            path = self._path(self.key)
-            tmp = path.with_name(path.name + ".tmp")
-            fsync_file(tmp)
-            tmp.replace(path)
-            self.written.add(self.key)
             self.writer = None
+            fsync_file(self._tmp())
+            self._tmp().replace(self.path)
+            self.written.add(self.key)
 
     def close(self) -> frozenset:
         """Finish the open file; returns every file written."""
@@ -560,8 +560,8 @@ class _DataFiles:
     def abort(self) -> None:
         if self.writer is not None:
             self.writer.close()
-            self._path(self.key).with_name(self._path(self.key).name + ".tmp").unlink(missing_ok=True)
             self.writer = None
+            self._tmp().unlink(missing_ok=True)
 
 
 def _lock(staging: Path) -> int:

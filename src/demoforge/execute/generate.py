@@ -506,11 +506,11 @@ class ShardMerge:
         mergers = [(split, self._mergers[split]) for split in SPLITS if split in self._mergers]
         if self.threads > 1 and len(mergers) > 1:  # the splits side by side
             with ThreadPoolExecutor(max_workers=len(mergers), thread_name_prefix="merge-finish") as pool:
-                jobs = [pool.submit(m.finish, threads=self.threads) for _, m in mergers]
-            for job in jobs:
-                job.result()
+                list(pool.map(lambda m: m.finish(threads=self.threads), [m for _, m in mergers]))
+        else:
+            for _, merger in mergers:
+                merger.finish(threads=self.threads)
         for split, merger in mergers:
-            merger.finish(threads=self.threads)  # done already when run side by side
             merger.out.replace(self.out / split)  # a split appears whole or not at all
             _write_meta(self.out / split, self.out, self.problems, self.layout, self.record, self._shards[split])
             roots[split] = self.out / split
