@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Builds (once) and prints the python of a cached venv holding the real lerobot 0.6.1.
+# Builds (once) and prints the python of a cached venv holding the real lerobot 0.6.1
+# (with its training extra, for lerobot-train / lerobot-eval in the closed-loop tests).
 # lerobot >= 0.5 needs Python >= 3.12; the venv lives outside the repo and is reused.
+# It is built at its final path (console scripts keep working shebangs) and marked complete
+# last, so a killed build is removed and rebuilt by the next call.
 set -euo pipefail
 version="0.6.1"
 cache="${DEMOFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/demoforge}"
-venv="$cache/lerobot-$version"
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import lerobot.datasets.lerobot_dataset" 2>/dev/null; then
+venv="$cache/lerobot-$version-training"
+marker="$venv/.demoforge-complete"
+if [ -f "$marker" ] && [ -x "$venv/bin/python" ] \
+  && "$venv/bin/python" -c "import lerobot.datasets.lerobot_dataset, accelerate" 2>/dev/null; then
   echo "$venv/bin/python"; exit 0
 fi
-py=$(command -v python3.12 || true)
-if [ -z "$py" ] && command -v pyenv >/dev/null; then
-  py=$(ls -d "$(pyenv root)"/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)
-fi
-[ -n "$py" ] || { echo "lerobot-venv: no Python 3.12 found (lerobot >= 0.5 needs it); install python3.12" >&2; exit 1; }
+py=$(bash "$(dirname "$0")/find-python.sh" 3.12) || {
+  echo "lerobot-venv: no working Python 3.12 found (lerobot >= 0.5 needs it); install python3.12" >&2; exit 1; }
 mkdir -p "$cache"
+exec 9>"$cache/.lerobot-$version.lock"
+flock 9
+if [ -f "$marker" ]; then echo "$venv/bin/python"; exit 0; fi
 echo "lerobot-venv: building $venv with $py (one-off, a few minutes)" >&2
-rm -rf "$venv.tmp"
-"$py" -m venv "$venv.tmp"
-"$venv.tmp/bin/pip" install -q --upgrade pip >&2
-"$venv.tmp/bin/pip" install -q "lerobot[dataset]==$version" >&2
-rm -rf "$venv"; mv "$venv.tmp" "$venv"
+rm -rf "$venv"
+"$py" -m venv "$venv"
+"$venv/bin/pip" install -q --upgrade pip >&2
+"$venv/bin/pip" install -q "lerobot[dataset,training]==$version" >&2
+touch "$marker"
 echo "$venv/bin/python"
