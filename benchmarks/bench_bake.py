@@ -2,7 +2,7 @@
 
     python benchmarks/bench_bake.py [--seconds 175] [--width 640] [--height 480] [--rate 15]
 
-Source: one raw episode (execute.schema columns, 7-DoF arm) of --seconds at 60 fps with
+Source: one raw episode (raw.schema columns, 7-DoF arm) of --seconds at 60 fps with
 one --width x --height camera, encoded with libx264 crf 23, g = 0.25 s, preset veryfast,
 no B-frames (demoforge's defaults, the preset lowered to keep the run short; every side
 below uses the same settings). Then, each timed as wall-clock seconds:
@@ -37,7 +37,7 @@ import numpy as np
 
 from demoforge.convert import BakeConfig, bake
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings
-from demoforge.execute import schema
+from demoforge.raw import schema
 from demoforge.sim import ControlLaw
 
 FPS = 60

@@ -34,7 +34,8 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from demoforge.dataset import open_dataset  # noqa: E402
-from demoforge.execute import episode_scene, generate, load_problems, start_episode  # noqa: E402
+from demoforge.execute import generate, load_problems, start_episode  # noqa: E402
+from demoforge.raw.replay import episode_scene  # noqa: E402
 from demoforge.sim import restore  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 

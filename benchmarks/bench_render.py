@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 
 from demoforge.dataset import open_dataset
-from demoforge.execute import episode_scene, generate
-from demoforge.execute.schema import SIM_STATE
+from demoforge.execute import generate
+from demoforge.raw.replay import episode_scene
+from demoforge.raw.schema import SIM_STATE
 from demoforge.render import (
     CameraRecorder, RenderConfig, draw_look, look_seed, look_targets, parse_look_arg, render_dataset,
 )

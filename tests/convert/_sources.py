@@ -1,4 +1,4 @@
-"""Synthetic sources for bake tests: raw demoforge datasets following the execute.schema
+"""Synthetic sources for bake tests: raw demoforge datasets following the raw.schema
 contract (known linear motion, frames whose grey level encodes the tick) and Episodes
 built directly for the pure functions."""
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from demoforge.convert import Episode
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings
-from demoforge.execute import schema
+from demoforge.raw import schema
 from demoforge.sim import ControlLaw
 
 N_ARM = 3

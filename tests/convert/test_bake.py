@@ -157,7 +157,7 @@ def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path, monkeypatch):
     # synthetic sim.state is [time, q, object (x, y)]: no model to rebuild, so name the object columns
     monkeypatch.setattr(episode_module, "object_qpos_columns", lambda root, i: [4, 5])
     from demoforge.dataset import DatasetWriter
-    from demoforge.execute import schema
+    from demoforge.raw import schema
     from tests.convert._sources import N_STATE, raw_columns
 
     cols = raw_columns(12, cams=CAMS[:1])

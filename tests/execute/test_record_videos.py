@@ -8,7 +8,7 @@ import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import generate
-from demoforge.execute.replay import episode_scene
+from demoforge.raw.replay import episode_scene
 from demoforge.execute.shards import InlineVideo
 from demoforge.render import CameraRecorder
 

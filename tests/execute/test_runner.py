@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
-from demoforge.execute import RunnerSettings, episode_scene, generate, run_layout, load_problems
+from demoforge.execute import RunnerSettings, generate, load_problems, run_layout
+from demoforge.raw.replay import episode_scene
 from demoforge.sim import control_step, restore, snapshot, state_size
 from demoforge.symbolic import bind_symbols, abstract
 from demoforge.tasks import holds

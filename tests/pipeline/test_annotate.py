@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
-from demoforge.execute import episode_scene, generate
+from demoforge.execute import generate
+from demoforge.raw.replay import episode_scene
 from demoforge.pipeline.annotate import (
     ACTION_KEY,
     POSITION_KEY,
@@ -81,7 +82,7 @@ def test_positions_match_segmentation_under_camera_jitter(tmp_path):
 
 @pytest.mark.slow
 def test_positions_equal_a_direct_projection_through_the_look_camera(tmp_path):
-    from demoforge.execute import replay_states
+    from demoforge.raw.replay import replay_states
     from demoforge.render import look_scene
     from demoforge.sim.cameras import CameraRig
 

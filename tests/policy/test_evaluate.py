@@ -33,7 +33,7 @@ def test_eval_of_a_subset(expert_data, tmp_path):
 
 
 def test_eval_reproduces_the_recorded_randomization_draw(pnp, tmp_path):
-    from demoforge.execute import episode_scene
+    from demoforge.raw.replay import episode_scene
     from demoforge.policy import rollout
     from demoforge.randomize import RandomizationSpec
 

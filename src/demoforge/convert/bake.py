@@ -35,7 +35,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.dataset.merge import merge_datasets
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
-from demoforge.execute import schema
+from demoforge.raw import schema
 
 BAKE_PATH = "meta/bake.json"
 MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s

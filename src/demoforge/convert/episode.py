@@ -4,7 +4,7 @@ Every convention is a pure function of an Episode, so a new source (a real-robot
 costs one reader. Two readers exist, picked by what the dataset root holds:
 
 - `demoforge_raw`: a raw dataset from `demoforge.execute` (the contract in
-  `demoforge.execute.schema`); recognised by `meta/demoforge/controller.json`. Its
+  `demoforge.raw.schema`); recognised by `meta/demoforge/controller.json`. Its
   `observation.state` is [arm q, gripper closedness] (closedness already computed from
   each finger's travel in the robot card at record time), `action` the commanded joint
   targets and gripper closedness in force during the tick, `raw_command` the controller
@@ -26,14 +26,12 @@ from typing import Any
 import av
 import numpy as np
 
-from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature
+from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
+from demoforge.dataset.layout import Feature
 from demoforge.dataset.reader import DatasetReader
 from demoforge.errors import DatasetError, DemoforgeError
-from demoforge.execute import schema
-
-CAMERA_PREFIX = "observation.images."
-CONTROLLER_PATH = f"{DEMOFORGE_META_DIR}/{schema.CONTROLLER_META}"
+from demoforge.raw import schema
+from demoforge.raw.schema import CONTROLLER_PATH
 
 
 class BakeError(DatasetError):
@@ -118,7 +116,7 @@ def object_qpos_columns(root: Path, i: int) -> list[int]:
     """Columns of a raw episode's sim.state holding the free objects' qpos, from its rebuilt model.
 
     An integration snapshot starts with time, then qpos (mjSTATE_INTEGRATION order)."""
-    from demoforge.execute.replay import episode_scene  # local: builds MuJoCo models, only for --filter-idle
+    from demoforge.raw.replay import episode_scene  # local: builds MuJoCo models, only for --filter-idle
 
     try:
         scene = episode_scene(root, i)
@@ -162,11 +160,6 @@ def _cameras(ds: DatasetReader, i: int, row: dict[str, Any]) -> dict[str, Camera
     return out
 
 
-def _extras(row: dict[str, Any]) -> dict[str, Any]:
-    return {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in sorted(row.items())
-            if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
-
-
 def content_sha256(cols: dict[str, np.ndarray], cameras: dict[str, CameraRef]) -> str:
     """Hash of data columns (name, dtype, shape, bytes) and each camera's packets in its span."""
     h = hashlib.sha256()
@@ -189,11 +182,11 @@ def content_sha256(cols: dict[str, np.ndarray], cameras: dict[str, CameraRef]) -
 
 
 def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
-    """A raw demoforge episode (see demoforge.execute.schema)."""
+    """A raw demoforge episode (see demoforge.raw.schema)."""
     feats = ds.info.features
     missing = [k for k in (schema.STATE, schema.ACTION) if k not in feats]
     if missing:
-        raise BakeError(f"{ds.root}: raw demoforge dataset lacks features {missing} (see demoforge.execute.schema)")
+        raise BakeError(f"{ds.root}: raw demoforge dataset lacks features {missing} (see demoforge.raw.schema)")
     row, cols = _common(ds, i)
     q, gripper, names = _state_split(ds, cols)
     action = np.asarray(cols[schema.ACTION], dtype=np.float64)
@@ -201,7 +194,7 @@ def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> E
         raise BakeError(f"{ds.root}: {schema.ACTION!r} has {action.shape[1]} values, {schema.STATE!r} "
                         f"{q.shape[1] + 1}; the raw contract gives both as [arm..., gripper]")
     cameras = _cameras(ds, i, row)
-    extra = _extras(row)
+    extra = episode_extras(row)
     sim = cols.get(schema.SIM_STATE)
     poses = None
     if objects:
@@ -223,7 +216,7 @@ def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode
     row, cols = _common(ds, i)
     q, gripper, names = _state_split(ds, cols)
     cameras = _cameras(ds, i, row)
-    extra = _extras(row)
+    extra = episode_extras(row)
     return Episode(
         source=ds.root, index=i, reader="lerobot", fps=ds.info.fps, task=row["tasks"][0],
         time=np.arange(q.shape[0]) / ds.info.fps, q=q, gripper=gripper, joint_names=names,

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from demoforge.convert.episode import CAMERA_PREFIX
+from demoforge.dataset.keys import ACTION, STATE, camera_of
 
 MODALITY_PATH = "meta/modality.json"
-
-
-def view_name(key: str) -> str:
-    """'observation.images.front' -> 'front'."""
-    return key[len(CAMERA_PREFIX):] if key.startswith(CAMERA_PREFIX) else key
 
 
 def modality_json(state_parts: dict[str, tuple[int, int]], action_parts: dict[str, tuple[int, int]],
                   video_keys: list[str]) -> dict[str, Any]:
     """The modality.json object for one baked dataset."""
     return {
-        "state": {name: {"start": s, "end": e, "original_key": "observation.state"}
+        "state": {name: {"start": s, "end": e, "original_key": STATE}
                   for name, (s, e) in state_parts.items()},
-        "action": {name: {"start": s, "end": e, "original_key": "action"} for name, (s, e) in action_parts.items()},
-        "video": {view_name(k): {"original_key": k} for k in video_keys},
+        "action": {name: {"start": s, "end": e, "original_key": ACTION} for name, (s, e) in action_parts.items()},
+        "video": {camera_of(k): {"original_key": k} for k in video_keys},
         "annotation": {"human.task_description": {"original_key": "task_index"}},
     }

@@ -11,13 +11,13 @@ from typing import Any
 from demoforge.convert.conventions import (
     DEFAULT_CONVENTION, Projection, check_convention, command_names, project, stride_for,
 )
-from demoforge.convert.episode import CAMERA_PREFIX, BakeError, read_episode, read_law, source_kind
+from demoforge.convert.episode import BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
-from demoforge.dataset.assemble import EXTRA_PREFIX
+from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extra
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
-from demoforge.execute import schema
+from demoforge.raw import schema
 
 FORMATS = ("v3.0", "v2.1")
 
@@ -74,17 +74,12 @@ def _pick_cameras(available: list[str], cams: tuple[str, ...] | None, root: Path
         return tuple(available)
     out, unknown = [], []
     for cam in cams:
-        key = cam if cam.startswith(CAMERA_PREFIX) else CAMERA_PREFIX + cam
+        key = cam if cam.startswith(IMAGES_PREFIX) else image_key(cam)
         (out if key in available else unknown).append(key)
     if unknown:
-        views = [k[len(CAMERA_PREFIX):] if k.startswith(CAMERA_PREFIX) else k for k in available]
+        views = [camera_of(k) for k in available]
         raise BakeError(f"{root}: cameras {unknown} not found; it has {views}")
     return tuple(out)
-
-
-def _outcome(row: dict[str, Any]) -> str | None:
-    raw = row.get(EXTRA_PREFIX + "outcome")
-    return None if raw is None else json.loads(raw)
 
 
 def expand_sources(sources: list[str | Path], include_failures: bool) -> list[Path]:
@@ -141,7 +136,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     items = []
     for s, r in enumerate(readers):
         for i in r.episode_indices:
-            if wanted_outcome(_outcome(r.episode(i)), config.include_failures, where=f"{r.root}: episode {i}"):
+            if wanted_outcome(row_extra(r.episode(i), "outcome"), config.include_failures, where=f"{r.root}: episode {i}"):
                 items.append((s, i))
     if not items:
         raise BakeError("bake: no episodes to bake (all failures? pass --include-failures to bake them)")

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from demoforge.dataset.assemble import HISTOGRAM_PREFIX
+from demoforge.dataset.keys import HISTOGRAM_PREFIX
 from demoforge.dataset.layout import INFO_PATH, STATS_PATH
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.tables import write_parquet_atomic

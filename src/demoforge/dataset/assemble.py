@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from demoforge.dataset.depth import DepthCoding, depth_stats, is_depth
+from demoforge.dataset.keys import EXTRA_PREFIX, HISTOGRAM_PREFIX  # histograms: exact merged video stats
 from demoforge.dataset.layout import (
     DATA_PATH, EPISODES_PATH, STATS_KEYS, STATS_PATH, TASKS_PATH, VIDEO_PATH, DatasetInfo, Feature,
     write_json_atomic,
@@ -31,8 +32,6 @@ from demoforge.dataset.tables import tasks_table, write_parquet_atomic
 from demoforge.dataset.video import concat_segments
 from demoforge.errors import DatasetError
 
-EXTRA_PREFIX = "demoforge/"
-HISTOGRAM_PREFIX = "demoforge/pixel_histogram/"  # per-episode (3, 256) counts: exact merged video stats
 EPISODE_BATCH = 100  # episode rows per row group of meta/episodes (bounds finalize memory)
 
 

@@ -11,14 +11,13 @@ final while others are still being made).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
+from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
@@ -107,8 +106,7 @@ class DatasetMerger:
             tasks = row["tasks"]
             if len(tasks) != 1:
                 raise DatasetError(f"{reader.root}: episode {i} has tasks {tasks}; merge supports one task per episode")
-            extra = {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
-                     if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
+            extra = episode_extras(row)
             new = self._writer.add_episode(cols, task=tasks[0], extra=extra, encoded=encoded)
             self._mapping.append({"source": s, "episode_index": i, "merged_episode_index": new})
             if self._on_episode:

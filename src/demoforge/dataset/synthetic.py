@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset.keys import ACTION, STATE, image_key
 from demoforge.dataset.layout import Feature
 from demoforge.dataset.video import VideoSettings
 from demoforge.dataset.writer import DatasetWriter
@@ -18,9 +19,9 @@ TASKS = ("move the red square to the right", "move the blue square to the left")
 def synthetic_features(*, height: int = 96, width: int = 96, dof: int = 7) -> dict[str, Feature]:
     names = [f"joint_{i}" for i in range(dof)] + ["gripper"]
     return {
-        "observation.state": Feature("float32", (dof + 1,), names),
-        "action": Feature("float32", (dof + 1,), names),
-        "observation.images.front": Feature("video", (height, width, 3)),
+        STATE: Feature("float32", (dof + 1,), names),
+        ACTION: Feature("float32", (dof + 1,), names),
+        image_key("front"): Feature("video", (height, width, 3)),
     }
 
 
@@ -38,7 +39,7 @@ def synthetic_episode(rng: np.random.Generator, *, length: int, task_index: int,
         x = int((frac if task_index == 0 else 1 - frac) * (width - size))
         y = (height - size) // 2
         frames[k, y:y + size, x:x + size] = colour
-    return {"observation.state": path[:-1], "action": path[1:], "observation.images.front": frames}
+    return {STATE: path[:-1], ACTION: path[1:], image_key("front"): frames}
 
 
 def write_synthetic_dataset(root: str | Path, *, episodes: int = 4, length: int = 60, fps: int = 30, seed: int = 0,

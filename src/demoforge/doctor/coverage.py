@@ -22,17 +22,17 @@ from typing import Any
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, merge_datasets
+from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, read_info, write_json_atomic
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode, Planner
 from demoforge.doctor.coverage_run import execute, home_start, is_raw, raw_extras, raw_layout, raw_start
 from demoforge.doctor.episodes import joint_occupancy
-from demoforge.doctor.limits import STATE, resolve_limits
+from demoforge.doctor.limits import resolve_limits
 from demoforge.doctor.run import run_doctor
+from demoforge.raw.schema import CONTRACT_META
 
-ACTION = "action"
 TASK = "move the arm through joint ranges the dataset never visits"
-RAW_META = ("scenes", "vocab.json", "controller.json")  # meta/demoforge entries a raw dataset is read with
 NEW_SUFFIX = ".coverage-new"  # sibling of OUTPUT holding the new episodes until they are merged
 
 
@@ -170,7 +170,7 @@ def _stamp(out: Path, src: Path, report: CoverageReport, cfg: CoverageConfig) ->
     """meta/demoforge/coverage.json, merge.json's source roots made independent of where OUTPUT is,
     and a raw input's contract files (scenes, vocabulary, control law) so the output replays."""
     meta = out / DEMOFORGE_META_DIR
-    for name in RAW_META:
+    for name in CONTRACT_META:
         path = src / DEMOFORGE_META_DIR / name
         if path.is_dir():
             shutil.copytree(path, meta / name)

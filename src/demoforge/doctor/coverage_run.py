@@ -2,8 +2,8 @@
 
 Two kinds of input. A state/action dataset (observation.state, action only): every episode
 starts at home in an empty scene with the robot card's arm. A raw execute dataset
-(`demoforge.execute.schema`): coverage episode k starts from input episode k mod N, in that
-episode's rebuilt scene (`execute.replay.episode_scene`) at its first recorded state, and is
+(`demoforge.raw.schema`): coverage episode k starts from input episode k mod N, in that
+episode's rebuilt scene (`raw.replay.record_scene`) at its first recorded state, and is
 recorded with the execute recorder: sim.state, symbolic.state (the atoms, evaluated every
 tick), raw_command, and plan.operator / plan.phase = -1 (no operator runs: the schema's
 "none"). Either way the episodes run in the slots of one VecSimEnv at the dataset's fps.
@@ -11,20 +11,19 @@ tick), raw_command, and plan.operator / plan.phase = -1 (no operator runs: the s
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, DatasetInfo
+from demoforge.dataset.keys import ACTION, STATE
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
+from demoforge.raw import EpisodeRecord
+from demoforge.raw.schema import SIM_STATE, SYMBOLIC_STATE, read_vocab
 
-STATE, ACTION, SIM_STATE = "observation.state", "action", "sim.state"
 GRIPPER_OPEN = 0.0  # closedness commanded throughout: coverage moves the arm, it grasps nothing
-# Per-episode records taken from the source episode: what replay needs to rebuild the scene.
-SCENE_EXTRAS = ("problem", "env_package", "scene_draw", "randomization", "reset_state")
 
 
 def is_raw(info: DatasetInfo) -> bool:
@@ -40,13 +39,14 @@ class RawStart:
 
 
 def raw_start(root: Path, reader, episode: int) -> RawStart:
-    from demoforge.execute.replay import episode_scene, recorded_problem
+    from demoforge.raw.replay import record_scene
+    from demoforge.raw.scene import recorded_problem
     from demoforge.sim import restore
     from demoforge.symbolic.binding import bind_symbols
 
-    row = reader.episode(episode)
-    problem = recorded_problem(root, json.loads(row["demoforge/problem"]))
-    scene = episode_scene(root, episode)
+    record = EpisodeRecord.from_row(reader.episode(episode))
+    problem = recorded_problem(root, record.problem)
+    scene, _ = record_scene(problem, record, where=f"{root} episode {episode}")
     restore(scene.model, scene.data, reader.read_episode(episode, [SIM_STATE])[SIM_STATE][0])
     return RawStart(scene, bind_symbols(scene, problem.task, problem.params))
 
@@ -59,13 +59,10 @@ def home_start(card):
 
 def raw_layout(root: Path, info: DatasetInfo, card):
     """The input's RunLayout, read back from its features and meta/demoforge/vocab.json."""
-    from demoforge.execute.record import RunLayout
+    from demoforge.raw.layout import RunLayout
 
-    vocab_file = root / DEMOFORGE_META_DIR / "vocab.json"
-    if not vocab_file.is_file():
-        raise CoverageError(f"{vocab_file}: missing; a raw dataset needs it to extend plan.* columns")
-    vocab = json.loads(vocab_file.read_text())
-    layout = RunLayout(tuple(info.features["symbolic.state"].names), tuple(vocab["operators"]),
+    vocab = read_vocab(root, required=True)
+    layout = RunLayout(tuple(info.features[SYMBOLIC_STATE].names), tuple(vocab["operators"]),
                        tuple(vocab["phases"]), tuple(card.arm_joints), card.controller,
                        int(info.features[SIM_STATE].shape[0]), int(info.fps))
     user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
@@ -135,13 +132,8 @@ def _columns(recorder, rows: list) -> dict[str, np.ndarray]:
 
 def raw_extras(source_row: dict[str, Any], planned: PlannedEpisode, seed: int) -> dict[str, Any]:
     """The per-episode records of a coverage episode in a raw dataset."""
-    extra: dict[str, Any] = {}
-    for key, value in source_row.items():
-        if key.startswith("demoforge/") and not key.startswith("demoforge/hist") and value is not None:
-            name = key.removeprefix("demoforge/")
-            if name in SCENE_EXTRAS:
-                extra[name] = json.loads(value)
-    extra.update({"seed": {"run_seed": seed, "coverage_episode": planned.index}, "goal": [], "plan": [],
-                  "retries": [], "replans": {"count": 0, "why": []}, "outcome": None, "failure": None,
-                  "coverage": planned.to_json()})
-    return extra
+    source = EpisodeRecord.from_row(source_row)
+    # What replay needs to rebuild the source's scene is kept; nothing of its run is.
+    return EpisodeRecord(source.problem, {"run_seed": seed, "coverage_episode": planned.index}, source.scene_draw,
+                         source.env_package, source.reset_state, source.randomization,
+                         more={"coverage": planned.to_json()}).to_extras()

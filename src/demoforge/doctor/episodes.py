@@ -6,9 +6,9 @@ from collections import defaultdict
 
 import numpy as np
 
+from demoforge.dataset.keys import STATE
 from demoforge.doctor.context import Context, capped
 from demoforge.doctor.findings import Evidence, Finding
-from demoforge.doctor.scan import STATE
 
 MIN_EPISODES_FOR_OUTLIERS = 5
 

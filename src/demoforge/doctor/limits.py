@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset.keys import STATE
 from demoforge.dataset.layout import DatasetInfo
 from demoforge.errors import DemoforgeError
 
-STATE = "observation.state"
 BUILTIN_CARDS = ("panda",)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset.keys import ACTION, STATE
 from demoforge.doctor.findings import Finding
 from demoforge.doctor.registry import CHECKS, DoctorError
 from demoforge.doctor.run import DoctorResult
@@ -110,7 +111,7 @@ def trace_plots(result: DoctorResult) -> list[Plot]:
         ds = open_dataset(result.root)
     except DemoforgeError:
         return []
-    keys = [k for k in ("observation.state", "action") if k in ds.info.features]
+    keys = [k for k in (STATE, ACTION) if k in ds.info.features]
     plots = []
     for e in flagged_episodes(result):
         try:

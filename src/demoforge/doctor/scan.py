@@ -17,11 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import NUMERIC_DTYPES, DatasetInfo
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.limits import JointLimits
 
-STATE, ACTION = "observation.state", "action"
 
 
 @dataclass

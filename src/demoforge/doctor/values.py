@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from demoforge.dataset.keys import ACTION, OBSERVATION_PREFIX
 from demoforge.doctor.context import Context, capped
 from demoforge.doctor.findings import Evidence, Finding, jsonable
-from demoforge.doctor.scan import ACTION
 
 _STAT_KEYS = ("min", "max", "mean", "std")
 
@@ -41,7 +41,7 @@ def check_nonfinite(ctx: Context) -> list[Finding]:
 def policy_features(ctx: Context) -> list[str]:
     """Float features a policy normalizes: observation.* and action (not the raw sim state, commands, labels)."""
     return [k for k in ctx.scan.sums if ctx.info.features[k].dtype in ("float32", "float64")
-            and (k == "action" or k.startswith("observation."))]
+            and (k == ACTION or k.startswith(OBSERVATION_PREFIX))]
 
 
 def check_constant(ctx: Context) -> list[Finding]:

@@ -1,5 +1,6 @@
 """Environment packages: a problem's compiled scene profiles and sampled reset states, ready
-for execution (format in `demoforge.envs.package`)."""
+for execution (format in `demoforge.envs.package`); a problem's task scene (`scene`) and a
+physics randomization draw applied to it (`randomization`)."""
 
 from demoforge.envs.load import EnvPackage, EnvProblem, EnvProfile, load_env_package, open_profile, restore_reset
 from demoforge.envs.package import (

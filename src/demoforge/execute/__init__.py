@@ -6,8 +6,9 @@
     summary.successes, summary.failure_kinds(), summary.roots["success"]
 
 Modules: `problems` (inputs, per-episode seeds and start states), `vecenv` (VecSimEnv,
-SimTask), `runner` (the expert), `record` (the raw dataset rows, see `schema`),
-`generate` (shards, workers, merge, resume), `replay` (rebuild a recorded episode).
+SimTask), `runner` (the expert), `record` (the raw dataset rows, see `demoforge.raw.schema`),
+`generate` (shards, workers, merge, resume). Reading a raw dataset back (replay, the typed
+episode record, scene inputs) is `demoforge.raw`.
 """
 
 from demoforge.execute.generate import GenerateSummary, ProblemTally, generate, resolve_workers
@@ -21,7 +22,6 @@ from demoforge.execute.problems import (
     start_episode,
 )
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
-from demoforge.execute.replay import episode_scene, replay_states
 from demoforge.execute.runner import EpisodeResult, ExpertEpisode, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
 
@@ -29,6 +29,6 @@ __all__ = [
     "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertEpisode", "ExpertRunner",
     "GenerateSummary",
     "PddlEpisode", "Problem", "ProblemTally", "RunLayout", "RunnerSettings", "SimTask", "VecSimEnv",
-    "canonical_episodes", "episode_rngs", "episode_scene", "episode_seed", "generate", "goal_words",
-    "load_problems", "pddl_task", "replay_states", "resolve_workers", "run_layout", "start_episode",
+    "canonical_episodes", "episode_rngs", "episode_seed", "generate", "goal_words",
+    "load_problems", "pddl_task", "resolve_workers", "run_layout", "start_episode",
 ]

@@ -51,17 +51,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import mujoco
 
-import demoforge
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
-from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem, load_problems
-from demoforge.execute.record import RunLayout, run_layout, scene_inputs
+from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
+from demoforge.raw.layout import RunLayout, write_raw_meta
 
 RUN_SCHEMA = "demoforge.generate/1"
 MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
@@ -531,12 +529,4 @@ def _write_meta(root: Path, out: Path, problems: list[Problem], layout: RunLayou
         for src, shard in zip(merged["sources"], shards, strict=True):
             src["root"] = shard.relative_to(out).as_posix()
         write_json_atomic(merge_file, merged)
-    write_json_atomic(meta / schema.CONTROLLER_META, json.loads(layout.law.to_json()))
-    write_json_atomic(meta / schema.VOCAB_META, layout.vocab())
-    write_json_atomic(meta / "provenance.json", {
-        "stage": "execute", "demoforge_version": demoforge.__version__, "mujoco_version": mujoco.__version__,
-        "run": record, "fps": layout.fps, "sim_state_width": layout.n_state,
-    })
-    (meta / "scenes").mkdir(parents=True, exist_ok=True)
-    for p in problems:
-        write_json_atomic(meta / "scenes" / f"{p.name}.json", scene_inputs(p))
+    write_raw_meta(root, layout, problems, stage="execute", run=record)

@@ -1,6 +1,6 @@
 """What a run executes: problems (PDDL files or environment packages) and their episodes.
 
-A `Problem` is one PDDL problem with its scene sidecar and, when it came from an
+A `Problem` (`demoforge.raw.scene`) is one PDDL problem with its scene sidecar and, when it came from an
 environment package, the package's profiles and reset states. `start_episode(problem,
 run_seed, episode)` builds everything episode `episode` starts from: a compiled scene,
 its symbol binding, the reset state loaded into `scene.data`, and the JSON records of
@@ -22,13 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.envs import EnvProblem, load_env_package, open_profile, restore_reset
+from demoforge.envs import load_env_package, open_profile, restore_reset
 from demoforge.errors import DemoforgeError
-from demoforge.randomize.scene import draw_to_dict, sample_scene
 from demoforge.envs.scene import build_task_scene
+from demoforge.randomize.scene import draw_to_dict, sample_scene
+from demoforge.raw.scene import Problem
 from demoforge.sim import Scene
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
-from demoforge.tasks import SceneParams, Task, load_task, scene_from_json
+from demoforge.tasks import load_task, scene_from_json
 
 SIDECAR_SUFFIX = ".scene.json"
 STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an episode seed, in order
@@ -36,19 +37,6 @@ STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an e
 
 class ExecuteError(DemoforgeError):
     """A run cannot be set up or continued (bad inputs, a changed run folder)."""
-
-
-@dataclass(frozen=True, eq=False)
-class Problem:
-    """One problem a run executes."""
-
-    name: str  # PDDL problem name (unique within a run)
-    task: Task  # parsed problem
-    params: SceneParams  # its scene sidecar
-    problem_text: str  # PDDL problem text as read (recorded in meta/demoforge/scenes/)
-    source: str  # the file or package it came from
-    package: EnvProblem | None = None  # set when it came from an environment package
-    package_root: str | None = None  # that package's folder
 
 
 def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> list[Problem]:

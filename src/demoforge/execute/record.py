@@ -1,9 +1,9 @@
-"""Recording episodes per the raw dataset contract (`demoforge.execute.schema`).
+"""Recording episodes per the raw dataset contract (`demoforge.raw.schema`).
 
-`RunLayout` fixes, once per run, everything every shard must agree on: the atom names
-(sorted union over the run's problems), the operator and phase vocabularies, the arm,
-the control law and the physics-state width. `EpisodeRecorder` accumulates one episode's
-ticks (and drops a failed attempt's ticks when the runner restores a snapshot).
+`run_layout` builds a run's `RunLayout` (`demoforge.raw.layout`): the atom names (sorted
+union over the run's problems), the operator and phase vocabularies, the arm, the control
+law and the physics-state width. `EpisodeRecorder` accumulates one episode's ticks (and
+drops a failed attempt's ticks when the runner restores a snapshot).
 
 sim.state width: a dataset feature has one shape, and the writer refuses non-finite values,
 so a run's problems must share one MuJoCo state size (the same number of blocks, e.g. one
@@ -12,57 +12,20 @@ family per run); `run_layout` refuses a mix and names the sizes.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
 import numpy as np
 from pddl.logic.base import And
 from pddl.logic.predicates import Predicate
 
-from demoforge.dataset import Feature
-from demoforge.execute import schema
 from demoforge.execute.problems import ExecuteError, Problem
-from demoforge.sim import ControlLaw, Scene, gripper_closedness, snapshot, state_size
+from demoforge.raw import schema
+from demoforge.raw.layout import RunLayout
+from demoforge.sim import Scene, gripper_closedness, snapshot, state_size
 from demoforge.skills import PHASES
 from demoforge.symbolic import Binding
 from demoforge.symbolic.abstract import truth_of_samples
 from demoforge.symbolic.predicates import sample, stack_samples
 from demoforge.tasks import Task
 from demoforge.tasks.pddl_text import Atom, format_atom
-from demoforge.tasks.scene import scene_to_json
-
-SCENE_SCHEMA = "demoforge.execute.scene/1"
-
-
-@dataclass(frozen=True, eq=False)
-class RunLayout:
-    """What all episodes of a run share."""
-
-    atoms: tuple[str, ...]  # symbolic.state names, e.g. "(on a b)", sorted
-    operators: tuple[str, ...]  # plan.operator vocabulary, sorted
-    phases: tuple[str, ...]  # plan.phase vocabulary (skills.PHASES)
-    joint_names: tuple[str, ...]  # arm joints
-    law: ControlLaw  # the robot card's control law (joint_position)
-    n_state: int  # sim.state width: the problems' common state size
-    fps: int  # control and recording rate [Hz]
-
-    def __post_init__(self):
-        object.__setattr__(self, "_atom_col", {a: k for k, a in enumerate(self.atoms)})
-        object.__setattr__(self, "_op_col", {o: k for k, o in enumerate(self.operators)})
-
-    def atom_column(self, atom: Atom) -> int | None:
-        return self._atom_col.get(format_atom(atom))
-
-    def operator_index(self, name: str) -> int:
-        return self._op_col[name]
-
-    def features(self) -> dict[str, Feature]:
-        n = len(self.joint_names)
-        return schema.raw_features(n_arm=n, n_command=n, n_state=self.n_state, atoms=list(self.atoms),
-                                   joint_names=list(self.joint_names))
-
-    def vocab(self) -> dict:
-        return {"operators": list(self.operators), "phases": list(self.phases), "atoms": list(self.atoms)}
 
 
 def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
@@ -206,10 +169,3 @@ def goal_words(task: Task) -> str:
     if not atoms or any(a[0] not in _WORDS for a in atoms):
         return f"reach {task.index.goal_text}"
     return ", ".join(_WORDS[a[0]](*a[1:]) for a in atoms)
-
-
-def scene_inputs(problem: Problem) -> dict:
-    """meta/demoforge/scenes/<problem>.json: what rebuilds the problem's models with a draw."""
-    return {"schema": SCENE_SCHEMA, "problem": problem.name, "problem_pddl": problem.problem_text,
-            "domain_pddl": problem.task.domain_text, "domain_name": problem.task.domain_name,
-            "scene_sidecar": json.loads(scene_to_json(problem.params)), "source": problem.source}

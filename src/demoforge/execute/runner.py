@@ -26,6 +26,7 @@ from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
 from demoforge.randomize import RandomizationSpec
+from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import restore, snapshot
 from demoforge.skills import plan_skill, skill_context
 from demoforge.tasks import Step, apply, holds
@@ -62,13 +63,13 @@ class EpisodeResult:
     problem: str  # problem name
     episode: int  # index within the problem
     success: bool  # the goal holds in the final settled state
-    columns: dict[str, np.ndarray]  # per-tick features (execute.schema)
+    columns: dict[str, np.ndarray]  # per-tick features (raw.schema)
     task: str  # task string (the goal in words)
-    extra: dict  # per-episode records (execute.schema.EPISODE_EXTRAS)
+    extra: dict  # per-episode records (`EpisodeRecord.to_extras()`)
 
     @property
     def failure_kind(self) -> str | None:
-        return None if self.success else self.extra["failure"]["kind"]
+        return None if self.success else FailureKind(self.extra["failure"]["kind"]).value
 
 
 # A skill's own failure kinds mapped onto the episode cause kinds of the schema.
@@ -116,7 +117,7 @@ class ExpertEpisode:
         self.t = 0  # tick within plan (then settle ticks)
         self.pre = None  # (snapshot, frames, atoms) before the current step
         self.op = -1
-        self.outcome: tuple[bool, dict | None] | None = None
+        self.outcome: tuple[bool, FailureCause | None] | None = None
         self.settle_ticks = round(runner.settings.settle_s * runner.settings.control_hz)
         self.hold = (self.scene.data.ctrl[self.scene.robot.arm_actuators].copy(), self._gripper_now())
         self._begin()
@@ -264,9 +265,8 @@ class ExpertEpisode:
 
     def _fail(self, step: Step | None, k: int, predicate: str | None, kind: str, message: str) -> None:
         self.plan = None
-        self.outcome = (False, {"skill": None if step is None else step.action,
-                                "args": None if step is None else list(step.args), "step": k,
-                                "predicate": predicate, "kind": kind, "message": message})
+        self.outcome = (False, FailureCause(FailureKind(kind), message, None if step is None else step.action,
+                                            None if step is None else tuple(step.args), k, predicate))
 
     def timeout(self) -> None:
         step = self.steps[self.k] if self.k < len(self.steps) else None
@@ -277,19 +277,15 @@ class ExpertEpisode:
         if self.rec.length == 0:  # failed before any tick: one frame of the reset state
             q, g, _, _ = self.command()
             self.rec.record(self.ep.atoms(), q, g, -1, -1)
-        extra = dict(self.ep.start.records)
-        extra.update({
-            "problem": self.problem.name,
-            "randomization": self.r.env.randomization_draws[self.i],
-            "goal": [format_atom(a) for a in goal_atoms(self.task)],
-            "plan": self.executed,
-            "retries": self.retries,
-            "replans": {"count": len(self.replans), "why": self.replans},
-            "outcome": "success" if ok else "failure",
-            "failure": failure,
-        })
+        start = self.ep.start.records
+        record = EpisodeRecord(
+            self.problem.name, start["seed"], start["scene_draw"], start["env_package"], start["reset_state"],
+            randomization=self.r.env.randomization_draws[self.i],
+            goal=tuple(format_atom(a) for a in goal_atoms(self.task)), plan=tuple(self.executed),
+            retries=tuple(self.retries), replans={"count": len(self.replans), "why": self.replans},
+            outcome="success" if ok else "failure", failure=failure)
         return EpisodeResult(self.problem.name, self.ep.start.episode, ok, self.rec.columns(),
-                             goal_words(self.task), extra)
+                             goal_words(self.task), record.to_extras())
 
 
 class ExpertRunner:

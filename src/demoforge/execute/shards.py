@@ -11,14 +11,13 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from demoforge.execute import schema
-
 from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.execute.problems import ExecuteError
-from demoforge.execute.record import RunLayout
 from demoforge.execute.runner import EpisodeResult
+from demoforge.raw import EpisodeRecord, FailureCause, schema
+from demoforge.raw.layout import RunLayout
 
 SPLITS = ("success", "failure")
 
@@ -99,15 +98,10 @@ class ShardWriters:
 
     def _bind_recorder(self, result: EpisodeResult):
         """The camera recorder set to this episode's scene and look draw."""
-        from demoforge.envs.scene import build_task_scene
-        from demoforge.execute.randomization import apply_draw
-        from demoforge.randomize.scene import draw_from_dict
+        from demoforge.raw.replay import record_scene
         from demoforge.render import CameraRecorder, draw_look, load_look, look_seed, look_targets
 
-        problem = self.problems[result.problem]
-        scene, _ = build_task_scene(problem.task, problem.params, draw_from_dict(result.extra["scene_draw"]))
-        if result.extra.get("randomization") is not None:
-            scene = apply_draw(scene, result.extra["randomization"])
+        scene, _ = record_scene(self.problems[result.problem], EpisodeRecord.from_extras(result.extra))
         look = load_look(self.videos.look)
         seed = self.videos.seed ^ zlib.crc32(result.problem.encode())
         draw = draw_look(look, look_seed(seed, look.name, result.episode, 0), look_targets(scene))
@@ -140,5 +134,5 @@ def tally_of(w: ShardWriters) -> ProblemTally:
     for split, writer in w.writers.items():
         for extra in writer.episode_extras():
             failure = extra.get("failure")
-            t.add(split == "success", None if failure is None else failure.get("kind"))
+            t.add(split == "success", None if failure is None else FailureCause.from_json(failure).kind.value)
     return t

@@ -19,21 +19,19 @@ lerobot declares texts; it has no statistics). Frames before the first plan step
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, EncodedVideo, Feature, open_dataset
+from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras, image_key, row_extra
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES
 from demoforge.pipeline.config import PipelineError
 
 ACTION_KEY = "goal.action"
 POSITION_KEY = "goal.position"
 CAMERA = "front"
-EXTRA_PREFIX = "demoforge/"
-HISTOGRAM_PREFIX = "demoforge/pixel_histogram/"
 # Operator words: the first argument is the block the operator moves (the target).
 _WORDS: dict[str, Callable[..., str]] = {
     "pick-up": lambda b, *r: f"pick {b}",
@@ -66,19 +64,19 @@ def frame_steps(plan: list[dict], length: int) -> list[dict | None]:
 
 def episode_goals(root: Path, episode: int, row: dict, width: int, height: int) -> tuple[list[str], np.ndarray]:
     """goal.action texts and goal.position pixels (T, 2) float32 of one episode."""
-    from demoforge.execute import episode_scene, replay_states
+    from demoforge.raw.replay import episode_scene, replay_states
     from demoforge.render import look_scene
     from demoforge.sim.cameras import intrinsics, project, world_T_camera
 
     scene = episode_scene(root, episode)
-    look = row.get(EXTRA_PREFIX + "look")
+    look = row_extra(row, "look")
     if look is not None:
-        scene = look_scene(scene, json.loads(look))
+        scene = look_scene(scene, look)
     if CAMERA not in scene.cameras:
         raise PipelineError(f"{root} episode {episode}: the scene has no {CAMERA!r} camera")
     cam = scene.cameras[CAMERA]
     intr = intrinsics(scene.model, cam, width, height)
-    plan = json.loads(row[EXTRA_PREFIX + "plan"]) if row.get(EXTRA_PREFIX + "plan") else []
+    plan = row_extra(row, "plan") or []
     steps = frame_steps(plan, int(row["length"]))
     actions, positions = [], []
     for t, sc in enumerate(replay_states(root, episode, scene)):
@@ -99,7 +97,7 @@ def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str
     source, out = Path(source), Path(out)
     reader = open_dataset(source)
     user = {k: f for k, f in reader.info.features.items() if k not in INDEX_FEATURE_NAMES}
-    camera_key = f"observation.images.{CAMERA}"
+    camera_key = image_key(CAMERA)
     has_camera = camera_key in reader.info.video_keys
     features = dict(user)
     if has_camera:
@@ -123,7 +121,6 @@ def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str
                                        histogram=None if row.get(HISTOGRAM_PREFIX + k) is None
                                        else np.asarray(row[HISTOGRAM_PREFIX + k]))
                        for k in reader.info.video_keys}
-            extra = {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
-                     if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
+            extra = episode_extras(row)
             wr.add_episode(cols, task=row["tasks"][0], extra=extra, encoded=encoded)
     return {"annotated": has_camera, "episodes": reader.num_episodes}

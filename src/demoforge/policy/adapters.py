@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset.keys import row_extra
 from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, PolicySpaces
 
 
@@ -74,15 +74,15 @@ class ReplayPolicy:
 
     def __init__(self, root: str | Path, n_action: int | None = None):
         from demoforge.dataset import open_dataset
-        from demoforge.execute import schema
+        from demoforge.raw import schema
 
         self.root = Path(root)
         self.reader = open_dataset(self.root)
         self._schema = schema
         self.index: dict[tuple[str, int], int] = {}
         for row in self.reader.iter_episodes():
-            problem = _json(row.get("demoforge/problem"))
-            seed = _json(row.get("demoforge/seed")) or {}
+            problem = row_extra(row, "problem")
+            seed = row_extra(row, "seed", {})
             if problem is None or "episode" not in seed:
                 raise PolicyError(f"{self.root} episode {row['episode_index']}: no demoforge/problem or seed record; "
                                   "replay needs a demoforge dataset")
@@ -169,10 +169,6 @@ class ExpertPolicy:
             out[i, :-1], out[i, -1] = q, g
             self._stepped.add(i)
         return out
-
-
-def _json(raw):
-    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def _entry_point(spec: str, kwargs: dict) -> Policy:

@@ -12,26 +12,20 @@ records `demoforge/eval_source` = {root, episode}.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from demoforge.dataset import open_dataset
-from demoforge.envs.scene import build_task_scene
-from demoforge.execute import schema
-from demoforge.execute.problems import EpisodeStart, Problem, episode_rngs
-from demoforge.execute.randomization import apply_draw
+from demoforge.dataset.keys import row_extra
+from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
-from demoforge.execute.replay import recorded_problem
 from demoforge.execute.vecenv import PddlEpisode, SimTask
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
-from demoforge.randomize.scene import draw_from_dict
+from demoforge.raw import EpisodeRecord, RawError, schema
+from demoforge.raw.replay import record_scene
+from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import restore
 from demoforge.tasks import holds
-
-
-def _json(raw):
-    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None, *,
@@ -40,26 +34,24 @@ def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None,
     start carries the episode's seed streams and records; `index`, when given, replaces the
     start's episode index so a client can tell its runs apart)."""
     reader = open_dataset(root)
-    row = reader.episode(k)
-    name, seed = _json(row.get("demoforge/problem")), _json(row.get("demoforge/seed"))
-    if name is None or seed is None:
-        raise PolicyError(f"{root} episode {k}: no demoforge/problem or seed record; not a demoforge dataset")
+    try:
+        record = EpisodeRecord.from_row(reader.episode(k))
+    except RawError as exc:
+        raise PolicyError(f"{root} {exc}") from None
+    name, seed = record.problem, record.seed
     problem = recorded_problem(root, name, cache)
-    draw = draw_from_dict(_json(row["demoforge/scene_draw"]), file=f"{root} episode {k}")
-    scene, binding = build_task_scene(problem.task, problem.params, draw)
-    randomization = _json(row.get("demoforge/randomization"))
-    if randomization is not None:
-        scene = apply_draw(scene, randomization)
+    scene, binding = record_scene(problem, record, where=f"{root} episode {k}")
     states = reader.read_episode(k, [schema.SIM_STATE])[schema.SIM_STATE]
     if not 0 <= tick < len(states):
         raise PolicyError(f"{root} episode {k}: tick {tick} outside 0..{len(states) - 1}")
     restore(scene.model, scene.data, states[tick])
-    records = {key: _json(row.get(f"demoforge/{key}")) for key in ("seed", "env_package", "scene_draw", "reset_state")}
+    records = {"seed": seed, "env_package": record.env_package, "scene_draw": record.scene_draw,
+               "reset_state": record.reset_state}
     rngs = episode_rngs(int(seed["run_seed"]), name, int(seed["episode"]))
     episode = int(seed["episode"]) if index is None else index
     ep = PddlEpisode(EpisodeStart(problem, episode, scene, binding, rngs, records))
     ep.source = {"root": str(root), "episode": int(k), "tick": int(tick)}
-    ep.randomization = randomization
+    ep.randomization = record.randomization
     return ep
 
 
@@ -90,7 +82,7 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
     if unknown or not indices:
         raise PolicyError(f"{root}: episodes {unknown or indices} not available; it has {reader.num_episodes}")
     cache: dict = {}
-    problems = [recorded_problem(root, _json(reader.episode(k)["demoforge/problem"]), cache) for k in indices]
+    problems = [recorded_problem(root, row_extra(reader.episode(k), "problem"), cache) for k in indices]
     layout = run_layout(list({p.name: p for p in problems}.values()), fps=reader.info.fps)
     tasks = [recorded_task(root, k, 0, p, max_ticks=settings.max_ticks, cache=cache)
              for k, p in zip(indices, problems, strict=True)]

@@ -15,27 +15,24 @@ OUT/summary.json.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, open_dataset
+from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import write_json_atomic
-from demoforge.execute import schema
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import VecSimEnv
-from demoforge.policy.evaluate import recorded_problem, recorded_start, recorded_task
+from demoforge.policy.evaluate import recorded_start, recorded_task
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
+from demoforge.raw import schema
+from demoforge.raw.scene import recorded_problem
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
 from demoforge.tasks.planning import FallbackPlanner
-
-
-def _json(raw):
-    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def failure_tick(root: Path, k: int, *, plan_budget_s: float = 1.0, cache: dict | None = None) -> int | None:
@@ -64,9 +61,9 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
     failed, unreachable, starts = [], [], []
     for row in reader.iter_episodes():
         k = int(row["episode_index"])
-        ok = _json(row.get("demoforge/success"))
+        ok = row_extra(row, "success")
         if ok is None:
-            ok = _json(row.get("demoforge/outcome")) == "success"
+            ok = row_extra(row, "outcome") == "success"
         if ok:
             continue
         failed.append(k)
@@ -74,7 +71,7 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
         if tick is None:
             unreachable.append(k)
         else:
-            starts.append((k, tick, _json(row.get("demoforge/problem")), _json(row.get("demoforge/policy"))))
+            starts.append((k, tick, row_extra(row, "problem"), row_extra(row, "policy")))
     out.mkdir(parents=True, exist_ok=True)
     problems = [recorded_problem(root, name, cache) for _, _, name, _ in starts]
     expert_failed: list[dict] = []
@@ -101,7 +98,7 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
                 k, tick, _, policy = starts[nxt]
                 ctx_source = {"source": str(root), "episode": k, "tick": tick, "policy": policy}
                 if r.success:
-                    r.extra["randomization"] = _json(reader.episode(k).get("demoforge/randomization"))
+                    r.extra["randomization"] = row_extra(reader.episode(k), "randomization")
                     r.extra["relabel"] = ctx_source
                     writer.add_episode(r.columns, task=r.task, extra=r.extra)
                     written += 1

@@ -27,10 +27,12 @@ import mujoco
 import numpy as np
 
 from demoforge.dataset import open_dataset
+from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
-from demoforge.execute import episode_scene, schema
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import Assist, apply_assist
+from demoforge.raw import schema
+from demoforge.raw.replay import episode_scene
 from demoforge.sim import ControlLaw, control_step, gripper_closedness, restore, snapshot
 
 
@@ -72,8 +74,7 @@ def _law(root: Path) -> ControlLaw:
 
 
 def _assist(row: dict) -> Assist | None:
-    raw = row.get("demoforge/assist")
-    raw = json.loads(raw) if isinstance(raw, str) else raw
+    raw = row_extra(row, "assist")
     return None if raw is None else Assist(**raw)
 
 

@@ -25,7 +25,6 @@ the same way.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,12 +32,10 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-import demoforge
 from demoforge.dataset import DatasetWriter, Feature
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
-from demoforge.execute import schema
-from demoforge.execute.problems import Problem
-from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words, run_layout, scene_inputs
+from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
+from demoforge.dataset.layout import write_json_atomic
+from demoforge.execute.record import EpisodeRecorder, goal_atoms, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
 from demoforge.policy.protocol import (
@@ -50,6 +47,9 @@ from demoforge.policy.protocol import (
     check_spaces,
     env_spaces,
 )
+from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
+from demoforge.raw.layout import RunLayout, write_raw_meta
+from demoforge.raw.scene import Problem
 from demoforge.tasks.pddl_text import format_atom
 
 
@@ -103,15 +103,12 @@ def apply_assist(scene, assist: Assist | None, tick: int) -> None:
     scene.data.xfrc_applied[bodies, 2] = assist.value(tick) * weight
 
 
-IMAGE_PREFIX = "observation.images."
-
-
 def image_spaces(policy_obs: dict, cameras: list[str]) -> dict[str, tuple]:
     """The image observations the env offers: every scene camera, at the size the policy asks
     for when that is a valid (H, W, 3) with even H and W (video), else an ("H", "W", 3) placeholder."""
     out = {}
     for c in cameras:
-        key = IMAGE_PREFIX + c
+        key = image_key(c)
         want = tuple(policy_obs.get(key, ()))
         ok = len(want) == 3 and want[2] == 3 and all(isinstance(v, int) and v > 0 and v % 2 == 0 for v in want[:2])
         out[key] = want if ok else ("H even", "W even", 3)
@@ -144,7 +141,7 @@ class _Episode:
         """This tick's frames (also kept for the recording)."""
         out = {}
         for key in self.images:
-            frame = self.rig.rgb(self.ctx.scene.data, key[len(IMAGE_PREFIX):])
+            frame = self.rig.rgb(self.ctx.scene.data, camera_of(key))
             self.frames[key].append(frame)
             out[key] = frame
         return out
@@ -171,13 +168,13 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     if hasattr(policy, "bind_action_width"):
         policy.bind_action_width(env_sp.action[0])
     images: dict[str, tuple] = {}
-    if any(k.startswith(IMAGE_PREFIX) for k in policy.spaces.observation):
+    if any(k.startswith(IMAGES_PREFIX) for k in policy.spaces.observation):
         from demoforge.execute.problems import start_layout_scene
 
         cameras = sorted(start_layout_scene(problems[0])[0].cameras)
         offered = image_spaces(dict(policy.spaces.observation), cameras)
         env_sp = PolicySpaces({**env_sp.observation, **offered}, env_sp.action)
-        images = {k: tuple(v) for k, v in policy.spaces.observation.items() if k.startswith(IMAGE_PREFIX)}
+        images = {k: tuple(v) for k, v in policy.spaces.observation.items() if k.startswith(IMAGES_PREFIX)}
     check_spaces(policy.spaces, env_sp, where=f"policy {spec!r}")
     if len(set(images.values())) > 1:
         raise PolicyError(f"policy {spec!r}: image observations {images} must share one size")
@@ -213,17 +210,15 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
                                                         warmup=settings.warmup, horizon=settings.horizon),
                    "end": how}
         metrics["full_completion"] = metrics["completion_ratio"] >= 1.0
-        record = dict(ep.ctx.start.records)
-        record.update({
-            "problem": problem.name, "randomization": ep.draw,
-            "goal": [format_atom(a) for a in goal], "plan": [], "retries": [], "replans": {"count": 0, "why": []},
-            "outcome": "success" if success else "failure",
-            "failure": None if success else {"skill": None, "step": None, "predicate": None,
-                                             "kind": "physics" if how == "dropped" else "timeout",
-                                             "message": f"policy episode ended: {how}"},
-            "assist": None if settings.assist is None else asdict(settings.assist),
-            "policy": spec, **metrics,
-        })
+        start = ep.ctx.start.records
+        failure = None if success else FailureCause(FailureKind.PHYSICS if how == "dropped" else FailureKind.TIMEOUT,
+                                                    f"policy episode ended: {how}")
+        record = EpisodeRecord(
+            problem.name, start["seed"], start["scene_draw"], start["env_package"], start["reset_state"],
+            randomization=ep.draw, goal=tuple(format_atom(a) for a in goal),
+            outcome="success" if success else "failure", failure=failure,
+            more={"assist": None if settings.assist is None else asdict(settings.assist), "policy": spec, **metrics},
+        ).to_extras()
         if extra is not None:
             record.update(extra(problem, ep.ctx))
         pending[order[ep.ident]] = (ep.columns(), goal_words(problem.task), record, problem.name, metrics)
@@ -292,15 +287,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
 
 def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict, *, stage: str = "rollout") -> None:
     """meta/demoforge files of a raw execute dataset (controller, vocab, provenance, scenes)."""
-    meta = root / DEMOFORGE_META_DIR
-    write_json_atomic(meta / schema.CONTROLLER_META, json.loads(layout.law.to_json()))
-    write_json_atomic(meta / schema.VOCAB_META, layout.vocab())
-    write_json_atomic(meta / "provenance.json", {"stage": stage, "demoforge_version": demoforge.__version__,
-                                                 "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
-                                                 "sim_state_width": layout.n_state})
-    (meta / "scenes").mkdir(parents=True, exist_ok=True)
-    for p in {p.name: p for p in problems}.values():
-        write_json_atomic(meta / "scenes" / f"{p.name}.json", scene_inputs(p))
+    write_raw_meta(root, layout, problems, stage=stage, run=run)
 
 
 def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,

@@ -22,11 +22,11 @@ import numpy as np
 
 from demoforge.dataset import Feature
 from demoforge.render.apply import look_scene
+from demoforge.dataset.keys import image_key
 from demoforge.render.canvas import Canvas
 from demoforge.render.look import LookError
 from demoforge.sim import Scene, restore
 
-IMAGE_PREFIX = "observation.images."
 LOOK_EXTRA = "look"  # per-episode column demoforge/look: the look draw
 DEPTH_SUFFIX = "_depth"
 DEPTH_RANGE_M = (0.01, 10.0)  # depth video code range [m] (lerobot's defaults)
@@ -36,7 +36,7 @@ SEGMENTATION_SUFFIX = "_segmentation"
 def camera_key(camera: str, kind: str = "rgb") -> str:
     """Feature name of one camera stream: observation.images.<camera>[_depth|_segmentation]."""
     suffix = {"rgb": "", "depth": DEPTH_SUFFIX, "segmentation": SEGMENTATION_SUFFIX}[kind]
-    return f"{IMAGE_PREFIX}{camera}{suffix}"
+    return image_key(camera + suffix)
 
 
 def segmentation_colour(body: int) -> tuple[int, int, int]:

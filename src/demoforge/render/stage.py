@@ -1,7 +1,7 @@
 """The render stage: a raw dataset in, a new dataset with camera videos out.
 
 For every source episode, every look and every copy of it, the episode's model is rebuilt
-(`demoforge.execute.episode_scene`), a look draw is made (`sample.draw_look`, seeded by run
+(`demoforge.raw.replay.episode_scene`), a look draw is made (`sample.draw_look`, seeded by run
 seed, look name, source episode and copy), the recorded physics states are set tick by tick
 (`replay_states`, no stepping) and the cameras are drawn. The output holds the source's
 columns and episode records plus `observation.images.<camera>` videos (and `_depth`,
@@ -31,15 +31,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from demoforge.dataset import DatasetWriter, VideoSettings, merge_datasets, open_dataset
-from demoforge.dataset.assemble import EXTRA_PREFIX, HISTOGRAM_PREFIX
+from demoforge.dataset.keys import episode_extras, extra_column
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.dataset.writer import STAGING_DIR
-from demoforge.execute import episode_scene, replay_states
 from demoforge.render.apply import look_targets
 from demoforge.render.canvas import Canvas, blank_model
 from demoforge.render.look import Look, LookError, load_look
 from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
+from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render.writer_thread import WriterThread
 
 RENDER_META = "render.json"
@@ -134,11 +134,6 @@ def _shards(items: list, workers: int) -> list[list]:
     return [s for s in out + [current] if s]
 
 
-def _source_extras(row: dict) -> dict:
-    return {k[len(EXTRA_PREFIX):]: json.loads(v) for k, v in row.items()
-            if k.startswith(EXTRA_PREFIX) and not k.startswith(HISTOGRAM_PREFIX) and v is not None}
-
-
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there."""
     if (root / INFO_PATH).is_file():
@@ -187,7 +182,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             for t, _ in enumerate(replay_states(source, episode, recorder.scene)):
                 frame = {**{key: columns[key][t] for key in data_keys}, **recorder.render()}
                 lane.put(functools.partial(writer.add_frame, frame, task=task))
-            extra = {**_source_extras(row), LOOK_EXTRA: draw,
+            extra = {**episode_extras(row), LOOK_EXTRA: draw,
                      SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
             lane.put(functools.partial(writer.save_episode, extra=extra))
         lane.join()
@@ -213,8 +208,8 @@ def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
                         "dataset (render its source again to add cameras)")
     names = open_dataset(source).episodes_table.column_names
     for name in (LOOK_EXTRA, SOURCE_EXTRA):
-        if EXTRA_PREFIX + name in names:
-            raise LookError(f"{source}: episodes already carry {EXTRA_PREFIX}{name}; render the raw source instead")
+        if extra_column(name) in names:
+            raise LookError(f"{source}: episodes already carry {extra_column(name)}; render the raw source instead")
     if out.resolve() == source.resolve() or source.resolve() in out.resolve().parents:
         raise LookError(f"--out {out}: must be a new folder outside the source {source}")
 

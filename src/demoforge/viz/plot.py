@@ -10,18 +10,14 @@ outcome in the title. Needs matplotlib (demoforge[report]).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from demoforge.dataset import open_dataset
-from demoforge.dataset.layout import DEMOFORGE_META_DIR
+from demoforge.dataset.keys import ACTION, STATE, row_extra
+from demoforge.raw.schema import OPERATOR, PHASE, SYMBOLIC_STATE, read_vocab
 from demoforge.viz.tiles import VizError
-
-
-def _json(raw):
-    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 100) -> Path:
@@ -37,21 +33,19 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
     if episode not in reader.episode_indices:
         raise VizError(f"{root}: no episode {episode}; it has 0..{reader.num_episodes - 1}")
     feats = reader.info.features
-    cols = reader.read_episode(episode, [c for c in ("observation.state", "action", "symbolic.state", "plan.operator",
-                                                     "plan.phase") if c in feats])
+    cols = reader.read_episode(episode, [c for c in (STATE, ACTION, SYMBOLIC_STATE, OPERATOR, PHASE) if c in feats])
     row = reader.episode(episode)
-    vocab_file = root / DEMOFORGE_META_DIR / "vocab.json"
-    vocab = json.loads(vocab_file.read_text()) if vocab_file.is_file() else {}
-    goal = _json(row.get("demoforge/goal")) or []
-    outcome = _json(row.get("demoforge/success"))
+    vocab = read_vocab(root) or {}
+    goal = row_extra(row, "goal", [])
+    outcome = row_extra(row, "success")
     if outcome is None:
-        outcome = _json(row.get("demoforge/outcome"))
+        outcome = row_extra(row, "outcome")
     n = int(row["length"])
     t = np.arange(n)
-    panels = [p for p in ("arm", "gripper", "labels", "atoms") if p != "atoms" or "symbolic.state" in cols]
+    panels = [p for p in ("arm", "gripper", "labels", "atoms") if p != "atoms" or SYMBOLIC_STATE in cols]
     fig, axes = plt.subplots(len(panels), 1, figsize=(11, 2.6 * len(panels)), sharex=True, squeeze=False)
     axes = dict(zip(panels, axes[:, 0], strict=True))
-    state, action = cols.get("observation.state"), cols.get("action")
+    state, action = cols.get(STATE), cols.get(ACTION)
     ax = axes["arm"]
     for j in range(state.shape[1] - 1):
         line, = ax.plot(t, state[:, j], lw=1, label=f"q{j}")
@@ -66,7 +60,7 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
     ax.set_ylabel("gripper [0..1]")
     ax.legend(fontsize=7)
     ax = axes["labels"]
-    for key, names in (("plan.operator", vocab.get("operators", [])), ("plan.phase", vocab.get("phases", []))):
+    for key, names in ((OPERATOR, vocab.get("operators", [])), (PHASE, vocab.get("phases", []))):
         if key in cols:
             v = cols[key].reshape(-1)
             used = sorted(set(v.tolist()))
@@ -76,8 +70,8 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
     ax.legend(fontsize=7)
     goal_frac = None
     if "atoms" in axes:
-        atoms = vocab.get("atoms") or feats["symbolic.state"].names or []
-        sym = cols["symbolic.state"].astype(float)
+        atoms = vocab.get("atoms") or feats[SYMBOLIC_STATE].names or []
+        sym = cols[SYMBOLIC_STATE].astype(float)
         keep = np.flatnonzero(sym.any(axis=0) | np.isin(np.array(atoms, dtype=object), goal)) if atoms else \
             np.arange(sym.shape[1])
         ax = axes["atoms"]
@@ -87,7 +81,7 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
         ax.set_ylabel("atoms true")
         gcols = [atoms.index(g) for g in goal if g in atoms]
         if gcols:
-            goal_frac = cols["symbolic.state"][:, gcols].mean(axis=1)
+            goal_frac = cols[SYMBOLIC_STATE][:, gcols].mean(axis=1)
             ax2 = axes["labels"].twinx()
             ax2.plot(t, goal_frac, color="green", lw=2, label="goal atoms true")
             ax2.set_ylim(-0.05, 1.05)

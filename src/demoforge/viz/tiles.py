@@ -10,7 +10,6 @@ stage's body colours. Depth grey spans the frame's 1st..99th percentile, near br
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +18,12 @@ import av
 import numpy as np
 
 from demoforge.dataset import open_dataset
-from demoforge.dataset.layout import DEMOFORGE_META_DIR
+from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.errors import DemoforgeError
+from demoforge.raw.schema import OPERATOR, PHASE, read_vocab
 from demoforge.viz.text import burn_text
 
 KINDS = ("rgb", "depth", "segmentation")
-PREFIX = "observation.images."
 
 
 class VizError(DemoforgeError):
@@ -44,12 +43,11 @@ class TileSettings:
 
 
 def _labels(root: Path, reader, k: int) -> list[str]:
-    cols = reader.read_episode(k, [c for c in ("plan.operator", "plan.phase") if c in reader.info.features])
-    vocab_file = root / DEMOFORGE_META_DIR / "vocab.json"
-    vocab = json.loads(vocab_file.read_text()) if vocab_file.is_file() else {"operators": [], "phases": []}
+    cols = reader.read_episode(k, [c for c in (OPERATOR, PHASE) if c in reader.info.features])
+    vocab = read_vocab(root) or {}
     n = reader.episode(k)["length"]
-    ops = cols.get("plan.operator", np.full((n, 1), -1)).reshape(-1)
-    phs = cols.get("plan.phase", np.full((n, 1), -1)).reshape(-1)
+    ops = cols.get(OPERATOR, np.full((n, 1), -1)).reshape(-1)
+    phs = cols.get(PHASE, np.full((n, 1), -1)).reshape(-1)
 
     def name(names, i):
         return names[i] if 0 <= i < len(names) else "-"
@@ -74,18 +72,18 @@ class _Frames:
 
     def __init__(self, root: Path, reader, k: int, s: TileSettings):
         self.root, self.reader, self.k, self.s = root, reader, k, s
-        videos = sorted(f[len(PREFIX):] for f, spec in reader.info.features.items()
-                        if f.startswith(PREFIX) and spec.dtype == "video")
+        videos = sorted(camera_of(f) for f, spec in reader.info.features.items()
+                        if f.startswith(IMAGES_PREFIX) and spec.dtype == "video")
         self.from_video = bool(videos)
         if self.from_video:
             streams = {}
             for v in videos:
                 kind = "depth" if v.endswith("_depth") else "segmentation" if v.endswith("_segmentation") else "rgb"
                 cam = v.removesuffix("_depth").removesuffix("_segmentation")
-                streams[(kind, cam)] = PREFIX + v
+                streams[(kind, cam)] = image_key(v)
             cams = sorted({c for _, c in streams})
         else:
-            from demoforge.execute import episode_scene
+            from demoforge.raw.replay import episode_scene
 
             self.scene = episode_scene(root, k)
             cams = sorted(self.scene.cameras, key=self.scene.cameras.get)
@@ -107,7 +105,7 @@ class _Frames:
             for j, t in enumerate(ticks):
                 yield t, {key: (_depth_rgb(f[j]) if key[0] == "depth" else f[j]) for key, f in decoded.items()}
             return
-        from demoforge.execute import replay_states
+        from demoforge.raw.replay import replay_states
         from demoforge.render.recorder import segmentation_colour
         from demoforge.sim import CameraRig
 

@@ -18,18 +18,22 @@ Per-tick features (data parquet columns):
 
 The task string of an episode is its PDDL goal rendered in words (and the goal atoms are
 in the episode record). Per-episode records live in the episodes parquet as extra
-columns `demoforge/<name>` holding JSON (see `EPISODE_EXTRAS`). Dataset-level files in
-meta/demoforge/: `controller.json` (the control law), `vocab.json` (operator and phase
-names), `provenance.json`, and per problem the scene inputs needed to rebuild the model
-(`scenes/<problem>.json`: PDDL problem text, domain name, scene sidecar).
+columns `demoforge/<name>` holding JSON: `demoforge.raw.episode.EpisodeRecord` is their
+typed form. Dataset-level files in meta/demoforge/: `controller.json` (the control law),
+`vocab.json` (operator and phase names), `provenance.json`, and per problem the scene
+inputs needed to rebuild the model (`scenes/<problem>.json`: PDDL problem text, domain
+name, scene sidecar; see `demoforge.raw.scene`).
 """
 
 from __future__ import annotations
 
-from demoforge.dataset.layout import Feature
+import json
+from pathlib import Path
 
-STATE = "observation.state"
-ACTION = "action"
+from demoforge.dataset.keys import ACTION, STATE
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature
+from demoforge.errors import DatasetError
+
 RAW_COMMAND = "raw_command"
 SIM_STATE = "sim.state"
 SYMBOLIC_STATE = "symbolic.state"
@@ -38,22 +42,14 @@ PHASE = "plan.phase"
 
 CONTROLLER_META = "controller.json"
 VOCAB_META = "vocab.json"
+SCENES_META = "scenes"  # folder of <problem>.json: the scene inputs of each problem
+CONTRACT_META = (SCENES_META, VOCAB_META, CONTROLLER_META)  # meta/demoforge entries a raw dataset is read with
+CONTROLLER_PATH = f"{DEMOFORGE_META_DIR}/{CONTROLLER_META}"  # what marks a dataset as a raw demoforge one
+SCENES_DIR = f"{DEMOFORGE_META_DIR}/{SCENES_META}"
 
-# Per-episode extra columns (JSON in `demoforge/<name>`):
-EPISODE_EXTRAS = {
-    "seed": "the episode's seed entropy (run seed, problem, episode index)",
-    "problem": "problem name; scene inputs in meta/demoforge/scenes/<problem>.json",
-    "env_package": "env package path and profile / reset-state index used, or null",
-    "scene_draw": "the scene draw (block sizes, table offset, friction, robot start) as JSON",
-    "randomization": "the physics randomization draw (or null)",
-    "reset_state": "what the reset sampler placed (poses), for humans; sim.state row 0 is exact",
-    "goal": "the goal atoms",
-    "plan": "the executed operator sequence, with each skill's sampled parameters",
-    "retries": "per step: attempts and their failure causes",
-    "replans": "number of re-plans and why",
-    "outcome": "'success' or 'failure'",
-    "failure": "for failures: {skill, step, predicate, kind} with kind in planning|ik|collision|physics|timeout",
-}
+
+class RawError(DatasetError):
+    """A raw dataset lacks, or holds a bad, record that a later stage needs to read it."""
 
 
 def raw_features(*, n_arm: int, n_command: int, n_state: int, atoms: list[str],
@@ -69,3 +65,14 @@ def raw_features(*, n_arm: int, n_command: int, n_state: int, atoms: list[str],
         OPERATOR: Feature("int64", (1,)),
         PHASE: Feature("int64", (1,)),
     }
+
+
+def read_vocab(root: str | Path, *, required: bool = False) -> dict | None:
+    """meta/demoforge/vocab.json of `root` ({operators, phases, atoms}); None when absent,
+    unless `required`."""
+    file = Path(root) / DEMOFORGE_META_DIR / VOCAB_META
+    if not file.is_file():
+        if required:
+            raise RawError(f"{file}: missing; a raw dataset names its plan.operator and plan.phase values there")
+        return None
+    return json.loads(file.read_text(encoding="utf-8"))

@@ -1,0 +1,23 @@
+"""The raw dataset: the format execute writes and every later stage reads.
+
+Below execute, render and convert (and doctor, viz, policy, pipeline), so none of them
+reaches into another to read it. Modules:
+
+- `schema`: the per-tick features and meta/demoforge files (no simulator needed)
+- `episode`: `EpisodeRecord`, the typed per-episode record, and its `FailureCause`
+- `scene`: the scene inputs of each problem (`Problem`, `recorded_problem`)
+- `layout`: `RunLayout`, what a run's episodes share, and the meta files recording it
+- `replay`: rebuild an episode's model and replay its recorded physics states (MuJoCo)
+
+    from demoforge.raw.replay import episode_scene, replay_states
+    for scene in replay_states(root, 3):     # each recorded tick restored into scene.data
+        ...
+
+This package's `__init__` imports only what needs no simulator and no planner, so a
+reader of raw datasets (bake of a real-robot log) loads neither.
+"""
+
+from demoforge.raw.episode import EpisodeRecord, FailureCause, FailureKind
+from demoforge.raw.schema import RawError
+
+__all__ = ["EpisodeRecord", "FailureCause", "FailureKind", "RawError"]

@@ -1,0 +1,71 @@
+"""What every episode of a raw dataset shares, and the meta/demoforge files that record it.
+
+`RunLayout` fixes, once per run, everything every shard must agree on: the atom names
+(sorted union over the run's problems), the operator and phase vocabularies, the arm,
+the control law and the physics-state width (`demoforge.execute.run_layout` builds it from
+a run's problems). `write_raw_meta` writes controller.json, vocab.json, provenance.json
+and the scene inputs (`demoforge.raw.schema.read_vocab` reads the vocabularies back).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import demoforge
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature, write_json_atomic
+from demoforge.raw.scene import Problem, write_scene_inputs
+from demoforge.raw.schema import CONTROLLER_META, VOCAB_META, raw_features
+from demoforge.tasks.pddl_text import Atom, format_atom
+
+if TYPE_CHECKING:
+    from demoforge.sim import ControlLaw
+
+PROVENANCE_META = "provenance.json"
+
+
+@dataclass(frozen=True, eq=False)
+class RunLayout:
+    """What all episodes of a run share."""
+
+    atoms: tuple[str, ...]  # symbolic.state names, e.g. "(on a b)", sorted
+    operators: tuple[str, ...]  # plan.operator vocabulary, sorted
+    phases: tuple[str, ...]  # plan.phase vocabulary (skills.PHASES)
+    joint_names: tuple[str, ...]  # arm joints
+    law: ControlLaw  # the robot card's control law (joint_position)
+    n_state: int  # sim.state width: the problems' common state size
+    fps: int  # control and recording rate [Hz]
+
+    def __post_init__(self):
+        object.__setattr__(self, "_atom_col", {a: k for k, a in enumerate(self.atoms)})
+        object.__setattr__(self, "_op_col", {o: k for k, o in enumerate(self.operators)})
+
+    def atom_column(self, atom: Atom) -> int | None:
+        return self._atom_col.get(format_atom(atom))
+
+    def operator_index(self, name: str) -> int:
+        return self._op_col[name]
+
+    def features(self) -> dict[str, Feature]:
+        n = len(self.joint_names)
+        return raw_features(n_arm=n, n_command=n, n_state=self.n_state, atoms=list(self.atoms),
+                            joint_names=list(self.joint_names))
+
+    def vocab(self) -> dict:
+        return {"operators": list(self.operators), "phases": list(self.phases), "atoms": list(self.atoms)}
+
+
+def write_raw_meta(root: str | Path, layout: RunLayout, problems: list[Problem], *, stage: str, run: dict) -> None:
+    """meta/demoforge files of a raw dataset: controller, vocab, provenance (`stage` wrote it
+    with settings `run`) and scene inputs."""
+    import mujoco  # only for its version; a raw dataset is written next to a simulator anyway
+
+    meta = Path(root) / DEMOFORGE_META_DIR
+    write_json_atomic(meta / CONTROLLER_META, json.loads(layout.law.to_json()))
+    write_json_atomic(meta / VOCAB_META, layout.vocab())
+    write_json_atomic(meta / PROVENANCE_META, {"stage": stage, "demoforge_version": demoforge.__version__,
+                                               "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
+                                               "sim_state_width": layout.n_state})
+    write_scene_inputs(root, problems)

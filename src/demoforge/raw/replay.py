@@ -1,0 +1,59 @@
+"""Rebuilding a recorded episode's model and replaying its recorded physics states.
+
+    scene = episode_scene(root, 3)          # the compiled model episode 3 ran in
+    for state in replay_states(root, 3):    # puts each recorded tick's state into scene.data
+        ...                                  # (render, measure, compare)
+
+The model comes from meta/demoforge/scenes/<problem>.json (PDDL problem and domain text,
+scene sidecar) and the episode's `demoforge/scene_draw`; the scene builder is a pure
+function of those, so the rebuilt model is the one that was stepped; a recorded physics
+randomization draw (`demoforge/randomization`) is applied to it the same way. A sim.state row is
+the full integration state before that tick's command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from demoforge.dataset import open_dataset
+from demoforge.envs.randomization import apply_draw
+from demoforge.envs.scene import build_task_scene
+from demoforge.randomize.scene import draw_from_dict
+from demoforge.raw import schema
+from demoforge.raw.episode import EpisodeRecord
+from demoforge.raw.scene import Problem, recorded_problem
+from demoforge.sim import Scene, restore, state_size
+from demoforge.symbolic import Binding
+
+
+def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episode") -> tuple[Scene, Binding]:
+    """The scene (compiled model, fresh data) an episode of `problem` with `record` ran in, its
+    scene draw built and its physics randomization draw applied, and the task's symbols bound to it."""
+    draw = draw_from_dict(record.scene_draw, file=where)
+    scene, binding = build_task_scene(problem.task, problem.params, draw)
+    if record.randomization is not None:
+        scene = apply_draw(scene, record.randomization)
+    return scene, binding
+
+
+def episode_scene(root: str | Path, episode_index: int, cache: dict | None = None) -> Scene:
+    """The scene (compiled model, fresh data) episode `episode_index` of `root` ran in.
+    `cache`: see `recorded_problem`."""
+    record = EpisodeRecord.from_row(open_dataset(root).episode(episode_index))
+    problem = recorded_problem(root, record.problem, cache)
+    return record_scene(problem, record, where=f"{root} episode {episode_index}")[0]
+
+
+def replay_states(root: str | Path, episode_index: int, scene: Scene | None = None) -> Iterator[Scene]:
+    """Restore each recorded tick's physics state into `scene` (default: `episode_scene`) and
+    yield the scene; kinematics are current after each restore."""
+    scene = scene or episode_scene(root, episode_index)
+    states = open_dataset(root).read_episode(episode_index, [schema.SIM_STATE])[schema.SIM_STATE]
+    n = state_size(scene.model)
+    if states.shape[1] != n:
+        raise schema.RawError(f"{root} episode {episode_index}: sim.state rows have {states.shape[1]} values, the "
+                              f"rebuilt model needs {n}; the model differs from the recorded one")
+    for row in states:
+        restore(scene.model, scene.data, row)
+        yield scene
