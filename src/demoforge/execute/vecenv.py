@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from demoforge.execute.problems import ExecuteError, Problem, episode_rngs, episode_seed, start_episode
+from demoforge.dataset.keys import STATE
 from demoforge.envs.randomization import randomize_scene
+from demoforge.execute.problems import ExecuteError, Problem, episode_rngs, episode_seed, start_episode
 from demoforge.randomize import RandomizationSpec
 from demoforge.sim import ControlLaw, Scene, control_step, gripper_closedness
 from demoforge.symbolic import abstract
@@ -215,7 +216,7 @@ class VecSimEnv:
                 q = scene.data.qpos
                 state[i, :n] = q[scene.robot.arm_qpos]
                 state[i, n] = gripper_closedness(scene.robot, q)
-        return {"observation.state": state}
+        return {STATE: state}
 
     def step_one(self, i: int, command: np.ndarray, gripper: float) -> None:
         """One control tick of slot `i` only (clients that drive slots one by one)."""

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from demoforge.dataset.keys import STATE
 from demoforge.errors import DemoforgeError
 
 
@@ -62,7 +63,7 @@ class Policy(Protocol):
 
 def env_spaces(n_arm: int) -> PolicySpaces:
     """The spaces a state-only VecSimEnv of an `n_arm`-joint arm offers and accepts."""
-    return PolicySpaces({"observation.state": (n_arm + 1,)}, (n_arm + 1,))
+    return PolicySpaces({STATE: (n_arm + 1,)}, (n_arm + 1,))
 
 
 def check_spaces(policy: PolicySpaces, env: PolicySpaces, *, where: str = "policy") -> None:
