@@ -77,3 +77,43 @@ def patch_json(path: Path, fn) -> None:
     raw = json.loads(path.read_text())
     fn(raw)
     path.write_text(json.dumps(raw))
+
+
+OPERATORS = ["pick-up", "stack"]  # plan.operator vocabulary of the operator datasets
+PLAN_FEATURES = {**FEATURES, "plan.operator": Feature("int64", (1,)), "plan.phase": Feature("int64", (1,))}
+
+
+def _line(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    return a + (b - a) * np.linspace(0.0, 1.0, n)[:, None]
+
+
+def operator_episode(detour: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """A two-operator episode of the panda: pick-up moves the arm a little (two phases), a few
+    idle frames, then stack moves it back; with `detour` (7,) [rad], stack first swings the arm
+    out by that much and back, all within one phase (a joint-space detour the TCP's start and
+    end do not need)."""
+    home = np.asarray(panda_card().home)
+    near = home + np.array([0.4, 0.2, 0.0, -0.3, 0.0, 0.2, 0.0])
+    pick = np.concatenate([_line(home, (home + near) / 2, 30), _line((home + near) / 2, near, 30)])
+    idle = np.repeat(near[None], 5, axis=0)
+    back = _line(near, home, 60) if detour is None else np.concatenate(
+        [_line(near, near + detour, 25), _line(near + detour, near, 25), _line(near, home, 30)])
+    arm = np.concatenate([pick, idle, back])
+    n = len(arm)
+    op = np.r_[np.zeros(60), -np.ones(5), np.ones(len(back))].astype(np.int64)
+    phase = np.r_[np.zeros(30), np.ones(30), -np.ones(5), np.full(len(back), 4)].astype(np.int64)
+    state = np.concatenate([arm, np.zeros((n, 1))], axis=1).astype(np.float32)
+    return {"observation.state": state, "action": state.copy(), "plan.operator": op[:, None],
+            "plan.phase": phase[:, None]}
+
+
+def write_operators(root: Path, episodes: list[dict[str, np.ndarray]], *, names=NAMES) -> Path:
+    """A raw-like dataset with plan.operator / plan.phase columns and meta/demoforge/vocab.json."""
+    features = {**PLAN_FEATURES, "observation.state": Feature("float32", (8,), list(names)),
+                "action": Feature("float32", (8,), list(names))}
+    with DatasetWriter.create(root, fps=30, features=features) as w:
+        for cols in episodes:
+            w.add_episode(cols, task="stack")
+        w.write_meta_file("vocab.json", {"operators": OPERATORS, "phases": ["approach", "descend", "close", "lift",
+                                                                           "carry"], "atoms": []})
+    return root

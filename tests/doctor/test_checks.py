@@ -37,8 +37,8 @@ def test_clean_dataset_has_no_findings(clean):
     assert not result.failed("warning")
 
 
-def test_registry_lists_d001_to_d013_and_lookup_errors_name_them():
-    assert list(CHECKS) == [f"D{i:03d}" for i in range(1, 14)]
+def test_registry_lists_d001_to_d014_and_lookup_errors_name_them():
+    assert list(CHECKS) == [f"D{i:03d}" for i in range(1, 15)]
     assert get_check("d004").code == "D004"
     with pytest.raises(DoctorError, match="D001"):
         get_check("D099")

@@ -23,7 +23,7 @@ def doctor(
     max_action_speed: float = typer.Option(3.0, "--max-action-speed", help="D008: bound on |d action/dt| (unit/s)."),
     decode_video: bool = typer.Option(False, "--decode-video", help="D006: decode every frame, not only demux."),
 ) -> None:
-    """Diagnose a dataset: checks D001-D013, each finding with evidence and a fix."""
+    """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix."""
     from demoforge.doctor import DoctorConfig, run_doctor, write_report
 
     if fail_on not in ("warning", "error"):

@@ -1,4 +1,4 @@
-"""Dataset doctor: a registry of checks (D001-D013) with evidence and fixes, reports, and the
+"""Dataset doctor: a registry of checks (D001-D014) with evidence and fixes, reports, and the
 coverage generator that fills the joint-limit holes the doctor finds.
 
     from demoforge.doctor import run_doctor, write_report

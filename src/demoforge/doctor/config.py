@@ -25,6 +25,9 @@ class DoctorConfig:
     stats_rtol: float = 1e-3  # D011: relative tolerance of stats.json against recomputed values
     stats_atol: float = 1e-5  # D011: absolute tolerance, same unit as the feature
     decode_video: bool = False  # D006: also decode every episode's frames (slow); default demuxes packets only
+    path_rad_per_m: float = 5.0  # D014: joint travel an efficient arm needs per metre of TCP motion [rad/m]
+    path_factor: float = 2.0  # D014: an operator run travelling more than this many times its need is flagged
+    path_slack: float = 1.0  # D014: ... plus this much, so short runs (a grasp, a settle) are not judged [rad]
     max_per_check: int = 20  # findings listed one by one per check before the rest are summarized
 
     def __post_init__(self) -> None:
@@ -35,9 +38,12 @@ class DoctorConfig:
             problems.append(f"min_occupancy={self.min_occupancy} must be in (0, 1]")
         if not 0.0 < self.max_idle_fraction <= 1.0:
             problems.append(f"max_idle_fraction={self.max_idle_fraction} must be in (0, 1]")
-        for name in ("max_action_speed", "length_mad_z", "float32_hazard_s", "max_per_check"):
+        for name in ("max_action_speed", "length_mad_z", "float32_hazard_s", "max_per_check", "path_rad_per_m",
+                     "path_factor"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name}={getattr(self, name)} must be > 0")
+        if self.path_slack < 0:
+            problems.append(f"path_slack={self.path_slack} must be >= 0")
         if problems:
             raise DemoforgeError("doctor config: " + "; ".join(problems))
 

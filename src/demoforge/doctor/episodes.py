@@ -87,8 +87,11 @@ def check_lengths(ctx: Context) -> list[Finding]:
                                    f"median of {med:.0f} for {task!r} (robust z {z:+.1f})",
                                    Evidence(s.episode, None, None, {"length": s.length, "median": med, "z": z,
                                                                     "task": task}),
-                                   "look at the episode: truncated recordings and stuck robots show up as length "
-                                   "outliers; drop it or fix the recorder"))
+                                   "look at the episode (`demoforge plot DATASET --episode E`): a long episode "
+                                   "may be valid but slow (an expert taking joint-space detours, retries or "
+                                   "re-plans; D014 measures path efficiency per operator), a stuck robot, or "
+                                   "a recording cut short; keep it if it is a valid demonstration you want, "
+                                   "else drop it"))
     out.sort(key=lambda f: f.evidence.episode)
     return capped(out, cfg, "D009", "length outliers")
 

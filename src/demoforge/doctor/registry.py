@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from demoforge.doctor import episodes, structure, values
+from demoforge.doctor import episodes, paths, structure, values
 from demoforge.doctor.context import Context
 from demoforge.doctor.findings import Finding
 from demoforge.errors import DemoforgeError
@@ -15,7 +15,7 @@ from demoforge.errors import DemoforgeError
 class Check:
     """One registered check."""
 
-    code: str  # "D001".."D013"
+    code: str  # "D001".."D014"
     title: str  # what it looks at, for reports
     run: Callable[[Context], list[Finding]]
 
@@ -34,6 +34,7 @@ CHECKS: dict[str, Check] = {c.code: c for c in (
     Check("D011", "stats.json against the data", values.check_stats),
     Check("D012", "constant success flag", values.check_success_flag),
     Check("D013", "control rate / fps against bake.json", structure.check_rates),
+    Check("D014", "path efficiency per operator", paths.check_path_efficiency),
 )}
 
 

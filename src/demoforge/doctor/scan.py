@@ -21,6 +21,8 @@ from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import NUMERIC_DTYPES, DatasetInfo
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.limits import JointLimits
+from demoforge.doctor.paths import OperatorPath, operator_paths
+from demoforge.raw.schema import OPERATOR, PHASE
 
 
 
@@ -76,6 +78,7 @@ class EpisodeSummary:
     max_action_step_frame: np.ndarray | None  # frame t+1 where that largest step lands, per dim
     digest: str  # hash of the episode's state and action values
     success_values: dict[str, tuple]  # per-frame success column -> sorted unique values (at most 3)
+    operator_paths: tuple[OperatorPath, ...] = ()  # runs of plan.operator with their joint travel (D014)
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,9 @@ def _to_2d(column: pa.ChunkedArray | pa.Array, rows: int) -> np.ndarray:
 
 
 def summarize_episode(e: int, cols: dict[str, np.ndarray], fps: int, cfg: DoctorConfig,
-                      success: list[str]) -> EpisodeSummary:
-    """Summary of one episode from its (T, n) numeric columns."""
+                      success: list[str], arm_dims: tuple[int, ...] | None = None) -> EpisodeSummary:
+    """Summary of one episode from its (T, n) numeric columns; `arm_dims`: the arm joints'
+    dimensions of observation.state (known with joint limits)."""
     t = len(cols["timestamp"]) if "timestamp" in cols else len(next(iter(cols.values())))
     ts_err = backwards = None
     if "timestamp" in cols:
@@ -161,7 +165,10 @@ def summarize_episode(e: int, cols: dict[str, np.ndarray], fps: int, cfg: Doctor
         if key in cols:
             h.update(np.ascontiguousarray(cols[key]).tobytes())
     values = {k: tuple(sorted(np.unique(cols[k]).tolist())[:3]) for k in success if k in cols}
-    return EpisodeSummary(e, t, ts_err, backwards, nonfinite, idle, step, step_frame, h.hexdigest(), values)
+    paths = ()
+    if arm_dims is not None and STATE in cols and OPERATOR in cols:
+        paths = operator_paths(cols[STATE][:, list(arm_dims)], cols[OPERATOR], cols.get(PHASE))
+    return EpisodeSummary(e, t, ts_err, backwards, nonfinite, idle, step, step_frame, h.hexdigest(), values, paths)
 
 
 def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorConfig,
@@ -192,7 +199,7 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
             c, o = occupancy_counts(cols[STATE], limits, cfg.bins)
             occ += c
             out += o
-        summaries[e] = summarize_episode(e, cols, info.fps, cfg, success)
+        summaries[e] = summarize_episode(e, cols, info.fps, cfg, success, None if limits is None else limits.dims)
 
     for (chunk, file), eps in sorted(files.items()):
         path = root / info.data_path.format(chunk_index=chunk, file_index=file)
