@@ -31,6 +31,7 @@ from demoforge.sim.robot import FingerJoint, GripperMount, RobotCard, load_card,
 from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec  # noqa: E402
 from demoforge.sim.props import Box, Cylinder, MeshProp  # noqa: E402
 from demoforge.sim.scene import (  # noqa: E402
+    DEFAULT_CAMERAS,
     ROBOT_PREFIX,
     Camera,
     Light,
@@ -46,7 +47,7 @@ from demoforge.sim.state import restore, snapshot, state_size  # noqa: E402
 from demoforge.sim.stepping import control_step, move_joints, reset, step  # noqa: E402
 
 __all__ = [
-    "MATERIALS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
+    "DEFAULT_CAMERAS", "MATERIALS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
     "GripperMount", "IKOptions", "IKResult", "Intrinsics", "Light", "Material", "MeshProp", "RobotCard",
     "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
     "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness",
