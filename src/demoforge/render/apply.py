@@ -17,12 +17,24 @@ from demoforge.errors import SimError
 from demoforge.render.font import letter_mask
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
-from demoforge.sim import Box, Scene, scene_from_model, scene_mjspec, state_size
+from demoforge.sim import Box, Scene, look_at_quat, scene_from_model, scene_mjspec, state_size
 from demoforge.sim.glyphs import CELL, glyph_atlas
 
 _BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
             "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
 _TEX_SIZE = 128  # procedural texture side [px]
+
+
+def image_size(draw: dict, camera: str) -> tuple[int, int]:
+    """(width, height) [px] of camera `camera` under `draw`."""
+    w, h = draw.get("cameras", {}).get(camera, {}).get("image", draw["image"])
+    return int(w), int(h)
+
+
+def max_image(draw: dict) -> tuple[int, int]:
+    """The largest width and height [px] any camera of `draw` renders at (its framebuffer)."""
+    sizes = [draw["image"]] + [c["image"] for c in draw.get("cameras", {}).values() if "image" in c]
+    return max(int(w) for w, _ in sizes), max(int(h) for _, h in sizes)
 
 
 def look_targets(scene: Scene) -> LookTargets:
@@ -116,7 +128,7 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
     """A render-only copy of `scene` under `draw` (a `draw_look` result), reset to home."""
     draw = loads_look_draw(draw)
     mj = scene_mjspec(scene.spec)
-    width, height = draw["image"]
+    width, height = max_image(draw)
     g = mj.visual.global_
     g.offwidth, g.offheight = max(g.offwidth, width), max(g.offheight, height)
     if "lights" in draw:
@@ -150,6 +162,11 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
         if name not in out.cameras:
             raise LookError(f"look draw: camera {name!r} is not in the scene; cameras: {sorted(out.cameras)}")
         cam = out.cameras[name]
+        if "pos" in item:
+            model.cam_pos[cam] = item["pos"]
+            model.cam_quat[cam] = look_at_quat(item["pos"], item["target"])
+        if "fovy" in item:
+            model.cam_fovy[cam] = item["fovy"]
         model.cam_pos[cam] += item["pos_offset_m"]
         model.cam_quat[cam] = _quat_mul_rotvec(model.cam_quat[cam], item["rot_offset_rad"])
         model.cam_fovy[cam] += item["fovy_offset_deg"]

@@ -12,7 +12,11 @@ whatever the worker count or the other looks of the run.
      "background" / "floor" / "table": {"texture": "checker", "rgb1": [...], "rgb2": [...],
                                         "repeat": 3.0, "specular": 0.1, "shininess": 0.3},
      "blocks": {"red": {"rgb": [r, g, b], "glyph": "K"}},          # glyph null: scene's faces
-     "cameras": {"front": {"pos_offset_m": [...], "rot_offset_rad": [...], "fovy_offset_deg": 0.4}}}
+     "cameras": {"front": {"pos_offset_m": [...], "rot_offset_rad": [...], "fovy_offset_deg": 0.4,
+                           "pos": [...], "target": [...], "fovy": 38.0, "image": [320, 240]}}}
+
+A camera's `pos`/`target` [m], `fovy` [deg] and `image` [px] appear when the look sets them;
+the offsets apply after them.
 
 Absent sections keep the scene's appearance. Floats are rounded to 10 significant digits, so
 `json.loads(json.dumps(d)) == d` and a recorded draw applies exactly as drawn.
@@ -111,15 +115,22 @@ def _cameras(rng: np.random.Generator, look: Look, targets: LookTargets) -> dict
                         f"{list(targets.cameras)} (or 'default')")
     out = {}
     for name in targets.cameras:
-        jitter = look.cameras.get(name, look.cameras.get("default"))
-        if jitter is None:
+        cam = look.camera(name)
+        if cam is None:
             continue
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
-        angle = np.deg2rad(rng.uniform(0.0, jitter.angle_deg))
-        out[name] = {"pos_offset_m": _qs(rng.uniform(-jitter.pos_m, jitter.pos_m, size=3)),
-                     "rot_offset_rad": _qs(axis * angle),
-                     "fovy_offset_deg": _q(rng.uniform(-jitter.fovy_deg, jitter.fovy_deg))}
+        angle = np.deg2rad(rng.uniform(0.0, cam.angle_deg))
+        item = {"pos_offset_m": _qs(rng.uniform(-cam.pos_m, cam.pos_m, size=3)),
+                "rot_offset_rad": _qs(axis * angle),
+                "fovy_offset_deg": _q(rng.uniform(-cam.fovy_deg, cam.fovy_deg))}
+        if cam.pos is not None:
+            item["pos"], item["target"] = _qs(cam.pos), _qs(cam.target)
+        if cam.fovy is not None:
+            item["fovy"] = _q(cam.fovy)
+        if (cam.width, cam.height) != (None, None):
+            item["image"] = list(look.image_size(name))
+        out[name] = item
     return out
 
 

@@ -40,6 +40,7 @@ from demoforge.sim.scene import (  # noqa: E402
     Table,
     build_scene,
     default_scene,
+    look_at_quat,
     scene_from_model,
     scene_mjspec,
 )
@@ -51,7 +52,7 @@ __all__ = [
     "GripperMount", "IKOptions", "IKResult", "Intrinsics", "Light", "Material", "MeshProp", "RobotCard",
     "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
     "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness",
-    "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "material", "material_problems", "move_joints",
+    "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "look_at_quat", "material", "material_problems", "move_joints",
     "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
     "snapshot", "solve_ik", "state_size", "step", "world_T_camera",
 ]

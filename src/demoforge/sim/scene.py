@@ -230,11 +230,12 @@ def _add_world(mj: mujoco.MjSpec, spec: SceneSpec) -> None:
             type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
         )
     for cam in spec.cameras:
-        world.add_camera(name=cam.name, pos=list(cam.pos), quat=_look_at(cam.pos, cam.target), fovy=cam.fovy)
+        world.add_camera(name=cam.name, pos=list(cam.pos), quat=look_at_quat(cam.pos, cam.target), fovy=cam.fovy)
 
 
-def _look_at(pos, target) -> list[float]:
-    # MuJoCo cameras look along their -z with +y up.
+def look_at_quat(pos, target) -> list[float]:
+    """wxyz orientation of a camera at `pos` looking at `target` [m] with the frame's +z up.
+    MuJoCo cameras look along their -z with +y up."""
     z = np.asarray(pos, float) - np.asarray(target, float)
     z /= np.linalg.norm(z)
     x = np.cross([0.0, 0.0, 1.0], z)
