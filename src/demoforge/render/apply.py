@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
+from demoforge.render import textures
 from demoforge.render.font import letter_mask
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
@@ -44,6 +45,16 @@ def look_targets(scene: Scene) -> LookTargets:
 
 
 def _texture(mj: mujoco.MjSpec, name: str, kind: mujoco.mjtTexture, surface: dict) -> str:
+    if surface["texture"] in textures.KINDS:
+        image = textures.texture_image(surface["texture"], surface["rgb1"], surface["rgb2"], surface["seed"])
+        if kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX:  # the same wall on every face, the floor side darker
+            faces = [image] * 6
+            faces[5] = (image * 0.6).astype(np.uint8)
+            image = np.concatenate(faces)
+        tex = mj.add_texture(name=name, type=kind)
+        tex.width, tex.height, tex.nchannel = image.shape[1], image.shape[0], 3
+        tex.data = image.tobytes()
+        return tex.name
     tex = mj.add_texture(name=name, type=kind, builtin=_BUILTIN[surface["texture"]], rgb1=surface["rgb1"],
                          rgb2=surface["rgb2"], width=_TEX_SIZE, height=_TEX_SIZE)
     if surface["texture"] == "noise":
@@ -113,6 +124,16 @@ def _lights(mj: mujoco.MjSpec, lights: dict) -> None:
     mj.visual.headlight.diffuse = [lights["headlight"]] * 3
 
 
+def _shadows(mj: mujoco.MjSpec, map_px: int) -> None:
+    # One shadow-casting light keeps the cost to one extra depth pass per frame.
+    lights = list(mj.lights)
+    if not lights:
+        raise LookError("look draw: shadow_map_px is set but the scene has no light to cast shadows")
+    for i, light in enumerate(lights):
+        light.castshadow = i == 0
+    mj.visual.quality.shadowsize = map_px
+
+
 def _quat_mul_rotvec(quat: np.ndarray, rotvec) -> np.ndarray:
     r = np.asarray(rotvec, float)
     angle = float(np.linalg.norm(r))
@@ -133,6 +154,8 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
     g.offwidth, g.offheight = max(g.offwidth, width), max(g.offheight, height)
     if "lights" in draw:
         _lights(mj, draw["lights"])
+    if draw.get("shadow_map_px"):
+        _shadows(mj, int(draw["shadow_map_px"]))
     if "background" in draw:
         _texture(mj, "look/sky", mujoco.mjtTexture.mjTEXTURE_SKYBOX, draw["background"])
     if "floor" in draw:

@@ -7,6 +7,7 @@ scene's own appearance, so the plain look is just a name and an image size:
     name: randomized
     split: train                 # which glyph and colour sets: train or test
     image: {width: 224, height: 224}
+    shadow_map_px: 1024          # the key light casts shadows; 0 (default): none
     lights: {count: [1, 3], azimuth_deg: [0, 360], elevation_deg: [35, 85], intensity: [0.3, 0.7],
              colour_jitter: 0.15, ambient: [0.15, 0.4], headlight: [0.1, 0.4]}
     background: {textures: [gradient, checker, noise, flat], value: [0.2, 0.9]}    # the sky box
@@ -36,7 +37,7 @@ import yaml
 from demoforge.errors import DemoforgeError
 
 Range = tuple[float, float]
-TEXTURES = ("flat", "gradient", "checker", "noise")
+TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted")
 SPLITS = ("train", "test")
 # Named colours a look may use for blocks [0..1 RGB]; a look may also give [r, g, b] triples.
 COLOURS: dict[str, tuple[float, float, float]] = {
@@ -67,9 +68,11 @@ class LightsLook:
 
 @dataclass(frozen=True)
 class SurfaceLook:
-    """A procedural texture (MuJoCo builtin) and material for the sky box, floor or table top."""
+    """A procedural texture and material for the sky box (the walls), floor or table top. Wood takes its
+    colour from a natural range (textures.WOOD_HSV), not from hue/saturation/value."""
 
-    textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: flat, gradient, checker, noise
+    textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: MuJoCo's flat, gradient, checker, noise,
+    #   or demoforge.render.textures' wood, cloth, plastic, painted
     hue: Range = (0.0, 1.0)  # HSV hue of the two texture colours [0..1]
     saturation: Range = (0.0, 0.5)  # HSV saturation [0..1]
     value: Range = (0.3, 0.9)  # HSV value (brightness) [0..1]
@@ -118,6 +121,8 @@ class Look:
     split: str = "train"  # which glyph and colour sets: train or test
     width: int = 224  # image width [px]
     height: int = 224  # image height [px]
+    shadow_map_px: int = 0  # the key light (the scene's first light, or the first drawn one) casts shadows
+    #   from a square map of this side [px]; 0: no shadows (each costs a depth pass per frame)
     lights: LightsLook | None = None  # None keeps the scene's lights
     background: SurfaceLook | None = None  # sky box; None keeps MuJoCo's (black) background
     floor: SurfaceLook | None = None  # None keeps the scene's floor
@@ -305,7 +310,7 @@ def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraLo
     return out
 
 
-TOP_KEYS = ("name", "split", "image", "lights", "background", "floor", "table", "blocks", "cameras")
+TOP_KEYS = ("name", "split", "image", "shadow_map_px", "lights", "background", "floor", "table", "blocks", "cameras")
 
 
 def look_from_dict(raw: object, *, where: str = "look") -> Look:
@@ -328,9 +333,14 @@ def look_from_dict(raw: object, *, where: str = "look") -> Look:
             problems.append(f"{where}.image.{key}: {v!r} must be an even whole number of pixels in [16, 4096]")
             v = 224
         size[key] = v
+    shadow = raw.get("shadow_map_px", 0)
+    if not (isinstance(shadow, int) and not isinstance(shadow, bool) and (shadow == 0 or 256 <= shadow <= 8192)):
+        problems.append(f"{where}.shadow_map_px: {shadow!r} must be 0 (no shadows) or a whole number of pixels "
+                        "in [256, 8192]")
+        shadow = 0
     section = lambda key, parse: None if raw.get(key) is None else parse(raw[key], f"{where}.{key}", problems)  # noqa: E731
     look = Look(
-        name=str(name), split=str(split), width=size["width"], height=size["height"],
+        name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow,
         lights=section("lights", _lights), background=section("background", _surface),
         floor=section("floor", _surface), table=section("table", _surface), blocks=section("blocks", _blocks),
         cameras=_cameras(raw.get("cameras"), f"{where}.cameras", problems),
