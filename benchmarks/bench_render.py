@@ -14,7 +14,10 @@ frames/s (one frame = both cameras):
    encode both videos (x264, on the writer's per-camera threads), write the parquet and
    videos, finalize, copy the metadata.
 
-The two alternate --repeats times and the best of each counts (a shared machine is noisy);
+3. the renderer alone again under the same look without shadows (`shadow_map_px: 0`): the
+   difference to 1. is what the key light's shadow map costs per frame.
+
+The three alternate --repeats times and the best of each counts (a shared machine is noisy);
 CPU time per frame (process time, all threads) is printed beside each for scale.
 Target: stage >= 0.8x the renderer alone. The last line is the headline ratio.
 """
@@ -22,6 +25,7 @@ Target: stage >= 0.8x the renderer alone. The last line is the headline ratio.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import tempfile
 import time
@@ -86,6 +90,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     config = RenderConfig(looks=(parse_look_arg(args.look),), cameras=CAMERAS)
+    flat = dataclasses.replace(config.looks[0], look=dataclasses.replace(config.looks[0].look, shadow_map_px=0))
+    no_shadows = dataclasses.replace(config, looks=(flat,))
     with tempfile.TemporaryDirectory(prefix="bench_render-") as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
@@ -93,16 +99,24 @@ def main() -> None:
         print(f"source: {open_dataset(source).num_episodes} episodes, {open_dataset(source).num_frames} ticks "
               f"(generated in {time.perf_counter() - t0:.1f} s); look {args.look!r}; cameras {list(CAMERAS)} at "
               f"{config.looks[0].look.width}x{config.looks[0].look.height}")
-        best_render, best_stage = 0.0, 0.0
+        best_render, best_stage, best_flat = 0.0, 0.0, 0.0
         for r in range(args.repeats):
             n, s, c = renderer_only(source, config)
             best_render = max(best_render, n / s)
             print(f"  repeat {r}: renderer alone {n} frames in {s:.2f} s = {n / s:.1f} frames/s "
                   f"(CPU {1000 * c / n:.2f} ms/frame, all threads)")
+            n, s, c = renderer_only(source, no_shadows)
+            best_flat = max(best_flat, n / s)
+            print(f"  repeat {r}: renderer alone, no shadows {n} frames in {s:.2f} s = {n / s:.1f} frames/s "
+                  f"(CPU {1000 * c / n:.2f} ms/frame, all threads)")
             n, s, c = whole_stage(source, tmp / "out", config)
             best_stage = max(best_stage, n / s)
             print(f"  repeat {r}: whole stage    {n} frames in {s:.2f} s = {n / s:.1f} frames/s "
                   f"(CPU {1000 * c / n:.2f} ms/frame, all threads)")
+    shadow = config.looks[0].look.shadow_map_px
+    print(f"renderer alone without shadows (best): {best_flat:.1f} frames/s; the look's shadow map "
+          f"({shadow} px) costs {1000 / best_render - 1000 / best_flat:.2f} ms per frame "
+          f"({best_flat / best_render:.2f}x the time)")
     print(f"renderer alone (best): {best_render:.1f} frames/s (2 cameras)")
     print(f"whole stage (best):    {best_stage:.1f} frames/s (replay + render + encode + write)")
     print(f"stage / renderer = {best_stage / best_render:.2f} (target >= {TARGET})")

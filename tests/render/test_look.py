@@ -13,7 +13,8 @@ def test_shipped_looks_load():
     assert (plain.name, plain.width, plain.height) == ("plain", 224, 224)
     assert plain.lights is plain.background is plain.table is plain.blocks is None and plain.cameras == {}
     rnd = load_look("randomized")
-    assert rnd.lights.count == (1, 3) and "checker" in rnd.table.textures
+    assert rnd.lights.count == (1, 3) and "wood" in rnd.table.textures and rnd.shadow_map_px == 512
+    assert plain.shadow_map_px == 512
     assert rnd.blocks.glyphs == {"train": "ABCDEFGHJKLM", "test": "NPQRSTUVWXYZ"}
     assert set(rnd.cameras) == {"default", "wrist"}
 
@@ -51,3 +52,25 @@ def test_unknown_look_names_list_the_shipped_ones(tmp_path):
         load_look("fancy")
     with pytest.raises(LookError, match="needs at least a name"):
         look_from_dict(None)
+
+
+def test_camera_pose_lens_and_size_are_look_settings():
+    look = look_from_dict({"name": "framed", "image": {"width": 96, "height": 64}, "cameras": {
+        "front": {"pos": [0.9, 0.1, 0.8], "target": [0.3, 0.0, 0.4], "fovy": 50, "width": 128, "height": 96},
+        "default": {"pos_m": 0.01}}})
+    front = look.cameras["front"]
+    assert (front.pos, front.target, front.fovy) == ((0.9, 0.1, 0.8), (0.3, 0.0, 0.4), 50.0)
+    assert look.image_size("front") == (128, 96) and look.image_size("wrist") == (96, 64)
+    assert look.camera("side").pos_m == 0.01 and not front.jitters
+
+
+def test_bad_camera_settings_are_all_reported():
+    raw = {"name": "bad", "cameras": {"front": {"pos": [1, 0, 1]}, "side": {"pos": [1, 0], "target": [0, 0, 0],
+                                                                          "fovy": 0, "width": 33}}}
+    with pytest.raises(LookError) as info:
+        look_from_dict(raw, where="bad.yaml")
+    text = str(info.value)
+    assert "bad.yaml.cameras.front: give pos and target together" in text
+    assert "bad.yaml.cameras.side.pos: [1, 0] must be [x, y, z]" in text
+    assert "bad.yaml.cameras.side.fovy: 0 must be a vertical field of view in [1, 170]" in text
+    assert "bad.yaml.cameras.side.width: 33 must be an even whole number" in text

@@ -141,3 +141,26 @@ def test_inline_recording_of_a_stepped_scene_matches_the_replay(raw):
         inline = [rec.render_state(snapshot(s.model, s.data)) for s in replay_states(raw, 0, physics)]
     for a, b in zip(replayed, inline, strict=True):
         assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_look_sets_camera_pose_fovy_and_image_size(raw):
+    from demoforge.render import look_from_dict
+    from demoforge.sim import look_at_quat
+
+    scene = episode_scene(raw, 0)
+    pos, target = [0.9, 0.2, 0.9], [0.3, 0.0, 0.4]
+    look = look_from_dict({"name": "framed", "cameras": {
+        "front": {"pos": pos, "target": target, "fovy": 55, "width": 128, "height": 96}}})
+    draw = draw_look(look, look_seed(0, look.name, 0, 0), look_targets(scene))
+    assert draw["cameras"]["front"]["image"] == [128, 96] and "wrist" not in draw["cameras"]
+    with CameraRecorder(scene, draw, ("front", "wrist")) as rec:
+        cam = rec.scene.cameras["front"]
+        np.testing.assert_allclose(rec.scene.model.cam_pos[cam], pos)
+        np.testing.assert_allclose(rec.scene.model.cam_quat[cam], look_at_quat(pos, target))
+        assert rec.scene.model.cam_fovy[cam] == 55.0
+        frames = rec.render()
+        assert rec.features()["observation.images.front"].shape == (96, 128, 3)
+    assert frames["observation.images.front"].shape == (96, 128, 3)
+    assert frames["observation.images.wrist"].shape == (224, 224, 3)
+    # the aimed-at point is the image centre: the table there, not the sky
+    assert frames["observation.images.front"][48, 64].sum() > 60

@@ -99,7 +99,7 @@ def test_refusals(raw, rendered, tmp_path):
     small = LookRequest(look_from_dict({"name": "small", "image": {"width": 64, "height": 64}}))
     cases = [
         (RenderConfig(looks=(plain, plain)), tmp_path / "a", raw, "given twice"),
-        (RenderConfig(looks=(plain, small)), tmp_path / "b", raw, "different image sizes"),
+        (RenderConfig(looks=(plain, small)), tmp_path / "b", raw, "camera 'front' different image sizes"),
         (RenderConfig(looks=()), tmp_path / "c", raw, "no looks given"),
         (RenderConfig(looks=(plain,)), rendered, raw, "not empty"),
         (RenderConfig(looks=(plain,)), raw / "inside", raw, "outside the source"),
@@ -121,6 +121,19 @@ def test_cli(raw, tmp_path):
     assert keys == [*CAMS, "observation.images.front_segmentation", "observation.images.wrist_segmentation"]
     bad = CliRunner().invoke(app, ["render", str(raw), "--look", "nope.yaml", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 1 and "cannot read look nope.yaml" in bad.output
+
+
+def test_episodes_subset_renders_as_in_the_full_run(raw, rendered, tmp_path):
+    result = CliRunner().invoke(app, ["render", str(raw), "--look", "plain", "--look", "randomized:2", "--seed", "3",
+                                      "--episodes", "1", "--out", str(tmp_path / "one")])
+    assert result.exit_code == 0, result.output
+    assert "rendered 3 episodes" in result.output
+    sub, full = open_dataset(tmp_path / "one"), open_dataset(rendered)
+    for k in range(3):
+        assert sub.episode(k)["demoforge/look"] == full.episode(3 + k)["demoforge/look"]
+        assert np.array_equal(sub.read_video(k, CAMS[0]), full.read_video(3 + k, CAMS[0]))
+    with pytest.raises(LookError, match=r"no episodes \[7\] in the dataset; it has 2 episodes, indices 0..1"):
+        render_dataset(raw, tmp_path / "two", RenderConfig(looks=(parse_look_arg("plain"),), episodes=(1, 7)))
 
 
 class Killed(Exception):

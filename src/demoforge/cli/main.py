@@ -8,6 +8,7 @@ from demoforge.cli import demo as demo_cli
 from demoforge.cli import doctor as doctor_cli
 from demoforge.cli import env as env_cli
 from demoforge.cli import generate as generate_cli
+from demoforge.cli import look as look_cli
 from demoforge.cli import policy as policy_cli
 from demoforge.cli import randomize as randomize_cli
 from demoforge.cli import render as render_cli
@@ -26,6 +27,7 @@ app.command("run")(run_cli.run)
 app.command("generate")(generate_cli.generate)
 app.command("bake")(bake_cli.bake)
 app.command("render")(render_cli.render)
+app.command("look-sheet")(look_cli.look_sheet)
 app.command("doctor")(doctor_cli.doctor)
 app.command("coverage")(doctor_cli.coverage)
 app.command("rollout")(policy_cli.rollout)

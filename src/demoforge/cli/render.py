@@ -25,13 +25,17 @@ def render(
     out: Path = typer.Option(..., "--out", help="New dataset root (must not exist or be empty)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Processes; the output does not depend on it."),
     seed: int = typer.Option(0, "--seed", min=0, help="Root seed of the look draws."),
+    episodes: str | None = typer.Option(None, "--episodes", help="Source episodes to render, e.g. 0,2,5-7 (all)."),
 ) -> None:
     """Render camera videos for every episode of DATASET into a new dataset (the source is unchanged)."""
+    from demoforge.cli.policy import parse_episodes
     from demoforge.render.stage import RenderConfig, parse_look_arg, render_dataset
 
+    chosen = parse_episodes(episodes)
     try:
         config = RenderConfig(looks=tuple(parse_look_arg(item) for item in look), cameras=_split(cameras),
-                              depth=depth, segmentation=segmentation, seed=seed)
+                              depth=depth, segmentation=segmentation, seed=seed,
+                              episodes=None if chosen is None else tuple(chosen))
         progress = (lambda done, total: typer.echo(f"shard {done}/{total} rendered", err=True)) if workers > 1 else None
         summary = render_dataset(dataset, out, config, workers=workers, on_shard=progress)
     except DemoforgeError as exc:

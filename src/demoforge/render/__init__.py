@@ -14,7 +14,7 @@ from demoforge.render.apply import look_scene, look_targets
 from demoforge.render.canvas import Canvas
 from demoforge.render.look import (
     BlocksLook,
-    CameraJitter,
+    CameraLook,
     LightsLook,
     Look,
     LookError,
@@ -36,7 +36,7 @@ from demoforge.render.stage import (
 )
 
 __all__ = [
-    "LOOK_EXTRA", "RENDER_META", "SOURCE_EXTRA", "BlocksLook", "CameraJitter", "CameraRecorder", "Canvas",
+    "LOOK_EXTRA", "RENDER_META", "SOURCE_EXTRA", "BlocksLook", "CameraLook", "CameraRecorder", "Canvas",
     "LightsLook", "Look", "LookError", "LookRequest", "LookTargets", "RenderConfig", "RenderSummary",
     "SurfaceLook", "camera_key", "draw_look", "dumps_look_draw", "load_look", "loads_look_draw", "look_from_dict",
     "look_scene", "look_seed", "look_targets", "parse_look_arg", "render_dataset", "segmentation_colour",

@@ -14,15 +14,28 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
+from demoforge.render import textures
 from demoforge.render.font import letter_mask
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
-from demoforge.sim import Box, Scene, scene_from_model, scene_mjspec, state_size
+from demoforge.sim import Box, Scene, look_at_quat, scene_from_model, scene_mjspec, state_size
 from demoforge.sim.glyphs import CELL, glyph_atlas
 
 _BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
             "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
 _TEX_SIZE = 128  # procedural texture side [px]
+
+
+def image_size(draw: dict, camera: str) -> tuple[int, int]:
+    """(width, height) [px] of camera `camera` under `draw`."""
+    w, h = draw.get("cameras", {}).get(camera, {}).get("image", draw["image"])
+    return int(w), int(h)
+
+
+def max_image(draw: dict) -> tuple[int, int]:
+    """The largest width and height [px] any camera of `draw` renders at (its framebuffer)."""
+    sizes = [draw["image"]] + [c["image"] for c in draw.get("cameras", {}).values() if "image" in c]
+    return max(int(w) for w, _ in sizes), max(int(h) for _, h in sizes)
 
 
 def look_targets(scene: Scene) -> LookTargets:
@@ -32,6 +45,16 @@ def look_targets(scene: Scene) -> LookTargets:
 
 
 def _texture(mj: mujoco.MjSpec, name: str, kind: mujoco.mjtTexture, surface: dict) -> str:
+    if surface["texture"] in textures.KINDS:
+        image = textures.texture_image(surface["texture"], surface["rgb1"], surface["rgb2"], surface["seed"])
+        if kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX:  # the same wall on every face, the floor side darker
+            faces = [image] * 6
+            faces[5] = (image * 0.6).astype(np.uint8)
+            image = np.concatenate(faces)
+        tex = mj.add_texture(name=name, type=kind)
+        tex.width, tex.height, tex.nchannel = image.shape[1], image.shape[0], 3
+        tex.data = image.tobytes()
+        return tex.name
     tex = mj.add_texture(name=name, type=kind, builtin=_BUILTIN[surface["texture"]], rgb1=surface["rgb1"],
                          rgb2=surface["rgb2"], width=_TEX_SIZE, height=_TEX_SIZE)
     if surface["texture"] == "noise":
@@ -101,6 +124,16 @@ def _lights(mj: mujoco.MjSpec, lights: dict) -> None:
     mj.visual.headlight.diffuse = [lights["headlight"]] * 3
 
 
+def _shadows(mj: mujoco.MjSpec, map_px: int) -> None:
+    # One shadow-casting light keeps the cost to one extra depth pass per frame.
+    lights = list(mj.lights)
+    if not lights:
+        raise LookError("look draw: shadow_map_px is set but the scene has no light to cast shadows")
+    for i, light in enumerate(lights):
+        light.castshadow = i == 0
+    mj.visual.quality.shadowsize = map_px
+
+
 def _quat_mul_rotvec(quat: np.ndarray, rotvec) -> np.ndarray:
     r = np.asarray(rotvec, float)
     angle = float(np.linalg.norm(r))
@@ -116,11 +149,13 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
     """A render-only copy of `scene` under `draw` (a `draw_look` result), reset to home."""
     draw = loads_look_draw(draw)
     mj = scene_mjspec(scene.spec)
-    width, height = draw["image"]
+    width, height = max_image(draw)
     g = mj.visual.global_
     g.offwidth, g.offheight = max(g.offwidth, width), max(g.offheight, height)
     if "lights" in draw:
         _lights(mj, draw["lights"])
+    if draw.get("shadow_map_px"):
+        _shadows(mj, int(draw["shadow_map_px"]))
     if "background" in draw:
         _texture(mj, "look/sky", mujoco.mjtTexture.mjTEXTURE_SKYBOX, draw["background"])
     if "floor" in draw:
@@ -150,6 +185,11 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
         if name not in out.cameras:
             raise LookError(f"look draw: camera {name!r} is not in the scene; cameras: {sorted(out.cameras)}")
         cam = out.cameras[name]
+        if "pos" in item:
+            model.cam_pos[cam] = item["pos"]
+            model.cam_quat[cam] = look_at_quat(item["pos"], item["target"])
+        if "fovy" in item:
+            model.cam_fovy[cam] = item["fovy"]
         model.cam_pos[cam] += item["pos_offset_m"]
         model.cam_quat[cam] = _quat_mul_rotvec(model.cam_quat[cam], item["rot_offset_rad"])
         model.cam_fovy[cam] += item["fovy_offset_deg"]

@@ -38,8 +38,8 @@ class Canvas:
         # The backend choice (EGL, then OSMesa) and its errors are demoforge.sim's.
         self._renderer, self.backend = open_renderer(model, width, height)
         self._gl = getattr(self._renderer, "_gl_context", None)
-        self.width, self.height = width, height
-        self._rect = mujoco.MjrRect(0, 0, width, height)
+        self.width, self.height = width, height  # the largest image it draws [px]
+        self._viewports: dict[tuple[int, int], tuple] = {}
         self._option = mujoco.MjvOption()
         self._camera = mujoco.MjvCamera()
         self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -59,43 +59,56 @@ class Canvas:
         self._scene = mujoco.MjvScene(model, maxgeom=MAX_GEOM)
         self._context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._context)
-        self._rgb = np.empty((self.height, self.width, 3), np.uint8)
-        self._depth = np.empty((self.height, self.width), np.float32)
 
     def _make_current(self) -> None:
         if self._gl is not None:
             self._gl.make_current()
 
-    def _draw(self, data: mujoco.MjData, camera: int, *, segment: bool = False) -> None:
+    def _viewport(self, size: tuple[int, int] | None) -> tuple:
+        """(rect, rgb buffer, depth buffer) of an image of `size` (width, height) [px], the canvas's when None."""
+        size = (self.width, self.height) if size is None else (int(size[0]), int(size[1]))
+        if size not in self._viewports:
+            w, h = size
+            if not (0 < w <= self.width and 0 < h <= self.height):
+                raise SimError(f"image {w}x{h} does not fit the canvas {self.width}x{self.height}")
+            self._viewports[size] = (mujoco.MjrRect(0, 0, w, h), np.empty((h, w, 3), np.uint8),
+                                     np.empty((h, w), np.float32))
+        return self._viewports[size]
+
+    def _draw(self, data: mujoco.MjData, camera: int, rect: mujoco.MjrRect, *, segment: bool = False) -> None:
         self._camera.fixedcamid = camera
         mujoco.mjv_updateScene(self.model, data, self._option, None, self._camera,
                                mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
         self._scene.flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = segment
         self._scene.flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = segment
-        mujoco.mjr_render(self._rect, self._scene, self._context)
+        mujoco.mjr_render(rect, self._scene, self._context)
 
-    def rgb(self, data: mujoco.MjData, camera: int) -> np.ndarray:
-        """(H, W, 3) uint8 image of camera id `camera` (a new array)."""
-        self._draw(data, camera)
-        mujoco.mjr_readPixels(self._rgb, None, self._rect, self._context)
-        return np.flipud(self._rgb).copy()
+    def rgb(self, data: mujoco.MjData, camera: int, size: tuple[int, int] | None = None) -> np.ndarray:
+        """(H, W, 3) uint8 image of camera id `camera` (a new array) at `size` (W, H) [px],
+        the canvas's own size when None."""
+        rect, rgb, _ = self._viewport(size)
+        self._draw(data, camera, rect)
+        mujoco.mjr_readPixels(rgb, None, rect, self._context)
+        return np.flipud(rgb).copy()
 
-    def depth(self, data: mujoco.MjData, camera: int) -> np.ndarray:
+    def depth(self, data: mujoco.MjData, camera: int, size: tuple[int, int] | None = None) -> np.ndarray:
         """(H, W) float32 distance along the view axis [m]."""
-        self._draw(data, camera)
-        mujoco.mjr_readPixels(None, self._depth, self._rect, self._context)
+        rect, _, depth = self._viewport(size)
+        self._draw(data, camera, rect)
+        mujoco.mjr_readPixels(None, depth, rect, self._context)
         extent = self.model.stat.extent
         near, far = self.model.vis.map.znear * extent, self.model.vis.map.zfar * extent
         # The depth buffer holds OpenGL's non-linear [0, 1] depth; invert the projection.
-        z = self._depth.astype(np.float64)
+        z = depth.astype(np.float64)
         linear = near * far / (far - z * (far - near))
         return np.flipud(linear).astype(np.float32)
 
-    def segmentation(self, data: mujoco.MjData, camera: int) -> np.ndarray:
+    def segmentation(self, data: mujoco.MjData, camera: int, size: tuple[int, int] | None = None) -> np.ndarray:
         """(H, W) int32 body id under each pixel; -1 where no geom is."""
-        self._draw(data, camera, segment=True)
-        mujoco.mjr_readPixels(self._rgb, None, self._rect, self._context)
-        img = np.flipud(self._rgb).astype(np.int64)
+        rect, rgb, _ = self._viewport(size)
+        self._draw(data, camera, rect, segment=True)
+        mujoco.mjr_readPixels(rgb, None, rect, self._context)
+        img = np.flipud(rgb).astype(np.int64)
         segid = img[..., 0] + (img[..., 1] << 8) + (img[..., 2] << 16)  # segid + 1; 0 = background
         n = self._scene.ngeom
         body = np.full(n + 1, -1, np.int32)

@@ -7,6 +7,7 @@ scene's own appearance, so the plain look is just a name and an image size:
     name: randomized
     split: train                 # which glyph and colour sets: train or test
     image: {width: 224, height: 224}
+    shadow_map_px: 1024          # the key light casts shadows; 0 (default): none
     lights: {count: [1, 3], azimuth_deg: [0, 360], elevation_deg: [35, 85], intensity: [0.3, 0.7],
              colour_jitter: 0.15, ambient: [0.15, 0.4], headlight: [0.1, 0.4]}
     background: {textures: [gradient, checker, noise, flat], value: [0.2, 0.9]}    # the sky box
@@ -14,7 +15,13 @@ scene's own appearance, so the plain look is just a name and an image size:
     table: {textures: [flat, checker, noise, gradient], value: [0.3, 0.9], specular: [0, 0.4]}
     blocks: {colours: {train: [red, green], test: [orange, purple]}, shade_jitter: 0.1,
              glyphs: {train: ABCDEFGHJKLM, test: NPQRSTUVWXYZ}}
-    cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004}}
+    cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004},
+              front: {pos: [0.79, 0, 0.62], target: [0.24, 0, 0.4], fovy: 38, width: 320, height: 240}}
+
+A camera entry sets its pose (`pos` and `target` [m], in its parent frame: the world for
+front and side, the hand for wrist), `fovy` [deg] and image `width`/`height` [px], and
+jitters around that (`pos_m`, `angle_deg`, `fovy_deg` half-widths); "default" applies to
+every camera without its own entry.
 
 Unknown keys and every bad value are reported at once, naming the file and the key.
 """
@@ -30,7 +37,7 @@ import yaml
 from demoforge.errors import DemoforgeError
 
 Range = tuple[float, float]
-TEXTURES = ("flat", "gradient", "checker", "noise")
+TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted")
 SPLITS = ("train", "test")
 # Named colours a look may use for blocks [0..1 RGB]; a look may also give [r, g, b] triples.
 COLOURS: dict[str, tuple[float, float, float]] = {
@@ -61,9 +68,11 @@ class LightsLook:
 
 @dataclass(frozen=True)
 class SurfaceLook:
-    """A procedural texture (MuJoCo builtin) and material for the sky box, floor or table top."""
+    """A procedural texture and material for the sky box (the walls), floor or table top. Wood takes its
+    colour from a natural range (textures.WOOD_HSV), not from hue/saturation/value."""
 
-    textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: flat, gradient, checker, noise
+    textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: MuJoCo's flat, gradient, checker, noise,
+    #   or demoforge.render.textures' wood, cloth, plastic, painted
     hue: Range = (0.0, 1.0)  # HSV hue of the two texture colours [0..1]
     saturation: Range = (0.0, 0.5)  # HSV saturation [0..1]
     value: Range = (0.3, 0.9)  # HSV value (brightness) [0..1]
@@ -83,12 +92,25 @@ class BlocksLook:
 
 
 @dataclass(frozen=True)
-class CameraJitter:
-    """How far a named camera may move from its place in the scene."""
+class CameraLook:
+    """A named camera under a look: where it is, its lens and image size, and how far a draw may
+    move it. Unset fields keep the scene's camera (and the look's image size)."""
 
-    pos_m: float = 0.0  # offset per axis, uniform in [-j, j], in the camera's parent frame [m]
-    angle_deg: float = 0.0  # tilt about a uniform random axis, angle in [0, j] [deg]
-    fovy_deg: float = 0.0  # vertical field of view offset, uniform in [-j, j] [deg]
+    pos: tuple[float, float, float] | None = None  # position in the camera's parent frame (the world for
+    #   front and side, the hand for wrist) [m]; needs `target`
+    target: tuple[float, float, float] | None = None  # point it looks at, same frame [m]; needs `pos`
+    fovy: float | None = None  # vertical field of view [deg]
+    width: int | None = None  # image width [px]; None: the look's image width
+    height: int | None = None  # image height [px]; None: the look's image height
+    pos_m: float = 0.0  # jitter: offset per axis, uniform in [-j, j], in the camera's parent frame [m]
+    angle_deg: float = 0.0  # jitter: tilt about a uniform random axis, angle in [0, j] [deg]
+    fovy_deg: float = 0.0  # jitter: vertical field of view offset, uniform in [-j, j] [deg]
+
+    @property
+    def jitters(self) -> bool:
+        """Whether a draw moves this camera."""
+        return bool(self.pos_m or self.angle_deg or self.fovy_deg)
+
 
 
 @dataclass(frozen=True)
@@ -99,12 +121,25 @@ class Look:
     split: str = "train"  # which glyph and colour sets: train or test
     width: int = 224  # image width [px]
     height: int = 224  # image height [px]
+    shadow_map_px: int = 0  # the key light (the scene's first light, or the first drawn one) casts shadows
+    #   from a square map of this side [px]; 0: no shadows (each costs a depth pass per frame)
     lights: LightsLook | None = None  # None keeps the scene's lights
     background: SurfaceLook | None = None  # sky box; None keeps MuJoCo's (black) background
     floor: SurfaceLook | None = None  # None keeps the scene's floor
     table: SurfaceLook | None = None  # None keeps the scene's table colour
     blocks: BlocksLook | None = None  # None keeps the blocks as built
-    cameras: dict[str, CameraJitter] = field(default_factory=dict)  # camera name or "default" -> jitter
+    cameras: dict[str, CameraLook] = field(default_factory=dict)  # camera name or "default" -> its look
+
+    def camera(self, name: str) -> CameraLook | None:
+        """The look of camera `name`: its own entry, else the "default" entry, else None."""
+        return self.cameras.get(name, self.cameras.get("default"))
+
+    def image_size(self, camera: str) -> tuple[int, int]:
+        """(width, height) [px] of camera `camera`'s images under this look."""
+        cam = self.camera(camera)
+        width = cam.width if cam is not None and cam.width is not None else self.width
+        height = cam.height if cam is not None and cam.height is not None else self.height
+        return width, height
 
 
 def _num(x: object) -> bool:
@@ -227,17 +262,47 @@ def _blocks(raw: object, where: str, problems: list[str]) -> BlocksLook:
                                                hi=1.0))
 
 
-def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraJitter]:
+def _point(value: object, where: str, problems: list[str]) -> tuple[float, float, float] | None:
+    if value is None:
+        return None
+    if isinstance(value, list | tuple) and len(value) == 3 and all(_num(v) for v in value):
+        return tuple(float(v) for v in value)  # type: ignore[return-value]
+    problems.append(f"{where}: {value!r} must be [x, y, z] in metres")
+    return None
+
+
+def _pixels(value: object, where: str, problems: list[str]) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 16 <= value <= 4096 and value % 2 == 0:
+        return value
+    problems.append(f"{where}: {value!r} must be an even whole number of pixels in [16, 4096]")
+    return None
+
+
+def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraLook]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        problems.append(f"{where}: must map camera names (or 'default') to jitters, got {type(raw).__name__}")
+        problems.append(f"{where}: must map camera names (or 'default') to camera settings, got {type(raw).__name__}")
         return {}
     out = {}
     for name in sorted(map(str, raw)):
         w = f"{where}.{name}"
-        item = _mapping(raw[name], w, [f.name for f in fields(CameraJitter)], problems)
-        out[name] = CameraJitter(
+        item = _mapping(raw[name], w, [f.name for f in fields(CameraLook)], problems)
+        pos, target = _point(item.get("pos"), f"{w}.pos", problems), _point(item.get("target"), f"{w}.target", problems)
+        if (item.get("pos") is None) != (item.get("target") is None):
+            problems.append(f"{w}: give pos and target together (the camera looks from pos at target)")
+        elif pos is not None and target is not None and pos == target:
+            problems.append(f"{w}: pos and target are the same point {list(pos)}; the camera needs a view direction")
+        fovy = item.get("fovy")
+        if fovy is not None and not (_num(fovy) and 1.0 <= fovy <= 170.0):
+            problems.append(f"{w}.fovy: {fovy!r} must be a vertical field of view in [1, 170] degrees")
+            fovy = None
+        out[name] = CameraLook(
+            pos=pos, target=target, fovy=None if fovy is None else float(fovy),
+            width=_pixels(item.get("width"), f"{w}.width", problems),
+            height=_pixels(item.get("height"), f"{w}.height", problems),
             pos_m=_half_width(item.get("pos_m", 0.0), f"{w}.pos_m", problems, hi=0.5),
             angle_deg=_half_width(item.get("angle_deg", 0.0), f"{w}.angle_deg", problems, hi=45.0),
             fovy_deg=_half_width(item.get("fovy_deg", 0.0), f"{w}.fovy_deg", problems, hi=30.0),
@@ -245,7 +310,7 @@ def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraJi
     return out
 
 
-TOP_KEYS = ("name", "split", "image", "lights", "background", "floor", "table", "blocks", "cameras")
+TOP_KEYS = ("name", "split", "image", "shadow_map_px", "lights", "background", "floor", "table", "blocks", "cameras")
 
 
 def look_from_dict(raw: object, *, where: str = "look") -> Look:
@@ -268,9 +333,14 @@ def look_from_dict(raw: object, *, where: str = "look") -> Look:
             problems.append(f"{where}.image.{key}: {v!r} must be an even whole number of pixels in [16, 4096]")
             v = 224
         size[key] = v
+    shadow = raw.get("shadow_map_px", 0)
+    if not (isinstance(shadow, int) and not isinstance(shadow, bool) and (shadow == 0 or 256 <= shadow <= 8192)):
+        problems.append(f"{where}.shadow_map_px: {shadow!r} must be 0 (no shadows) or a whole number of pixels "
+                        "in [256, 8192]")
+        shadow = 0
     section = lambda key, parse: None if raw.get(key) is None else parse(raw[key], f"{where}.{key}", problems)  # noqa: E731
     look = Look(
-        name=str(name), split=str(split), width=size["width"], height=size["height"],
+        name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow,
         lights=section("lights", _lights), background=section("background", _surface),
         floor=section("floor", _surface), table=section("table", _surface), blocks=section("blocks", _blocks),
         cameras=_cameras(raw.get("cameras"), f"{where}.cameras", problems),

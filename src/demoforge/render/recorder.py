@@ -21,8 +21,8 @@ import mujoco
 import numpy as np
 
 from demoforge.dataset import Feature
-from demoforge.render.apply import look_scene
 from demoforge.dataset.keys import image_key
+from demoforge.render.apply import image_size, look_scene, max_image
 from demoforge.render.canvas import Canvas
 from demoforge.render.look import LookError
 from demoforge.sim import Scene, restore
@@ -62,20 +62,22 @@ class CameraRecorder:
         self.cameras = tuple(cameras)
         self.depth, self.segmentation = depth, segmentation
         self.depth_range_m = (float(depth_range_m[0]), float(depth_range_m[1]))
-        self.width, self.height = draw["image"]
+        self.width, self.height = draw["image"]  # the look's image size [px]
+        self.sizes = {c: image_size(draw, c) for c in self.cameras}  # camera -> (width, height) [px]
         self._owns_canvas = canvas is None
         self.canvas = canvas
         self.bind(scene, draw)
 
     def bind(self, scene: Scene, draw: dict) -> None:
         """Switch to another scene (same cameras) or another draw; the GL context is kept."""
-        if list(draw["image"]) != [self.width, self.height]:
-            raise LookError(f"look draw image {draw['image']} differs from the recorder's "
-                            f"{[self.width, self.height]}; one recorder writes one image size")
+        sizes = {c: image_size(draw, c) for c in self.cameras}
+        if sizes != self.sizes:
+            raise LookError(f"look draw image sizes {sizes} differ from the recorder's {self.sizes}; "
+                            "one recorder writes one image size per camera")
         self.draw = draw
         self.scene = look_scene(scene, draw)
         if self.canvas is None:
-            self.canvas = Canvas(self.scene.model, self.width, self.height)
+            self.canvas = Canvas(self.scene.model, *max_image(draw))
         else:
             self.canvas.bind(self.scene.model)
         n = self.scene.model.nbody
@@ -83,15 +85,15 @@ class CameraRecorder:
 
     def features(self) -> dict[str, Feature]:
         """The video features this recorder fills (camera order, then depth, then segmentation)."""
-        shape = (self.height, self.width, 3)
-        out = {camera_key(c): Feature("video", shape) for c in self.cameras}
+        shape = {c: (h, w) for c, (w, h) in self.sizes.items()}
+        out = {camera_key(c): Feature("video", (*shape[c], 3)) for c in self.cameras}
         if self.depth:
             near, far = self.depth_range_m
             info = {"is_depth_map": True, "depth_min": near, "depth_max": far}
-            out.update({camera_key(c, "depth"): Feature("video", (self.height, self.width, 1), info=dict(info))
+            out.update({camera_key(c, "depth"): Feature("video", (*shape[c], 1), info=dict(info))
                         for c in self.cameras})
         if self.segmentation:
-            out.update({camera_key(c, "segmentation"): Feature("video", shape) for c in self.cameras})
+            out.update({camera_key(c, "segmentation"): Feature("video", (*shape[c], 3)) for c in self.cameras})
         return out
 
     def render(self, data: mujoco.MjData | None = None) -> dict[str, np.ndarray]:
@@ -100,14 +102,14 @@ class CameraRecorder:
         data = self.scene.data if data is None else data
         out = {}
         for c in self.cameras:
-            out[camera_key(c)] = self.canvas.rgb(data, self.scene.cameras[c])
+            out[camera_key(c)] = self.canvas.rgb(data, self.scene.cameras[c], self.sizes[c])
         if self.depth:
             for c in self.cameras:
                 # metres; the writer stores lerobot's 12-bit depth codes losslessly
-                out[camera_key(c, "depth")] = self.canvas.depth(data, self.scene.cameras[c])
+                out[camera_key(c, "depth")] = self.canvas.depth(data, self.scene.cameras[c], self.sizes[c])
         if self.segmentation:
             for c in self.cameras:
-                seg = self.canvas.segmentation(data, self.scene.cameras[c])
+                seg = self.canvas.segmentation(data, self.scene.cameras[c], self.sizes[c])
                 out[camera_key(c, "segmentation")] = self._palette[seg + 1]
         return out
 

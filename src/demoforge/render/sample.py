@@ -7,12 +7,17 @@ source episode, copy))`: the same run seed, look and episode always give the sam
 whatever the worker count or the other looks of the run.
 
     {"schema": "demoforge.look/1", "look": "randomized", "split": "train", "seed": [0, [...]],
-     "image": [224, 224],
+     "image": [224, 224], "shadow_map_px": 1024,                  # absent: no shadows
      "lights": {"ambient": 0.2, "headlight": 0.3, "lights": [{"dir": [x, y, z], "diffuse": [r, g, b]}]},
      "background" / "floor" / "table": {"texture": "checker", "rgb1": [...], "rgb2": [...],
-                                        "repeat": 3.0, "specular": 0.1, "shininess": 0.3},
+                                        "repeat": 3.0, "specular": 0.1, "shininess": 0.3,
+                                        "seed": 123},   # seed: wood, cloth, plastic, painted only
      "blocks": {"red": {"rgb": [r, g, b], "glyph": "K"}},          # glyph null: scene's faces
-     "cameras": {"front": {"pos_offset_m": [...], "rot_offset_rad": [...], "fovy_offset_deg": 0.4}}}
+     "cameras": {"front": {"pos_offset_m": [...], "rot_offset_rad": [...], "fovy_offset_deg": 0.4,
+                           "pos": [...], "target": [...], "fovy": 38.0, "image": [320, 240]}}}
+
+A camera's `pos`/`target` [m], `fovy` [deg] and `image` [px] appear when the look sets them;
+the offsets apply after them.
 
 Absent sections keep the scene's appearance. Floats are rounded to 10 significant digits, so
 `json.loads(json.dumps(d)) == d` and a recorded draw applies exactly as drawn.
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from demoforge.randomize.sample import _key, field_rng
+from demoforge.render import textures
 from demoforge.render.look import Look, LookError, SurfaceLook
 
 SCHEMA = "demoforge.look/1"
@@ -63,8 +69,14 @@ def _hsv(rng: np.random.Generator, s: SurfaceLook) -> list[float]:
 
 def _surface(rng: np.random.Generator, s: SurfaceLook) -> dict:
     texture = s.textures[int(rng.integers(len(s.textures)))]
-    return {"texture": texture, "rgb1": _hsv(rng, s), "rgb2": _hsv(rng, s), "repeat": _q(rng.uniform(*s.repeat)),
-            "specular": _q(rng.uniform(*s.specular)), "shininess": _q(rng.uniform(*s.shininess))}
+    out = {"texture": texture, "rgb1": _hsv(rng, s), "rgb2": _hsv(rng, s), "repeat": _q(rng.uniform(*s.repeat)),
+           "specular": _q(rng.uniform(*s.specular)), "shininess": _q(rng.uniform(*s.shininess))}
+    if texture in textures.KINDS:  # drawn after the rest, so the builtin kinds' draws stay as they were
+        if texture == "wood":
+            out["rgb1"] = _qs(colorsys.hsv_to_rgb(*(rng.uniform(*r) for r in textures.WOOD_HSV)))
+        out["rgb2"] = _qs(np.asarray(out["rgb1"]) * textures.SHADE[texture])
+        out["seed"] = int(rng.integers(2 ** 31))  # the texture's own noise
+    return out
 
 
 def _lights(rng: np.random.Generator, look: Look) -> dict:
@@ -111,15 +123,22 @@ def _cameras(rng: np.random.Generator, look: Look, targets: LookTargets) -> dict
                         f"{list(targets.cameras)} (or 'default')")
     out = {}
     for name in targets.cameras:
-        jitter = look.cameras.get(name, look.cameras.get("default"))
-        if jitter is None:
+        cam = look.camera(name)
+        if cam is None:
             continue
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
-        angle = np.deg2rad(rng.uniform(0.0, jitter.angle_deg))
-        out[name] = {"pos_offset_m": _qs(rng.uniform(-jitter.pos_m, jitter.pos_m, size=3)),
-                     "rot_offset_rad": _qs(axis * angle),
-                     "fovy_offset_deg": _q(rng.uniform(-jitter.fovy_deg, jitter.fovy_deg))}
+        angle = np.deg2rad(rng.uniform(0.0, cam.angle_deg))
+        item = {"pos_offset_m": _qs(rng.uniform(-cam.pos_m, cam.pos_m, size=3)),
+                "rot_offset_rad": _qs(axis * angle),
+                "fovy_offset_deg": _q(rng.uniform(-cam.fovy_deg, cam.fovy_deg))}
+        if cam.pos is not None:
+            item["pos"], item["target"] = _qs(cam.pos), _qs(cam.target)
+        if cam.fovy is not None:
+            item["fovy"] = _q(cam.fovy)
+        if (cam.width, cam.height) != (None, None):
+            item["image"] = list(look.image_size(name))
+        out[name] = item
     return out
 
 
@@ -129,6 +148,8 @@ def draw_look(look: Look, seq: np.random.SeedSequence, targets: LookTargets) -> 
     draw: dict = {"schema": SCHEMA, "look": look.name, "split": look.split,
                   "seed": [int(seq.entropy), [int(k) for k in seq.spawn_key]],
                   "image": [look.width, look.height]}
+    if look.shadow_map_px:
+        draw["shadow_map_px"] = look.shadow_map_px
     if look.lights is not None:
         draw["lights"] = _lights(rng("lights"), look)
     for section in ("background", "floor", "table"):

@@ -71,6 +71,7 @@ class RenderConfig:
     depth_range_m: tuple[float, float] = DEPTH_RANGE_M  # depth code range [m]
     segmentation: bool = False  # also write observation.images.<camera>_segmentation (body colours)
     seed: int = 0  # root of every look draw
+    episodes: tuple[int, ...] | None = None  # source episode indices to render, in source order; None: all
     video: VideoSettings = field(default_factory=lambda: DETERMINISTIC_VIDEO)  # encoder settings of every stream
 
 
@@ -102,9 +103,11 @@ def _check_config(config: RenderConfig) -> None:
     names = [r.look.name for r in config.looks]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"look {dup!r} is given twice; give it once with :N copies")
-    sizes = sorted({(r.look.width, r.look.height) for r in config.looks})
-    if len(sizes) > 1:
-        problems.append(f"looks have different image sizes {sizes}; one dataset has one size per camera")
+    for camera in config.cameras:
+        sizes = sorted({r.look.image_size(camera) for r in config.looks})
+        if len(sizes) > 1:
+            problems.append(f"looks give camera {camera!r} different image sizes {sizes}; one dataset has one "
+                            "size per camera")
     if not config.cameras or len(set(config.cameras)) != len(config.cameras):
         problems.append(f"cameras {list(config.cameras)} must be distinct names, at least one")
     if not (isinstance(config.seed, int) and config.seed >= 0):
@@ -118,8 +121,16 @@ def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]
     reader = open_dataset(source)
     lengths = dict(zip(reader.episodes_table.column("episode_index").to_pylist(),
                        reader.episodes_table.column("length").to_pylist(), strict=True))
-    return [(i, k, c, int(lengths[i])) for i in reader.episode_indices
-            for k, req in enumerate(config.looks) for c in range(req.copies)]
+    chosen = reader.episode_indices
+    if config.episodes is not None:
+        missing = sorted(set(config.episodes) - set(chosen))
+        if missing or not config.episodes:
+            raise LookError(f"{source}: --episodes {list(config.episodes)}: "
+                            + (f"no episodes {missing} in the dataset; " if missing else "none given; ")
+                            + f"it has {len(chosen)} episodes, indices {min(chosen, default=0)}..{max(chosen, default=-1)}")
+        chosen = [i for i in chosen if i in set(config.episodes)]
+    # Draws are keyed by source episode, so a subset renders exactly as in a full run.
+    return [(i, k, c, int(lengths[i])) for i in chosen for k, req in enumerate(config.looks) for c in range(req.copies)]
 
 
 def _shards(items: list, workers: int) -> list[list]:
@@ -155,7 +166,9 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="episode-scene")
     upcoming = {episodes[0]: prefetch.submit(episode_scene, source, episodes[0])}
     look0 = config.looks[items[0][1]].look
-    canvas = Canvas(blank_model(look0.width, look0.height), look0.width, look0.height)  # GL starts meanwhile
+    sizes = [look0.image_size(c) for c in config.cameras]
+    width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
+    canvas = Canvas(blank_model(width, height), width, height)  # GL starts meanwhile
     lane = WriterThread()
     try:
         for episode, k, copy, _ in items:

@@ -31,6 +31,7 @@ from demoforge.sim.robot import FingerJoint, GripperMount, RobotCard, load_card,
 from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec  # noqa: E402
 from demoforge.sim.props import Box, Cylinder, MeshProp  # noqa: E402
 from demoforge.sim.scene import (  # noqa: E402
+    DEFAULT_CAMERAS,
     ROBOT_PREFIX,
     Camera,
     Light,
@@ -39,6 +40,7 @@ from demoforge.sim.scene import (  # noqa: E402
     Table,
     build_scene,
     default_scene,
+    look_at_quat,
     scene_from_model,
     scene_mjspec,
 )
@@ -46,11 +48,11 @@ from demoforge.sim.state import restore, snapshot, state_size  # noqa: E402
 from demoforge.sim.stepping import control_step, move_joints, reset, step  # noqa: E402
 
 __all__ = [
-    "MATERIALS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
+    "DEFAULT_CAMERAS", "MATERIALS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
     "GripperMount", "IKOptions", "IKResult", "Intrinsics", "Light", "Material", "MeshProp", "RobotCard",
     "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
     "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness",
-    "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "material", "material_problems", "move_joints",
+    "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "look_at_quat", "material", "material_problems", "move_joints",
     "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
     "snapshot", "solve_ik", "state_size", "step", "world_T_camera",
 ]

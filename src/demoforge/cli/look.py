@@ -1,0 +1,32 @@
+"""`demoforge look-sheet`: a PNG of one scene under several draws of a look."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from demoforge.errors import DemoforgeError
+
+
+def look_sheet(
+    look: str = typer.Option("randomized", "--look", help="Look YAML file or shipped look name (plain, randomized)."),
+    out: Path = typer.Option(..., "--out", help="PNG file to write."),
+    draws: int = typer.Option(8, "--draws", min=1, help="Draws (episode copies) shown."),
+    columns: int = typer.Option(4, "--columns", min=1, help="Draws per row."),
+    cameras: str = typer.Option("front,side", "--cameras", help="Cameras stacked in each cell, comma list."),
+    family: str = typer.Option("stack_three", "--family", help="Task family of the scene."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Root of the draws (as render --seed) and of the scene."),
+) -> None:
+    """Render one task scene under DRAWS draws of a look into a PNG contact sheet."""
+    from demoforge.render.look import load_look
+    from demoforge.render.sheet import SheetSettings, sheet_image, write_png
+
+    try:
+        settings = SheetSettings(draws=draws, columns=columns, family=family, seed=seed,
+                                 cameras=tuple(c for c in cameras.split(",") if c))
+        path = write_png(sheet_image(load_look(look), settings), out)
+    except DemoforgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {draws} draws of look {look!r} -> {path}")

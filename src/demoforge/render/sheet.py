@@ -1,0 +1,97 @@
+"""A contact sheet of a look: one task scene under several draws, as one PNG.
+
+The scene is a generated problem of a task family in a sampled reset state (as an
+environment package samples it); draw k is the look's draw for copy k of episode 0 under
+`seed`, the same draw `demoforge render --seed SEED` gives that copy. Each cell shows the
+cameras of one draw stacked top to bottom; cells run left to right, `columns` per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+import numpy as np
+
+from demoforge.render.apply import look_targets
+from demoforge.render.look import Look, LookError
+from demoforge.render.recorder import CameraRecorder, camera_key
+from demoforge.render.sample import draw_look, look_seed
+
+
+@dataclass(frozen=True)
+class SheetSettings:
+    """What a sheet shows."""
+
+    draws: int = 8  # look draws (copies) shown
+    columns: int = 4  # cells per row
+    cameras: tuple[str, ...] = ("front", "side")  # stacked in each cell, top to bottom
+    family: str = "stack_three"  # task family of the scene
+    seed: int = 0  # root of the look draws (as `render --seed`) and of the scene's problem
+
+
+def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.ndarray:
+    """(H, W, 3) uint8: the sheet of `look` (see the module docstring)."""
+    from demoforge.envs import build_task_scene
+    from demoforge.randomize.scene import RobotStartParams, bake_profiles
+    from demoforge.symbolic import reset_rng, sample_reset_state
+    from demoforge.tasks import generate_family, parse_task
+    from demoforge.tasks.library import domain_text
+
+    if not (settings.draws >= 1 and settings.columns >= 1 and settings.cameras):
+        raise LookError(f"sheet: draws {settings.draws} and columns {settings.columns} must be >= 1, "
+                        f"cameras {list(settings.cameras)} not empty")
+    generated = generate_family(settings.family, count=1, seed=settings.seed)[0]
+    task = parse_task(generated.problem_pddl, domain_text=domain_text("blocks"), problem_file=f"{generated.name}.pddl")
+    draw = bake_profiles(generated.scene, 1, settings.seed, robot_start=RobotStartParams())[0]
+    scene, binding = build_task_scene(task, generated.scene, draw)
+    state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, settings.seed, 0, 0))
+    cells, recorder = [], None
+    try:
+        for k in range(settings.draws):
+            look_draw = draw_look(look, look_seed(settings.seed, look.name, 0, k), look_targets(scene))
+            if recorder is None:
+                recorder = CameraRecorder(scene, look_draw, settings.cameras)
+            else:
+                recorder.bind(scene, look_draw)
+            frames = recorder.render_state(state.state)
+            cells.append(_stack([frames[camera_key(c)] for c in settings.cameras], axis=0))
+    finally:
+        if recorder is not None:
+            recorder.close()
+    blank = np.zeros_like(cells[0])
+    rows = [cells[i:i + settings.columns] for i in range(0, len(cells), settings.columns)]
+    rows = [_stack(r + [blank] * (settings.columns - len(r)), axis=1) for r in rows]
+    return _stack(rows, axis=0)
+
+
+def _stack(images: Sequence[np.ndarray], *, axis: int, gap: int = 2) -> np.ndarray:
+    """Images joined along `axis` with a white gap, padded with white to a common size."""
+    other = 1 - axis
+    size = max(im.shape[other] for im in images)
+    parts = []
+    for i, im in enumerate(images):
+        pad = [(0, 0), (0, 0), (0, 0)]
+        pad[other] = (0, size - im.shape[other])
+        parts.append(np.pad(im, pad, constant_values=255))
+        if i < len(images) - 1:
+            shape = list(parts[-1].shape)
+            shape[axis] = gap
+            parts.append(np.full(shape, 255, np.uint8))
+    return np.concatenate(parts, axis=axis)
+
+
+def write_png(image: np.ndarray, out: str | Path) -> Path:
+    """Write an (H, W, 3) uint8 image as PNG (through PyAV's encoder), via a temporary name."""
+    out = Path(out)
+    codec = av.CodecContext.create("png", "w")
+    codec.width, codec.height, codec.pix_fmt = image.shape[1], image.shape[0], "rgb24"
+    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="rgb24")
+    data = b"".join(bytes(p) for p in [*codec.encode(frame), *codec.encode(None)])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".partial")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    return out
