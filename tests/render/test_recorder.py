@@ -114,7 +114,24 @@ def test_unknown_camera_is_refused(raw):
     assert mujoco is not None
 
 
-def test_shade_only_looks_redraw_the_scene_pips_in_the_new_colour(raw):
+def _texture(model, name: str) -> np.ndarray:
+    tex = model.texture(name).id
+    return model.tex_data[model.tex_adr[tex]:model.tex_adr[tex] + model.tex_width[tex] * model.tex_height[tex] * 3]
+
+
+def test_the_plain_look_shows_the_sidecar_letters_on_the_blocks(raw):
+    from demoforge.sim.glyphs import glyph_atlas
+
+    scene = episode_scene(raw, 0)
+    letters = {p.name: p.letter for p in scene.spec.props if p.name in look_targets(scene).blocks}
+    assert letters and all(letters.values())  # the task scene carries its sidecar's glyphs
+    model = look_scene(scene, _draw(scene, "plain")).model
+    for name, letter in letters.items():
+        rgba = next(p.rgba for p in scene.spec.props if p.name == name)
+        assert np.array_equal(_texture(model, f"{name}_glyphs"), glyph_atlas(rgba, letter).reshape(-1))
+
+
+def test_shade_only_looks_redraw_the_scene_faces_in_the_new_colour(raw):
     from demoforge.render import look_from_dict
     from demoforge.sim.glyphs import glyph_atlas
 
@@ -122,9 +139,8 @@ def test_shade_only_looks_redraw_the_scene_pips_in_the_new_colour(raw):
     look = look_from_dict({"name": "shade", "blocks": {"shade_jitter": 0.3}})
     draw = draw_look(look, look_seed(0, "shade", 0, 0), look_targets(scene))
     model = look_scene(scene, draw).model
-    tex = model.texture("look/white").id
-    pixels = model.tex_data[model.tex_adr[tex]:model.tex_adr[tex] + model.tex_width[tex] * model.tex_height[tex] * 3]
-    assert np.array_equal(pixels, glyph_atlas(draw["blocks"]["white"]["rgb"]).reshape(-1))
+    letter = next(p.letter for p in scene.spec.props if p.name == "white")
+    assert np.array_equal(_texture(model, "look/white"), glyph_atlas(draw["blocks"]["white"]["rgb"], letter).reshape(-1))
     assert draw["blocks"]["white"]["glyph"] is None and draw["blocks"]["white"]["rgb"] != [0.95, 0.95, 0.95]
 
 

@@ -3,8 +3,8 @@
 `task_scene_spec(task, params, draw)` is a pure function of its inputs, which is why an
 environment package stores the draw (and the PDDL and sidecar) rather than MJCF: the
 spec, and so the compiled model, is rebuilt bit for bit from them (checked by
-`model_fingerprint`). One free glyph-textured cube per block (sidecar colour, drawn
-edge), the table raised by the drawn offset, blocks and table top sharing the drawn
+`model_fingerprint`). One free glyph-textured cube per block (sidecar colour and letter,
+drawn edge), the table raised by the drawn offset, blocks and table top sharing the drawn
 sliding friction, and each region as a 1 mm visual-only slab on the table top.
 
 Blocks stand at nominal spots (a grid along the table's far half) in the spec; reset
@@ -22,6 +22,7 @@ import numpy as np
 from demoforge.errors import DemoforgeError
 from demoforge.randomize.scene import SceneDraw
 from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, material, panda_card
+from demoforge.sim.font import LETTERS
 from demoforge.symbolic.binding import Binding, Tolerances, bind_symbols
 from demoforge.tasks.parse import Task
 from demoforge.tasks.scene import SceneParams
@@ -49,6 +50,8 @@ def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
     problems += [f"block {b!r} has no drawn size" for b in blocks if b not in sizes]
     problems += [f"region {r!r} has no rectangle in the sidecar's regions" for r in regions if r not in rects]
     problems += [f"drawn size of {b!r} is {s} m; it must be > 0" for b, s in sorted(sizes.items()) if not s > 0]
+    problems += [f"sidecar blocks.{b}.glyph {look.glyph!r} is not a letter the block font draws; use one of "
+                 f"{LETTERS}" for b, look in sorted(looks.items()) if look.glyph not in LETTERS]
     if not draw.friction > 0:
         problems.append(f"drawn friction {draw.friction} must be > 0")
     return problems
@@ -77,7 +80,7 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
         x = table.size[0] / 2 - 0.08 - row * pitch  # far half of the table, away from the start windows
         s = sizes[name]
         props.append(Box(name, (s, s, s), (cx + x, cy + y, table.height + s / 2),
-                         rgba=tuple(look.rgba), material=mat, glyphs=True))
+                         rgba=tuple(look.rgba), material=mat, glyphs=True, letter=look.glyph))
     for name, rect in params.regions:
         if name not in {n for n, t in task.objects if t == "region"}:
             continue

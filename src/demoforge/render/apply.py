@@ -15,11 +15,10 @@ import numpy as np
 
 from demoforge.errors import SimError
 from demoforge.render import textures
-from demoforge.render.font import letter_mask
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
 from demoforge.sim import Box, Scene, look_at_quat, scene_from_model, scene_mjspec, state_size
-from demoforge.sim.glyphs import CELL, glyph_atlas
+from demoforge.sim.glyphs import glyph_atlas
 
 _BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
             "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
@@ -81,15 +80,7 @@ def _surface_geom(mj: mujoco.MjSpec, geom: str, name: str, surface: dict) -> Non
     g.rgba = [1.0, 1.0, 1.0, 1.0]
 
 
-def _letter_atlas(rgb, letter: str) -> np.ndarray:
-    face = np.empty((CELL, CELL, 3), np.uint8)
-    face[:] = np.round(np.asarray(rgb) * 255).astype(np.uint8)
-    ink = 20 if float(np.dot(rgb, (0.299, 0.587, 0.114))) > 0.5 else 235
-    face[letter_mask(letter, CELL)] = ink
-    return np.concatenate([face] * 6)
-
-
-def _blocks(mj: mujoco.MjSpec, blocks: dict) -> None:
+def _blocks(mj: mujoco.MjSpec, blocks: dict, letters: dict[str, str | None]) -> None:
     for name in sorted(blocks):
         item = blocks[name]
         try:
@@ -100,16 +91,25 @@ def _blocks(mj: mujoco.MjSpec, blocks: dict) -> None:
             raise LookError(f"look draw: block {name!r} is not a geom of the scene")
         if item["glyph"] is None and not g.material:
             g.rgba = [*item["rgb"], 1.0]
-            continue
-        # letters, or the scene's pip faces redrawn in the new colour
-        atlas = glyph_atlas(item["rgb"]) if item["glyph"] is None else _letter_atlas(item["rgb"], item["glyph"])
+        else:  # the draw's letter, or the scene's own faces (its letter or pips), in the drawn colour
+            _block_material(mj, g, name, glyph_atlas(item["rgb"], item["glyph"] or letters.get(name)))
+        if "specular" in item:
+            mat = mj.material(g.material) if g.material else _block_material(mj, g, name, None, rgb=item["rgb"])
+            mat.specular, mat.shininess = item["specular"], item["shininess"]
+
+
+def _block_material(mj: mujoco.MjSpec, g, name: str, atlas: np.ndarray | None, *, rgb=None):
+    mat = mj.add_material(name=f"look/{name}")
+    if atlas is not None:
         tex = mj.add_texture(name=f"look/{name}", type=mujoco.mjtTexture.mjTEXTURE_CUBE)
         tex.width, tex.height, tex.nchannel = atlas.shape[1], atlas.shape[0], 3
         tex.data = atlas.tobytes()
-        mat = mj.add_material(name=f"look/{name}")
         mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
-        g.material = mat.name
         g.rgba = [1.0, 1.0, 1.0, 1.0]
+    else:
+        mat.rgba = [*rgb, 1.0]
+    g.material = mat.name
+    return mat
 
 
 def _lights(mj: mujoco.MjSpec, lights: dict) -> None:
@@ -163,7 +163,7 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
     if "table" in draw:
         _surface_geom(mj, "table_top", "table", draw["table"])
     if "blocks" in draw:
-        _blocks(mj, draw["blocks"])
+        _blocks(mj, draw["blocks"], {p.name: p.letter for p in scene.spec.props if isinstance(p, Box)})
     try:
         model = mj.compile()
     except ValueError as exc:

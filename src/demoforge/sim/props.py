@@ -10,6 +10,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from demoforge.sim.font import LETTERS
 from demoforge.sim.glyphs import add_glyph_material
 from demoforge.sim.materials import Material
 
@@ -29,6 +30,7 @@ class Box:
     material: str | Material | None = None  # None = the scene's default material
     glyphs: bool = False  # dice pips textured on the faces (1..6), so orientation is visible
     free: bool = True  # movable (free joint) or fixed to the world
+    letter: str | None = None  # with glyphs: this letter (A-Z) large on every face, the face's count as dots
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def prop_problems(prop: Prop, where: str) -> list[str]:
     problems = []
     if isinstance(prop, Box) and not all(s > 0 for s in prop.size):
         problems.append(f"{where}.size must be > 0 [m], got {prop.size}")
+    if isinstance(prop, Box) and prop.letter is not None and not (prop.glyphs and prop.letter in LETTERS):
+        problems.append(f"{where}.letter {prop.letter!r} needs glyphs=True and one letter of {LETTERS}")
     if isinstance(prop, Cylinder) and not (prop.radius > 0 and prop.height > 0):
         problems.append(f"{where}: radius and height must be > 0 [m], got {prop.radius}, {prop.height}")
     if isinstance(prop, MeshProp):
@@ -98,7 +102,7 @@ def add_prop(mj: mujoco.MjSpec, prop: Prop, mat: Material, *, cache_dir: Path | 
     if isinstance(prop, Box):
         geom = body.add_geom(name=prop.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=[s / 2 for s in prop.size], rgba=rgba)
         if prop.glyphs:
-            geom.material = add_glyph_material(mj, prop.name, prop.rgba)
+            geom.material = add_glyph_material(mj, prop.name, prop.rgba, prop.letter)
             geom.rgba = [1, 1, 1, 1]
         _contact(geom, mat)
     elif isinstance(prop, Cylinder):
