@@ -180,3 +180,13 @@ def test_a_look_sets_camera_pose_fovy_and_image_size(raw):
     assert frames["observation.images.wrist"].shape == (224, 224, 3)
     # the aimed-at point is the image centre: the table there, not the sky
     assert frames["observation.images.front"][48, 64].sum() > 60
+
+
+def test_drawn_block_finish_reaches_the_render_model(raw):
+    scene = episode_scene(raw, 0)
+    draw = _draw(scene)
+    model = look_scene(scene, draw).model
+    for name, item in draw["blocks"].items():
+        mat = model.geom_matid[model.geom(name).id]
+        assert model.mat_specular[mat] == pytest.approx(item["specular"], abs=1e-6)
+        assert model.mat_shininess[mat] == pytest.approx(item["shininess"], abs=1e-6)

@@ -52,3 +52,35 @@ def test_refusals_name_the_fix():
         draw_look(cams, look_seed(0, "cams", 0, 0), TARGETS)
     with pytest.raises(LookError, match="not a look draw"):
         loads_look_draw('{"schema": "demoforge.randomization/1"}')
+
+
+def test_randomized_block_colours_stay_within_their_names_and_vary_their_finish():
+    """Task words name blocks by colour, so a draw may move a colour only within its name."""
+    import colorsys
+
+    from demoforge.tasks.families import COLOURS
+
+    named = {name: rgba[:3] for name, rgba in COLOURS}
+    look = load_look("randomized")
+    hue_turns = look.blocks.hue_jitter
+    assert 0 < hue_turns <= 0.03 and look.lights.count[0] >= 2 and look.lights.colour_jitter > 0
+    finishes = set()
+    for copy in range(20):
+        names = sorted(named)[copy % 2::2]  # no more blocks than the look has letters
+        targets = LookTargets(blocks={n: named[n] for n in names}, cameras=("front", "side", "wrist"))
+        draw = draw_look(look, look_seed(0, look.name, 0, copy), targets)
+        for name, item in draw["blocks"].items():
+            h0, s0, _ = colorsys.rgb_to_hsv(*named[name])
+            h, s, _ = colorsys.rgb_to_hsv(*item["rgb"])
+            if s0 > 0.2 and s > 0.05:  # hue is meaningless for white, black and grey
+                assert min(abs(h - h0), 1 - abs(h - h0)) <= hue_turns + 1e-6, (name, h0, h)
+            assert 0 <= item["specular"] <= 1 and 0 <= item["shininess"] <= 1
+            finishes.add((item["specular"], item["shininess"]))
+        lights = draw["lights"]["lights"]
+        assert len(lights) >= 2 and len({tuple(li["dir"]) for li in lights}) == len(lights)
+    assert len(finishes) > 100
+
+
+def test_block_finish_needs_both_ranges():
+    with pytest.raises(LookError, match="give specular and shininess together"):
+        look_from_dict({"name": "x", "blocks": {"specular": [0, 1]}})

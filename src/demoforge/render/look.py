@@ -13,8 +13,8 @@ scene's own appearance, so the plain look is just a name and an image size:
     background: {textures: [gradient, checker, noise, flat], value: [0.2, 0.9]}    # the sky box
     floor: {textures: [flat, checker], value: [0.2, 0.7]}
     table: {textures: [flat, checker, noise, gradient], value: [0.3, 0.9], specular: [0, 0.4]}
-    blocks: {colours: {train: [red, green], test: [orange, purple]}, shade_jitter: 0.1,
-             glyphs: {train: ABCDEFGHJKLM, test: NPQRSTUVWXYZ}}
+    blocks: {colours: {train: [red, green], test: [orange, purple]}, hue_jitter: 0.02, shade_jitter: 0.1,
+             glyphs: {train: ABCDEFGHJKLM, test: NPQRSTUVWXYZ}, specular: [0, 0.6], shininess: [0.1, 0.8]}
     cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004},
               front: {pos: [0.79, 0, 0.62], target: [0.24, 0, 0.4], fovy: 38, width: 320, height: 240}}
 
@@ -83,12 +83,16 @@ class SurfaceLook:
 
 @dataclass(frozen=True)
 class BlocksLook:
-    """Block colours and letter glyphs. Re-colouring renames nothing: tasks whose words name
-    colours ("place white in ...") stay true only with `colours` absent (shade jitter is safe)."""
+    """Block colours, letter glyphs and surface finish. Re-colouring renames nothing: task words
+    name blocks by colour ("stack red on blue"), so they stay true only with `colours` absent;
+    hue and shade jitter keep each block within its colour's name."""
 
     colours: dict[str, tuple[tuple[float, float, float], ...]] | None = None  # split -> colour set; None keeps
+    hue_jitter: float = 0.0  # hue plus U[-j, j] turns of the colour wheel (0.025: 9 deg, red stays red) [-]
     shade_jitter: float = 0.0  # saturation and value each times U[1 - j, 1 + j], clipped to [0, 1] [-]
     glyphs: dict[str, str] | None = None  # split -> letters drawn onto the faces; None keeps the scene's faces
+    specular: Range | None = None  # material specular [0..1]; None keeps MuJoCo's default (0.5)
+    shininess: Range | None = None  # material shininess (1 - roughness) [0..1]; None keeps the default (0.5)
 
 
 @dataclass(frozen=True)
@@ -257,7 +261,13 @@ def _blocks(raw: object, where: str, problems: list[str]) -> BlocksLook:
                 problems.append(f"{where}.glyphs.{split}: {letters!r} must be distinct letters from {LETTERS}")
                 continue
             glyphs[split] = letters
-    return BlocksLook(colours=colours, glyphs=glyphs,
+    unit = {"lo": 0.0, "hi": 1.0}
+    finish = {key: None if raw.get(key) is None else _range(raw[key], f"{where}.{key}", problems, **unit)
+              for key in ("specular", "shininess")}
+    if (finish["specular"] is None) != (finish["shininess"] is None):
+        problems.append(f"{where}: give specular and shininess together (the blocks' surface finish)")
+    return BlocksLook(colours=colours, glyphs=glyphs, **finish,
+                      hue_jitter=_half_width(raw.get("hue_jitter", 0.0), f"{where}.hue_jitter", problems, hi=0.5),
                       shade_jitter=_half_width(raw.get("shade_jitter", 0.0), f"{where}.shade_jitter", problems,
                                                hi=1.0))
 

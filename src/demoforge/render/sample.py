@@ -12,7 +12,8 @@ whatever the worker count or the other looks of the run.
      "background" / "floor" / "table": {"texture": "checker", "rgb1": [...], "rgb2": [...],
                                         "repeat": 3.0, "specular": 0.1, "shininess": 0.3,
                                         "seed": 123},   # seed: wood, cloth, plastic, painted only
-     "blocks": {"red": {"rgb": [r, g, b], "glyph": "K"}},          # glyph null: scene's faces
+     "blocks": {"red": {"rgb": [r, g, b], "glyph": "K",            # glyph null: scene's faces
+                        "specular": 0.3, "shininess": 0.6}},      # absent: MuJoCo's default finish
      "cameras": {"front": {"pos_offset_m": [...], "rot_offset_rad": [...], "fovy_offset_deg": 0.4,
                            "pos": [...], "target": [...], "fovy": 38.0, "image": [320, 240]}}}
 
@@ -113,6 +114,13 @@ def _blocks(rng: np.random.Generator, look: Look, targets: LookTargets) -> dict:
         j = spec.shade_jitter
         s, v = (float(np.clip(x * rng.uniform(1.0 - j, 1.0 + j), 0.0, 1.0)) for x in (s, v))
         out[name] = {"rgb": _qs(colorsys.hsv_to_rgb(h, s, v)), "glyph": glyph}
+    # drawn after the rest, so looks without them draw as before
+    for name in names if spec.hue_jitter else ():
+        h, s, v = colorsys.rgb_to_hsv(*out[name]["rgb"])
+        out[name]["rgb"] = _qs(colorsys.hsv_to_rgb((h + rng.uniform(-spec.hue_jitter, spec.hue_jitter)) % 1.0, s, v))
+    for name in names if spec.specular is not None else ():
+        out[name]["specular"] = _q(rng.uniform(*spec.specular))
+        out[name]["shininess"] = _q(rng.uniform(*spec.shininess))
     return out
 
 
