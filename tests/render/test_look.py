@@ -13,8 +13,8 @@ def test_shipped_looks_load():
     assert (plain.name, plain.width, plain.height) == ("plain", 224, 224)
     assert plain.lights is plain.background is plain.table is plain.blocks is None and plain.cameras == {}
     rnd = load_look("randomized")
-    assert rnd.lights.count == (2, 4) and "wood" in rnd.table.textures and rnd.shadow_map_px == 512
-    assert plain.shadow_map_px == 512
+    assert rnd.lights.count == (2, 4) and "wood" in rnd.table.textures and rnd.shadow_map_px == 384
+    assert plain.shadow_map_px == 384
     assert rnd.blocks.glyphs == {"train": "ABCDEFGHJKLM", "test": "NPQRSTUVWXYZ"}
     assert set(rnd.cameras) == {"default", "wrist"}
 

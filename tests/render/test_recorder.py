@@ -190,3 +190,17 @@ def test_drawn_block_finish_reaches_the_render_model(raw):
         mat = model.geom_matid[model.geom(name).id]
         assert model.mat_specular[mat] == pytest.approx(item["specular"], abs=1e-6)
         assert model.mat_shininess[mat] == pytest.approx(item["shininess"], abs=1e-6)
+
+
+def test_the_key_lights_shadow_map_covers_the_table_only(raw):
+    from demoforge.render.apply import SHADOW_HALF_M
+
+    scene = episode_scene(raw, 0)
+    for name in ("plain", "randomized"):
+        model = look_scene(scene, _draw(scene, name)).model
+        assert model.vis.map.shadowclip * model.stat.extent == pytest.approx(SHADOW_HALF_M, rel=1e-5)
+        key = int(np.flatnonzero(model.light_castshadow)[0])
+        assert model.light_castshadow.sum() == 1
+        pos, d = model.light_pos[key], model.light_dir[key] / np.linalg.norm(model.light_dir[key])
+        centre = np.array([*scene.spec.table.center, scene.spec.table.height])
+        assert np.linalg.norm(np.cross(centre - pos, d)) < 1e-6  # its axis passes through the table's centre
