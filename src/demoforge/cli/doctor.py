@@ -32,6 +32,12 @@ def doctor(
     if not dataset.is_dir():
         typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)
         raise typer.Exit(2)
+    from demoforge.guard import guard_output_file
+
+    if json_out is not None:
+        guard_output_file(json_out, [dataset], what="--json")
+    if report is not None:
+        guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
     try:
         cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
         codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
@@ -71,6 +77,12 @@ def coverage(
     from demoforge.doctor import DoctorConfig
     from demoforge.doctor.coverage import CoverageConfig, generate_coverage
 
+    from demoforge.guard import guard_output_dir, guard_output_file
+
+    guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT")
+    for path, what in ((json_out, "--json"), (report_out, "--report")):
+        if path is not None:
+            guard_output_file(path, [input_root, output_root], what=what)
     try:
         cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
         report = generate_coverage(input_root, output_root, robot=robot, config=cfg)

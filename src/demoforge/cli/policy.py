@@ -164,8 +164,11 @@ def replay(
 ) -> None:
     """Replay each episode's actions open-loop through its recorded control law from its recorded initial
     state and report robot and object divergence per episode. Exit 1 if any episode diverges."""
+    from demoforge.guard import guard_output_file
     from demoforge.policy.replay import replay_dataset
 
+    if json_out is not None:
+        guard_output_file(json_out, [dataset], what="--json")
     try:
         report = replay_dataset(dataset, parse_episodes(episodes), kinematic=kinematic)
     except DemoforgeError as exc:

@@ -36,7 +36,7 @@ def render(
         summary = render_dataset(dataset, out, config, workers=workers, on_shard=progress)
     except DemoforgeError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None
     rate = summary.frames / summary.seconds if summary.seconds > 0 else 0.0
     typer.echo(f"rendered {summary.episodes} episodes, {summary.frames} frames x {len(config.cameras)} cameras "
                f"in {summary.seconds:.1f} s ({rate:.1f} frames/s) -> {summary.root}")

@@ -36,13 +36,12 @@ def lint(
 
     Exit status: 0 no findings, 1 any finding, 2 the scene or an option is invalid.
     """
-    err = Console(stderr=True)
     try:
         model = load_mjcf(scene)
         key: str | int | None = int(keyframe) if keyframe is not None and keyframe.isdigit() else keyframe
         report = lint_contact_stability(model, settle_s=settle_s, keyframe=key)
     except DemoforgeError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
+        typer.echo(f"error: {e}", err=True)  # plain: a console would wrap it at the terminal width, splitting paths
         raise typer.Exit(EXIT_BAD_INPUT) from None
     out = Console()
     if as_json:
@@ -94,5 +93,5 @@ def _print_table(out: Console, scene: Path, report: LintReport) -> None:
                      f"{f.value:.4g} ({f.threshold:.4g}) {f.unit}", f.message, f.fix)
             table.add_row(Text(f.code, style=style), f.severity, *(Text(c) for c in cells))
         out.print(table)
-    out.print(_summary(scene, report), markup=False, highlight=False)
+    out.print(_summary(scene, report), markup=False, highlight=False, soft_wrap=True)
 

@@ -23,6 +23,7 @@ from demoforge.execute.randomization import apply_draw
 from demoforge.execute.record import run_layout
 from demoforge.execute.replay import recorded_problem
 from demoforge.execute.vecenv import PddlEpisode, SimTask
+from demoforge.guard import guard_output_dir
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
 from demoforge.randomize.scene import draw_from_dict
@@ -82,8 +83,7 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
     """Run `policy` from the first recorded state of each of `episodes` (default all) of `root`;
     OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary."""
     root, out = Path(root), Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    guard_output_dir(out, [root], error=PolicyError)
     reader = open_dataset(root)
     indices = reader.episode_indices if episodes is None else list(episodes)
     unknown = sorted(set(indices) - set(reader.episode_indices))

@@ -27,6 +27,7 @@ from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import VecSimEnv
 from demoforge.policy.evaluate import recorded_problem, recorded_start, recorded_task
+from demoforge.guard import guard_output_dir
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
 from demoforge.tasks.fast_downward import FastDownwardPlanner
@@ -57,8 +58,7 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
             progress=None) -> dict:
     """Expert demonstrations from the failure states of the failed episodes of `rollouts`; see the module."""
     root, out = Path(rollouts), Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    guard_output_dir(out, [root], error=PolicyError)
     reader = open_dataset(root)
     cache: dict = {}
     failed, unreachable, starts = [], [], []

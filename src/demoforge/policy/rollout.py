@@ -41,6 +41,7 @@ from demoforge.execute.problems import Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words, run_layout, scene_inputs
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
+from demoforge.guard import guard_output_dir
 from demoforge.policy.protocol import (
     EpisodeStartInfo,
     Policy,
@@ -315,8 +316,7 @@ def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episod
     if episodes < 1 or envs < 1:
         raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    guard_output_dir(out, inputs, error=PolicyError)
     problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
