@@ -16,6 +16,7 @@ randomization draw.
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import SceneParams, Task, load_task, scene_from_json
 
 SIDECAR_SUFFIX = ".scene.json"
+MAX_NAME = 120  # a problem's name names its shard folders and scene files (file names end at 255 bytes)
+SAFE_NAME = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.\-]{{0,{MAX_NAME - 1}}}")
 STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an episode seed, in order
 
 
@@ -66,7 +69,8 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
                 continue
             for p in pkg.problems:
                 text = (pkg.root / p.entry.name / "problem.pddl").read_text(encoding="utf-8")
-                out.append(Problem(p.entry.name, p.task, p.params, text, str(path), p, str(path)))
+                root = str(path.resolve())  # recorded: the same for every spelling of the path
+                out.append(Problem(p.entry.name, p.task, p.params, text, root, p, root))
             continue
         if not path.is_file():
             problems.append(f"{str(path)!r}: neither a PDDL problem file nor an environment package folder")
@@ -82,9 +86,13 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
         except DemoforgeError as exc:
             problems.append(str(exc))
             continue
-        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path)))
+        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve())))
     seen: dict[str, str] = {}
     for p in out:
+        if not SAFE_NAME.fullmatch(p.name):
+            problems.append(f"{p.source}: problem name {p.name[:60]!r}{'...' if len(p.name) > 60 else ''} "
+                            f"({len(p.name)} characters) must be 1-{MAX_NAME} letters, digits, '-', '_' or '.' "
+                            "(it names files); rename the problem in its (define (problem NAME) ...)")
         if p.name in seen:
             problems.append(f"problem name {p.name!r} appears twice ({seen[p.name]} and {p.source}); names must be unique")
         seen[p.name] = p.source
