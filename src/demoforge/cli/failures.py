@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
 import click
 import typer
@@ -39,8 +40,9 @@ def message(exc: BaseException) -> str:
     if isinstance(exc, DemoforgeError):
         return str(exc)
     if isinstance(exc, UnicodeDecodeError):
-        return (f"a file is not UTF-8 text ({exc.reason} at byte {exc.start}: {exc.object[exc.start:exc.start + 4]!r}); "
-                "save it as UTF-8")
+        where = _file_being_read(exc)
+        return (f"{where or 'a file'}: not UTF-8 text ({exc.reason}: byte {exc.object[exc.start:exc.start + 1]!r} at "
+                f"offset {exc.start}); save it as UTF-8")
     if isinstance(exc, OSError):
         where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
         what = exc.strerror or str(exc)
@@ -52,36 +54,60 @@ def message(exc: BaseException) -> str:
            "and report it"
 
 
+def _file_being_read(exc: BaseException) -> Path | None:
+    """The file a decoding error came from: the innermost frame of its traceback that holds an
+    existing file's Path (Path.read_text's own `self`, or the caller's variable)."""
+    tb, frames = exc.__traceback__, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        values = list(frame.f_locals.values())
+        for value in values:
+            if isinstance(value, Path) and value.is_file():
+                return value
+    return None
+
+
 def exit_code(exc: BaseException) -> int:
     if isinstance(exc, (DemoforgeError, UnicodeDecodeError, OSError, MemoryError)):
         return EXIT_BAD_INPUT
     return EXIT_INTERNAL
 
 
-def debug_requested(ctx: click.Context | None = None) -> bool:
-    if os.environ.get("DEMOFORGE_DEBUG", "") not in ("", "0"):
-        return True
-    return bool(ctx is not None and ctx.params.get("debug"))
+_debug = False  # set by the top-level callback from --debug on every invocation
+
+
+def set_debug(on: bool) -> None:
+    global _debug
+    _debug = on
+
+
+def debug_requested() -> bool:
+    return _debug or os.environ.get("DEMOFORGE_DEBUG", "") not in ("", "0")
 
 
 class DemoforgeGroup(TyperGroup):
     """The top-level command group: every subcommand runs inside `invoke`, so its exceptions
     all pass here once."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except (typer.TyperException, typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort,
                 click.ClickException, SystemExit, KeyboardInterrupt):  # usage errors and exits: typer prints them
             raise
         except Exception as exc:  # noqa: BLE001 - every other exception ends here, once
-            if debug_requested(ctx):
+            if debug_requested():
                 raise
             typer.echo(f"error: {message(exc)}", err=True)
             raise typer.Exit(exit_code(exc)) from None
 
 
-def fail(exc: DemoforgeError | str) -> typer.Exit:
-    """Print `exc` as an error and return the Exit(2) to raise: `raise fail(exc)`."""
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(EXIT_BAD_INPUT)
+def fail(exc: BaseException) -> BaseException:
+    """For a command that catches its own errors: `raise fail(exc) from None` prints `exc` as the
+    group does and exits 2, or re-raises `exc` under --debug (its traceback then shows)."""
+    if debug_requested():
+        return exc
+    typer.echo(f"error: {message(exc)}", err=True)
+    return typer.Exit(exit_code(exc))

@@ -14,10 +14,11 @@ from demoforge.cli import render as render_cli
 from demoforge.cli import run as run_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
-from demoforge.cli.failures import DemoforgeGroup
+from demoforge.cli.failures import DemoforgeGroup, set_debug
 
-app = typer.Typer(cls=DemoforgeGroup, no_args_is_help=True, add_completion=False, help=__doc__,
-                  rich_markup_mode=None, pretty_exceptions_enable=False)
+# rich_markup_mode=None: plain help, so "[default: runs]" and units like "[s]" are printed, not read as markup
+app = typer.Typer(cls=DemoforgeGroup, no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                  pretty_exceptions_enable=False)
 
 
 @app.callback()
@@ -28,6 +29,8 @@ def _main(
 
     Exit status: 0 done, 1 findings, 2 bad input or an environment fault (disk full, permissions),
     3 internal error (rerun with --debug and report it)."""
+    set_debug(debug)
+
 
 app.add_typer(dataset_cli.app, name="dataset", help="Inspect, check and merge LeRobot v3 datasets.")
 app.add_typer(sim_cli.app, name="sim", help="Simulation tools: scene linting.")

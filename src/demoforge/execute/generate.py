@@ -58,7 +58,7 @@ import demoforge
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute import schema
-from demoforge.execute.problems import ExecuteError, Problem, load_problems
+from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import RunLayout, run_layout, scene_inputs
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.guard import refuse_overlap
@@ -275,6 +275,7 @@ def generate(
         layout = run_layout(problems, fps=round(settings.control_hz))
         n_workers = min(requested, len(problems))
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
+        check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)
         record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,

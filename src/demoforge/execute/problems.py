@@ -86,6 +86,10 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
         except DemoforgeError as exc:
             problems.append(str(exc))
             continue
+        except UnicodeDecodeError as exc:
+            problems.append(f"{str(sidecar)!r}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at offset "
+                            f"{exc.start}); save it as UTF-8")
+            continue
         out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve())))
     seen: dict[str, str] = {}
     for p in out:
@@ -101,6 +105,28 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
     if problems:
         raise ExecuteError("cannot load the run's problems:\n  " + "\n  ".join(problems))
     return out
+
+
+def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
+    """Raise before a run starts if a problem's goal already holds in its initial state (every
+    episode would be a one-frame "success") or the planner proves it unreachable (every episode
+    would fail at planning). A planner that only runs out of time is not a verdict: it passes."""
+    from demoforge.tasks.mimir import MimirPlanner
+    from demoforge.tasks.planning import PlanStatus
+    from demoforge.tasks.simulate import holds
+
+    bad = []
+    for p in problems:
+        if holds(p.task, p.task.goal, frozenset(p.task.init)):
+            bad.append(f"{p.source}: the goal of {p.name} already holds in its initial state, so every episode would "
+                       "end at its first frame; give a goal that needs work")
+            continue
+        result = MimirPlanner().plan(p.task, time_budget_s=time_budget_s)
+        if result.status is PlanStatus.UNSOLVABLE:
+            bad.append(f"{p.source}: the goal of {p.name} is unsolvable from its initial state ({result.detail}); "
+                       "fix the goal or the init (check with `demoforge tasks plan`)")
+    if bad:
+        raise ExecuteError("cannot generate:\n  " + "\n  ".join(bad))
 
 
 def problem_key(name: str) -> int:

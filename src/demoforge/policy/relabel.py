@@ -60,6 +60,10 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
     root, out = Path(rollouts), Path(out)
     guard_output_dir(out, [root], error=PolicyError)
     reader = open_dataset(root)
+    columns = set(reader.episodes_table.column_names)
+    if not columns & {"demoforge/success", "demoforge/outcome"} or schema.SIM_STATE not in reader.info.features:
+        raise PolicyError(f"{root}: not a raw demoforge roll-out or execute dataset (it needs the {schema.SIM_STATE} "
+                          "feature and each episode's outcome); pass OUT/dataset of `demoforge rollout`")
     cache: dict = {}
     failed, unreachable, starts = [], [], []
     for row in reader.iter_episodes():
