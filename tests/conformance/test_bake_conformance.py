@@ -26,6 +26,7 @@ pytestmark = pytest.mark.conformance
 CONVERT = """
 import sys
 from lerobot.scripts.convert_dataset_v21_to_v30 import convert_dataset
+from tests.timeouts import SUBPROCESS_S
 convert_dataset(repo_id="local/bake-v21", root=sys.argv[1], push_to_hub=False)
 """
 
@@ -78,7 +79,7 @@ def test_bake_v3_and_v21_load_in_real_lerobot(lerobot_python, baked):
     env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(base / "hf"),
                 "HF_DATASETS_CACHE": str(base / "hf_datasets"), "HF_LEROBOT_HOME": str(base / "lerobot_home")})
     proc = subprocess.run([lerobot_python, "-c", CONVERT, str(converted)], capture_output=True, text=True,
-                          timeout=600, env=env)
+                          timeout=SUBPROCESS_S, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     expected = _expected(v3)
     tasks = ["stack 0"] * 6 + ["stack 1"] * 5

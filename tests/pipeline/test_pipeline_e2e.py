@@ -73,6 +73,7 @@ _CHILD = """
 import sys
 from demoforge.pipeline import config_from_dict, run_pipeline
 import json
+from tests.timeouts import WAIT_S
 run_pipeline(config_from_dict(json.loads(sys.argv[1])), resume=sys.argv[2] == "1", echo=lambda s: None)
 """
 
@@ -95,7 +96,7 @@ def test_resume_after_sigkill_is_identical(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(killed), "0"], env=env)
     run = base / "exp"
     log = run / "logs" / "execute" / "stack_three-all-0000.log"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + WAIT_S
     while not (log.is_file() and log.read_text().count("\n") >= 1):
         assert child.poll() is None and time.monotonic() < deadline, "child ended before its first episode"
         time.sleep(0.05)
