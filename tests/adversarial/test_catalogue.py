@@ -273,7 +273,9 @@ case("doctor-checks-unknown", DOC + ["--checks", "D999"], needle="D999")
 case("doctor-robot-unknown", DOC + ["--robot", "nosuch"], needle="nosuch")
 case("doctor-missing", ["doctor", "{tmp}/none"], needle="none")
 case("doctor-is-file", ["doctor", "{spec}"], needle="physics.yaml")
-case("doctor-fps-text", ["doctor", "{ds}"], code=1, needle="D001", setup=_info_edit(fps="thirty"))
+case("doctor-fps-text", ["doctor", "{ds}"], code=1, needle="fix: rewrite the dataset with a v3 writer (e.g. `demoforge "
+     "dataset merge ROOT OUT` rebuilds the metadata), or restore meta/info.json from the dataset's source",
+     setup=_info_edit(fps="thirty"))
 case("doctor-fps-zero", ["doctor", "{ds}"], code=1, needle="D001", setup=_info_edit(fps=0))
 case("doctor-info-not-json", ["doctor", "{ds}"], code=1, needle="D001", setup=_info_bytes(b"{oops"))
 case("doctor-info-latin1", ["doctor", "{ds}"], code=1, needle="D001", setup=_info_bytes(LATIN1))
@@ -585,3 +587,22 @@ def test_environment_faults_exit_2_naming_the_file(world, tmp_path, monkeypatch)
         assert res.exit_code == 2 and "ermission denied" in res.output and "Traceback" not in res.output
     finally:
         locked.chmod(0o700)
+
+
+def test_help_keeps_defaults_and_units():
+    """Plain help: "[s]" and "[default: ...]" written in help texts are printed, not read as markup."""
+    lint = CliRunner().invoke(app, ["sim", "lint", "--help"], terminal_width=200).output
+    assert "Simulated settle time, in (0, 60] [s]." in lint and "[default: 1.0]" in lint
+    run = CliRunner().invoke(app, ["run", "--help"], terminal_width=200).output
+    assert "Parent of run folders [default: runs]." in run
+    top = CliRunner().invoke(app, ["--help"]).output
+    assert "--debug" in top and "2 bad input" in top
+
+
+def test_lint_errors_are_not_wrapped(tmp_path):
+    """A long path in an error stays on one line whatever the terminal width."""
+    deep = tmp_path / ("d" * 120) / "broken.xml"
+    deep.parent.mkdir()
+    deep.write_text("<mujoco><worldbody>")
+    res = CliRunner().invoke(app, ["sim", "lint", str(deep)], terminal_width=40)
+    assert res.exit_code == 2 and str(deep) in res.output

@@ -298,6 +298,7 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
         return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)
     if len(shards) == 1:
         _check_out(out, fingerprint)
+        shutil.rmtree(out.parent / f".{out.name}.render-shards", ignore_errors=True)  # a killed multi-worker run's
         _render_shard(source, out, items, config, fingerprint)
         if on_shard:
             on_shard(1, 1)
