@@ -527,6 +527,8 @@ def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_
     out_existed = (tmp / "out").exists()
     result = CliRunner().invoke(app, args)
     output = result.output
+    if os.environ.get("DEMOFORGE_SHOW_CATALOGUE"):  # review the messages: DEMOFORGE_SHOW_CATALOGUE=1 pytest -s
+        print(f"\n$ demoforge {' '.join(args)}\n[{result.exit_code}] {output.strip()}")
     assert result.exit_code == code, f"exit {result.exit_code}, wanted {code}: demoforge {' '.join(args)}\n{output}"
     assert "Traceback" not in output and "internal error" not in output, output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)

@@ -30,7 +30,7 @@ def doctor(
     from demoforge.doctor import DoctorConfig, run_doctor, write_report
 
     if fail_on not in ("warning", "error"):
-        typer.echo(f"--fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
+        typer.echo(f"error: --fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
         raise typer.Exit(2)
     if not dataset.is_dir():
         typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)

@@ -289,6 +289,8 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     if not (isinstance(workers, int) and workers >= 1):
         raise LookError(f"workers {workers!r} must be an integer >= 1")
     _check_source(source, out, config)
+    if out.exists() and not out.is_dir():
+        raise LookError(f"--out {out}: is a file, not a folder; choose a folder path that does not exist")
     items = _items(source, config)
     if not items:
         raise LookError(f"{source}: no episodes to render")
