@@ -578,15 +578,24 @@ def test_environment_faults_exit_2_naming_the_file(world, tmp_path, monkeypatch)
                                    str(tmp_path / "out")])
     assert res.exit_code == 2 and "No space left on device" in res.output and "x.parquet" in res.output
     assert "free space" in res.output and "Traceback" not in res.output
+
+    def refused(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "out2" / "x.pddl"))
+
+    monkeypatch.setattr("demoforge.tasks.families._write", refused)
+    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out",
+                                   str(tmp_path / "out2")])
+    assert res.exit_code == 2 and "Permission denied" in res.output and "x.pddl" in res.output
+    assert "permissions" in res.output and "Traceback" not in res.output
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        if os.access(locked, os.W_OK):  # root ignores permissions
-            pytest.skip("running as root: permissions are not enforced")
-        res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out",
-                                       str(locked / "t")])
-        assert res.exit_code == 2 and "ermission denied" in res.output and "Traceback" not in res.output
+        if not os.access(locked, os.W_OK):  # a real refusal (root ignores permissions)
+            monkeypatch.undo()
+            res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out",
+                                           str(locked / "t")])
+            assert res.exit_code == 2 and "ermission denied" in res.output and "Traceback" not in res.output
     finally:
         locked.chmod(0o700)
 
