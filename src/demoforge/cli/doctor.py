@@ -9,8 +9,7 @@ from typing import Optional
 import typer
 
 from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED, finite
-
-MAX_BINS = 1000  # per joint: a 7-joint arm's occupancy grid stays small
+from demoforge.doctor.config import MAX_BINS
 
 
 def doctor(
@@ -21,7 +20,7 @@ def doctor(
     robot: Optional[str] = typer.Option(None, "--robot", help="Joint limits for D007: built-in card (panda), "
                                         "card YAML, or MJCF/URDF file."),
     checks: Optional[str] = typer.Option(None, "--checks", help="Comma-separated codes to run (default: all)."),
-    bins: int = typer.Option(10, "--bins", min=1, max=MAX_BINS, help="D007: bins per joint across its limits."),
+    bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="D007: bins per joint across its limits."),
     max_action_speed: float = typer.Option(3.0, "--max-action-speed", callback=finite(0.0, 1e6, low_open=True),
                                            help="D008: bound on |d action/dt|, in (0, 1e6] [unit/s]."),
     decode_video: bool = typer.Option(False, "--decode-video", help="D006: decode every frame, not only demux."),
@@ -66,7 +65,7 @@ def coverage(
                                         "default: the one the dataset names."),
     episodes: int = typer.Option(40, "-n", "--episodes", min=1, max=MAX_EPISODES, help="New episodes to generate."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Run seed; the same seed gives the same bytes."),
-    bins: int = typer.Option(10, "--bins", min=1, max=MAX_BINS, help="Bins per joint across its limits (as doctor "
+    bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="Bins per joint across its limits (as doctor "
                              "D007)."),
     envs: int = typer.Option(4, "--envs", min=1, max=MAX_ENVS, help="Parallel simulation slots."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the coverage report as JSON."),
