@@ -20,13 +20,13 @@ from lerobot_harness import FIXTURES, mean_abs_diff01, probe_many, require_dump
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.convert._sources import CAMS, write_raw  # noqa: E402
+from tests.timeouts import SUBPROCESS_S  # noqa: E402
 
 pytestmark = pytest.mark.conformance
 
 CONVERT = """
 import sys
 from lerobot.scripts.convert_dataset_v21_to_v30 import convert_dataset
-from tests.timeouts import SUBPROCESS_S
 convert_dataset(repo_id="local/bake-v21", root=sys.argv[1], push_to_hub=False)
 """
 

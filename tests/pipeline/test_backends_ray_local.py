@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from tests.timeouts import SUBPROCESS_S
+
 pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
@@ -22,7 +24,6 @@ import ray
 from demoforge.pipeline import config_from_dict
 from demoforge.pipeline.backends import get_backend
 from demoforge.pipeline.provenance import dataset_hash
-from tests.timeouts import SUBPROCESS_S
 
 pddl, runs = json.loads(sys.argv[1]), sys.argv[2]
 outs = {}

@@ -50,7 +50,7 @@ def _remove_earlier_demo(config: PipelineConfig) -> None:
     """Remove RUN when it holds only what a pipeline run writes (its config, stage outputs and
     markers) and its config is a demo's; anything else there is refused, never deleted."""
     run_dir = config.run_dir
-    made = {CONFIG_FILE, STATE_DIR, *(p for paths in STAGE_OUTPUTS.values() for p in paths)}
+    made = {CONFIG_FILE, STATE_DIR, "logs", *(p for paths in STAGE_OUTPUTS.values() for p in paths)}
     foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in made)
     if foreign:
         raise PipelineError(f"{run_dir}: holds files no demo run writes ({', '.join(foreign[:5])}); the demo replaces "
