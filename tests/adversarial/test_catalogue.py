@@ -399,6 +399,50 @@ case("env-check-manifest-latin1", ["env", "check", "{ds}"], needle="manifest.jso
      setup=lambda w, t: {"ds": _copy_and_write(w, "envpkg", t, "manifest.json", LATIN1)})
 
 
+def _corrupt(name: str, rel: str, how: str = "truncate"):
+    """A copy of a shared dataset with one file truncated to half, overwritten with junk, or removed."""
+    def setup(world, tmp):
+        ds = _copy(world, name, tmp)
+        path = next(ds.glob(rel))
+        if how == "truncate":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        elif how == "junk":
+            path.write_bytes(b"\x00junk" * 64)
+        else:
+            path.unlink()
+        return {"ds": ds}
+    return setup
+
+
+DATA = "data/chunk-000/file-000.parquet"
+EPISODES = "meta/episodes/chunk-000/file-000.parquet"
+VIDEO = "videos/*/chunk-000/file-000.mp4"
+for cmd, argv, code in (("info", ["dataset", "info", "{ds}"], 2), ("check", ["dataset", "check", "{ds}"], 1),
+                        ("doctor", ["doctor", "{ds}"], 1), ("bake", ["bake", "{ds}", "--out", "{out}"], 2),
+                        ("render", ["render", "{ds}", "--look", "plain", "--out", "{out}"], 2),
+                        ("replay", ["replay", "{ds}"], 2), ("merge", ["dataset", "merge", "{ds}", "--out", "{out}"], 2),
+                        ("plot", ["plot", "{ds}", "--episode", "0", "--out", "{tmp}/p.png"], 2),
+                        ("viz", ["viz", "{ds}", "--out", "{out}"], 2)):
+    if cmd != "info":  # info summarises the metadata only
+        case(f"{cmd}-data-truncated", argv, code=code, needle="parquet", setup=_corrupt("raw", DATA))
+    case(f"{cmd}-episodes-junk", argv, code=code, needle="parquet", setup=_corrupt("raw", EPISODES, "junk"))
+for cmd, argv, code in (("check", ["dataset", "check", "{ds}"], 1), ("doctor", ["doctor", "{ds}", "--decode-video"], 1),
+                        ("bake", ["bake", "{ds}", "--out", "{out}"], 2),
+                        ("viz", ["viz", "{ds}", "--out", "{out}"], 2),
+                        ("merge", ["dataset", "merge", "{ds}", "--out", "{out}"], 2)):
+    case(f"{cmd}-video-truncated", argv, code=code, needle="mp4", setup=_corrupt("rendered", VIDEO))
+    case(f"{cmd}-video-missing", argv, code=code, needle="mp4", setup=_corrupt("rendered", VIDEO, "remove"))
+case("doctor-stats-junk", ["doctor", "{ds}"], code=1, needle="stats.json", setup=_corrupt("raw", "meta/stats.json", "junk"))
+case("info-tasks-missing", ["dataset", "info", "{ds}"], needle="tasks.parquet",
+     setup=_corrupt("raw", "meta/tasks.parquet", "remove"))
+case("bake-scenes-junk", ["bake", "{ds}", "--out", "{out}"], needle="json",
+     setup=_corrupt("raw", "meta/demoforge/controller.json", "junk"))
+case("replay-controller-junk", ["replay", "{ds}"], needle="controller.json",
+     setup=_corrupt("raw", "meta/demoforge/controller.json", "junk"))
+case("render-scene-junk", ["render", "{ds}", "--look", "plain", "--out", "{out}"], needle="pnp-all-0000.json",
+     setup=_corrupt("raw", "meta/demoforge/scenes/*.json", "junk"))
+
+
 def _copy_and_write(world, name, tmp, rel, data):
     ds = _copy(world, name, tmp)
     (ds / rel).write_bytes(data)

@@ -1,7 +1,8 @@
 """The one place where the `demoforge` command turns exceptions into messages and exit codes.
 
 Exit codes: 0 done, 1 findings (a check or the doctor found problems), 2 bad input or an
-environment fault (a full disk, a permission, a file that is not UTF-8), 3 an internal error
+environment fault (a full disk, a permission, a file that is not UTF-8, a damaged parquet,
+JSON or video file), 3 an internal error
 (a bug: please report it). No traceback is printed unless `demoforge --debug ...` (or
 DEMOFORGE_DEBUG=1) asks for it.
 """
@@ -9,6 +10,7 @@ DEMOFORGE_DEBUG=1) asks for it.
 from __future__ import annotations
 
 import errno
+import json
 import os
 from pathlib import Path
 
@@ -43,6 +45,10 @@ def message(exc: BaseException) -> str:
         where = _file_being_read(exc)
         return (f"{where or 'a file'}: not UTF-8 text ({exc.reason}: byte {exc.object[exc.start:exc.start + 1]!r} at "
                 f"offset {exc.start}); save it as UTF-8")
+    if _is_damaged_data(exc):
+        where = _file_being_read(exc)
+        return (f"{where or 'a file'}: unreadable ({type(exc).__name__}: {exc}); the file is damaged or not what its "
+                "name says: restore it from the dataset's source, or rewrite the dataset")
     if isinstance(exc, OSError):
         where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
         what = exc.strerror or str(exc)
@@ -69,7 +75,15 @@ def _file_being_read(exc: BaseException) -> Path | None:
     return None
 
 
+def _is_damaged_data(exc: BaseException) -> bool:
+    """A file's content could not be parsed: JSON, parquet (pyarrow) or video (PyAV/FFmpeg)."""
+    module = type(exc).__module__ or ""
+    return isinstance(exc, json.JSONDecodeError) or module.startswith(("pyarrow", "av.", "av"))
+
+
 def exit_code(exc: BaseException) -> int:
+    if _is_damaged_data(exc):
+        return EXIT_BAD_INPUT
     if isinstance(exc, (DemoforgeError, UnicodeDecodeError, OSError, MemoryError)):
         return EXIT_BAD_INPUT
     return EXIT_INTERNAL

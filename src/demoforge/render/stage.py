@@ -301,7 +301,13 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     if len(shards) == 1:
         _check_out(out, fingerprint)
         shutil.rmtree(out.parent / f".{out.name}.render-shards", ignore_errors=True)  # a killed multi-worker run's
-        _render_shard(source, out, items, config, fingerprint)
+        made = not out.exists()
+        try:
+            _render_shard(source, out, items, config, fingerprint)
+        except BaseException:
+            if made and not any((out / STAGING_DIR / "episodes").glob("*.json")):
+                shutil.rmtree(out, ignore_errors=True)  # nothing finished to resume: leave nothing behind
+            raise
         if on_shard:
             on_shard(1, 1)
     else:
