@@ -12,6 +12,7 @@ records `demoforge/eval_source` = {root, episode}.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -23,12 +24,16 @@ from demoforge.execute.randomization import apply_draw
 from demoforge.execute.record import run_layout
 from demoforge.execute.replay import recorded_problem
 from demoforge.execute.vecenv import PddlEpisode, SimTask
-from demoforge.guard import guard_output_dir
+from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.sim import restore
 from demoforge.tasks import holds
+
+
+# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
+_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 def _json(raw):
@@ -83,7 +88,7 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
     """Run `policy` from the first recorded state of each of `episodes` (default all) of `root`;
     OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary."""
     root, out = Path(root), Path(out)
-    guard_output_dir(out, [root], error=PolicyError)
+    guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
     reader = open_dataset(root)
     indices = reader.episode_indices if episodes is None else list(episodes)
     unknown = sorted(set(indices) - set(reader.episode_indices))

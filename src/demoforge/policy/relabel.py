@@ -15,6 +15,7 @@ OUT/summary.json.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -27,12 +28,16 @@ from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import VecSimEnv
 from demoforge.policy.evaluate import recorded_problem, recorded_start, recorded_task
-from demoforge.guard import guard_output_dir
+from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
 from demoforge.tasks.planning import FallbackPlanner
+
+
+# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
+_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 def _json(raw):
@@ -58,7 +63,7 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
             progress=None) -> dict:
     """Expert demonstrations from the failure states of the failed episodes of `rollouts`; see the module."""
     root, out = Path(rollouts), Path(out)
-    guard_output_dir(out, [root], error=PolicyError)
+    guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
     reader = open_dataset(root)
     columns = set(reader.episodes_table.column_names)
     if not columns & {"demoforge/success", "demoforge/outcome"} or schema.SIM_STATE not in reader.info.features:

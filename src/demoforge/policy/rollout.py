@@ -25,6 +25,7 @@ the same way.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -41,7 +42,7 @@ from demoforge.execute.problems import Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words, run_layout, scene_inputs
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
-from demoforge.guard import guard_output_dir
+from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.protocol import (
     EpisodeStartInfo,
     Policy,
@@ -52,6 +53,10 @@ from demoforge.policy.protocol import (
     env_spaces,
 )
 from demoforge.tasks.pddl_text import format_atom
+
+
+# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
+_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 @dataclass(frozen=True)
@@ -316,7 +321,7 @@ def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episod
     if episodes < 1 or envs < 1:
         raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
     out = Path(out)
-    guard_output_dir(out, inputs, error=PolicyError)
+    guard_output_dir(out, inputs, error=PolicyError, resumable=_KILLED)
     problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization)
     layout = run_layout(problems, fps=round(settings.control_hz))
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
