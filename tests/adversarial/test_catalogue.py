@@ -501,6 +501,8 @@ case("rollout-seed-negative", RO + ["--seed", "-1"], needle="seed")
 case("rollout-problem-missing", ["rollout", "--policy", "expert", "--problems", "{tmp}/none.pddl", "--out", "{out}"],
      needle="none.pddl")
 case("rollout-spec-latin1", RO + ["--randomization", "{f}"], needle="s.yaml", setup=_file("s.yaml", LATIN1))
+case("rollout-goal-true-at-start", ["rollout", "--policy", "expert", "--problems", "{p}", "--out", "{out}"],
+     needle="already holds", setup=_goal("(and (on_table white))"))
 EV = ["eval", "--policy", "expert", "--out", "{out}", "--max-ticks", "5", "--from-dataset"]
 case("eval-plain-lerobot", EV + ["{baked}"], needle="{baked}")
 case("eval-missing", EV + ["{tmp}/none"], needle="none")

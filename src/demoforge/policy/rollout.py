@@ -38,7 +38,7 @@ import demoforge
 from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute import schema
-from demoforge.execute.problems import Problem
+from demoforge.execute.problems import Problem, check_goals
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words, run_layout, scene_inputs
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
@@ -323,6 +323,7 @@ def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episod
     out = Path(out)
     guard_output_dir(out, inputs, error=PolicyError, resumable=_KILLED)
     problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization)
+    check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
     layout = run_layout(problems, fps=round(settings.control_hz))
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
     queue = [(t, e) for t in range(len(problems)) for e in range(episodes)]
