@@ -2,9 +2,8 @@
 
 Exit codes: 0 done, 1 findings (a check or the doctor found problems), 2 bad input or an
 environment fault (a full disk, a permission, a file that is not UTF-8, a damaged parquet,
-JSON or video file), 3 an internal error
-(a bug: please report it). No traceback is printed unless `demoforge --debug ...` (or
-DEMOFORGE_DEBUG=1) asks for it.
+JSON or video file), 3 an internal error (a bug: please report it). No traceback is printed
+unless `demoforge --debug ...` (or DEMOFORGE_DEBUG=1) asks for it.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ from demoforge.guard import refuse_overlap
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 
-RUN_SCHEMA = "demoforge.generate/1"
+RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
 MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
 FAILURE_KINDS = ("planning", "ik", "collision", "physics", "timeout")
 
