@@ -16,7 +16,6 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 DOMAIN_OPT = typer.Option("blocks", "--domain", help="Library domain name or a domain PDDL file.")
 
 
-
 def _pair(text: str | None, option: str) -> tuple[float, float] | None:
     if text is None:
         return None
@@ -46,10 +45,12 @@ def families() -> None:
 def gen(
     family: str = typer.Argument(..., help=f"Task family: {', '.join(sorted(FAMILIES))}."),
     count: int = typer.Option(..., "--count", min=1, max=MAX_PROBLEMS, help="Number of problems."),
-    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED, help="Seed; same seed and options give byte-identical files."),
+    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED,
+                             help="Seed; same seed and options give byte-identical files."),
     out: Path = typer.Option(..., "--out", help="Output folder (domain, NAME.pddl, NAME.scene.json)."),
     n: int | None = typer.Option(None, "--n", help="Task blocks (tower height for stack_n/unstack)."),
-    distractors: int = typer.Option(0, "--distractors", min=0, max=20, help="Extra blocks on the table, not in the goal."),
+    distractors: int = typer.Option(0, "--distractors", min=0, max=20,
+                                    help="Extra blocks on the table, not in the goal."),
     split: str = typer.Option("all", "--split", help=f"Look split: {', '.join(SPLITS)}."),
     split_by: str = typer.Option("colour", "--split-by", help=f"Look kept disjoint: {', '.join(SPLIT_BY)}."),
     block_size: str | None = typer.Option(None, "--block-size", help="Cube edge range LO,HI in m."),
