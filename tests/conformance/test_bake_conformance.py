@@ -20,6 +20,7 @@ from lerobot_harness import FIXTURES, mean_abs_diff01, probe_many, require_dump
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.convert._sources import CAMS, write_raw  # noqa: E402
+from tests.timeouts import SUBPROCESS_S  # noqa: E402
 
 pytestmark = pytest.mark.conformance
 
@@ -78,7 +79,7 @@ def test_bake_v3_and_v21_load_in_real_lerobot(lerobot_python, baked):
     env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(base / "hf"),
                 "HF_DATASETS_CACHE": str(base / "hf_datasets"), "HF_LEROBOT_HOME": str(base / "lerobot_home")})
     proc = subprocess.run([lerobot_python, "-c", CONVERT, str(converted)], capture_output=True, text=True,
-                          timeout=600, env=env)
+                          timeout=SUBPROCESS_S, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     expected = _expected(v3)
     tasks = ["stack 0"] * 6 + ["stack 1"] * 5

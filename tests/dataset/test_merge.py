@@ -5,6 +5,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+
 from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.merge import merge_datasets
 from demoforge.dataset.reader import open_dataset
@@ -99,8 +100,13 @@ def test_feature_mismatch_is_named(tmp_path):
 
 def test_merge_into_existing_root_refused(tmp_path):
     a = write(tmp_path / "a", n=1, features=STATE_ONLY)
-    with pytest.raises(DatasetError, match="not empty"):
+    b = write(tmp_path / "b", n=1, features=STATE_ONLY)
+    with pytest.raises(DatasetError, match="is the input"):
         merge_datasets([a], a)
+    with pytest.raises(DatasetError, match="lies inside the input"):
+        merge_datasets([a], a / "data" / "chunk-001")
+    with pytest.raises(DatasetError, match="not empty"):
+        merge_datasets([a], b)
 
 
 def _files(root):

@@ -19,6 +19,7 @@ from demoforge.execute import ExecuteError, generate
 
 from .conftest import problem_files
 from .test_generate import _outputs
+from tests.timeouts import SUBPROCESS_S, WAIT_S
 
 pytestmark = pytest.mark.slow  # spawns workers
 
@@ -46,7 +47,7 @@ def test_this_process_and_a_worker_share_the_items(four, reference, tmp_path):
         here = threading.current_thread() is threading.main_thread()  # worker events arrive on the listener
         ran["here" if here else "worker"].append(event[1])
         if here and len(ran["here"]) == 1:  # hold this slot until the worker has finished an item
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + WAIT_S
             while len(list(out.glob(".shards/*/done.json"))) < 2:
                 assert time.monotonic() < deadline, "the worker finished no item"
                 time.sleep(0.05)
@@ -89,7 +90,7 @@ def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, t
 
     def progress(event):
         if event[0] == "episode" and threading.current_thread() is threading.main_thread():
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + WAIT_S
             (child,) = multiprocessing.active_children() or (None,)
             while child is not None and child.exitcode is None:  # hold item 0 here until the worker failed
                 assert time.monotonic() < deadline, "the worker did not fail"
@@ -145,7 +146,7 @@ def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, 
     child = subprocess.Popen([sys.executable, str(script), json.dumps([str(p) for p in four]), str(out)],
                              env={**os.environ, "MUJOCO_GL": "egl"})
     events = Path(str(out) + ".worker-events")
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + WAIT_S
     while not (events.is_file() and events.read_text()):  # the worker has run the first episode of an item
         assert child.poll() is None and time.monotonic() < deadline, "the worker ran no episode"
         time.sleep(0.01)
@@ -171,7 +172,7 @@ def test_a_script_without_a_main_guard_fails_instead_of_hanging(four, tmp_path):
     script.write_text("import json, sys\nfrom demoforge.execute import generate\n"
                       "generate(json.loads(sys.argv[1]), sys.argv[2], episodes_per_problem=1, envs=1, workers=2, seed=3)\n")
     done = subprocess.run([sys.executable, str(script), json.dumps([str(p) for p in four]), str(out)],
-                          env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=300)
+                          env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=SUBPROCESS_S)
     assert done.returncode != 0
     assert "ExecuteError: generate worker" in done.stderr and "died (exit code 1)" in done.stderr
     assert "generate was started by a worker process while it imported the main script" in done.stderr

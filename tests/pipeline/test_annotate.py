@@ -75,7 +75,11 @@ def test_positions_match_segmentation_under_camera_jitter(tmp_path):
                 continue  # hidden behind the gripper
             v, u = np.nonzero(mask)
             centroid = np.array([u.mean() + 0.5, v.mean() + 0.5])
-            assert np.abs(centroid - cols[POSITION_KEY][t]).max() < 6.0, (i, t, centroid, got)
+            # the annotation is the projected block centre, the centroid that of its visible faces
+            # (top and front): they differ by up to half the block's size in the image, which the
+            # close front camera makes ~20 px; the centre must lie inside the block's silhouette
+            half = 0.5 * np.array([np.ptp(u) + 1, np.ptp(v) + 1])
+            assert (np.abs(centroid - got) <= np.maximum(half, 3.0)).all(), (i, t, centroid, got, half)
             checked += 1
     assert checked >= 16
 

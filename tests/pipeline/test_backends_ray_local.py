@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from tests.timeouts import SUBPROCESS_S
+
 pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
@@ -42,7 +44,8 @@ def test_a_ray_of_its_own_matches_local(tmp_path):
     paths = write_tasks(generate_family("pnp", count=3, seed=2), tmp_path / "tasks")
     pddl = [str(p) for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl"]
     child = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(pddl), str(tmp_path / "runs")],
-                           env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=600, check=False)
+                           env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=SUBPROCESS_S,
+                           check=False)
     assert child.returncode == 0, child.stderr[-3000:]
     result = json.loads(child.stdout.strip().splitlines()[-1])
     assert result["local"]["episodes"] == 6 and "success" in result["local"]

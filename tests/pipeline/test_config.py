@@ -36,9 +36,11 @@ def test_missing_file_and_non_mapping(tmp_path):
 
 
 def test_smoke_test_shrinks_and_workers_are_not_output(tmp_path):
-    c = config_from_dict({"experiment_id": "s", "smoke_test": True, "problems": 9, "episodes_per_problem": 50})
+    c = config_from_dict({"experiment_id": "s", "smoke_test": True, "problems": 1})
     assert (c.problems, c.episodes_per_problem, c.cameras) == (1, 2, ("front",))
-    d = config_from_dict({"experiment_id": "s", "smoke_test": True, "workers": 1, "envs": 1})
+    with pytest.raises(PipelineError, match="smoke_test: it sets problems=1, episodes_per_problem=2"):
+        config_from_dict({"experiment_id": "s", "smoke_test": True, "problems": 9, "episodes_per_problem": 50})
+    d = config_from_dict({"experiment_id": "s", "smoke_test": True, "workers": 1})
     assert output_fields(c) == output_fields(d) and c != d
     assert config_from_dict({"experiment_id": "s", "workers": "2"}).workers == 2
 

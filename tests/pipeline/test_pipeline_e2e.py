@@ -17,6 +17,7 @@ import yaml
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.pipeline import config_from_dict, resolve_config, run_pipeline, state
 from demoforge.pipeline.provenance import PROVENANCE_DIR, dataset_hash
+from tests.timeouts import WAIT_S
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +96,7 @@ def test_resume_after_sigkill_is_identical(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(killed), "0"], env=env)
     run = base / "exp"
     log = run / "logs" / "execute" / "stack_three-all-0000.log"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + WAIT_S
     while not (log.is_file() and log.read_text().count("\n") >= 1):
         assert child.poll() is None and time.monotonic() < deadline, "child ended before its first episode"
         time.sleep(0.05)
@@ -131,7 +132,7 @@ def test_skip_flags(tmp_path):
     assert any("has no observation.images.front video" in line for line in lines)  # annotate warns, copies
     assert not (result.run_dir / "envs").exists() and not (result.run_dir / "baked").exists()
     run_json = json.loads((result.run_dir / "execute" / "run.json").read_text())
-    assert [Path(p).name for p in run_json["inputs"]] == ["stack_three-all-0000.pddl"]
+    assert [Path(p["path"]).name for p in run_json["inputs"]] == ["stack_three-all-0000.pddl"]
     assert result.final == result.run_dir / "annotated"
     assert "goal.position" not in open_dataset(result.final).info.features
     prov = json.loads((result.run_dir / "dataset" / "train" / PROVENANCE_DIR / "provenance.json").read_text())

@@ -17,6 +17,7 @@ import pytest
 
 from demoforge.pipeline import config_from_dict, run_pipeline
 from demoforge.pipeline.provenance import dataset_hash
+from tests.timeouts import SUBPROCESS_S, WAIT_S
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -41,7 +42,7 @@ def _stop(node: subprocess.Popen, sig=signal.SIGTERM) -> None:
         except ProcessLookupError:
             return
     try:
-        node.wait(timeout=30)
+        node.wait(timeout=WAIT_S)
     except subprocess.TimeoutExpired:
         os.killpg(node.pid, signal.SIGKILL)
         node.wait()
@@ -66,7 +67,7 @@ def test_ray_cluster_with_a_killed_worker_matches_local(tmp_path):
                       "--node-ip-address=127.0.0.1"], env)
     worker = None
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + WAIT_S
         while subprocess.run([str(Path(os.sys.executable).with_name("ray")), "status", f"--address={address}"],
                              env=env, capture_output=True, check=False).returncode != 0:
             assert head.poll() is None and time.monotonic() < deadline, "ray head did not come up"
@@ -89,7 +90,7 @@ def test_ray_cluster_with_a_killed_worker_matches_local(tmp_path):
         shards = base / "exp" / "execute" / ".shards"
         killed_item = None
         while killed_item is None:
-            assert runner.is_alive() and time.monotonic() < deadline + 240, "no item ran on the worker node"
+            assert runner.is_alive() and time.monotonic() < deadline + WAIT_S, "no item ran on the worker node"
             for f in sorted(attempts.glob("*.json")) if attempts.is_dir() else []:
                 rec = json.loads(f.read_text())
                 item = [d for d in shards.glob(f"{rec['item']:04d}-*")] if shards.is_dir() else []
@@ -102,7 +103,7 @@ def test_ray_cluster_with_a_killed_worker_matches_local(tmp_path):
             os.kill(victim_pid, signal.SIGKILL)  # the task's worker process (Ray starts it in its own group)
         except ProcessLookupError:
             pass
-        runner.join(timeout=400)
+        runner.join(timeout=SUBPROCESS_S)
         assert not runner.is_alive(), "the ray run did not finish after the worker was killed"
         runs = [json.loads(f.read_text()) for f in sorted(attempts.glob("*.json"))]
         retried = [r for r in runs if r["item"] == killed_item]

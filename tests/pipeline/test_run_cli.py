@@ -1,24 +1,21 @@
-"""`demoforge run` as a command (registered here on a private typer app) and the demo function."""
+"""`demoforge run` as a command and the demo function."""
 
 from __future__ import annotations
 
 import pytest
-import typer
 import yaml
 from typer.testing import CliRunner
 
-from demoforge.cli.run import run
+from demoforge.cli.main import app
 from demoforge.dataset import check_dataset
 
-app = typer.Typer()
-app.command()(run)
 ALL = [f"--skip-{s}" for s in ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")]
 
 
 def test_cli_maps_flags_onto_the_saved_config(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("problems: 3\nseed: 4\n")
-    res = CliRunner().invoke(app, ["--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg),
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg),
                                    "--seed", "9", "--render-pass", "plain", "--render-pass", "randomized:2",
                                    "--bake", "joint_target", *ALL])
     assert res.exit_code == 0, res.output
@@ -30,7 +27,7 @@ def test_cli_maps_flags_onto_the_saved_config(tmp_path):
 def test_cli_refuses_unknown_keys_with_exit_2(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("episodes: 3\n")
-    res = CliRunner().invoke(app, ["--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg)])
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg)])
     assert res.exit_code == 2 and "unknown key 'episodes'" in res.output
 
 

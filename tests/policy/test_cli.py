@@ -1,17 +1,10 @@
-"""The policy commands, registered on a local app as cli/main.py registers them."""
+"""The policy commands through the `demoforge` app (its one error handler included)."""
 
 import json
 
-import typer
 from typer.testing import CliRunner
 
-from demoforge.cli import policy as cli
-
-app = typer.Typer()
-app.command("rollout")(cli.rollout)
-app.command("eval")(cli.eval_)
-app.command("replay")(cli.replay)
-app.command("relabel")(cli.relabel)
+from demoforge.cli.main import app
 
 
 def test_rollout_replay_eval_relabel(pnp, expert_data, tmp_path):

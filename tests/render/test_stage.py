@@ -120,7 +120,7 @@ def test_cli(raw, tmp_path):
     keys = open_dataset(tmp_path / "out").info.video_keys
     assert keys == [*CAMS, "observation.images.front_segmentation", "observation.images.wrist_segmentation"]
     bad = CliRunner().invoke(app, ["render", str(raw), "--look", "nope.yaml", "--out", str(tmp_path / "x")])
-    assert bad.exit_code == 1 and "cannot read look nope.yaml" in bad.output
+    assert bad.exit_code == 2 and "cannot read look nope.yaml" in bad.output
 
 
 def test_episodes_subset_renders_as_in_the_full_run(raw, rendered, tmp_path):

@@ -4,6 +4,7 @@ import pytest
 from demoforge.errors import SimError
 from demoforge.sim import CameraRig, build_scene, default_scene, intrinsics, step
 from demoforge.sim import cameras as cameras_module
+from tests.timeouts import WAIT_S
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,7 @@ def test_osmesa_either_renders_or_names_the_package(tmp_path):
         "    print('error', exc)\n"
     )
     env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=WAIT_S)
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip().splitlines()[-1]
     if line.startswith("backend"):

@@ -3,19 +3,15 @@
 import av
 import numpy as np
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from demoforge.cli import policy as cli
+from demoforge.cli.main import app
 from demoforge.policy import RolloutSettings, load_policy, rollout
 from demoforge.viz import TileSettings, plot_episode, write_tiles
 from demoforge.viz.text import burn_text, text_mask
 from demoforge.viz.tiles import VizError
 from tests.policy.conftest import expert_data, pnp  # noqa: F401  (session fixtures)
 
-app = typer.Typer()
-app.command("viz")(cli.viz)
-app.command("plot")(cli.plot)
 
 
 @pytest.fixture(scope="module")

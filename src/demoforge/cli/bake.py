@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from demoforge.errors import DemoforgeError
+from demoforge.cli.failures import fail
+from demoforge.cli.ranges import MAX_WORKERS, finite
 
 CONTROL_SPACES = "joint_target (default), joint_pos, joint_vel, raw_cmd"
 
@@ -15,7 +17,7 @@ def bake(
     sources: list[Path] = typer.Argument(..., help="Source dataset root(s); one control law across all."),
     out: Path = typer.Option(..., "--out", help="New dataset root for the baked dataset."),
     control_space: str = typer.Option("joint_target", "--control-space", help=f"Action convention: {CONTROL_SPACES}."),
-    control_freq: int = typer.Option(None, "--control-freq", help="Output rate [Hz]; must divide the native rate "
+    control_freq: int = typer.Option(None, "--control-freq", min=1, max=10_000, help="Output rate [Hz]; must divide the native rate "
                                                                   "(default: native)."),
     cams: list[str] = typer.Option(None, "--cams", help="Camera views to keep: --cams front --cams wrist, or --cams front,wrist; default all."),
     task: str = typer.Option(None, "--task", help="Task string for every episode (default: each episode's own)."),
@@ -24,11 +26,14 @@ def bake(
                                                                   "no command intent); keeps each run's first."),
     workers: str = typer.Option("1", "--workers", help="Processes: a number or 'auto'; the output is identical."),
     vcodec: str = typer.Option("h264", "--vcodec", help="Video codec: h264, hevc or av1."),
-    crf: int = typer.Option(23, "--crf", help="Constant rate factor of the encoder."),
-    gop_seconds: float = typer.Option(0.25, "--gop-seconds", help="Keyframe interval [s]."),
+    crf: int = typer.Option(23, "--crf", min=0, max=63, help="Constant rate factor of the encoder (h264 and hevc "
+                                                             "take 0-51, av1 0-63)."),
+    gop_seconds: float = typer.Option(0.25, "--gop-seconds", callback=finite(0.0, 60.0, low_open=True),
+                                      help="Keyframe interval, in (0, 60] [s]."),
     pix_fmt: str = typer.Option("yuv420p", "--pix-fmt", help="Pixel format of the output videos."),
     max_video_file_seconds: float = typer.Option(800.0, "--max-video-file-seconds",
-                                                 help="Start a new mp4 before this length [s]."),
+                                                 callback=finite(0.0, 1000.0, low_open=True),
+                                                 help="Start a new mp4 before this length, in (0, 1000] [s]."),
     lerobot_format: str = typer.Option("v3.0", "--lerobot-format", help="Output layout: v3.0 or v2.1."),
 ) -> None:
     """Project raw episodes to a training convention at a control rate; stamps meta/bake.json and modality.json."""
@@ -47,8 +52,7 @@ def bake(
         )
         root = _run_with_progress(run_bake, sources, out, config)
     except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(exc) from None
     rate = f"{control_freq} Hz" if control_freq else "native rate"
     typer.echo(f"baked {len(sources)} source(s) into {root}: {control_space} at {rate} "
                f"({lerobot_format}; meta/bake.json, meta/modality.json)")
@@ -73,9 +77,12 @@ def _int(text: str) -> int:
     from demoforge.convert import BakeError
 
     try:
-        return int(text)
+        n = int(text)
     except ValueError:
-        raise BakeError(f"--workers {text!r} must be a positive integer or 'auto'") from None
+        n = 0
+    if not 1 <= n <= MAX_WORKERS:
+        raise BakeError(f"--workers {text!r} must be an integer in [1, {MAX_WORKERS}] or 'auto'")
+    return n
 
 
 def _split_cams(cams: list[str] | None) -> tuple[str, ...] | None:

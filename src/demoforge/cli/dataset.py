@@ -11,6 +11,7 @@ import typer
 from demoforge.dataset.check import Problem, check_dataset
 from demoforge.dataset.reader import open_dataset, summarize
 from demoforge.errors import DemoforgeError
+from demoforge.cli.ranges import finite
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -49,11 +50,7 @@ def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
 @app.command("info")
 def info(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
     """Summarize a dataset: fps, episodes, frames, tasks, features, video settings, size."""
-    try:
-        summary = summarize(open_dataset(root))
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    summary = summarize(open_dataset(root))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     elif sys.stdout.isatty():
@@ -66,24 +63,22 @@ def info(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
 def merge(
     sources: list[Path] = typer.Argument(..., help="Dataset roots to merge, in order."),
     out: Path = typer.Option(..., "--out", help="New dataset root for the merged dataset."),
-    video_file_duration_s: float = typer.Option(None, help="Start a new mp4 before this length [s] (default 800)."),
+    video_file_duration_s: float = typer.Option(None, callback=finite(0.0, 1000.0, low_open=True),
+                                                help="Start a new mp4 before this length, in (0, 1000] [s] "
+                                                     "(default 800)."),
 ) -> None:
     """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
     from rich.progress import Progress
 
     from demoforge.dataset.merge import merge_datasets
 
-    try:
-        if sys.stderr.isatty():
-            with Progress(transient=True) as bar:
-                job = bar.add_task("merging episodes", total=None)
-                info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s,
-                                      on_episode=lambda done, total: bar.update(job, completed=done, total=total))
-        else:
-            info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s)
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    if sys.stderr.isatty():
+        with Progress(transient=True) as bar:
+            job = bar.add_task("merging episodes", total=None)
+            info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s,
+                                  on_episode=lambda done, total: bar.update(job, completed=done, total=total))
+    else:
+        info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s)
     typer.echo(f"merged {len(sources)} datasets into {out}: {info.total_episodes} episodes, "
                f"{info.total_frames} frames, {info.total_tasks} tasks (checked)")
 

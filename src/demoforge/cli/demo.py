@@ -4,7 +4,6 @@ from pathlib import Path
 
 import typer
 
-from demoforge.errors import DemoforgeError
 
 
 def demo(
@@ -14,8 +13,4 @@ def demo(
     with the plain look, baked to joint_target) and print where the dataset is."""
     from demoforge.pipeline.demo import run_demo  # imports the simulator stack only when run
 
-    try:
-        run_demo(out, echo=typer.echo)
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    run_demo(out, echo=typer.echo)

@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-from demoforge.errors import DemoforgeError
+from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED, finite
+from demoforge.doctor.config import MAX_BINS
 
 
 def doctor(
@@ -19,31 +20,34 @@ def doctor(
     robot: Optional[str] = typer.Option(None, "--robot", help="Joint limits for D007: built-in card (panda), "
                                         "card YAML, or MJCF/URDF file."),
     checks: Optional[str] = typer.Option(None, "--checks", help="Comma-separated codes to run (default: all)."),
-    bins: int = typer.Option(10, "--bins", help="D007: bins per joint across its limits."),
-    max_action_speed: float = typer.Option(3.0, "--max-action-speed", help="D008: bound on |d action/dt| (unit/s)."),
+    bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="D007: bins per joint across its limits."),
+    max_action_speed: float = typer.Option(3.0, "--max-action-speed", callback=finite(0.0, 1e6, low_open=True),
+                                           help="D008: bound on |d action/dt|, in (0, 1e6] [unit/s]."),
     decode_video: bool = typer.Option(False, "--decode-video", help="D006: decode every frame, not only demux."),
 ) -> None:
     """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix."""
     from demoforge.doctor import DoctorConfig, run_doctor, write_report
 
     if fail_on not in ("warning", "error"):
-        typer.echo(f"--fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
+        typer.echo(f"error: --fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
         raise typer.Exit(2)
     if not dataset.is_dir():
         typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)
         raise typer.Exit(2)
-    try:
-        cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
-        codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
-        result = run_doctor(dataset, robot=robot, config=cfg, checks=codes)
-        if json_out is not None:
-            json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps(result.to_json(), indent=1) + "\n")
-        if report is not None:
-            write_report(result, report)
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    from demoforge.guard import guard_output_file
+
+    if json_out is not None:
+        guard_output_file(json_out, [dataset], what="--json")
+    if report is not None:
+        guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
+    cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
+    codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
+    result = run_doctor(dataset, robot=robot, config=cfg, checks=codes)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+    if report is not None:
+        write_report(result, report)
     for f in result.findings:
         typer.echo(str(f))
         typer.echo(f"    fix: {f.fix}")
@@ -59,10 +63,11 @@ def coverage(
     output_root: Path = typer.Argument(..., help="New dataset root: the input's episodes plus the new ones."),
     robot: Optional[str] = typer.Option(None, "--robot", help="Robot card: built-in name (panda) or card YAML; "
                                         "default: the one the dataset names."),
-    episodes: int = typer.Option(40, "-n", "--episodes", help="New episodes to generate."),
-    seed: int = typer.Option(0, "--seed", help="Run seed; the same seed gives the same bytes."),
-    bins: int = typer.Option(10, "--bins", help="Bins per joint across its limits (as doctor D007)."),
-    envs: int = typer.Option(4, "--envs", help="Parallel simulation slots."),
+    episodes: int = typer.Option(40, "-n", "--episodes", min=1, max=MAX_EPISODES, help="New episodes to generate."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Run seed; the same seed gives the same bytes."),
+    bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="Bins per joint across its limits (as doctor "
+                             "D007)."),
+    envs: int = typer.Option(4, "--envs", min=1, max=MAX_ENVS, help="Parallel simulation slots."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the coverage report as JSON."),
     report_out: Optional[Path] = typer.Option(None, "--report", help="Doctor report of OUTPUT with a before/after "
                                               "occupancy plot: FILE.html or FILE.md."),
@@ -71,18 +76,20 @@ def coverage(
     from demoforge.doctor import DoctorConfig
     from demoforge.doctor.coverage import CoverageConfig, generate_coverage
 
-    try:
-        cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
-        report = generate_coverage(input_root, output_root, robot=robot, config=cfg)
-        if report_out is not None:
-            from demoforge.doctor import run_doctor
-            from demoforge.doctor.report import coverage_plot, write_report
+    from demoforge.guard import guard_output_dir, guard_output_file
 
-            write_report(run_doctor(output_root, robot=robot, config=cfg.doctor), report_out,
-                         extra_plots=[coverage_plot(report)])
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT")
+    for path, what in ((json_out, "--json"), (report_out, "--report")):
+        if path is not None:
+            guard_output_file(path, [input_root, output_root], what=what)
+    cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
+    report = generate_coverage(input_root, output_root, robot=robot, config=cfg)
+    if report_out is not None:
+        from demoforge.doctor import run_doctor
+        from demoforge.doctor.report import coverage_plot, write_report
+
+        write_report(run_doctor(output_root, robot=robot, config=cfg.doctor), report_out,
+                     extra_plots=[coverage_plot(report)])
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_json(), indent=1) + "\n")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from demoforge.errors import DemoforgeError
+from demoforge.cli.ranges import MAX_SEED, finite
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -17,13 +17,15 @@ def main() -> None:
 @app.command("build")
 def build(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files, each with NAME.scene.json beside it."),
-    reset_states: int = typer.Option(..., "--reset-states", help="Reset states sampled per scene profile."),
-    profiles: int = typer.Option(1, "--profiles", help="Scene profiles baked per problem."),
-    seed: int = typer.Option(..., "--seed", help="Package seed; same seed and inputs give identical packages."),
+    reset_states: int = typer.Option(..., "--reset-states", min=1, max=100_000,
+                                     help="Reset states sampled per scene profile."),
+    profiles: int = typer.Option(1, "--profiles", min=1, max=10_000, help="Scene profiles baked per problem."),
+    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED, help="Package seed; same seed and inputs give identical packages."),
     out: Path = typer.Option(..., "--out", help="Package folder to create (must not exist)."),
     domain: str = typer.Option("blocks", "--domain", help="Library domain name or a domain PDDL file."),
     robot_start: bool = typer.Option(False, "--robot-start/--home", help="Random robot start pose or home."),
-    p_closed: float = typer.Option(0.5, "--p-closed", help="With --robot-start: probability the gripper starts closed."),
+    p_closed: float = typer.Option(0.5, "--p-closed", callback=finite(0.0, 1.0),
+                                   help="With --robot-start: probability in [0, 1] the gripper starts closed."),
 ) -> None:
     """Write the scene profiles and reset states of PROBLEMS to an environment package."""
     from demoforge.envs import build_env_package
@@ -32,15 +34,11 @@ def build(
     if not 0.0 <= p_closed <= 1.0:
         typer.echo(f"error: --p-closed {p_closed} must be in [0, 1]", err=True)
         raise typer.Exit(2)
-    try:
-        manifest = build_env_package(
-            problems, reset_states=reset_states, profiles=profiles, seed=seed, out=out, domain=domain,
-            robot_start=RobotStartParams(p_closed=p_closed) if robot_start else None,
-            progress=lambda line: typer.echo(line),
-        )
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    manifest = build_env_package(
+        problems, reset_states=reset_states, profiles=profiles, seed=seed, out=out, domain=domain,
+        robot_start=RobotStartParams(p_closed=p_closed) if robot_start else None,
+        progress=lambda line: typer.echo(line),
+    )
     n_profiles = sum(len(p.profiles) for p in manifest.problems)
     findings = sum(len(q.findings) for p in manifest.problems for q in p.profiles)
     typer.echo(f"wrote {out}: {len(manifest.problems)} problem(s), {n_profiles} profile(s), "
@@ -55,22 +53,18 @@ def check(package: Path = typer.Argument(..., help="Environment package folder."
     from demoforge.envs import load_env_package, open_profile, restore_reset
     from demoforge.symbolic import abstract, disagreement
 
-    try:
-        pkg = load_env_package(package)
-        bad = 0
-        for problem in pkg.problems:
-            init = frozenset(problem.task.init)
-            for k, profile in enumerate(problem.profiles):
-                scene, binding = open_profile(problem, k)
-                for i in range(len(profile.states)):
-                    restore_reset(scene, profile, i)
-                    atoms = abstract(scene.model, scene.data, binding)
-                    if atoms != init:
-                        bad += 1
-                        typer.echo(f"{problem.entry.name} profile {k} state {i}: {disagreement(atoms, init)}")
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    pkg = load_env_package(package)
+    bad = 0
+    for problem in pkg.problems:
+        init = frozenset(problem.task.init)
+        for k, profile in enumerate(problem.profiles):
+            scene, binding = open_profile(problem, k)
+            for i in range(len(profile.states)):
+                restore_reset(scene, profile, i)
+                atoms = abstract(scene.model, scene.data, binding)
+                if atoms != init:
+                    bad += 1
+                    typer.echo(f"{problem.entry.name} profile {k} state {i}: {disagreement(atoms, init)}")
     total = sum(len(p.states) for q in pkg.problems for p in q.profiles)
     typer.echo(f"{package}: {len(pkg.problems)} problem(s), {total} reset state(s), {bad} differ from their init")
     if bad:

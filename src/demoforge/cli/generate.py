@@ -9,6 +9,8 @@ from pathlib import Path
 import typer
 
 from demoforge.errors import DemoforgeError
+from demoforge.cli.failures import fail
+from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED, MAX_WORKERS
 
 
 class _Display:
@@ -55,16 +57,19 @@ def generate(
     inputs: list[Path] = typer.Argument(..., metavar="PROBLEMS_OR_ENV_PACKAGES...",
                                         help="PDDL problem files (with NAME.scene.json beside each) or environment "
                                              "package folders."),
-    envs: int = typer.Option(1, "--envs", min=1, help="Environments stepped together per worker."),
-    episodes_per_problem: int = typer.Option(..., "--episodes-per-problem", min=1, help="Episodes per problem."),
+    envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS, help="Environments stepped together per worker."),
+    episodes_per_problem: int = typer.Option(..., "--episodes-per-problem", min=1, max=MAX_EPISODES,
+                                             help="Episodes per problem."),
     workers: str = typer.Option("1", "--workers", help="Worker processes, or 'auto' (one per core, at most one "
                                                         "per problem)."),
-    seed: int = typer.Option(0, "--seed", help="Run seed; the output does not depend on --envs or --workers."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Run seed; the output does not depend on --envs or --workers."),
     out: Path = typer.Option(..., "--out", help="Run folder: OUT/success, OUT/failure, OUT/summary.json. Rerun with "
                                                 "the same arguments to resume an interrupted run."),
     domain: str = typer.Option("blocks", "--domain", help="Library domain name or domain PDDL file (PDDL inputs)."),
-    max_retries: int = typer.Option(3, "--max-retries", min=0, help="Attempts of a failed step beyond the first."),
-    max_replans: int = typer.Option(2, "--max-replans", min=0, help="Re-plans per episode."),
+    max_retries: int = typer.Option(3, "--max-retries", min=0, max=100,
+                                    help="Attempts of a failed step beyond the first."),
+    max_replans: int = typer.Option(2, "--max-replans", min=0, max=100, help="Re-plans per episode."),
     randomization: Path | None = typer.Option(None, "--randomization", help="Physics randomization spec (YAML, "
                                                                                "see examples/randomize/physics.yaml)."),
     randomize: list[str] = typer.Option([], "--randomize", help="FIELD=VALUE override of the spec (YAML value), "
@@ -77,8 +82,8 @@ def generate(
     successes and failures (with their cause) as LeRobot v3 datasets."""
     from demoforge.execute import RunnerSettings, generate as run_generate
 
-    if workers != "auto" and not (workers.isdigit() and int(workers) >= 1):
-        typer.echo(f"error: --workers {workers!r} must be a positive integer or 'auto'", err=True)
+    if workers != "auto" and not (workers.isdigit() and 1 <= int(workers) <= MAX_WORKERS):
+        typer.echo(f"error: --workers {workers!r} must be an integer in [1, {MAX_WORKERS}] or 'auto'", err=True)
         raise typer.Exit(2)
     try:
         from demoforge.randomize import RandomizationSpec, load_spec, spec_with_overrides
@@ -105,8 +110,7 @@ def generate(
         finally:
             display.stop()
     except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(exc) from None
     elapsed = time.perf_counter() - display.start
     typer.echo(f"{summary.successes}/{summary.episodes} episodes succeeded "
                f"({100.0 * summary.successes / max(summary.episodes, 1):.1f}%) in {elapsed:.1f} s")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from demoforge.errors import DemoforgeError
+from demoforge.guard import guard_output_file
 
 
 def look_sheet(
@@ -22,11 +22,9 @@ def look_sheet(
     from demoforge.render.look import load_look
     from demoforge.render.sheet import SheetSettings, sheet_image, write_png
 
-    try:
-        settings = SheetSettings(draws=draws, columns=columns, family=family, seed=seed,
-                                 cameras=tuple(c for c in cameras.split(",") if c))
-        path = write_png(sheet_image(load_look(look), settings), out)
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    look_file = [look] if Path(look).is_file() else []
+    guard_output_file(out, look_file, suffixes=(".png",))  # never over the look it shows
+    settings = SheetSettings(draws=draws, columns=columns, family=family, seed=seed,
+                             cameras=tuple(c for c in cameras.split(",") if c))
+    path = write_png(sheet_image(load_look(look), settings), out)
     typer.echo(f"wrote {draws} draws of look {look!r} -> {path}")

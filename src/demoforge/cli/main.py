@@ -15,8 +15,24 @@ from demoforge.cli import render as render_cli
 from demoforge.cli import run as run_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
+from demoforge.cli.failures import DemoforgeGroup, set_debug
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+# rich_markup_mode=None: plain help, so "[default: runs]" and units like "[s]" are printed, not read as markup
+app = typer.Typer(cls=DemoforgeGroup, no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                  pretty_exceptions_enable=False)
+
+
+@app.callback()
+def _main(
+    debug: bool = typer.Option(False, "--debug", help="Print the Python traceback of an error (also DEMOFORGE_DEBUG=1)."),
+) -> None:
+    """The `demoforge` command: thin typer commands that call the library and print.
+
+    Exit status: 0 done, 1 findings, 2 bad input or an environment fault (disk full, permissions),
+    3 internal error (rerun with --debug and report it)."""
+    set_debug(debug)
+
+
 app.add_typer(dataset_cli.app, name="dataset", help="Inspect, check and merge LeRobot v3 datasets.")
 app.add_typer(sim_cli.app, name="sim", help="Simulation tools: scene linting.")
 app.add_typer(tasks_cli.app, name="tasks", help="PDDL task families.")

@@ -12,6 +12,8 @@ from pathlib import Path
 import typer
 
 from demoforge.errors import DemoforgeError
+from demoforge.cli.failures import fail
+from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODE_INDEX, MAX_EPISODES, MAX_SEED, finite
 
 POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | module:factory | file.py:factory "
                "(the factory returns an object with spaces, reset(slot, start), act(observations)).")
@@ -25,13 +27,18 @@ def parse_episodes(text: str | None) -> list[int] | None:
     for part in text.split(","):
         part = part.strip()
         try:
-            if "-" in part:
-                a, b = part.split("-", 1)
-                out += list(range(int(a), int(b) + 1))
-            else:
-                out.append(int(part))
+            a, sep, b = part.partition("-")
+            lo, hi = int(a), int(b if sep else a)
         except ValueError:
-            raise typer.BadParameter(f"{text!r}: episodes are indices and ranges, e.g. 0,2,5-7") from None
+            raise typer.BadParameter(f"{text!r}: episodes are indices and ranges, e.g. 0,2,5-7",
+                                     param_hint="--episodes") from None
+        if lo > hi:
+            raise typer.BadParameter(f"{text!r}: range {part!r} runs backwards; write it low-high, e.g. "
+                                     f"{hi}-{lo}", param_hint="--episodes")
+        if hi > MAX_EPISODE_INDEX:
+            raise typer.BadParameter(f"{text!r}: episode index {hi} is over {MAX_EPISODE_INDEX}",
+                                     param_hint="--episodes")
+        out += range(lo, hi + 1)
     return sorted(set(out))
 
 
@@ -53,8 +60,7 @@ _POLICY_ARG = typer.Option([], "--policy-arg", help="KEY=VALUE (VALUE read as YA
 
 
 def _fail(exc: Exception) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2) from None
+    raise fail(exc) from None
 
 
 def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: float | None, assist_steps: int):
@@ -88,10 +94,10 @@ def _print_summary(summary: dict, out: Path) -> None:
     typer.echo(f"dataset: {out / 'dataset'}; summary: {out / 'SUMMARY.md'}, {out / 'summary.json'}")
 
 
-_MAX_TICKS = typer.Option(600, "--max-ticks", min=1, help="Ticks before an episode is truncated.")
+_MAX_TICKS = typer.Option(600, "--max-ticks", min=1, max=10_000_000, help="Ticks before an episode is truncated.")
 _WARMUP = typer.Option(0, "--warmup", min=0, help="Ticks excluded from completion_ratio (at least --assist-steps).")
-_REFERENCE = typer.Option(None, "--reference-ticks", min=1, help="Completion horizon [ticks]; default --max-ticks.")
-_FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0,
+_REFERENCE = typer.Option(None, "--reference-ticks", min=1, max=10_000_000, help="Completion horizon [ticks]; default --max-ticks.")
+_FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0, callback=finite(0.0, 1.0),
                       help="Enable the object assist (an upward force of a fraction of each object's weight): it "
                            "holds at 1.0 for --assist-steps ticks, then DROPS TO this floor for the rest of the "
                            "episode. The floor is the value it ends at, not the start. Recorded per episode.")
@@ -102,10 +108,10 @@ def rollout(
     policy: str = typer.Option(..., "--policy", help=POLICY_HELP),
     policy_arg: list[str] = _POLICY_ARG,
     problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or env package; repeatable."),
-    episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes per problem."),
-    envs: int = typer.Option(1, "--envs", min=1, help="Environments stepped together."),
+    episodes: int = typer.Option(1, "--episodes", min=1, max=MAX_EPISODES, help="Episodes per problem."),
+    envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS, help="Environments stepped together."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED),
     domain: str = typer.Option("blocks", "--domain"),
     randomization: Path | None = typer.Option(None, "--randomization", help="Physics randomization spec (YAML), "
                                                                                "drawn per episode as in generate."),
@@ -135,7 +141,7 @@ def eval_(
     from_dataset: Path = typer.Option(..., "--from-dataset", help="Dataset whose episodes' initial states to use."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
     episodes: str | None = typer.Option(None, "--episodes", help="Episodes to start from, e.g. 0,2,5-7 (all)."),
-    envs: int = typer.Option(1, "--envs", min=1),
+    envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS),
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS,
 ) -> None:
@@ -159,13 +165,17 @@ def replay(
     episodes: str | None = typer.Option(None, "--episodes", help="e.g. 0,2,5-7 (all)."),
     kinematic: bool = typer.Option(False, "--kinematic", help="Teleport along the recorded states instead of "
                                                               "stepping the actions (no policy, no physics)."),
-    tol: float = typer.Option(1e-6, "--tol", help="Divergence above this is reported as diverging [rad, m]."),
+    tol: float = typer.Option(1e-6, "--tol", callback=finite(0.0, None),
+                              help="Divergence above this (finite, >= 0) is reported as diverging [rad, m]."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON here."),
 ) -> None:
     """Replay each episode's actions open-loop through its recorded control law from its recorded initial
     state and report robot and object divergence per episode. Exit 1 if any episode diverges."""
+    from demoforge.guard import guard_output_file
     from demoforge.policy.replay import replay_dataset
 
+    if json_out is not None:
+        guard_output_file(json_out, [dataset], what="--json")
     try:
         report = replay_dataset(dataset, parse_episodes(episodes), kinematic=kinematic)
     except DemoforgeError as exc:
@@ -186,7 +196,7 @@ def replay(
 def relabel(
     rollouts: Path = typer.Option(..., "--rollouts", help="A roll-out dataset (OUT/dataset of `demoforge rollout`)."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset (new expert demonstrations), OUT/summary.json."),
-    envs: int = typer.Option(1, "--envs", min=1),
+    envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS),
 ) -> None:
     """For each failed roll-out, run the expert from the last state from which the planner still reaches
     the goal, and record the successes as expert demonstrations starting from that state."""
@@ -207,14 +217,17 @@ def viz(
     episodes: str | None = typer.Option(None, "--episodes", help="e.g. 0,2,5-7 (all)."),
     cameras: str | None = typer.Option(None, "--cameras", help="Comma-separated cameras (all)."),
     kinds: str = typer.Option("rgb,depth,segmentation", "--kinds", help="Rows, in order."),
-    width: int = typer.Option(160, "--width", min=2, help="Tile width when rendering a raw dataset [px]."),
-    height: int = typer.Option(120, "--height", min=2, help="Tile height when rendering a raw dataset [px]."),
-    stride: int = typer.Option(1, "--stride", min=1, help="Show every N-th tick."),
+    width: int = typer.Option(160, "--width", min=2, max=4096, help="Tile width when rendering a raw dataset [px]."),
+    height: int = typer.Option(120, "--height", min=2, max=4096, help="Tile height when rendering a raw dataset "
+                                                                       "[px]."),
+    stride: int = typer.Option(1, "--stride", min=1, max=100_000, help="Show every N-th tick."),
 ) -> None:
     """One MP4 per episode tiling modalities (rows: rgb, depth, segmentation) by cameras (columns), with the
     operator, phase and step overlaid."""
+    from demoforge.guard import guard_output_dir
     from demoforge.viz import TileSettings, write_tiles
 
+    guard_output_dir(out, [dataset], resumable=_only_tiles)
     try:
         settings = TileSettings(width=width, height=height, stride=stride,
                                 cameras=tuple(c for c in (cameras or "").split(",") if c),
@@ -226,16 +239,23 @@ def viz(
         typer.echo(str(f))
 
 
+def _only_tiles(folder: Path) -> bool:
+    """`folder` holds only episode videos of an earlier viz (a rerun rewrites them)."""
+    return all(p.name.startswith("episode_") and p.name.endswith((".mp4", ".mp4.partial")) for p in folder.iterdir())
+
+
 def plot(
     dataset: Path = typer.Argument(..., help="A demoforge dataset."),
-    episode: int = typer.Option(..., "--episode", min=0, help="Episode index."),
+    episode: int = typer.Option(..., "--episode", min=0, max=MAX_EPISODE_INDEX, help="Episode index."),
     out: Path | None = typer.Option(None, "--out", help="PNG path (default episode_XXXXXX.png here)."),
 ) -> None:
     """A PNG of every signal of an episode: state, action, gripper, labels, atoms, success."""
+    from demoforge.guard import guard_output_file
     from demoforge.viz import plot_episode
 
+    path = guard_output_file(out or Path(f"episode_{episode:06d}.png"), [dataset], what="--out", suffixes=(".png",))
     try:
-        path = plot_episode(dataset, episode, out or Path(f"episode_{episode:06d}.png"))
+        path = plot_episode(dataset, episode, path)
     except DemoforgeError as exc:
         _fail(exc)
     typer.echo(str(path))

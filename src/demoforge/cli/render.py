@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from demoforge.errors import DemoforgeError
+from demoforge.cli.failures import fail
 
 
 def _split(values: list[str]) -> tuple[str, ...]:
@@ -39,8 +40,7 @@ def render(
         progress = (lambda done, total: typer.echo(f"shard {done}/{total} rendered", err=True)) if workers > 1 else None
         summary = render_dataset(dataset, out, config, workers=workers, on_shard=progress)
     except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise fail(exc) from None
     rate = summary.frames / summary.seconds if summary.seconds > 0 else 0.0
     typer.echo(f"rendered {summary.episodes} episodes, {summary.frames} frames x {len(config.cameras)} cameras "
                f"in {summary.seconds:.1f} s ({rate:.1f} frames/s) -> {summary.root}")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-from demoforge.errors import DemoforgeError
 
 
 class _Progress:
@@ -93,18 +92,14 @@ def run(
              "render_passes": render_pass or None, "cameras": camera or None, "bake_convention": bake_convention,
              "doctor_fail_on": doctor_fail_on, "backend": backend, "ray_address": ray_address,
              "smoke_test": smoke_test or None, "play": play or None, "play_goals": play_goals}
-    try:
-        cfg = resolve_config(config, flags)
-        if any(skips.values()):
-            import dataclasses
+    cfg = resolve_config(config, flags)
+    if any(skips.values()):
+        import dataclasses
 
-            cfg = dataclasses.replace(cfg, skip=tuple(sorted(set(cfg.skip) | {s for s, v in skips.items() if v})))
-        display = _Progress(cfg.episodes_per_problem * _problem_count(cfg), _problem_count(cfg),
-                            sys.stderr.isatty() and cfg.progress)
-        result = run_pipeline(cfg, resume=resume, echo=typer.echo, progress=display, on_stage=display.on_stage)
-    except DemoforgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        cfg = dataclasses.replace(cfg, skip=tuple(sorted(set(cfg.skip) | {s for s, v in skips.items() if v})))
+    display = _Progress(cfg.episodes_per_problem * _problem_count(cfg), _problem_count(cfg),
+                        sys.stderr.isatty() and cfg.progress)
+    result = run_pipeline(cfg, resume=resume, echo=typer.echo, progress=display, on_stage=display.on_stage)
     typer.echo(f"run folder: {result.run_dir}")
     typer.echo(f"dataset: {result.final}")
     if result.failures is not None:

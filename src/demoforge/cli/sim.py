@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from demoforge.cli.failures import fail
 from demoforge.errors import DemoforgeError
+from demoforge.cli.ranges import finite
 from demoforge.sim.lint import LintReport, lint_contact_stability, load_mjcf
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -28,7 +30,8 @@ def _group() -> None:
 @app.command("lint")
 def lint(
     scene: Path = typer.Argument(..., help="MJCF scene file (.xml) to settle and check.", show_default=False),
-    settle_s: float = typer.Option(1.0, "--settle-s", help="Simulated settle time [s]."),
+    settle_s: float = typer.Option(1.0, "--settle-s", callback=finite(0.0, 60.0, low_open=True),
+                                   help="Simulated settle time, in (0, 60] [s]."),
     keyframe: str | None = typer.Option(None, "--keyframe", help="Start from this keyframe (name or index)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
@@ -36,14 +39,12 @@ def lint(
 
     Exit status: 0 no findings, 1 any finding, 2 the scene or an option is invalid.
     """
-    err = Console(stderr=True)
     try:
         model = load_mjcf(scene)
         key: str | int | None = int(keyframe) if keyframe is not None and keyframe.isdigit() else keyframe
         report = lint_contact_stability(model, settle_s=settle_s, keyframe=key)
-    except DemoforgeError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except DemoforgeError as e:  # printed plain: a console would wrap it at the terminal width, splitting paths
+        raise fail(e) from None
     out = Console()
     if as_json:
         print(json.dumps(report_json(scene, report), indent=2))
@@ -94,5 +95,5 @@ def _print_table(out: Console, scene: Path, report: LintReport) -> None:
                      f"{f.value:.4g} ({f.threshold:.4g}) {f.unit}", f.message, f.fix)
             table.add_row(Text(f.code, style=style), f.severity, *(Text(c) for c in cells))
         out.print(table)
-    out.print(_summary(scene, report), markup=False, highlight=False)
+    out.print(_summary(scene, report), markup=False, highlight=False, soft_wrap=True)
 

@@ -1,10 +1,12 @@
 """`demoforge tasks ...` commands: list and generate task families, check and plan problems."""
 
+import math
 from pathlib import Path
 
 import typer
 
 from demoforge.errors import DemoforgeError
+from demoforge.cli.ranges import MAX_PROBLEMS, MAX_SEED, finite
 from demoforge.tasks.families import FAMILIES, SPLIT_BY, SPLITS, generate_family, write_tasks
 from demoforge.tasks.parse import load_task
 from demoforge.tasks.planning import plan as plan_task
@@ -14,11 +16,6 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 DOMAIN_OPT = typer.Option("blocks", "--domain", help="Library domain name or a domain PDDL file.")
 
 
-def _fail(exc: DemoforgeError) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2)
-
-
 def _pair(text: str | None, option: str) -> tuple[float, float] | None:
     if text is None:
         return None
@@ -26,6 +23,8 @@ def _pair(text: str | None, option: str) -> tuple[float, float] | None:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
         raise typer.BadParameter(f"{text!r} is not LO,HI (two numbers)", param_hint=option) from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise typer.BadParameter(f"{text!r}: LO and HI must be finite numbers", param_hint=option)
     return lo, hi
 
 
@@ -45,11 +44,13 @@ def families() -> None:
 @app.command("gen")
 def gen(
     family: str = typer.Argument(..., help=f"Task family: {', '.join(sorted(FAMILIES))}."),
-    count: int = typer.Option(..., "--count", help="Number of problems."),
-    seed: int = typer.Option(..., "--seed", help="Seed; same seed and options give byte-identical files."),
+    count: int = typer.Option(..., "--count", min=1, max=MAX_PROBLEMS, help="Number of problems."),
+    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED,
+                             help="Seed; same seed and options give byte-identical files."),
     out: Path = typer.Option(..., "--out", help="Output folder (domain, NAME.pddl, NAME.scene.json)."),
     n: int | None = typer.Option(None, "--n", help="Task blocks (tower height for stack_n/unstack)."),
-    distractors: int = typer.Option(0, "--distractors", help="Extra blocks on the table, not in the goal."),
+    distractors: int = typer.Option(0, "--distractors", min=0, max=20,
+                                    help="Extra blocks on the table, not in the goal."),
     split: str = typer.Option("all", "--split", help=f"Look split: {', '.join(SPLITS)}."),
     split_by: str = typer.Option("colour", "--split-by", help=f"Look kept disjoint: {', '.join(SPLIT_BY)}."),
     block_size: str | None = typer.Option(None, "--block-size", help="Cube edge range LO,HI in m."),
@@ -67,11 +68,8 @@ def gen(
         "placement_x_m": _windows(placement_x, "--placement-x"),
         "placement_y_m": _windows(placement_y, "--placement-y"),
     }
-    try:
-        tasks = generate_family(family, count=count, seed=seed, **options)
-        written = write_tasks(tasks, out)
-    except DemoforgeError as exc:
-        _fail(exc)
+    tasks = generate_family(family, count=count, seed=seed, **options)
+    written = write_tasks(tasks, out)
     typer.echo(f"wrote {len(tasks)} {family} problem(s) and {len(written) - len(tasks) * 2} domain file to {out}")
 
 
@@ -97,13 +95,11 @@ def check(
 def plan(
     problem: Path = typer.Argument(..., help="Problem PDDL file."),
     domain: str = DOMAIN_OPT,
-    budget: float = typer.Option(1.0, "--budget", help="pymimir time budget in s before Fast Downward."),
+    budget: float = typer.Option(1.0, "--budget", callback=finite(0.0, 3600.0, low_open=True),
+                                 help="pymimir time budget in (0, 3600] s before Fast Downward."),
 ) -> None:
     """Plan a problem (pymimir, then Fast Downward) and print the checked plan."""
-    try:
-        result = plan_task(load_task(problem, domain), time_budget_s=budget)
-    except DemoforgeError as exc:
-        _fail(exc)
+    result = plan_task(load_task(problem, domain), time_budget_s=budget)
     typer.echo(f"{result.status.value} by {result.planner} in {result.time_s * 1000:.1f} ms ({result.detail})")
     for step in result.plan or ():
         typer.echo(str(step))

@@ -35,6 +35,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.dataset.merge import merge_datasets
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
+from demoforge.guard import claim_temp, guard_output_dir, release_temp
 from demoforge.raw import schema
 
 BAKE_PATH = "meta/bake.json"
@@ -45,14 +46,14 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
          on_episode: Callable[[int, int], None] | None = None) -> Path:
     """Bake `sources` into the new root `out`; returns `out`. `on_episode(done, total)` reports progress."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise BakeError(f"{out}: exists and is not empty; choose a new output folder")
+    guard_output_dir(out, sources, error=BakeError)
     if config.max_video_file_s > MAX_VIDEO_FILE_S:
         raise BakeError(f"--max-video-file-seconds {config.max_video_file_s} is over {MAX_VIDEO_FILE_S:.0f} s, past "
                         "which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
     plan, _ = make_plan(list(sources), config)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.bake-", dir=out.parent))
+    tmp = out.parent / f".{out.name}.bake-partial"  # a fixed name: the next bake into `out` removes a killed one's
+    lock = claim_temp(tmp)
     try:
         v3 = tmp / "v3"
         records = _write(plan, tmp, v3, on_episode)
@@ -72,6 +73,7 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
             out.rmdir()
         final.replace(out)
     finally:
+        release_temp(lock)
         shutil.rmtree(tmp, ignore_errors=True)
     return out
 

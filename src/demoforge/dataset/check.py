@@ -80,9 +80,12 @@ def check_info(root: Path, out: list[Problem]) -> DatasetInfo | None:
         out.append(Problem("info", INFO_PATH, f"not found; is {root} a LeRobot v3 dataset root?"))
         return None
     try:
-        raw = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        out.append(Problem("info", INFO_PATH, f"invalid JSON ({exc})"))
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        out.append(Problem("info", INFO_PATH, f"not valid UTF-8 JSON ({exc})"))
+        return None
+    if not isinstance(raw, dict):
+        out.append(Problem("info", INFO_PATH, f"holds {type(raw).__name__}, not a JSON object"))
         return None
     missing = [k for k in REQUIRED_INFO_KEYS if k not in raw]
     if missing:

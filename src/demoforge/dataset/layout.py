@@ -59,6 +59,8 @@ class Feature:
 
     @staticmethod
     def from_json(key: str, raw: dict[str, Any], *, source: str = "features") -> "Feature":
+        if not isinstance(raw, dict):
+            raise DatasetError(f"{source}: feature {key!r} is {raw!r:.40}; it must be a mapping with dtype and shape")
         problems = []
         dtype = raw.get("dtype")
         if dtype not in ALL_DTYPES:
@@ -143,14 +145,17 @@ class DatasetInfo:
                 f"{source}: codebase_version {raw['codebase_version']!r} is not {CODEBASE_VERSION!r}; "
                 "convert older datasets with lerobot's convert_dataset_v21_to_v30 first"
             )
+        if not isinstance(raw["features"], dict) or not raw["features"]:
+            raise DatasetError(f"{source}: field 'features' is {_short(raw['features'])}; it must be a non-empty "
+                               "mapping of feature name to {dtype, shape, names}")
         return DatasetInfo(
-            fps=int(raw["fps"]),
+            fps=_count(raw, "fps", None, source, low=1),
             features={k: Feature.from_json(k, v, source=source) for k, v in raw["features"].items()},
             robot_type=raw.get("robot_type"),
-            total_episodes=int(raw.get("total_episodes", 0)),
-            total_frames=int(raw.get("total_frames", 0)),
-            total_tasks=int(raw.get("total_tasks", 0)),
-            chunks_size=int(raw.get("chunks_size", DEFAULT_CHUNKS_SIZE)),
+            total_episodes=_count(raw, "total_episodes", 0, source),
+            total_frames=_count(raw, "total_frames", 0, source),
+            total_tasks=_count(raw, "total_tasks", 0, source),
+            chunks_size=_count(raw, "chunks_size", DEFAULT_CHUNKS_SIZE, source, low=1),
             data_files_size_in_mb=raw.get("data_files_size_in_mb", DEFAULT_DATA_FILE_SIZE_MB),
             video_files_size_in_mb=raw.get("video_files_size_in_mb", DEFAULT_VIDEO_FILE_SIZE_MB),
             codebase_version=raw["codebase_version"],
@@ -161,14 +166,32 @@ class DatasetInfo:
         )
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _count(raw: dict, key: str, default: int | None, source: str, *, low: int = 0) -> int:
+    """`raw[key]` as an integer >= `low` (JSON numbers like 30.0 too); else a DatasetError naming it."""
+    value = raw.get(key, default)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise DatasetError(f"{source}: field {key!r} is {_short(value)}; it must be an integer >= {low} (restore the "
+                           "file from the dataset's source, or rewrite the dataset)")
+    return value
+
+
 def read_info(root: str | Path) -> DatasetInfo:
     path = Path(root) / INFO_PATH
     if not path.is_file():
         raise DatasetError(f"{path}: not found; is {root} a LeRobot v3 dataset root?")
     try:
-        raw = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: invalid JSON ({exc})") from exc
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: not valid UTF-8 JSON ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{path}: holds {_short(raw)}, not a JSON object")
     return DatasetInfo.from_json(raw, source=str(path))
 
 

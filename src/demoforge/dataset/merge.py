@@ -11,6 +11,9 @@ final while others are still being made).
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,9 @@ from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import EncodedVideo, VideoSettings
-from demoforge.dataset.writer import DatasetWriter
+from demoforge.dataset.writer import STAGING_DIR, DatasetWriter, _lock
 from demoforge.errors import DatasetError
+from demoforge.guard import guard_output_dir
 
 # Settings that must agree for packets to be copied into one stream.
 _STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.height", "video.width", "video.g", "video.crf", "video.preset")
@@ -40,16 +44,36 @@ def merge_datasets(
     source is checked against the first before anything is written."""
     if not sources:
         raise DatasetError("merge: no source datasets given")
+    out = Path(out)
+    guard_output_dir(out, sources, what="merge output", error=DatasetError)
     readers = [open_dataset(s) for s in sources]
     _check_compatible(readers, _user_features(readers[0]))
     total = sum(r.num_episodes for r in readers)
-    merger = DatasetMerger(out, data_file_size_mb=data_file_size_mb, video_file_size_mb=video_file_size_mb,
+    partial = out.parent / f".{out.name}.merge-partial"  # renamed to `out` once verified
+    remove_stale(partial)
+    merger = DatasetMerger(partial, data_file_size_mb=data_file_size_mb, video_file_size_mb=video_file_size_mb,
                            video_file_duration_s=video_file_duration_s, chunks_size=chunks_size,
                            on_episode=None if on_episode is None else (lambda done: on_episode(done, total)))
-    with merger:
-        for reader in readers:
-            merger.add(reader)
+    try:
+        with merger:
+            for reader in readers:
+                merger.add(reader)
+        if out.exists():
+            out.rmdir()  # empty (checked above)
+        partial.replace(out)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # a failed merge leaves nothing; rerun the same command
+        raise
     return merger.info
+
+
+def remove_stale(partial: Path) -> None:
+    """Remove `partial`, a temporary root left by a killed run, unless a live writer holds it."""
+    staging = partial / STAGING_DIR
+    if staging.is_dir():
+        os.close(_lock(staging))  # DatasetLockedError while another run writes it
+    if partial.exists():
+        shutil.rmtree(partial)
 
 
 class DatasetMerger:
@@ -120,7 +144,7 @@ class DatasetMerger:
         if self._writer is None:
             raise DatasetError(f"{self.out}: merge: no source datasets given")
         self._writer.write_meta_file("merge.json", {
-            "sources": [{"root": str(r.root), "info_sha256": _sha256(r.root / INFO_PATH),
+            "sources": [{"root": str(Path(r.root).resolve()), "info_sha256": _sha256(r.root / INFO_PATH),
                          "episodes": r.num_episodes, "videos_copied": self._copied[s]}
                         for s, r in enumerate(self._readers)],
             "episodes": self._mapping,

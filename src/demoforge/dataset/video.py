@@ -8,6 +8,7 @@ episode, concatenate), and it is what makes a finished episode durable on its ow
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from dataclasses import dataclass, field
@@ -26,6 +27,17 @@ os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints a banner per encoder oth
 # info-block codec name -> FFmpeg encoder
 ENCODERS = {"h264": "libx264", "hevc": "libx265", "av1": "libsvtav1"}
 _CODEC_ALIASES = {"libx264": "h264", "libx265": "hevc", "libsvtav1": "av1"}
+MAX_CRF = {"h264": 51, "hevc": 51, "av1": 63}  # the encoders' own ranges
+MAX_GOP_S = 60.0  # keyframe interval bound [s]
+
+
+@functools.lru_cache(maxsize=None)
+def _pixel_formats(encoder: str) -> list[str]:
+    """The pixel formats `encoder` accepts (empty when PyAV cannot say)."""
+    try:
+        return [f.name for f in av.codec.Codec(encoder, "w").video_formats or ()]
+    except Exception:  # noqa: BLE001 - an encoder missing from this FFmpeg build: the writer reports it
+        return []
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,15 @@ class VideoSettings:
         object.__setattr__(self, "codec", codec)
         if self.g is not None and self.g < 1:
             raise DatasetError(f"video settings: g={self.g} must be >= 1 frame")
-        if self.g is None and not self.gop_s > 0:
-            raise DatasetError(f"video settings: gop_s={self.gop_s} must be > 0 seconds")
+        if self.g is None and not 0 < self.gop_s <= MAX_GOP_S:
+            raise DatasetError(f"video settings: gop_s={self.gop_s} must be in (0, {MAX_GOP_S:g}] seconds")
+        if not (isinstance(self.crf, int) and 0 <= self.crf <= MAX_CRF[codec]):
+            raise DatasetError(f"video settings: crf={self.crf!r} must be an integer in [0, {MAX_CRF[codec]}] for "
+                               f"{codec} (lower is better quality; 23 is the default)")
+        formats = _pixel_formats(ENCODERS[codec])
+        if formats and self.pix_fmt not in formats:
+            raise DatasetError(f"video settings: pix_fmt {self.pix_fmt!r} is not one {ENCODERS[codec]} encodes; use "
+                               f"one of {', '.join(formats)}")
 
     @staticmethod
     def lerobot_default() -> "VideoSettings":

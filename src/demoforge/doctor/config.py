@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
 from demoforge.errors import DemoforgeError
+
+
+MAX_BINS = 1000  # D007 bins per joint: a 7-joint arm's occupancy grid stays small
 
 
 @dataclass(frozen=True)
@@ -32,18 +36,19 @@ class DoctorConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        if self.bins < 2:
-            problems.append(f"bins={self.bins} must be >= 2")
+        if not 2 <= self.bins <= MAX_BINS:
+            problems.append(f"bins={self.bins} must be in [2, {MAX_BINS}]")
         if not 0.0 < self.min_occupancy <= 1.0:
             problems.append(f"min_occupancy={self.min_occupancy} must be in (0, 1]")
         if not 0.0 < self.max_idle_fraction <= 1.0:
             problems.append(f"max_idle_fraction={self.max_idle_fraction} must be in (0, 1]")
         for name in ("max_action_speed", "length_mad_z", "float32_hazard_s", "max_per_check", "path_rad_per_m",
                      "path_factor"):
-            if getattr(self, name) <= 0:
-                problems.append(f"{name}={getattr(self, name)} must be > 0")
-        if self.path_slack < 0:
-            problems.append(f"path_slack={self.path_slack} must be >= 0")
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):  # NaN would switch checks off
+                problems.append(f"{name}={getattr(self, name)} must be a finite number > 0")
+        for name in ("constant_range", "near_constant_std", "idle_tolerance", "stats_rtol", "stats_atol", "path_slack"):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
+                problems.append(f"{name}={getattr(self, name)} must be a finite number >= 0")
         if problems:
             raise DemoforgeError("doctor config: " + "; ".join(problems))
 

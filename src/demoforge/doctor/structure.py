@@ -20,7 +20,7 @@ def check_layout(ctx: Context) -> list[Finding]:
     """D001: files, counts, indices and info.json against the data (demoforge.dataset.check_dataset)."""
     out = [Finding("D001", "error", f"{p.file}: {p.message}", Evidence(values={"problem": p.code}),
                    "rewrite the dataset with a v3 writer (e.g. `demoforge dataset merge ROOT OUT` rebuilds the "
-                   "metadata), or restore the file named")
+                   f"metadata), or restore {p.file} from the dataset's source")
            for p in ctx.problems if p.code not in _TIME_CODES and not _is_video_problem(p)]
     if ctx.scan is not None:
         for e, why in sorted(ctx.scan.unreadable.items()):

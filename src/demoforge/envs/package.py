@@ -43,6 +43,7 @@ import mujoco
 import numpy as np
 
 import demoforge
+from demoforge.guard import LOCK_NAME, claim_temp, overlap, release_temp
 from demoforge.errors import DemoforgeError
 from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.scene import RobotStartParams, SceneDraw, bake_profiles, draw_to_dict, draw_to_json
@@ -186,12 +187,12 @@ def build_env_package(
     problems += [f"problem file {str(p)!r} does not exist" for p in paths if not p.is_file()]
     if out.exists():
         problems.append(f"output {str(out)!r} exists; packages are never overwritten: pick a new --out or remove it")
+    if (hit := overlap(out, paths)) is not None:
+        problems.append(f"output {str(out)!r} overlaps the input {str(hit)!r}; choose an --out outside the inputs")
     if problems:
         raise EnvPackageError("cannot build the environment package:\n" + "\n".join(problems))
-    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    tmp = out.with_name(f".{out.name}.partial")  # a fixed name: the next build of `out` removes a killed one's
+    lock = claim_temp(tmp)
     try:
         entries, names = [], {}
         for path in paths:
@@ -207,10 +208,13 @@ def build_env_package(
                             tuple(sorted(entries, key=lambda e: e.name)))
         (tmp / "manifest.json").write_text(json.dumps(manifest_to_dict(manifest), indent=1, sort_keys=True) + "\n",
                                            encoding="utf-8")
+        (tmp / LOCK_NAME).unlink()  # the lock is held through its open descriptor until released
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        release_temp(lock)
     return manifest
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import hashlib
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -54,14 +55,15 @@ from pathlib import Path
 
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
-from demoforge.execute.problems import ExecuteError, Problem, load_problems
+from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
+from demoforge.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 
-RUN_SCHEMA = "demoforge.generate/1"
+RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
 MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
 FAILURE_KINDS = ("planning", "ik", "collision", "physics", "timeout")
 
@@ -117,10 +119,32 @@ def _item_dir(out: Path, k: int, name: str) -> Path:
     return out / ".shards" / f"{k:04d}-{name}"
 
 
+def input_identity(path: str | Path) -> dict:
+    """A run input as recorded in run.json: its resolved path and the hash of its content (a PDDL
+    file with its sidecar, or a package's manifest), so any spelling of the same input is the
+    same run and the recorded bytes do not depend on the spelling."""
+    path = Path(path)
+    files = ([path / "manifest.json"] if path.is_dir()
+             else [path, path.with_name(path.name.removesuffix(".pddl") + ".scene.json")])
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.read_bytes() if f.is_file() else b"")
+    return {"path": str(path.resolve()), "sha256": digest.hexdigest()}
+
+
+def _domain_identity(domain: str | Path) -> str | dict:
+    """A library domain's name, or a domain file's identity."""
+    path = Path(domain)
+    if not path.is_file():
+        return str(domain)
+    return {"path": str(path.resolve()), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
                 settings: RunnerSettings, randomization: RandomizationSpec | None,
-                videos: InlineVideo | None = None) -> dict:
-    record = {"schema": RUN_SCHEMA, "inputs": inputs, "problems": [p.name for p in problems],
+                videos: InlineVideo | None = None, domain: str | Path = "blocks") -> dict:
+    record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
+              "domain": _domain_identity(domain), "problems": [p.name for p in problems],
               "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
               "randomization": None if randomization is None else spec_to_dict(randomization)}
     if videos is not None:
@@ -132,8 +156,14 @@ def open_run_folder(out: Path, record: dict) -> None:
     """Make OUT the folder of the run `record` describes: a new folder, or that same run's
     folder to resume (its merged splits are rebuilt from the shards); anything else is refused."""
     run_file = out / "run.json"
+    if out.exists() and not out.is_dir():
+        raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
     if run_file.is_file():
-        if json.loads(run_file.read_text()) != record:
+        try:
+            old = json.loads(run_file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            old = None
+        if old != record:
             raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new --out, or rerun with "
                                "the same problems, episodes, seed and settings to resume it")
         for split in (*SPLITS, MERGING_DIR):
@@ -225,6 +255,8 @@ def generate(
         problems_msg.append(f"episodes_per_problem: {episodes_per_problem} must be >= 1")
     if envs < 1:
         problems_msg.append(f"envs: {envs} must be >= 1")
+    if not (isinstance(seed, int) and 0 <= seed < 2**63):
+        problems_msg.append(f"seed: {seed!r} must be an integer in [0, 2^63)")
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     # at most one per problem: a PDDL file is one, an environment package folder may hold many
@@ -240,7 +272,15 @@ def generate(
         problems = run_problems(inputs, domain=domain, randomization=randomization)
         layout = run_layout(problems, fps=round(settings.control_hz))
         n_workers = min(requested, len(problems))
-        record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos)
+        refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
+        check_goals(problems, time_budget_s=settings.plan_budget_s)
+        if record_videos is not None:
+            check_inline_video(record_videos, problems)
+        record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
+                             domain)
+        summary = finished_run(out, record, problems)
+        if summary is not None:
+            return summary
         open_run_folder(out, record)
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
                       record_videos)
@@ -260,6 +300,38 @@ def generate(
     finally:
         if pool is not None:
             pool.close()
+
+
+def check_inline_video(videos: InlineVideo, problems: list[Problem]) -> None:
+    """Raise before anything is written if `--record-videos` names a camera the scenes lack or
+    `--look` is no look."""
+    from demoforge.execute.problems import start_layout_scene
+    from demoforge.render import load_look
+
+    load_look(videos.look)
+    if not videos.cameras or len(set(videos.cameras)) != len(videos.cameras):
+        raise ExecuteError(f"--record-videos {','.join(videos.cameras)!r}: give distinct camera names, e.g. front,wrist")
+    scene, _ = start_layout_scene(problems[0])
+    missing = [c for c in videos.cameras if c not in scene.cameras]
+    if missing:
+        raise ExecuteError(f"--record-videos: cameras {missing} are not in the scene of {problems[0].name}; cameras: "
+                           f"{', '.join(sorted(scene.cameras))}")
+
+
+def finished_run(out: Path, record: dict, problems: list[Problem]) -> GenerateSummary | None:
+    """The summary of OUT when it holds this same run, finished (a rerun is a no-op that removes
+    any shards a kill after the merge left behind); None otherwise."""
+    try:
+        same = json.loads((out / "run.json").read_text(encoding="utf-8")) == record
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not same:
+        return None
+    shutil.rmtree(out / ".shards", ignore_errors=True)
+    tallies = {name: ProblemTally(**t) for name, t in summary["problems"].items()}
+    roots = {split: out / split if (out / split / "meta" / "info.json").is_file() else None for split in SPLITS}
+    return GenerateSummary(out, tallies, roots)
 
 
 def refuse_in_worker_start_up(call: str) -> None:
@@ -517,6 +589,7 @@ class ShardMerge:
                    for k, p in enumerate(self.problems)}
         summary = GenerateSummary(self.out, tallies, roots)
         write_json_atomic(self.out / "summary.json", summary.to_json())
+        shutil.rmtree(self.out / ".shards")  # merged: a rerun finds summary.json and does nothing
         return summary
 
 

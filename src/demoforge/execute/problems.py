@@ -16,6 +16,7 @@ randomization draw.
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import load_task, scene_from_json
 
 SIDECAR_SUFFIX = ".scene.json"
+MAX_NAME = 120  # a problem's name names its shard folders and scene files (file names end at 255 bytes)
+SAFE_NAME = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.\-]{{0,{MAX_NAME - 1}}}")
 STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an episode seed, in order
 
 
@@ -54,7 +57,8 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
                 continue
             for p in pkg.problems:
                 text = (pkg.root / p.entry.name / "problem.pddl").read_text(encoding="utf-8")
-                out.append(Problem(p.entry.name, p.task, p.params, text, str(path), p, str(path)))
+                root = str(path.resolve())  # recorded: the same for every spelling of the path
+                out.append(Problem(p.entry.name, p.task, p.params, text, root, p, root))
             continue
         if not path.is_file():
             problems.append(f"{str(path)!r}: neither a PDDL problem file nor an environment package folder")
@@ -70,9 +74,17 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
         except DemoforgeError as exc:
             problems.append(str(exc))
             continue
-        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path)))
+        except UnicodeDecodeError as exc:
+            problems.append(f"{str(sidecar)!r}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at offset "
+                            f"{exc.start}); save it as UTF-8")
+            continue
+        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve())))
     seen: dict[str, str] = {}
     for p in out:
+        if not SAFE_NAME.fullmatch(p.name):
+            problems.append(f"{p.source}: problem name {p.name[:60]!r}{'...' if len(p.name) > 60 else ''} "
+                            f"({len(p.name)} characters) must be 1-{MAX_NAME} letters, digits, '-', '_' or '.' "
+                            "(it names files); rename the problem in its (define (problem NAME) ...)")
         if p.name in seen:
             problems.append(f"problem name {p.name!r} appears twice ({seen[p.name]} and {p.source}); names must be unique")
         seen[p.name] = p.source
@@ -81,6 +93,28 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
     if problems:
         raise ExecuteError("cannot load the run's problems:\n  " + "\n  ".join(problems))
     return out
+
+
+def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
+    """Raise before a run starts if a problem's goal already holds in its initial state (every
+    episode would be a one-frame "success") or the planner proves it unreachable (every episode
+    would fail at planning). A planner that only runs out of time is not a verdict: it passes."""
+    from demoforge.tasks.mimir import MimirPlanner
+    from demoforge.tasks.planning import PlanStatus
+    from demoforge.tasks.simulate import holds
+
+    bad = []
+    for p in problems:
+        if holds(p.task, p.task.goal, frozenset(p.task.init)):
+            bad.append(f"{p.source}: the goal of {p.name} already holds in its initial state, so every episode would "
+                       "end at its first frame; give a goal that needs work")
+            continue
+        result = MimirPlanner().plan(p.task, time_budget_s=time_budget_s)
+        if result.status is PlanStatus.UNSOLVABLE:
+            bad.append(f"{p.source}: the goal of {p.name} is unsolvable from its initial state ({result.detail}); "
+                       "fix the goal or the init (check with `demoforge tasks plan`)")
+    if bad:
+        raise ExecuteError("cannot generate:\n  " + "\n  ".join(bad))
 
 
 def problem_key(name: str) -> int:

@@ -131,13 +131,51 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
         problems.append(f"{source}: play: runs on the local backend only")
     if not values.get("cameras", ("x",)):
         problems.append(f"{source}: cameras: give at least one camera")
+    problems += [f"{source}: {p}" for p in _input_problems(values)]
     if problems:
         raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
     config = PipelineConfig(**values)
     if config.smoke_test:
-        config = dataclasses.replace(config, problems=1, episodes_per_problem=2, envs=2, reset_states=2,
-                                     profiles=1, cameras=("front",), problem_files=config.problem_files[:1])
+        config = dataclasses.replace(config, **SMOKE, problem_files=config.problem_files[:1])
     return config
+
+
+SMOKE = {"problems": 1, "episodes_per_problem": 2, "envs": 2, "reset_states": 2, "profiles": 1, "cameras": ("front",)}
+
+
+def _input_problems(values: dict[str, Any]) -> list[str]:
+    """What a run would find wrong only after earlier stages ran: the family, cameras, looks and
+    problem files; and explicit values that --smoke-test would replace."""
+    from demoforge.sim.scene import SceneSpec
+    from demoforge.tasks import FAMILIES
+
+    problems = []
+    family = values.get("family", "stack_three")
+    if family not in FAMILIES:
+        problems.append(f"family: {family!r} is not a task family; families: {', '.join(sorted(FAMILIES))}")
+    known = sorted({c.name for c in SceneSpec().cameras} | {"wrist"})
+    bad = [c for c in values.get("cameras", ()) if isinstance(c, str) and c not in known]
+    if bad:
+        problems.append(f"cameras: {bad} are not cameras of the scene; cameras: {', '.join(known)}")
+    for text in values.get("render_passes", ()):
+        if isinstance(text, str) and text != "none":
+            from demoforge.errors import DemoforgeError
+            from demoforge.render.stage import parse_look_arg
+
+            try:
+                parse_look_arg(text)
+            except DemoforgeError as exc:
+                problems.append(f"render_passes: {text!r}: {exc}")
+    for f in values.get("problem_files", ()):
+        if isinstance(f, str) and not Path(f).is_file():
+            problems.append(f"problem_files: {f!r} is not a file")
+    if values.get("smoke_test") is True:
+        clash = [k for k, v in SMOKE.items() if k in values and _plain(values[k]) != _plain(v)]
+        if clash:
+            problems.append(f"smoke_test: it sets {', '.join(f'{k}={_plain(SMOKE[k])}' for k in clash)}, but "
+                            f"{', '.join(f'{k}={_plain(values[k])}' for k in clash)} was given; drop --smoke-test "
+                            "or those values")
+    return problems
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
@@ -146,7 +184,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
         raise PipelineError(f"config file {str(path)!r} does not exist")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PipelineError(f"{path}: not valid YAML: {exc}") from None
     return {} if raw is None else raw
 

@@ -10,8 +10,12 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from demoforge.pipeline.config import config_from_dict
-from demoforge.pipeline.runner import PipelineResult, run_pipeline
+import yaml
+
+from demoforge.pipeline.config import PipelineConfig, PipelineError, config_from_dict, output_fields
+from demoforge.pipeline.runner import CONFIG_FILE, PipelineResult, run_pipeline
+from demoforge.pipeline.stages import STAGE_OUTPUTS
+from demoforge.pipeline.state import STATE_DIR
 
 # Two stack_three problems, two episodes each, plain look on the front camera, baked to
 # joint_target (the default convention): a few minutes on 2 cores.
@@ -27,8 +31,8 @@ def run_demo(out_dir: str | Path = "out/pipeline-demo", *, echo: Callable[[str],
     """Run the demo pipeline into OUT_DIR/demo (an earlier demo there is replaced when `fresh`)
     and print where the dataset is and the doctor's summary."""
     config = config_from_dict({**DEMO_CONFIG, "out_dir": str(out_dir), **overrides}, "demo config")
-    if fresh and (config.run_dir / "config.yaml").is_file():
-        shutil.rmtree(config.run_dir)
+    if fresh and (config.run_dir / CONFIG_FILE).is_file():
+        _remove_earlier_demo(config)
     result = run_pipeline(config, resume=not fresh, echo=echo)
     echo(f"dataset: {result.final.resolve()}")
     if result.failures is not None:
@@ -40,3 +44,23 @@ def run_demo(out_dir: str | Path = "out/pipeline-demo", *, echo: Callable[[str],
     echo(f"  report: {(result.run_dir / 'doctor' / 'report.md').resolve()}")
     echo(f"  inspect it with: demoforge dataset info {result.final}")
     return result
+
+
+def _remove_earlier_demo(config: PipelineConfig) -> None:
+    """Remove RUN when it holds only what a pipeline run writes (its config, stage outputs and
+    markers) and its config is a demo's; anything else there is refused, never deleted."""
+    run_dir = config.run_dir
+    made = {CONFIG_FILE, STATE_DIR, "logs", *(p for paths in STAGE_OUTPUTS.values() for p in paths)}
+    foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in made)
+    if foreign:
+        raise PipelineError(f"{run_dir}: holds files no demo run writes ({', '.join(foreign[:5])}); the demo replaces "
+                            "only an earlier demo: choose another --out or move those files")
+    try:
+        saved = yaml.safe_load((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise PipelineError(f"{run_dir / CONFIG_FILE}: unreadable ({exc}); the demo replaces only an earlier demo: "
+                            "choose another --out") from None
+    if not isinstance(saved, dict) or any(saved.get(k) != v for k, v in output_fields(config).items()):
+        raise PipelineError(f"{run_dir}: holds a pipeline run that is not the demo ({run_dir / CONFIG_FILE}); the "
+                            "demo replaces only an earlier demo: choose another --out")
+    shutil.rmtree(run_dir)

@@ -27,7 +27,8 @@ import numpy as np
 from demoforge.errors import PlanningError
 from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, goal_words
 from demoforge.execute import runner as runner_mod
-from demoforge.execute.generate import RunSpec, ShardMerge, _run_record, open_run_folder, run_item, run_problems
+from demoforge.execute.generate import (RunSpec, ShardMerge, _run_record, finished_run, open_run_folder, run_item,
+                                       run_problems)
 from demoforge.execute.problems import STREAMS, episode_seed
 from demoforge.execute.record import goal_atoms, run_layout
 from demoforge.tasks import parse_task
@@ -152,6 +153,8 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
     layout = run_layout(problems, fps=round(settings.control_hz))
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
     record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
+    if (done := finished_run(out, record, problems)) is not None:
+        return done  # the same run, finished: nothing to do
     open_run_folder(out, record)
     run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings)
     with ShardMerge(out, problems, layout, record) as merge:

@@ -12,6 +12,7 @@ records `demoforge/eval_source` = {root, episode}.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from demoforge.dataset import open_dataset
@@ -19,6 +20,7 @@ from demoforge.dataset.keys import row_extra
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
+from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
 from demoforge.raw import EpisodeRecord, RawError, schema
@@ -26,6 +28,10 @@ from demoforge.raw.replay import record_scene
 from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import restore
 from demoforge.tasks import holds
+
+
+# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
+_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None, *,
@@ -74,8 +80,7 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
     """Run `policy` from the first recorded state of each of `episodes` (default all) of `root`;
     OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary."""
     root, out = Path(root), Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
     reader = open_dataset(root)
     indices = reader.episode_indices if episodes is None else list(episodes)
     unknown = sorted(set(indices) - set(reader.episode_indices))

@@ -15,6 +15,7 @@ OUT/summary.json.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from demoforge.dataset.layout import write_json_atomic
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import VecSimEnv
+from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.evaluate import recorded_start, recorded_task
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
@@ -33,6 +35,10 @@ from demoforge.raw.scene import recorded_problem
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
 from demoforge.tasks.planning import FallbackPlanner
+
+
+# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
+_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 def failure_tick(root: Path, k: int, *, plan_budget_s: float = 1.0, cache: dict | None = None) -> int | None:
@@ -54,9 +60,12 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
             progress=None) -> dict:
     """Expert demonstrations from the failure states of the failed episodes of `rollouts`; see the module."""
     root, out = Path(rollouts), Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
     reader = open_dataset(root)
+    columns = set(reader.episodes_table.column_names)
+    if not columns & {"demoforge/success", "demoforge/outcome"} or schema.SIM_STATE not in reader.info.features:
+        raise PolicyError(f"{root}: not a raw demoforge roll-out or execute dataset (it needs the {schema.SIM_STATE} "
+                          "feature and each episode's outcome); pass OUT/dataset of `demoforge rollout`")
     cache: dict = {}
     failed, unreachable, starts = [], [], []
     for row in reader.iter_episodes():

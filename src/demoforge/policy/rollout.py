@@ -25,6 +25,7 @@ the same way.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,8 +36,10 @@ import numpy as np
 from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.dataset.layout import write_json_atomic
+from demoforge.execute.problems import check_goals
 from demoforge.execute.record import EpisodeRecorder, goal_atoms, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
+from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
 from demoforge.policy.protocol import (
     EpisodeStartInfo,
@@ -51,6 +54,10 @@ from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import Problem
 from demoforge.tasks.pddl_text import format_atom
+
+
+# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
+_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 @dataclass(frozen=True)
@@ -302,9 +309,9 @@ def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episod
     if episodes < 1 or envs < 1:
         raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise PolicyError(f"{out}: exists and is not empty; choose a new --out")
+    guard_output_dir(out, inputs, error=PolicyError, resumable=_KILLED)
     problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization)
+    check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
     layout = run_layout(problems, fps=round(settings.control_hz))
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
     queue = [(t, e) for t in range(len(problems)) for e in range(episodes)]

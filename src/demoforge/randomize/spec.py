@@ -25,6 +25,10 @@ JITTERS = ("camera_pos_jitter_m", "camera_rot_jitter_rad", "spawn_jitter", "grav
 SCENE_RANGES = ("friction", "block_size_m", "table_height_offset_m")
 
 
+# Gravity may vary by at most half of itself: more could weaken it to nothing or reverse it.
+MAX_GRAVITY_JITTER_MPS2 = 4.9
+
+
 class RandomizationError(DemoforgeError):
     """A randomization spec or draw is invalid, or does not fit the model it is applied to."""
 
@@ -94,7 +98,7 @@ def spec_problems(spec: RandomizationSpec) -> list[str]:
     problems += _jitter_problems("camera_pos_jitter_m", spec.camera_pos_jitter_m)
     problems += _jitter_problems("camera_rot_jitter_rad", spec.camera_rot_jitter_rad, high=math.pi)
     problems += _jitter_problems("spawn_jitter", spec.spawn_jitter)
-    problems += _jitter_problems("gravity_jitter_mps2", spec.gravity_jitter_mps2)
+    problems += _jitter_problems("gravity_jitter_mps2", spec.gravity_jitter_mps2, high=MAX_GRAVITY_JITTER_MPS2)
     if spec.cameras is not None and not (
         isinstance(spec.cameras, tuple) and all(isinstance(c, str) and c for c in spec.cameras)
     ):
@@ -148,8 +152,8 @@ def load_spec(path: str | Path) -> RandomizationSpec:
     """A spec from a YAML file (an empty file is the all-off spec)."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RandomizationError(f"cannot read randomization spec {path}: {exc}") from None
     return spec_from_dict(raw, where=str(path))
 

@@ -239,6 +239,17 @@ def _resumable(root: Path, fingerprint: str) -> bool:
     return (root / STAGING_DIR).is_dir() and marker.is_file() and marker.read_text(encoding="utf-8") == fingerprint
 
 
+def _finished(out: Path, fingerprint: str) -> bool:
+    """`out` is a finished render of the same source with the same config."""
+    record = out / DEMOFORGE_META_DIR / RENDER_META
+    if not record.is_file() or (out / STAGING_DIR).exists():
+        return False
+    try:
+        return json.loads(record.read_text(encoding="utf-8")).get("fingerprint") == fingerprint
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return False
+
+
 def _check_out(out: Path, fingerprint: str | None) -> None:
     """`out` must be new, or (single worker) an interrupted run of the same render."""
     if not (out.exists() and any(out.iterdir())):
@@ -262,7 +273,8 @@ def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> No
             else:
                 shutil.copy2(path, dst / path.name)
     record = {
-        "source": {"root": str(source), "info_sha256": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest()},
+        "fingerprint": _fingerprint(source, config, 0),  # what a rerun compares to find the render finished
+        "source": {"root": str(source.resolve()), "info_sha256": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest()},
         "cameras": list(config.cameras), "depth": config.depth, "depth_range_m": list(config.depth_range_m),
         "segmentation": config.segmentation,
         "seed": config.seed, "video": config.video.to_json(),
@@ -285,14 +297,25 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     if not (isinstance(workers, int) and workers >= 1):
         raise LookError(f"workers {workers!r} must be an integer >= 1")
     _check_source(source, out, config)
+    if out.exists() and not out.is_dir():
+        raise LookError(f"--out {out}: is a file, not a folder; choose a folder path that does not exist")
     items = _items(source, config)
     if not items:
         raise LookError(f"{source}: no episodes to render")
     shards = _shards(items, workers)
     fingerprint = _fingerprint(source, config, len(shards))
+    if _finished(out, _fingerprint(source, config, 0)):  # the same render, rerun: nothing to do
+        return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)
     if len(shards) == 1:
         _check_out(out, fingerprint)
-        _render_shard(source, out, items, config, fingerprint)
+        shutil.rmtree(out.parent / f".{out.name}.render-shards", ignore_errors=True)  # a killed multi-worker run's
+        made = not out.exists()
+        try:
+            _render_shard(source, out, items, config, fingerprint)
+        except BaseException:
+            if made and not any((out / STAGING_DIR / "episodes").glob("*.json")):
+                shutil.rmtree(out, ignore_errors=True)  # nothing finished to resume: leave nothing behind
+            raise
         if on_shard:
             on_shard(1, 1)
     else:

@@ -92,8 +92,8 @@ def load_card(path: str | Path) -> RobotCard:
     """A card from YAML; relative model paths resolve against the YAML's folder."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SimError(f"cannot read robot card {path}: {exc}") from exc
     if not isinstance(raw, dict):
         raise SimError(f"robot card {path} must be a mapping, got {type(raw).__name__}")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.errors import TaskError
+from demoforge.guard import guard_output_dir
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, goal_of_atoms, problem_to_pddl
 from demoforge.tasks.scene import BlockLook, Interval, Region, SceneParams, scene_problems, scene_to_json
@@ -267,14 +268,25 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_tasks(tasks: list[GeneratedTask], out_dir: str | Path) -> list[Path]:
-    """Write the domain, each `NAME.pddl` and `NAME.scene.json` under `out_dir`."""
+    """Write the domain, each `NAME.pddl` and `NAME.scene.json` under `out_dir`, a new or empty
+    folder, or one holding exactly these files from an earlier run with the same options."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / library.DOMAINS[DOMAIN]]
-    _write(written[0], library.domain_text(DOMAIN))
+    files = {library.DOMAINS[DOMAIN]: library.domain_text(DOMAIN)}
     for task in tasks:
-        for suffix, text in ((".pddl", task.problem_pddl), (".scene.json", scene_to_json(task.scene))):
-            path = out / f"{task.name}{suffix}"
-            _write(path, text)
-            written.append(path)
+        files[f"{task.name}.pddl"] = task.problem_pddl
+        files[f"{task.name}.scene.json"] = scene_to_json(task.scene)
+    guard_output_dir(out, resumable=lambda folder: _same_files(folder, files))
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        _write(out / name, text)
+        written.append(out / name)
     return written
+
+
+def _same_files(folder: Path, files: dict[str, str]) -> bool:
+    """`folder` holds only these files, each with these contents (an earlier identical run)."""
+    names = {p.name for p in folder.iterdir()} - {f"{n}.partial" for n in files}  # a killed run's, rewritten
+    if not names <= set(files):
+        return False
+    return all((folder / n).is_file() and (folder / n).read_bytes() == files[n].encode("utf-8") for n in names)

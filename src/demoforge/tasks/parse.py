@@ -90,6 +90,9 @@ def _read(path: Path, kind: str) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TaskError(f"cannot read PDDL {kind} {str(path)!r}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"PDDL {kind} {str(path)!r} is not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} "
+                        f"at offset {exc.start}); save it as UTF-8") from None
 
 
 def parse_domain(text: str, *, file: str = "<domain>") -> Domain:

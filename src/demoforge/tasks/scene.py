@@ -30,6 +30,7 @@ rectangles are where (in_region b r) holds. Distractors are the blocks whose rol
 """
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -79,6 +80,8 @@ def interval_problems(field: str, value: object, *, positive: bool = False) -> l
     if not (isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value)):
         return [f"{field}: {value!r} is not a [lo, hi] pair of numbers"]
     lo, hi = value
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return [f"{field}: {list(value)} must be finite numbers"]
     if lo > hi:
         return [f"{field}: lo {lo} > hi {hi}; swap them"]
     if positive and lo <= 0:

@@ -150,13 +150,26 @@ def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = 
     if bad or settings.stride < 1 or settings.width % 2 or settings.height % 2:
         raise VizError(f"viz settings: kinds {bad} not in {KINDS}, or stride {settings.stride} < 1, or odd size "
                        f"{settings.width}x{settings.height}")
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     files = []
-    for k in indices:
-        frames = _Frames(root, reader, k, settings)
-        labels = _labels(root, reader, k)
-        path = out / f"episode_{k:06d}.mp4"
-        with av.open(str(path), "w") as container:
+    try:
+        for k in indices:
+            files.append(_write_episode(root, reader, k, settings, out / f"episode_{k:06d}.mp4"))
+    except BaseException:
+        if made and not any(out.iterdir()):
+            out.rmdir()  # a refused or failed run leaves no empty output behind
+        raise
+    return files
+
+
+def _write_episode(root: Path, reader, k: int, settings: TileSettings, path: Path) -> Path:
+    """Episode `k` tiled into `path`, written under a temporary name and renamed when complete."""
+    frames = _Frames(root, reader, k, settings)
+    labels = _labels(root, reader, k)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with av.open(str(partial), "w", format="mp4") as container:
             stream = None
             for t, f in frames:
                 img = tile(f, frames.kinds, frames.cams)
@@ -172,5 +185,8 @@ def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = 
             if stream is not None:
                 for packet in stream.encode():
                     container.mux(packet)
-        files.append(path)
-    return files
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(path)
+    return path

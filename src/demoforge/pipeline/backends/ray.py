@@ -50,7 +50,7 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     except ImportError:
         raise PipelineError("backend 'ray' needs Ray: pip install 'demoforge[ray]'") from None
     from demoforge.execute.generate import (
-        RunSpec, ShardMerge, _run_record, open_run_folder, resolve_workers, run_problems,
+        RunSpec, ShardMerge, _run_record, finished_run, open_run_folder, resolve_workers, run_problems,
     )
     from demoforge.execute.record import run_layout
 
@@ -58,6 +58,8 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     problems = run_problems(inputs, domain=domain, randomization=None)
     layout = run_layout(problems, fps=round(settings.control_hz))
     record = _run_record(inputs, problems, config.episodes_per_problem, config.seed, settings, None)
+    if (done := finished_run(out, record, problems)) is not None:
+        return done  # the same run, finished: nothing to do
     open_run_folder(out, record)  # a rerun's partial splits are cleared; other inputs are refused
     started = not ray.is_initialized()
     if started and config.ray_address:
