@@ -1,5 +1,10 @@
 """Assembling a skill's plan: IK waypoints, checked joint paths, gripper holds.
 
+Motions are of two kinds: `move` (transit: the straight joint path to a configuration, or a
+planned path around an obstacle) and `line` (approach, grasp and retreat: the TCP on a
+straight Cartesian line). IK is always seeded from where the arm is, so a skill stays on
+one arm branch. Every path is timed by skills.timing under the profile's joint limits.
+
 A `PlanBuilder` starts from the environment's last commanded targets (so consecutive
 skills join without a jump) and appends phases. The first infeasible step raises
 `Infeasible`, which `run_skill` turns into a plan carrying a `SkillFailure`.
@@ -13,13 +18,21 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from demoforge.sim import IKOptions, first_collision, solve_ik
+from demoforge.sim import IKOptions, solve_ik, solve_ik_near
+from demoforge.sim.ik import densify
 from demoforge.skills import geometry as geo
 from demoforge.skills.context import PHASES, SkillContext, SkillFailure, SkillPlan, failed
-from demoforge.skills.motion import densify, segment
+from demoforge.skills.timing import joint_limits, time_path
+from demoforge.skills.transit import plan_around
 
 
 IK_TURN_STEP = math.radians(30.0)  # largest TCP turn solved in one IK call
+LINE_STEP = 0.005  # TCP spacing of the IK samples of a straight Cartesian move [m]
+LINE_TURN = math.radians(3.0)  # TCP turn between those samples, at most [rad]
+# Tight tolerances: the samples' IK error is noise that the timing would see as jerk.
+LINE_IK = IKOptions(pos_tol=1e-6, rot_tol=1e-5, max_iters=100, restarts=0, patience=20, posture_gain=0.0)
+LINE_JUMP = 0.1  # largest joint change between neighbouring samples before the line counts as broken [rad]
+LINE_DETOUR = 1.5  # joint travel of a line over its endpoints' distance beyond which it counts as a detour [-]
 # A held block resting on its support overlaps it by ~0.02 mm; only deeper overlaps are hits.
 HELD_PENETRATION = 0.001  # [m]
 
@@ -47,36 +60,48 @@ class PlanBuilder:
         # (block name, tcp_p_block [m], tcp_R_block) while a block is in the hand: moves then
         # also check the block, carried rigidly, against the scene.
         self.held: tuple[str, np.ndarray, np.ndarray] | None = None
+        self.limits = joint_limits(robot.card, ctx.settings.profile)
+        self._is_robot = np.zeros(ctx.model.nbody, bool)
+        self._is_robot[robot.body_ids] = True
         ctx.scratch.qpos[:] = data.qpos
         ctx.scratch.qvel[:] = 0.0
         mujoco.mj_forward(ctx.model, ctx.scratch)
 
-    def ik(self, pos, rot: np.ndarray, phase: str, *, seed: np.ndarray | None = None) -> np.ndarray:
-        """Arm joints putting the TCP at `pos` [m] with orientation `rot` (world_R_tcp).
+    def tcp_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position [m], world_R_tcp) of the TCP at arm joints `q` [rad]."""
+        ctx = self.ctx
+        saved = ctx.scratch.qpos.copy()
+        ctx.scratch.qpos[ctx.robot.arm_qpos] = q
+        mujoco.mj_kinematics(ctx.model, ctx.scratch)
+        pose = (ctx.scratch.site_xpos[ctx.robot.tcp_site].copy(),
+                ctx.scratch.site_xmat[ctx.robot.tcp_site].reshape(3, 3).copy())
+        ctx.scratch.qpos[:] = saved
+        return pose
 
-        Large turns are solved in steps of at most IK_TURN_STEP from the seed's TCP pose,
-        each seeded by the last, so the answer stays on the seed's branch of solutions and
-        the straight joint path to it does not swing the wrist around."""
+    def ik(self, pos, rot: np.ndarray, phase: str, *, seed: np.ndarray | None = None) -> np.ndarray:
+        """Arm joints putting the TCP at `pos` [m] with orientation `rot` (world_R_tcp), on the
+        branch of `seed` (default: the current targets).
+
+        The TCP is walked from the seed's pose to the target in steps of at most IK_TURN_STEP,
+        each solve seeded by the last, so the answer is the nearest solution and the joint
+        path to it does not swing the wrist around; when the walk stalls, the nearest of
+        several fresh solves (joint-limit room counted) is taken."""
         ctx = self.ctx
         seed = np.asarray(self.q if seed is None else seed, float)
         saved = ctx.scratch.qpos.copy()
-        ctx.scratch.qpos[ctx.robot.arm_qpos] = seed
-        mujoco.mj_kinematics(ctx.model, ctx.scratch)
-        pos0 = ctx.scratch.site_xpos[ctx.robot.tcp_site].copy()
-        rot0 = ctx.scratch.site_xmat[ctx.robot.tcp_site].reshape(3, 3).copy()
+        pos0, rot0 = self.tcp_pose(seed)
         turn = geo.angle_between(rot0, rot)
-        steps = max(1, math.ceil(turn / IK_TURN_STEP))
-        q = seed
+        steps = max(1, math.ceil(turn / IK_TURN_STEP), math.ceil(float(np.linalg.norm(np.asarray(pos) - pos0)) / 0.1))
+        q, single = seed, IKOptions(restarts=0)
         for i in range(1, steps + 1):
             f = i / steps
             res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (np.asarray(pos) - pos0),
-                           geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=IKOptions(restarts=6))
+                           geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=single)
+            if not res.success:
+                break
             q = res.q
         if not res.success:
-            # The chain can wander into a joint limit; a fresh solve with the full restart
-            # budget (from home, then random configurations) is the fallback.
-            res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), rng=self.rng,
-                           q_init=np.asarray(ctx.robot.card.home, float))
+            res = solve_ik_near(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q_near=seed, rng=self.rng)
         ctx.scratch.qpos[:] = saved
         if not res.success:
             raise Infeasible(SkillFailure("ik", phase, (
@@ -86,57 +111,117 @@ class PlanBuilder:
 
     def move(self, q_target: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
              gripper: float | None = None) -> None:
-        """A rest-to-rest joint segment to `q_target`, checked for robot-scene contacts except
-        with the props named in `exclude`."""
+        """Transit to `q_target`: the straight joint path when neither the robot nor a held
+        block touches the scene (props named in `exclude` aside) along it, else a path planned
+        around the obstacle (skills.transit); timed under the profile's limits."""
         ctx = self.ctx
         bodies = tuple(ctx.props[name] for name in exclude)
-        saved = ctx.scratch.qpos.copy()
-        hit = first_collision(ctx.model, ctx.scratch, ctx.robot, np.stack([self.q, q_target]),
-                              exclude_bodies=bodies, max_step=ctx.settings.collision_step)
-        if hit is not None:
-            what = self._contact_names(bodies)
-            ctx.scratch.qpos[:] = saved
-            mujoco.mj_forward(ctx.model, ctx.scratch)
-            raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}"))
-        if self.held is not None:
-            what = self._held_hits(np.stack([self.q, q_target]))
-            if what:
-                ctx.scratch.qpos[:] = saved
-                mujoco.mj_forward(ctx.model, ctx.scratch)
-                raise Infeasible(SkillFailure("collision", phase, f"held block {self.held[0]!r} would hit {what}"))
-        ctx.scratch.qpos[:] = saved
-        mujoco.mj_forward(ctx.model, ctx.scratch)
-        qs = segment(self.q, q_target, ctx.settings.profile, self.dt)
-        self._append(qs, self.grip if gripper is None else gripper, phase)
-        self.q = np.asarray(q_target, float).copy()
+        q_target = np.asarray(q_target, float)
+        path = np.stack([self.q, q_target])
+        what = self._path_hits(path, bodies)
+        if what:
+            planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), ctx.robot.limits,
+                                  rng=self.rng, resolution=ctx.settings.collision_step)
+            self._reset_scratch()
+            if planned is None:
+                raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
+                                                                  "around it was found"))
+            path = planned
+        self._append(time_path(path, self.limits, self.dt), self.grip if gripper is None else gripper, phase)
+        self.q = q_target.copy()
 
-    def _held_hits(self, qpath: np.ndarray) -> str:
-        """Names of what the held block, carried rigidly by the TCP along `qpath`, penetrates
-        by more than HELD_PENETRATION (robot bodies aside); "" when nothing."""
+    def line(self, pos, rot: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
+             gripper: float | None = None) -> np.ndarray:
+        """Move the TCP along the straight line from its pose now to `pos` [m] with
+        orientation `rot` (turning uniformly on the way): IK of TCP poses every LINE_STEP,
+        each seeded by the last solution; checked for contacts like `move`. Where the arm
+        cannot follow the line smoothly (a joint limit on the way makes the others swing),
+        the joints move straight to the nearest solution at the end instead. Returns the
+        end configuration [rad]."""
+        ctx = self.ctx
+        path = self._line_path(np.asarray(pos, float), rot)
+        if path is None:
+            path = np.stack([self.q, self.ik(pos, rot, phase)])
+        what = self._path_hits(path, tuple(ctx.props[name] for name in exclude))
+        if what:
+            raise Infeasible(SkillFailure("collision", phase, f"the straight {phase} move hits {what}"))
+        self._append(time_path(path, self.limits, self.dt), self.grip if gripper is None else gripper, phase)
+        self.q = path[-1].copy()
+        return self.q
+
+    def _line_path(self, pos: np.ndarray, rot: np.ndarray) -> np.ndarray | None:
+        """Joint path [rad] of the TCP's straight line to (`pos`, `rot`); None when the IK
+        chain breaks or detours (joint travel over LINE_DETOUR times the endpoints' distance)."""
+        ctx = self.ctx
+        pos0, rot0 = self.tcp_pose(self.q)
+        n = max(1, math.ceil(float(np.linalg.norm(pos - pos0)) / LINE_STEP),
+                math.ceil(geo.angle_between(rot0, rot) / LINE_TURN))
+        path, q = [self.q], self.q
+        saved = ctx.scratch.qpos.copy()
+        try:
+            for i in range(1, n + 1):
+                f = i / n
+                res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (pos - pos0),
+                               geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=LINE_IK)
+                if not res.success or np.abs(res.q - q).max() > LINE_JUMP:
+                    return None
+                q = res.q
+                path.append(q)
+        finally:
+            ctx.scratch.qpos[:] = saved
+        path = np.array(path)
+        travel = float(np.abs(np.diff(path, axis=0)).sum())
+        if travel > LINE_DETOUR * float(np.abs(path[-1] - path[0]).sum()) + 0.05:
+            return None
+        return path
+
+    def _reset_scratch(self) -> None:
+        self.ctx.scratch.qpos[:] = self.ctx.data.qpos
+        mujoco.mj_forward(self.ctx.model, self.ctx.scratch)
+
+    def _path_hits(self, qpath: np.ndarray, bodies: tuple[int, ...]) -> str:
+        """What the robot (or a held block) first touches along `qpath`; "" when nothing."""
+        try:
+            for q in densify(qpath, self.ctx.settings.collision_step):
+                what = self._hits(q, bodies)
+                if what:
+                    return what
+            return ""
+        finally:
+            self._reset_scratch()
+
+    def _hits(self, q: np.ndarray, bodies: tuple[int, ...]) -> str:
+        """Names of what the robot touches at arm joints `q` (bodies aside), or what a held
+        block carried rigidly by the TCP penetrates by more than HELD_PENETRATION; "" when
+        nothing. Overwrites scratch."""
         ctx = self.ctx
         m, d, robot = ctx.model, ctx.scratch, ctx.robot
-        name, tcp_p_block, tcp_R_block = self.held
-        body = ctx.props[name]
-        adr = int(m.jnt_qposadr[m.body_jntadr[body]])
-        is_robot = np.zeros(m.nbody, bool)
-        is_robot[robot.body_ids] = True
-        for q in densify(qpath, ctx.settings.collision_step):
-            d.qpos[robot.arm_qpos] = q
-            mujoco.mj_kinematics(m, d)
+        d.qpos[robot.arm_qpos] = q
+        mujoco.mj_kinematics(m, d)
+        if self.held is not None:
+            name, tcp_p_block, tcp_R_block = self.held
+            body = ctx.props[name]
+            adr = int(m.jnt_qposadr[m.body_jntadr[body]])
             tcp_pos, tcp_rot = d.site_xpos[robot.tcp_site], d.site_xmat[robot.tcp_site].reshape(3, 3)
             d.qpos[adr:adr + 3] = tcp_pos + tcp_rot @ tcp_p_block
             d.qpos[adr + 3:adr + 7] = geo.quat(tcp_rot @ tcp_R_block)
             mujoco.mj_kinematics(m, d)
-            mujoco.mj_collision(m, d)
-            if not d.ncon:
-                continue
-            con = d.contact
-            b1, b2 = m.geom_bodyid[con.geom1], m.geom_bodyid[con.geom2]
-            other = np.where(b1 == body, b2, b1)
-            hit = ((b1 == body) | (b2 == body)) & (con.dist < -HELD_PENETRATION) & ~is_robot[other]
-            if hit.any():
-                return ", ".join(sorted({m.body(int(b)).name for b in other[hit]}))
-        return ""
+        mujoco.mj_collision(m, d)
+        if not d.ncon:
+            return ""
+        con = d.contact
+        b1, b2 = m.geom_bodyid[con.geom1], m.geom_bodyid[con.geom2]
+        robot1, robot2 = self._is_robot[b1], self._is_robot[b2]
+        other = np.where(robot1, b2, b1)
+        hit = (robot1 != robot2) & ~np.isin(other, bodies) & (con.dist < 0)
+        if self.held is not None:
+            held = ctx.props[self.held[0]]
+            other_h = np.where(b1 == held, b2, b1)
+            hit |= ((b1 == held) | (b2 == held)) & (con.dist < -HELD_PENETRATION) & ~self._is_robot[other_h]
+            other = np.where(hit & ((b1 == held) | (b2 == held)), other_h, other)
+        if not hit.any():
+            return ""
+        return ", ".join(sorted({m.body(int(b)).name for b in other[hit]}))
 
     def hold(self, seconds: float, phase: str, gripper: float) -> None:
         """Keep the arm still for `seconds` [s] while commanding `gripper` closedness."""
@@ -181,18 +266,6 @@ class PlanBuilder:
         self._q.append(qs)
         self._grip.append(np.full(len(qs), float(gripper)))
         self._phase.append(np.full(len(qs), PHASES.index(phase), np.int8))
-
-    def _contact_names(self, excluded: tuple[int, ...]) -> str:
-        """Names of the scene bodies the robot touches in scratch's current configuration."""
-        m, d, robot = self.ctx.model, self.ctx.scratch, self.ctx.robot
-        names = set()
-        for c in d.contact[: d.ncon]:
-            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
-            if (b1 in robot.body_ids) != (b2 in robot.body_ids) and c.dist < 0:
-                other = b2 if b1 in robot.body_ids else b1
-                if other not in excluded:
-                    names.add(m.body(other).name)
-        return ", ".join(sorted(names)) or "the scene"
 
 
 def _neutral_yaw(ctx: SkillContext) -> float:
