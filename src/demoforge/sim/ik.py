@@ -173,19 +173,22 @@ def path_collides(model, data, robot, qpath, *, exclude_bodies=(), max_step: flo
 
 def solve_ik_near(
     model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, pos, quat=None, *,
-    q_near: np.ndarray, rng: np.random.Generator, tries: int = 12, options: IKOptions = IKOptions(),
+    q_near: np.ndarray, rng: np.random.Generator, tries: int = 16, options: IKOptions = IKOptions(),
 ) -> IKResult:
     """The solution nearest to `q_near` [rad] (the arm's branch): a solve started at `q_near`
-    when it converges, else the nearest of the solves from `tries` random configurations,
-    each solution's distance counted with a penalty for ending within 0.2 rad of a limit."""
+    when it converges, else the nearest of the solves from home and from `tries` random
+    configurations, each solution's distance counted with a penalty for ending within
+    0.2 rad of a limit."""
     single = IKOptions(**{**options.__dict__, "restarts": 0})
     res = solve_ik(model, data, robot, pos, quat, rng=rng, q_init=q_near, options=single)
     if res.success:
         return res
     lo, hi = robot.limits[:, 0], robot.limits[:, 1]
     best, best_cost, last = None, np.inf, res
-    for _ in range(tries):
-        res = solve_ik(model, data, robot, pos, quat, rng=rng, q_init=rng.uniform(lo, hi), options=single)
+    home = np.clip(np.asarray(robot.card.home, float), lo, hi)
+    for i in range(tries + 1):
+        res = solve_ik(model, data, robot, pos, quat, rng=rng, q_init=home if i == 0 else rng.uniform(lo, hi),
+                       options=single)
         last = res if not res.success and (last is None or res.pos_err < last.pos_err) else last
         if res.success:
             room = np.minimum(res.q - lo, hi - res.q)

@@ -32,6 +32,7 @@ LINE_TURN = math.radians(3.0)  # TCP turn between those samples, at most [rad]
 # Tight tolerances: the samples' IK error is noise that the timing would see as jerk.
 LINE_IK = IKOptions(pos_tol=1e-6, rot_tol=1e-5, max_iters=100, restarts=0, patience=20, posture_gain=0.0)
 LINE_JUMP = 0.1  # largest joint change between neighbouring samples before the line counts as broken [rad]
+LINE_FALLBACK = 6.0  # most joint travel (sum over joints) accepted for a straight move's fallback [rad]
 LINE_DETOUR = 1.5  # joint travel of a line over its endpoints' distance beyond which it counts as a detour [-]
 # A held block resting on its support overlaps it by ~0.02 mm; only deeper overlaps are hits.
 HELD_PENETRATION = 0.001  # [m]
@@ -136,27 +137,74 @@ class PlanBuilder:
         orientation `rot` (turning uniformly on the way): IK of TCP poses every LINE_STEP,
         each seeded by the last solution; checked for contacts like `move`. Where the arm
         cannot follow the line smoothly (a joint limit on the way makes the others swing),
-        the joints move straight to the nearest solution at the end instead. Returns the
-        end configuration [rad]."""
+        the joints move straight to the nearest solution at the end instead, if it is within
+        LINE_FALLBACK of joint travel. Returns the end configuration [rad]."""
         ctx = self.ctx
-        path = self._line_path(np.asarray(pos, float), rot)
-        if path is None:
-            path = np.stack([self.q, self.ik(pos, rot, phase)])
+        pos = np.asarray(pos, float)
+        path, smooth = self._line_path(pos, rot)
+        ticks = time_path(path, self.limits, self.dt) if smooth else None
+        if ticks is not None:
+            direct = time_path(path[[0, -1]], self.limits, self.dt)
+            if len(ticks) > 2 * len(direct) + round(0.5 / self.dt):
+                ticks = None  # the line bends so sharply in joint space that it would crawl
+        if ticks is None:
+            q_end = path[-1] if smooth else self.ik(pos, rot, phase)
+            if np.abs(q_end - self.q).sum() > LINE_FALLBACK:
+                raise Infeasible(SkillFailure("ik", phase, (
+                    f"the arm cannot move the TCP straight to {np.round(pos, 4).tolist()} [m] without swinging "
+                    f"its joints {np.abs(q_end - self.q).sum():.1f} rad")))
+            path = np.stack([self.q, q_end])
+            ticks = time_path(path, self.limits, self.dt)
         what = self._path_hits(path, tuple(ctx.props[name] for name in exclude))
         if what:
             raise Infeasible(SkillFailure("collision", phase, f"the straight {phase} move hits {what}"))
-        self._append(time_path(path, self.limits, self.dt), self.grip if gripper is None else gripper, phase)
+        self._append(ticks, self.grip if gripper is None else gripper, phase)
         self.q = path[-1].copy()
         return self.q
 
-    def _line_path(self, pos: np.ndarray, rot: np.ndarray) -> np.ndarray | None:
-        """Joint path [rad] of the TCP's straight line to (`pos`, `rot`); None when the IK
-        chain breaks or detours (joint travel over LINE_DETOUR times the endpoints' distance)."""
+    def descend(self, pos, rot: np.ndarray, above: float, phases: tuple[str, str], *,
+                exclude: tuple[str, ...] = (), gripper: float | None = None) -> np.ndarray:
+        """Transit to `above` [m] straight over the TCP pose (`pos` [m], `rot`), then come
+        straight down to it. The line is first traced upwards from the nearest solution at
+        the bottom, so the arm arrives at the pre-pose on a branch that can follow the line
+        down (tracing down from above can run into a joint limit near the base); then
+        downwards from the nearest solution above; else the joints move straight between
+        the two poses' solutions. `phases`: (transit phase, line phase). Returns the end
+        configuration [rad]."""
+        pos = np.asarray(pos, float)
+        pre = pos + above * geo.UP
+        bodies = tuple(self.ctx.props[name] for name in exclude)
+        q_end = self.ik(pos, rot, phases[1])
+        path, smooth = self._line_path(pre, rot, start=q_end)
+        path = path[::-1]
+        if not smooth:
+            path, smooth = self._line_path(pos, rot, start=self.ik(pre, rot, phases[0]))
+        if smooth:
+            ticks = time_path(path, self.limits, self.dt)
+            smooth = len(ticks) <= 2 * len(time_path(path[[0, -1]], self.limits, self.dt)) + round(0.5 / self.dt)
+        if not smooth or self._path_hits(path, bodies):
+            q_pre = self.ik(pre, rot, phases[0])
+            path = np.stack([q_pre, self.ik(pos, rot, phases[1], seed=q_pre)])
+            ticks = time_path(path, self.limits, self.dt)
+            what = self._path_hits(path, bodies)
+            if what:
+                raise Infeasible(SkillFailure("collision", phases[1], f"the straight {phases[1]} move hits {what}"))
+        self.move(path[0], phases[0], exclude=exclude, gripper=gripper)
+        self._append(ticks, self.grip, phases[1])
+        self.q = path[-1].copy()
+        return self.q
+
+    def _line_path(self, pos: np.ndarray, rot: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+        """(joint path [rad] of the TCP's straight line to (`pos`, `rot`), whether it is
+        whole and smooth): not when the IK chain breaks (the path then ends where it broke)
+        or detours (joint travel over LINE_DETOUR times the endpoints' distance). From
+        `start` [rad] (default: the current targets)."""
         ctx = self.ctx
-        pos0, rot0 = self.tcp_pose(self.q)
+        start = self.q if start is None else np.asarray(start, float)
+        pos0, rot0 = self.tcp_pose(start)
         n = max(1, math.ceil(float(np.linalg.norm(pos - pos0)) / LINE_STEP),
                 math.ceil(geo.angle_between(rot0, rot) / LINE_TURN))
-        path, q = [self.q], self.q
+        path, q = [start], start
         saved = ctx.scratch.qpos.copy()
         try:
             for i in range(1, n + 1):
@@ -164,16 +212,14 @@ class PlanBuilder:
                 res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (pos - pos0),
                                geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=LINE_IK)
                 if not res.success or np.abs(res.q - q).max() > LINE_JUMP:
-                    return None
+                    return np.array(path), False
                 q = res.q
                 path.append(q)
         finally:
             ctx.scratch.qpos[:] = saved
         path = np.array(path)
         travel = float(np.abs(np.diff(path, axis=0)).sum())
-        if travel > LINE_DETOUR * float(np.abs(path[-1] - path[0]).sum()) + 0.05:
-            return None
-        return path
+        return path, travel <= LINE_DETOUR * float(np.abs(path[-1] - path[0]).sum()) + 0.05
 
     def _reset_scratch(self) -> None:
         self.ctx.scratch.qpos[:] = self.ctx.data.qpos

@@ -55,10 +55,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
         try:
             # From straight above, whatever the tilt: the open fingers flank the block along the
             # pinch axis, and the pre-grasp pose stays inside the arm's reach.
-            pre = pos + s.approach_height * geo.UP
-            q_pre = b.ik(pre, rot, "approach")
-            b.move(q_pre, "approach", gripper=0.0)
-            b.line(pos, rot, "descend")
+            b.descend(pos, rot, s.approach_height, ("approach", "descend"), gripper=0.0)
             b.hold(s.close_s, "close", 1.0)
             centre, block_rot, _ = geo.block(b.ctx, name)
             b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)

@@ -43,9 +43,7 @@ def place(b: PlanBuilder, name: str, tcp_p_block: np.ndarray, tcp_R_block: np.nd
     b.held = (name, tcp_p_block, tcp_R_block)
     tcp_rot = target_rot @ tcp_R_block.T
     tcp_pos = target - tcp_rot @ tcp_p_block
-    q_pre = b.ik(tcp_pos + above * geo.UP, tcp_rot, carry_phase)
-    b.move(q_pre, carry_phase, exclude=(name,))
-    b.line(tcp_pos, tcp_rot, "lower", exclude=(name,))
+    b.descend(tcp_pos, tcp_rot, above, (carry_phase, "lower"), exclude=(name,))
     b.hold(s.settle_s, "lower", b.grip)
     b.hold(s.open_s, "open", 0.0)
     # Straight up: the open fingers flank the block along the pinch axis, so this frees them
