@@ -174,7 +174,7 @@ class PlanBuilder:
         pos = np.asarray(pos, float)
         pre = pos + above * geo.UP
         bodies = tuple(self.ctx.props[name] for name in exclude)
-        q_end = self.ik(pos, rot, phases[1])
+        q_end = self.ik(pos, rot, phases[0])  # unreachable: the approach fails
         path, smooth = self._line_path(pre, rot, start=q_end)
         path = path[::-1]
         if not smooth:
