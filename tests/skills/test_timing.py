@@ -29,8 +29,9 @@ def test_speed_profile_is_an_s_curve_without_a_joint_pinned_at_its_limit():
     qs = time_path([q0, q1], LIMITS, DT)
     vel = np.diff(np.vstack([q0, qs]), axis=0)[:, 0] / DT
     acc = np.diff(vel) / DT
-    # Acceleration ramps up (jerk-limited) rather than jumping to its limit on the first tick.
-    assert abs(acc[0]) < 0.5 * LIMITS.acc.min()
+    # Acceleration ramps up over several ticks (jerk-limited) rather than jumping to its peak.
+    assert abs(acc[0]) < 0.8 * np.abs(acc).max()
+    assert int(np.argmax(np.abs(acc[: len(acc) // 2]))) >= 2
     assert np.abs(vel).max() <= LIMITS.vel.min() * (1 + 1e-9)
 
 

@@ -53,6 +53,7 @@ class PlanBuilder:
         self.ctx, self.rng = ctx, rng
         robot, data = ctx.robot, ctx.data
         self.q = data.ctrl[robot.arm_actuators].astype(float).copy()
+        self._q0 = self.q.copy()
         c_open, c_closed = robot.gripper_ctrl
         self.grip = float(np.clip((data.ctrl[robot.gripper_actuator] - c_open) / (c_closed - c_open), 0.0, 1.0))
         self.dt = 1.0 / ctx.settings.control_hz
@@ -101,7 +102,18 @@ class PlanBuilder:
             if not res.success:
                 break
             q = res.q
-        if not res.success:
+        found = [res] if res.success else []
+        # A turn about the approach axis is the last joint's alone when that joint's axis is the
+        # approach axis (a top-down hand): seeded with it, IK lands on that least-travel solution,
+        # which the walk's least-norm steps (spreading the turn over every joint) miss.
+        for q_twist in self._twist_seeds(seed, rot0, rot):
+            twist = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), rng=self.rng, q_init=q_twist,
+                             options=single)
+            if twist.success:
+                found.append(twist)
+        if found:
+            res = min(found, key=lambda r: float(np.abs(r.q - seed).sum()))
+        else:
             res = solve_ik_near(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q_near=seed, rng=self.rng)
         ctx.scratch.qpos[:] = saved
         if not res.success:
@@ -109,6 +121,24 @@ class PlanBuilder:
                 f"no IK solution for the TCP at {np.round(pos, 4).tolist()} [m] "
                 f"(best: {res.pos_err * 1000:.1f} mm, {math.degrees(res.rot_err):.1f} deg off)")))
         return res.q
+
+    def _twist_seeds(self, seed: np.ndarray, rot0: np.ndarray, rot: np.ndarray) -> list[np.ndarray]:
+        """`seed` with the last joint turned by the twist about the TCP's approach axis from
+        `rot0` to `rot` (either sign, inside the limits); none when the approach axes differ."""
+        if float(rot0[:, 2] @ rot[:, 2]) < math.cos(math.radians(10.0)):
+            return []
+        rel = rot0.T @ rot
+        theta = math.atan2(rel[1, 0], rel[0, 0])
+        if abs(theta) < 1e-3:
+            return []
+        lo, hi = self.ctx.robot.limits[-1]
+        out = []
+        for sign in (1.0, -1.0):
+            q = seed.copy()
+            q[-1] += sign * theta
+            if lo < q[-1] < hi:
+                out.append(q)
+        return out
 
     def move(self, q_target: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
              gripper: float | None = None) -> None:
@@ -284,6 +314,14 @@ class PlanBuilder:
     def rollback(self, mark: tuple) -> None:
         n, self.q, self.grip, self.held = mark
         del self._q[n:], self._grip[n:], self._phase[n:]
+
+    def travel(self) -> float:
+        """Joint travel [rad] of everything appended so far (sum over joints of path lengths),
+        rounded to 0.01 rad so that float noise cannot decide between candidates."""
+        if not self._q:
+            return 0.0
+        q = np.vstack([self._q0, *self._q])
+        return round(float(np.abs(np.diff(q, axis=0)).sum()), 2)
 
     def ticks(self) -> int:
         return sum(len(q) for q in self._q)

@@ -46,7 +46,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     the TCP is at `lift_z` [m]. `then(candidate...)` plans what follows the lift (a
     placement); when it is infeasible the next candidate is tried. Returns (candidate, what
     `then` returned). With `shortest`, every candidate is planned and the one whose
-    plan is shortest in time wins (first on ties)."""
+    joints travel least wins (then the shortest in time, then the first)."""
     s = b.ctx.settings
     last: SkillFailure | None = None
     best = None
@@ -63,8 +63,9 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
             result = ((draw, pos, rot), (then(draw, pos, rot) if then is not None else None))
             if not shortest:
                 return result
-            if best is None or b.ticks() < best[0]:
-                best = (b.ticks(), result, b.snapshot())
+            cost = (b.travel(), b.ticks())
+            if best is None or cost < best[0]:
+                best = (cost, result, b.snapshot())
             b.rollback(mark)
         except Infeasible as exc:
             b.rollback(mark)
@@ -96,8 +97,20 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
         psi = yaws[int(i)][0]
         tcp = geo.down(psi)
         pos = centre + dz * geo.UP + dx * tcp[:, 0] + dy * tcp[:, 1]
-        out.append(({"grasp_yaw": psi}, pos, tcp))
-    return out
+        out.append((reach_cost(b, pos, tcp), ({"grasp_yaw": psi}, pos, tcp)))
+    # Near the base a yaw can need the arm to fold through another branch: the joint travel
+    # to the grasp decides, the wrist turn breaks ties (the sort is stable).
+    return [c for _, c in sorted(out, key=lambda x: x[0])]
+
+
+def reach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray) -> float:
+    """Joint travel [rad] (sum over joints, rounded to 0.25 rad) from the current targets to
+    the nearest IK solution of the TCP pose; inf when there is none."""
+    try:
+        q = b.ik(pos, rot, "approach")
+    except Infeasible:
+        return math.inf
+    return round(float(np.abs(q - b.q).sum()) * 4) / 4
 
 
 def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray) -> float:

@@ -40,9 +40,9 @@ class MotionProfile:
 # Well inside the Panda's limits so the position servos track the targets closely and a
 # held block is never shaken loose; "medium" is the default of `generate`.
 PROFILES: dict[str, MotionProfile] = {
-    "slow": MotionProfile("slow", 0.3, 0.2, 0.01),
-    "medium": MotionProfile("medium", 0.6, 0.4, 0.02),
-    "fast": MotionProfile("fast", 0.8, 0.6, 0.04),
+    "slow": MotionProfile("slow", 0.3, 0.2, 0.02),
+    "medium": MotionProfile("medium", 0.6, 0.5, 0.05),
+    "fast": MotionProfile("fast", 0.8, 0.7, 0.1),
 }
 
 
