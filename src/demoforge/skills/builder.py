@@ -33,6 +33,7 @@ LINE_TURN = math.radians(3.0)  # TCP turn between those samples, at most [rad]
 LINE_IK = IKOptions(pos_tol=1e-6, rot_tol=1e-5, max_iters=100, restarts=0, patience=20, posture_gain=0.0)
 LINE_JUMP = 0.1  # largest joint change between neighbouring samples before the line counts as broken [rad]
 LINE_FALLBACK = 6.0  # most joint travel (sum over joints) accepted for a straight move's fallback [rad]
+MIN_RISE = 0.03  # lowest pre-pose accepted above a grasp or placement when the full height is out of reach [m]
 LINE_DETOUR = 1.5  # joint travel of a line over its endpoints' distance beyond which it counts as a detour [-]
 # A held block resting on its support overlaps it by ~0.02 mm; only deeper overlaps are hits.
 HELD_PENETRATION = 0.001  # [m]
@@ -172,6 +173,8 @@ class PlanBuilder:
         ctx = self.ctx
         pos = np.asarray(pos, float)
         path, smooth = self._line_path(pos, rot)
+        if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
+            smooth = True  # up out of reach (near the base): as high as the arm gets straight
         ticks = time_path(path, self.limits, self.dt) if smooth else None
         if ticks is not None:
             direct = time_path(path[[0, -1]], self.limits, self.dt)
@@ -206,6 +209,8 @@ class PlanBuilder:
         bodies = tuple(self.ctx.props[name] for name in exclude)
         q_end = self.ik(pos, rot, phases[0])  # unreachable: the approach fails
         path, smooth = self._line_path(pre, rot, start=q_end)
+        if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
+            smooth = True  # the pre-pose is out of reach near the base: come down from as high as the arm gets
         path = path[::-1]
         if not smooth:
             path, smooth = self._line_path(pos, rot, start=self.ik(pre, rot, phases[0]))
@@ -248,8 +253,17 @@ class PlanBuilder:
         finally:
             ctx.scratch.qpos[:] = saved
         path = np.array(path)
+        return path, self._straight(path)
+
+    @staticmethod
+    def _straight(path: np.ndarray) -> bool:
+        """Whether a line's joint path travels at most LINE_DETOUR times its endpoints' distance."""
         travel = float(np.abs(np.diff(path, axis=0)).sum())
-        return path, travel <= LINE_DETOUR * float(np.abs(path[-1] - path[0]).sum()) + 0.05
+        return travel <= LINE_DETOUR * float(np.abs(path[-1] - path[0]).sum()) + 0.05
+
+    def _rise(self, path: np.ndarray) -> float:
+        """Height [m] the TCP gains from the first to the last configuration of `path`."""
+        return float(self.tcp_pose(path[-1])[0][2] - self.tcp_pose(path[0])[0][2])
 
     def _reset_scratch(self) -> None:
         self.ctx.scratch.qpos[:] = self.ctx.data.qpos
