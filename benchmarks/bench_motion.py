@@ -7,8 +7,9 @@ then per family, from the recorded commanded arm targets (`action`) split per op
 
 - yield: successes / episodes;
 - joint travel per operator [rad]: sum over the arm joints of each joint's path length
-  (median and max over the family's operators); flip and rotate operators must turn the
-  block 90 degrees, so their budget is that turn (pi/2) plus the 2.0 rad of the others;
+  (L1, median and max over the family's operators), and the path length in joint space
+  (L2: the Euclidean norm of each tick's step, summed); flip and rotate operators must turn
+  the block 90 degrees, so their budget is that turn (pi/2) plus the 2.0 rad of the others;
 - median operator duration [s] (its ticks, the runner's settle included);
 - largest wrist turn not needed by the task [deg]: the last joint's path length in one
   operator, less the turn the operator must make (pi/2 for flip and rotate, 0 otherwise);
@@ -66,6 +67,7 @@ def episode_operators(reader, i: int, vocab: dict, fps: float) -> list[dict]:
         steps = np.abs(np.diff(q[lo:seg.stop], axis=0))
         name = vocab["operators"][op]
         out.append({"op": name, "travel": float(steps.sum()), "wrist": float(steps[:, -1].sum()),
+                    "travel2": float(np.linalg.norm(steps, axis=1).sum()),
                     "seconds": (seg.stop - seg.start) / fps, "q": q[seg], "need": TURNING.get(name, 0.0)})
     return out
 
@@ -99,9 +101,11 @@ def measure(family: str, work: Path, *, problems: int, episodes: int, seed: int,
             if plot is not None and i < 2:
                 _plot(plot / f"{family}-ep{i}.png", eps, fps, f"{family} episode {i}")
     travel = np.array([o["travel"] - o["need"] for o in ops]) if ops else np.zeros(1)
+    travel2 = np.array([o["travel2"] - o["need"] for o in ops]) if ops else np.zeros(1)
     return {
         "family": family, "episodes": summary.episodes, "yield": summary.successes / max(summary.episodes, 1),
         "ops": len(ops), "med_travel": float(np.median(travel)), "max_travel": float(travel.max()),
+        "med_l2": float(np.median(travel2)), "max_l2": float(travel2.max()),
         "med_s": float(np.median([o["seconds"] for o in ops])) if ops else float("nan"),
         "wrist_deg": math.degrees(max((o["wrist"] - o["need"] for o in ops), default=0.0)),
         "failures": dict(failures), "retried": dict(retried), "wall": wall,
@@ -156,15 +160,16 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     print("travel = joint travel per operator beyond the turn it must make [rad]; wrist = largest unneeded "
           "last-joint turn in one operator [deg]")
-    print(f"| family | episodes | yield | operators | median travel | max travel | median op [s] | wrist [deg] "
-          f"| failures | retried attempts |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| family | episodes | yield | operators | median travel L1 | max travel L1 | median L2 | max L2 "
+          f"| median op [s] | wrist [deg] | failures | retried attempts |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['family']} | {r['episodes']} | {100 * r['yield']:.1f}% | {r['ops']} | {r['med_travel']:.2f} "
-              f"| {r['max_travel']:.2f} | {r['med_s']:.2f} | {r['wrist_deg']:.0f} | {r['failures'] or '-'} "
+              f"| {r['max_travel']:.2f} | {r['med_l2']:.2f} | {r['max_l2']:.2f} | {r['med_s']:.2f} | {r['wrist_deg']:.0f} | {r['failures'] or '-'} "
               f"| {r['retried'] or '-'} |")
     worst = max(rows, key=lambda r: r["med_travel"])
-    print(f"headline: worst median travel {worst['med_travel']:.2f} rad ({worst['family']}), worst max "
+    print(f"headline: worst median travel {worst['med_travel']:.2f} rad L1 / "
+          f"{max(r['med_l2'] for r in rows):.2f} rad L2 ({worst['family']}), worst max "
           f"{max(r['max_travel'] for r in rows):.2f} rad, worst median operator "
           f"{max(r['med_s'] for r in rows):.2f} s, largest unneeded wrist turn "
           f"{max(r['wrist_deg'] for r in rows):.0f} deg, min yield {100 * min(r['yield'] for r in rows):.1f}%")

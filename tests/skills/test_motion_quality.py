@@ -111,3 +111,16 @@ def test_a_blocked_straight_transit_is_planned_around():
     qs = np.concatenate(b._q)
     np.testing.assert_array_equal(qs[-1], q_goal)
     assert not b._path_hits(np.vstack([q_start, qs]), ())
+
+
+def test_a_planned_detour_is_the_same_for_the_same_seed():
+    from demoforge.sim import Box
+
+    pillar = Box("pillar", (0.04, 0.04, 0.5), (0.45, -0.1, 0.65))
+    plans = []
+    for _ in range(2):
+        scene, ctx = make(cube("a", 0.45, -0.25), pillar)
+        b = PlanBuilder(ctx, np.random.default_rng(9))
+        b.move(b.ik(np.array([0.45, -0.25, 0.52]), geo.down(b.neutral_yaw), "approach"), "approach")
+        plans.append(np.concatenate(b._q))
+    np.testing.assert_array_equal(plans[0], plans[1])

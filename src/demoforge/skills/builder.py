@@ -218,7 +218,7 @@ class PlanBuilder:
             ticks = time_path(path, self.limits, self.dt)
             smooth = len(ticks) <= 2 * len(time_path(path[[0, -1]], self.limits, self.dt)) + round(0.5 / self.dt)
         if not smooth or self._path_hits(path, bodies):
-            q_pre = self.ik(pre, rot, phases[0])
+            q_pre = self._ik_lowering(pos, rot, above, phases[0])
             path = np.stack([q_pre, self.ik(pos, rot, phases[1], seed=q_pre)])
             ticks = time_path(path, self.limits, self.dt)
             what = self._path_hits(path, bodies)
@@ -228,6 +228,18 @@ class PlanBuilder:
         self._append(ticks, self.grip, phases[1])
         self.q = path[-1].copy()
         return self.q
+
+    def _ik_lowering(self, pos: np.ndarray, rot: np.ndarray, above: float, phase: str) -> np.ndarray:
+        """IK of the pose `above` [m] over (`pos`, `rot`), or, out of reach near the base, of
+        the same pose half as high, then MIN_RISE high."""
+        heights = [above] + [h for h in (above / 2, MIN_RISE) if h < above]
+        for k, h in enumerate(heights):
+            try:
+                return self.ik(pos + h * geo.UP, rot, phase)
+            except Infeasible:
+                if k == len(heights) - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def _line_path(self, pos: np.ndarray, rot: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
         """(joint path [rad] of the TCP's straight line to (`pos`, `rot`), whether it is
