@@ -173,7 +173,7 @@ def path_collides(model, data, robot, qpath, *, exclude_bodies=(), max_step: flo
 
 def solve_ik_near(
     model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, pos, quat=None, *,
-    q_near: np.ndarray, rng: np.random.Generator, tries: int = 16, options: IKOptions = IKOptions(),
+    q_near: np.ndarray, rng: np.random.Generator, tries: int = 40, options: IKOptions = IKOptions(),
 ) -> IKResult:
     """The solution nearest to `q_near` [rad] (the arm's branch): a solve started at `q_near`
     when it converges, else the nearest of the solves from home and from `tries` random
