@@ -41,7 +41,7 @@ class SkillSettings:
 
     profile: MotionProfile = PROFILES["medium"]  # fractions of the robot card's joint velocity/acceleration/jerk limits
     control_hz: float = 60.0  # command rate [Hz]
-    approach_height: float = 0.08  # pre-grasp / pre-place TCP height above the final pose [m]
+    approach_height: float = 0.05  # pre-grasp / pre-place TCP height above the final pose [m]
     carry_clearance: float = 0.05  # held block's bottom above the tallest other prop while carried [m]
     close_s: float = 0.5  # gripper closing time, arm still [s]
     open_s: float = 0.3  # gripper opening time, arm still [s]
