@@ -126,3 +126,15 @@ def test_a_run_mixing_state_sizes_is_refused(pnp, tmp_path):
     stack = problem_files(tmp_path / "stack", "stack_three", 1)
     with pytest.raises(ExecuteError, match="same number of blocks"):
         run_layout(load_problems(pnp[:1] + stack))
+
+
+def test_motion_profile_sets_the_expert_speed_and_unknown_ones_are_refused(pnp, tmp_path):
+    lengths = {}
+    for name in ("slow", "fast"):
+        summary = generate([str(pnp[0])], tmp_path / name, episodes_per_problem=1, seed=2,
+                           settings=RunnerSettings(motion_profile=name))
+        assert summary.successes == 1
+        lengths[name] = open_dataset(summary.roots["success"]).num_frames
+    assert lengths["slow"] > 1.3 * lengths["fast"]
+    with pytest.raises(Exception, match=r"motion_profile 'warp' is not one of \['fast', 'medium', 'slow'\]"):
+        RunnerSettings(motion_profile="warp")

@@ -77,6 +77,8 @@ def generate(
     record_videos: str | None = typer.Option(None, "--record-videos", help="Render these cameras while generating, "
                                              "comma-separated (e.g. front,wrist); frames come from the recorded states."),
     look: str = typer.Option("plain", "--look", help="Look of --record-videos: a shipped look name or a YAML file."),
+    motion_profile: str = typer.Option("medium", "--motion-profile", help="Expert arm speed: slow, medium or fast "
+                                       "(fractions of the robot card's joint velocity, acceleration and jerk limits)."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -91,7 +93,7 @@ def generate(
         spec = load_spec(randomization) if randomization is not None else None
         if randomize:
             spec = spec_with_overrides(spec or RandomizationSpec(), randomize, where="--randomize")
-        settings = RunnerSettings(max_retries=max_retries, max_replans=max_replans)
+        settings = RunnerSettings(max_retries=max_retries, max_replans=max_replans, motion_profile=motion_profile)
         from demoforge.execute.shards import InlineVideo
 
         videos = None

@@ -28,7 +28,7 @@ from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
 from demoforge.randomize import RandomizationSpec
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import restore, snapshot
-from demoforge.skills import plan_skill, skill_context
+from demoforge.skills import PROFILES, SkillSettings, plan_skill, skill_context
 from demoforge.tasks import Step, apply, holds
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
@@ -46,12 +46,15 @@ class RunnerSettings:
     max_episode_s: float = 180.0  # an episode still running after this is a "timeout" failure [s]
     plan_budget_s: float = 1.0  # time budget of the first planner in the chain per call [s]
     control_hz: float = 60.0  # control and recording rate [Hz]
+    motion_profile: str = "medium"  # skill speed: a key of skills.PROFILES (fractions of the card's joint limits)
 
     def __post_init__(self):
         problems = [f"{n} must be >= 0, got {getattr(self, n)}" for n in ("max_retries", "max_replans", "settle_s")
                     if not getattr(self, n) >= 0]
         problems += [f"{n} must be > 0, got {getattr(self, n)}" for n in ("max_episode_s", "plan_budget_s", "control_hz")
                      if not getattr(self, n) > 0]
+        if self.motion_profile not in PROFILES:
+            problems.append(f"motion_profile {self.motion_profile!r} is not one of {sorted(PROFILES)}")
         if problems:
             raise ExecuteError("invalid RunnerSettings:\n  " + "\n  ".join(problems))
 
@@ -97,7 +100,8 @@ class ExpertEpisode:
         self.scene = self.ep.scene
         b = self.ep.binding
         regions = {name: tuple(float(v) for v in box) for name, box in zip(b.regions, b.region_box, strict=True)}
-        ctx = skill_context(self.scene, regions=regions)
+        ctx = skill_context(self.scene, regions=regions,
+                            settings=SkillSettings(profile=PROFILES[runner.settings.motion_profile]))
         # Region slabs are scene props but not blocks: a skill must not treat them as obstacles.
         self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]

@@ -169,3 +169,32 @@ def path_collides(model, data, robot, qpath, *, exclude_bodies=(), max_step: flo
     """Whether a joint-space path [rad] hits the scene; see `first_collision`."""
     hit = first_collision(model, data, robot, qpath, exclude_bodies=exclude_bodies, max_step=max_step)
     return hit is not None
+
+
+def solve_ik_near(
+    model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, pos, quat=None, *,
+    q_near: np.ndarray, rng: np.random.Generator, tries: int = 40, options: IKOptions = IKOptions(),
+) -> IKResult:
+    """The solution nearest to `q_near` [rad] (the arm's branch): a solve started at `q_near`
+    when it converges, else the nearest of the solves from home and from `tries` random
+    configurations, each solution's distance counted with a penalty for ending within
+    0.2 rad of a limit."""
+    single = IKOptions(**{**options.__dict__, "restarts": 0})
+    res = solve_ik(model, data, robot, pos, quat, rng=rng, q_init=q_near, options=single)
+    if res.success:
+        return res
+    lo, hi = robot.limits[:, 0], robot.limits[:, 1]
+    best, best_cost, last = None, np.inf, res
+    home = np.clip(np.asarray(robot.card.home, float), lo, hi)
+    for i in range(tries + 1):
+        res = solve_ik(model, data, robot, pos, quat, rng=rng, q_init=home if i == 0 else rng.uniform(lo, hi),
+                       options=single)
+        last = res if not res.success and (last is None or res.pos_err < last.pos_err) else last
+        if res.success:
+            room = np.minimum(res.q - lo, hi - res.q)
+            cost = float(np.linalg.norm(res.q - q_near) + np.sum(np.maximum(0.0, 0.2 - room)) * 5.0)
+            if cost < best_cost:
+                best, best_cost = res, cost
+    out = best if best is not None else last
+    data.qpos[robot.arm_qpos] = out.q
+    return out

@@ -57,11 +57,21 @@ class RobotCard:
     home: tuple[float, ...]  # arm joint positions at home [rad]
     controller: ControlLaw  # default control law
     joint_limits: tuple[tuple[float, float], ...] | None = None  # [rad]; None = the model's ranges
+    # Per-joint motion limits that skill trajectories are timed under (a motion profile scales
+    # them); None = DEFAULT_MOTION_LIMITS for every joint.
+    max_velocity: tuple[float, ...] | None = None  # [rad/s]
+    max_acceleration: tuple[float, ...] | None = None  # [rad/s^2]
+    max_jerk: tuple[float, ...] | None = None  # [rad/s^3]
     wrist_camera: str | None = None  # camera in the robot model used as "wrist"
     tcp_body: str | None = None  # add `tcp_site` to this body (for models without the site, e.g. URDF)
     tcp_pos: tuple[float, float, float] = (0.0, 0.0, 0.0)  # added site's position in tcp_body [m]
     gripper: GripperMount | None = None  # separate gripper model, if the arm file has none
     base_dir: Path | None = field(default=None, compare=False)  # resolves relative paths
+
+
+# (velocity [rad/s], acceleration [rad/s^2], jerk [rad/s^3]) of a card that states none:
+# the smallest of the Panda's per-joint limits, so an unknown arm is not driven harder.
+DEFAULT_MOTION_LIMITS = (2.175, 7.5, 3750.0)
 
 
 def panda_card() -> RobotCard:
@@ -85,6 +95,10 @@ def panda_card() -> RobotCard:
             kd=(67.1, 67.1, 59.2, 59.2, 44.7, 44.7, 44.7),
         ),
         wrist_camera="wrist",
+        # Franka's published joint limits.
+        max_velocity=(2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61),
+        max_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0),
+        max_jerk=(7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0),
     )
 
 
@@ -123,6 +137,8 @@ def load_card(path: str | Path) -> RobotCard:
                 tuple(tuple(float(x) for x in lim) for lim in raw["joint_limits"]) if raw.get("joint_limits") else None
             ),
             wrist_camera=raw.get("wrist_camera"),
+            **{k: tuple(float(x) for x in raw[k]) for k in ("max_velocity", "max_acceleration", "max_jerk")
+               if raw.get(k) is not None},
             tcp_body=raw.get("tcp_body"),
             tcp_pos=tuple(float(x) for x in raw.get("tcp_pos", (0.0, 0.0, 0.0))),
             gripper=GripperMount(**raw["gripper"]) if raw.get("gripper") else None,

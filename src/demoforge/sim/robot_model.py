@@ -145,6 +145,10 @@ def _range_problems(model, card: RobotCard, joints: list[int], fingers: list[int
     problems, n = [], len(card.arm_joints)
     if card.joint_limits is not None and len(card.joint_limits) != n:
         problems.append(f"joint_limits has {len(card.joint_limits)} pairs for {n} arm joints")
+    for key in ("max_velocity", "max_acceleration", "max_jerk"):
+        values = getattr(card, key)
+        if values is not None and (len(values) != n or not all(v > 0 for v in values)):
+            problems.append(f"{key} {list(values)} must hold {n} positive values, one per arm joint")
     for j in [*joints, *fingers]:
         if j >= 0 and int(model.jnt_type[j]) not in _HINGE_OR_SLIDE:
             problems.append(f"joint {model.joint(j).name!r} is not a hinge or slide joint")

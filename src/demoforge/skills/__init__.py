@@ -25,11 +25,11 @@ from demoforge.skills.context import (
     SkillSettings,
     skill_context,
 )
-from demoforge.skills.motion import PROFILES, MotionProfile, profile, segment, trajectory
 from demoforge.skills.registry import SKILLS, Skill, execute, get_skill, plan_skill
+from demoforge.skills.timing import PROFILES, JointLimits, MotionProfile, joint_limits, profile, time_path
 
 __all__ = [
-    "FAILURE_KINDS", "PHASES", "PROFILES", "SKILLS", "MotionProfile", "Rect", "Skill", "SkillContext",
-    "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "execute", "get_skill", "plan_skill", "profile",
-    "segment", "skill_context", "trajectory",
+    "FAILURE_KINDS", "PHASES", "PROFILES", "SKILLS", "JointLimits", "MotionProfile", "Rect", "Skill",
+    "SkillContext", "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "execute", "get_skill",
+    "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
 ]

@@ -1,5 +1,10 @@
 """Assembling a skill's plan: IK waypoints, checked joint paths, gripper holds.
 
+Motions are of two kinds: `move` (transit: the straight joint path to a configuration, or a
+planned path around an obstacle) and `line` (approach, grasp and retreat: the TCP on a
+straight Cartesian line). IK is always seeded from where the arm is, so a skill stays on
+one arm branch. Every path is timed by skills.timing under the profile's joint limits.
+
 A `PlanBuilder` starts from the environment's last commanded targets (so consecutive
 skills join without a jump) and appends phases. The first infeasible step raises
 `Infeasible`, which `run_skill` turns into a plan carrying a `SkillFailure`.
@@ -13,13 +18,23 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from demoforge.sim import IKOptions, first_collision, solve_ik
+from demoforge.sim import IKOptions, solve_ik, solve_ik_near
+from demoforge.sim.ik import densify
 from demoforge.skills import geometry as geo
 from demoforge.skills.context import PHASES, SkillContext, SkillFailure, SkillPlan, failed
-from demoforge.skills.motion import densify, segment
+from demoforge.skills.timing import joint_limits, time_path
+from demoforge.skills.transit import plan_around
 
 
 IK_TURN_STEP = math.radians(30.0)  # largest TCP turn solved in one IK call
+LINE_STEP = 0.005  # TCP spacing of the IK samples of a straight Cartesian move [m]
+LINE_TURN = math.radians(3.0)  # TCP turn between those samples, at most [rad]
+# Tight tolerances: the samples' IK error is noise that the timing would see as jerk.
+LINE_IK = IKOptions(pos_tol=1e-6, rot_tol=1e-5, max_iters=100, restarts=0, patience=20, posture_gain=0.0)
+LINE_JUMP = 0.1  # largest joint change between neighbouring samples before the line counts as broken [rad]
+LINE_FALLBACK = 6.0  # most joint travel (sum over joints) accepted for a straight move's fallback [rad]
+MIN_RISE = 0.03  # lowest pre-pose accepted above a grasp or placement when the full height is out of reach [m]
+LINE_DETOUR = 1.5  # joint travel of a line over its endpoints' distance beyond which it counts as a detour [-]
 # A held block resting on its support overlaps it by ~0.02 mm; only deeper overlaps are hits.
 HELD_PENETRATION = 0.001  # [m]
 
@@ -39,6 +54,7 @@ class PlanBuilder:
         self.ctx, self.rng = ctx, rng
         robot, data = ctx.robot, ctx.data
         self.q = data.ctrl[robot.arm_actuators].astype(float).copy()
+        self._q0 = self.q.copy()
         c_open, c_closed = robot.gripper_ctrl
         self.grip = float(np.clip((data.ctrl[robot.gripper_actuator] - c_open) / (c_closed - c_open), 0.0, 1.0))
         self.dt = 1.0 / ctx.settings.control_hz
@@ -47,36 +63,59 @@ class PlanBuilder:
         # (block name, tcp_p_block [m], tcp_R_block) while a block is in the hand: moves then
         # also check the block, carried rigidly, against the scene.
         self.held: tuple[str, np.ndarray, np.ndarray] | None = None
+        self.limits = joint_limits(robot.card, ctx.settings.profile)
+        self._is_robot = np.zeros(ctx.model.nbody, bool)
+        self._is_robot[robot.body_ids] = True
         ctx.scratch.qpos[:] = data.qpos
         ctx.scratch.qvel[:] = 0.0
         mujoco.mj_forward(ctx.model, ctx.scratch)
 
-    def ik(self, pos, rot: np.ndarray, phase: str, *, seed: np.ndarray | None = None) -> np.ndarray:
-        """Arm joints putting the TCP at `pos` [m] with orientation `rot` (world_R_tcp).
+    def tcp_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(position [m], world_R_tcp) of the TCP at arm joints `q` [rad]."""
+        ctx = self.ctx
+        saved = ctx.scratch.qpos.copy()
+        ctx.scratch.qpos[ctx.robot.arm_qpos] = q
+        mujoco.mj_kinematics(ctx.model, ctx.scratch)
+        pose = (ctx.scratch.site_xpos[ctx.robot.tcp_site].copy(),
+                ctx.scratch.site_xmat[ctx.robot.tcp_site].reshape(3, 3).copy())
+        ctx.scratch.qpos[:] = saved
+        return pose
 
-        Large turns are solved in steps of at most IK_TURN_STEP from the seed's TCP pose,
-        each seeded by the last, so the answer stays on the seed's branch of solutions and
-        the straight joint path to it does not swing the wrist around."""
+    def ik(self, pos, rot: np.ndarray, phase: str, *, seed: np.ndarray | None = None) -> np.ndarray:
+        """Arm joints putting the TCP at `pos` [m] with orientation `rot` (world_R_tcp), on the
+        branch of `seed` (default: the current targets).
+
+        The TCP is walked from the seed's pose to the target in steps of at most IK_TURN_STEP,
+        each solve seeded by the last, so the answer is the nearest solution and the joint
+        path to it does not swing the wrist around; when the walk stalls, the nearest of
+        several fresh solves (joint-limit room counted) is taken."""
         ctx = self.ctx
         seed = np.asarray(self.q if seed is None else seed, float)
         saved = ctx.scratch.qpos.copy()
-        ctx.scratch.qpos[ctx.robot.arm_qpos] = seed
-        mujoco.mj_kinematics(ctx.model, ctx.scratch)
-        pos0 = ctx.scratch.site_xpos[ctx.robot.tcp_site].copy()
-        rot0 = ctx.scratch.site_xmat[ctx.robot.tcp_site].reshape(3, 3).copy()
+        pos0, rot0 = self.tcp_pose(seed)
         turn = geo.angle_between(rot0, rot)
-        steps = max(1, math.ceil(turn / IK_TURN_STEP))
-        q = seed
+        steps = max(1, math.ceil(turn / IK_TURN_STEP), math.ceil(float(np.linalg.norm(np.asarray(pos) - pos0)) / 0.1))
+        q, single = seed, IKOptions(restarts=0)
         for i in range(1, steps + 1):
             f = i / steps
             res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (np.asarray(pos) - pos0),
-                           geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=IKOptions(restarts=6))
+                           geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=single)
+            if not res.success:
+                break
             q = res.q
-        if not res.success:
-            # The chain can wander into a joint limit; a fresh solve with the full restart
-            # budget (from home, then random configurations) is the fallback.
-            res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), rng=self.rng,
-                           q_init=np.asarray(ctx.robot.card.home, float))
+        found = [res] if res.success else []
+        # A turn about the approach axis is the last joint's alone when that joint's axis is the
+        # approach axis (a top-down hand): seeded with it, IK lands on that least-travel solution,
+        # which the walk's least-norm steps (spreading the turn over every joint) miss.
+        for q_twist in self._twist_seeds(seed, rot0, rot):
+            twist = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), rng=self.rng, q_init=q_twist,
+                             options=single)
+            if twist.success:
+                found.append(twist)
+        if found:
+            res = min(found, key=lambda r: float(np.abs(r.q - seed).sum()))
+        else:
+            res = solve_ik_near(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q_near=seed, rng=self.rng)
         ctx.scratch.qpos[:] = saved
         if not res.success:
             raise Infeasible(SkillFailure("ik", phase, (
@@ -84,59 +123,207 @@ class PlanBuilder:
                 f"(best: {res.pos_err * 1000:.1f} mm, {math.degrees(res.rot_err):.1f} deg off)")))
         return res.q
 
+    def _twist_seeds(self, seed: np.ndarray, rot0: np.ndarray, rot: np.ndarray) -> list[np.ndarray]:
+        """`seed` with the last joint turned by the twist about the TCP's approach axis from
+        `rot0` to `rot` (either sign, inside the limits); none when the approach axes differ."""
+        if float(rot0[:, 2] @ rot[:, 2]) < math.cos(math.radians(10.0)):
+            return []
+        rel = rot0.T @ rot
+        theta = math.atan2(rel[1, 0], rel[0, 0])
+        if abs(theta) < 1e-3:
+            return []
+        lo, hi = self.ctx.robot.limits[-1]
+        out = []
+        for sign in (1.0, -1.0):
+            q = seed.copy()
+            q[-1] += sign * theta
+            if lo < q[-1] < hi:
+                out.append(q)
+        return out
+
     def move(self, q_target: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
              gripper: float | None = None) -> None:
-        """A rest-to-rest joint segment to `q_target`, checked for robot-scene contacts except
-        with the props named in `exclude`."""
+        """Transit to `q_target`: the straight joint path when neither the robot nor a held
+        block touches the scene (props named in `exclude` aside) along it, else a path planned
+        around the obstacle (skills.transit); timed under the profile's limits."""
         ctx = self.ctx
         bodies = tuple(ctx.props[name] for name in exclude)
-        saved = ctx.scratch.qpos.copy()
-        hit = first_collision(ctx.model, ctx.scratch, ctx.robot, np.stack([self.q, q_target]),
-                              exclude_bodies=bodies, max_step=ctx.settings.collision_step)
-        if hit is not None:
-            what = self._contact_names(bodies)
-            ctx.scratch.qpos[:] = saved
-            mujoco.mj_forward(ctx.model, ctx.scratch)
-            raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}"))
-        if self.held is not None:
-            what = self._held_hits(np.stack([self.q, q_target]))
-            if what:
-                ctx.scratch.qpos[:] = saved
-                mujoco.mj_forward(ctx.model, ctx.scratch)
-                raise Infeasible(SkillFailure("collision", phase, f"held block {self.held[0]!r} would hit {what}"))
-        ctx.scratch.qpos[:] = saved
-        mujoco.mj_forward(ctx.model, ctx.scratch)
-        qs = segment(self.q, q_target, ctx.settings.profile, self.dt)
-        self._append(qs, self.grip if gripper is None else gripper, phase)
-        self.q = np.asarray(q_target, float).copy()
+        q_target = np.asarray(q_target, float)
+        path = np.stack([self.q, q_target])
+        what = self._path_hits(path, bodies)
+        if what:
+            planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), ctx.robot.limits,
+                                  rng=self.rng, resolution=ctx.settings.collision_step)
+            self._reset_scratch()
+            if planned is None:
+                raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
+                                                                  "around it was found"))
+            path = planned
+        self._append(time_path(path, self.limits, self.dt), self.grip if gripper is None else gripper, phase)
+        self.q = q_target.copy()
 
-    def _held_hits(self, qpath: np.ndarray) -> str:
-        """Names of what the held block, carried rigidly by the TCP along `qpath`, penetrates
-        by more than HELD_PENETRATION (robot bodies aside); "" when nothing."""
+    def line(self, pos, rot: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
+             gripper: float | None = None) -> np.ndarray:
+        """Move the TCP along the straight line from its pose now to `pos` [m] with
+        orientation `rot` (turning uniformly on the way): IK of TCP poses every LINE_STEP,
+        each seeded by the last solution; checked for contacts like `move`. Where the arm
+        cannot follow the line smoothly (a joint limit on the way makes the others swing),
+        the joints move straight to the nearest solution at the end instead, if it is within
+        LINE_FALLBACK of joint travel. Returns the end configuration [rad]."""
+        ctx = self.ctx
+        pos = np.asarray(pos, float)
+        path, smooth = self._line_path(pos, rot)
+        if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
+            smooth = True  # up out of reach (near the base): as high as the arm gets straight
+        ticks = time_path(path, self.limits, self.dt) if smooth else None
+        if ticks is not None:
+            direct = time_path(path[[0, -1]], self.limits, self.dt)
+            if len(ticks) > 2 * len(direct) + round(0.5 / self.dt):
+                ticks = None  # the line bends so sharply in joint space that it would crawl
+        if ticks is None:
+            q_end = path[-1] if smooth else self.ik(pos, rot, phase)
+            if np.abs(q_end - self.q).sum() > LINE_FALLBACK:
+                raise Infeasible(SkillFailure("ik", phase, (
+                    f"the arm cannot move the TCP straight to {np.round(pos, 4).tolist()} [m] without swinging "
+                    f"its joints {np.abs(q_end - self.q).sum():.1f} rad")))
+            path = np.stack([self.q, q_end])
+            ticks = time_path(path, self.limits, self.dt)
+        what = self._path_hits(path, tuple(ctx.props[name] for name in exclude))
+        if what:
+            raise Infeasible(SkillFailure("collision", phase, f"the straight {phase} move hits {what}"))
+        self._append(ticks, self.grip if gripper is None else gripper, phase)
+        self.q = path[-1].copy()
+        return self.q
+
+    def descend(self, pos, rot: np.ndarray, above: float, phases: tuple[str, str], *,
+                exclude: tuple[str, ...] = (), gripper: float | None = None) -> np.ndarray:
+        """Transit to `above` [m] straight over the TCP pose (`pos` [m], `rot`), then come
+        straight down to it. The line is first traced upwards from the nearest solution at
+        the bottom, so the arm arrives at the pre-pose on a branch that can follow the line
+        down (tracing down from above can run into a joint limit near the base); then
+        downwards from the nearest solution above; else the joints move straight between
+        the two poses' solutions. `phases`: (transit phase, line phase). Returns the end
+        configuration [rad]."""
+        pos = np.asarray(pos, float)
+        pre = pos + above * geo.UP
+        bodies = tuple(self.ctx.props[name] for name in exclude)
+        q_end = self.ik(pos, rot, phases[0])  # unreachable: the approach fails
+        path, smooth = self._line_path(pre, rot, start=q_end)
+        if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
+            smooth = True  # the pre-pose is out of reach near the base: come down from as high as the arm gets
+        path = path[::-1]
+        if not smooth:
+            path, smooth = self._line_path(pos, rot, start=self.ik(pre, rot, phases[0]))
+        if smooth:
+            ticks = time_path(path, self.limits, self.dt)
+            smooth = len(ticks) <= 2 * len(time_path(path[[0, -1]], self.limits, self.dt)) + round(0.5 / self.dt)
+        if not smooth or self._path_hits(path, bodies):
+            q_pre = self._ik_lowering(pos, rot, above, phases[0])
+            path = np.stack([q_pre, self.ik(pos, rot, phases[1], seed=q_pre)])
+            ticks = time_path(path, self.limits, self.dt)
+            what = self._path_hits(path, bodies)
+            if what:
+                raise Infeasible(SkillFailure("collision", phases[1], f"the straight {phases[1]} move hits {what}"))
+        self.move(path[0], phases[0], exclude=exclude, gripper=gripper)
+        self._append(ticks, self.grip, phases[1])
+        self.q = path[-1].copy()
+        return self.q
+
+    def _ik_lowering(self, pos: np.ndarray, rot: np.ndarray, above: float, phase: str) -> np.ndarray:
+        """IK of the pose `above` [m] over (`pos`, `rot`), or, out of reach near the base, of
+        the same pose half as high, then MIN_RISE high."""
+        heights = [above] + [h for h in (above / 2, MIN_RISE) if h < above]
+        for k, h in enumerate(heights):
+            try:
+                return self.ik(pos + h * geo.UP, rot, phase)
+            except Infeasible:
+                if k == len(heights) - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _line_path(self, pos: np.ndarray, rot: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+        """(joint path [rad] of the TCP's straight line to (`pos`, `rot`), whether it is
+        whole and smooth): not when the IK chain breaks (the path then ends where it broke)
+        or detours (joint travel over LINE_DETOUR times the endpoints' distance). From
+        `start` [rad] (default: the current targets)."""
+        ctx = self.ctx
+        start = self.q if start is None else np.asarray(start, float)
+        pos0, rot0 = self.tcp_pose(start)
+        n = max(1, math.ceil(float(np.linalg.norm(pos - pos0)) / LINE_STEP),
+                math.ceil(geo.angle_between(rot0, rot) / LINE_TURN))
+        path, q = [start], start
+        saved = ctx.scratch.qpos.copy()
+        try:
+            for i in range(1, n + 1):
+                f = i / n
+                res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (pos - pos0),
+                               geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=LINE_IK)
+                if not res.success or np.abs(res.q - q).max() > LINE_JUMP:
+                    return np.array(path), False
+                q = res.q
+                path.append(q)
+        finally:
+            ctx.scratch.qpos[:] = saved
+        path = np.array(path)
+        return path, self._straight(path)
+
+    @staticmethod
+    def _straight(path: np.ndarray) -> bool:
+        """Whether a line's joint path travels at most LINE_DETOUR times its endpoints' distance."""
+        travel = float(np.abs(np.diff(path, axis=0)).sum())
+        return travel <= LINE_DETOUR * float(np.abs(path[-1] - path[0]).sum()) + 0.05
+
+    def _rise(self, path: np.ndarray) -> float:
+        """Height [m] the TCP gains from the first to the last configuration of `path`."""
+        return float(self.tcp_pose(path[-1])[0][2] - self.tcp_pose(path[0])[0][2])
+
+    def _reset_scratch(self) -> None:
+        self.ctx.scratch.qpos[:] = self.ctx.data.qpos
+        mujoco.mj_forward(self.ctx.model, self.ctx.scratch)
+
+    def _path_hits(self, qpath: np.ndarray, bodies: tuple[int, ...]) -> str:
+        """What the robot (or a held block) first touches along `qpath`; "" when nothing."""
+        try:
+            for q in densify(qpath, self.ctx.settings.collision_step):
+                what = self._hits(q, bodies)
+                if what:
+                    return what
+            return ""
+        finally:
+            self._reset_scratch()
+
+    def _hits(self, q: np.ndarray, bodies: tuple[int, ...]) -> str:
+        """Names of what the robot touches at arm joints `q` (bodies aside), or what a held
+        block carried rigidly by the TCP penetrates by more than HELD_PENETRATION; "" when
+        nothing. Overwrites scratch."""
         ctx = self.ctx
         m, d, robot = ctx.model, ctx.scratch, ctx.robot
-        name, tcp_p_block, tcp_R_block = self.held
-        body = ctx.props[name]
-        adr = int(m.jnt_qposadr[m.body_jntadr[body]])
-        is_robot = np.zeros(m.nbody, bool)
-        is_robot[robot.body_ids] = True
-        for q in densify(qpath, ctx.settings.collision_step):
-            d.qpos[robot.arm_qpos] = q
-            mujoco.mj_kinematics(m, d)
+        d.qpos[robot.arm_qpos] = q
+        mujoco.mj_kinematics(m, d)
+        if self.held is not None:
+            name, tcp_p_block, tcp_R_block = self.held
+            body = ctx.props[name]
+            adr = int(m.jnt_qposadr[m.body_jntadr[body]])
             tcp_pos, tcp_rot = d.site_xpos[robot.tcp_site], d.site_xmat[robot.tcp_site].reshape(3, 3)
             d.qpos[adr:adr + 3] = tcp_pos + tcp_rot @ tcp_p_block
             d.qpos[adr + 3:adr + 7] = geo.quat(tcp_rot @ tcp_R_block)
             mujoco.mj_kinematics(m, d)
-            mujoco.mj_collision(m, d)
-            if not d.ncon:
-                continue
-            con = d.contact
-            b1, b2 = m.geom_bodyid[con.geom1], m.geom_bodyid[con.geom2]
-            other = np.where(b1 == body, b2, b1)
-            hit = ((b1 == body) | (b2 == body)) & (con.dist < -HELD_PENETRATION) & ~is_robot[other]
-            if hit.any():
-                return ", ".join(sorted({m.body(int(b)).name for b in other[hit]}))
-        return ""
+        mujoco.mj_collision(m, d)
+        if not d.ncon:
+            return ""
+        con = d.contact
+        b1, b2 = m.geom_bodyid[con.geom1], m.geom_bodyid[con.geom2]
+        robot1, robot2 = self._is_robot[b1], self._is_robot[b2]
+        other = np.where(robot1, b2, b1)
+        hit = (robot1 != robot2) & ~np.isin(other, bodies) & (con.dist < 0)
+        if self.held is not None:
+            held = ctx.props[self.held[0]]
+            other_h = np.where(b1 == held, b2, b1)
+            hit |= ((b1 == held) | (b2 == held)) & (con.dist < -HELD_PENETRATION) & ~self._is_robot[other_h]
+            other = np.where(hit & ((b1 == held) | (b2 == held)), other_h, other)
+        if not hit.any():
+            return ""
+        return ", ".join(sorted({m.body(int(b)).name for b in other[hit]}))
 
     def hold(self, seconds: float, phase: str, gripper: float) -> None:
         """Keep the arm still for `seconds` [s] while commanding `gripper` closedness."""
@@ -153,6 +340,14 @@ class PlanBuilder:
     def rollback(self, mark: tuple) -> None:
         n, self.q, self.grip, self.held = mark
         del self._q[n:], self._grip[n:], self._phase[n:]
+
+    def travel(self) -> float:
+        """Joint travel [rad] of everything appended so far (sum over joints of path lengths),
+        rounded to 0.01 rad so that float noise cannot decide between candidates."""
+        if not self._q:
+            return 0.0
+        q = np.vstack([self._q0, *self._q])
+        return round(float(np.abs(np.diff(q, axis=0)).sum()), 2)
 
     def ticks(self) -> int:
         return sum(len(q) for q in self._q)
@@ -181,18 +376,6 @@ class PlanBuilder:
         self._q.append(qs)
         self._grip.append(np.full(len(qs), float(gripper)))
         self._phase.append(np.full(len(qs), PHASES.index(phase), np.int8))
-
-    def _contact_names(self, excluded: tuple[int, ...]) -> str:
-        """Names of the scene bodies the robot touches in scratch's current configuration."""
-        m, d, robot = self.ctx.model, self.ctx.scratch, self.ctx.robot
-        names = set()
-        for c in d.contact[: d.ncon]:
-            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
-            if (b1 in robot.body_ids) != (b2 in robot.body_ids) and c.dist < 0:
-                other = b2 if b1 in robot.body_ids else b1
-                if other not in excluded:
-                    names.add(m.body(other).name)
-        return ", ".join(sorted(names)) or "the scene"
 
 
 def _neutral_yaw(ctx: SkillContext) -> float:

@@ -20,7 +20,7 @@ import numpy as np
 
 from demoforge.errors import DemoforgeError
 from demoforge.sim import RobotIndex
-from demoforge.skills.motion import PROFILES, MotionProfile
+from demoforge.skills.timing import PROFILES, MotionProfile
 
 # Low-level phase labels shared by every skill; a plan's `phase` holds indices into this.
 PHASES = ("approach", "descend", "close", "lift", "carry", "reorient", "lower", "open", "retreat")
@@ -39,9 +39,9 @@ class SkillError(DemoforgeError):
 class SkillSettings:
     """Tunable constants of every skill; the defaults are the ones the tests measure."""
 
-    profile: MotionProfile = PROFILES["medium"]  # joint velocity/acceleration limits
+    profile: MotionProfile = PROFILES["medium"]  # fractions of the robot card's joint velocity/acceleration/jerk limits
     control_hz: float = 60.0  # command rate [Hz]
-    approach_height: float = 0.08  # pre-grasp / pre-place TCP height above the final pose [m]
+    approach_height: float = 0.05  # pre-grasp / pre-place TCP height above the final pose [m]
     carry_clearance: float = 0.05  # held block's bottom above the tallest other prop while carried [m]
     close_s: float = 0.5  # gripper closing time, arm still [s]
     open_s: float = 0.3  # gripper opening time, arm still [s]

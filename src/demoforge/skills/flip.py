@@ -12,7 +12,7 @@ the fingers pinch the block's two faces normal to k, the hand tilted by -alpha a
 from top-down; lift; turn the hand by +90 degrees about k (and about the vertical as
 needed) while lifted, the block turning with it; lower to the table, the hand now tilted
 by 90 - alpha; open; retreat straight up. alpha is 45, 30 or 60 degrees, whichever (with either pinch direction)
-gives the shortest feasible plan. The block creeps a few millimetres in the pads while
+gives the feasible plan whose joints travel least. The block creeps a few millimetres in the pads while
 it turns, so it lands within ~6 mm of its old centre (measured). The grasp point is drawn 4-7 mm
 off the centre both upwards and towards face ?to: after the turn the second offset
 points up, so the TCP sits above the block centre at both ends and the tilted

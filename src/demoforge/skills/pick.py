@@ -4,10 +4,15 @@ Expected geometric effect: the block is pinched between both fingers, its pose f
 relative to the TCP, and lifted so its bottom is `carry_clearance` above the highest
 other prop; the block it stood on (unstack) or the table (pick-up) is left where it was.
 
-Draws: which of the block's symmetric top-down grasps (pinch axis along one of its
-horizontal face normals, yaw within 135 degrees of the wrist's mid-range; the order is
-shuffled and the first with IK solutions and a free path is used), the grasp point's
-height above the block centre, and small offsets along the two face axes.
+Motion: a transit to the pre-grasp pose `approach_height` above the grasp (planned around
+obstacles when the straight joint path collides), a straight Cartesian descent, closing,
+and a straight Cartesian lift.
+
+Grasp choice: among the block's symmetric top-down grasps (pinch axis along one of its
+horizontal face normals, both directions: four for a cube; yaw within 135 degrees of the
+wrist's mid-range) the one needing the smallest wrist turn from the hand's yaw now is tried
+first, then the next smallest. Draws: the grasp point's height above the block centre and
+small offsets along the two face axes.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     the TCP is at `lift_z` [m]. `then(candidate...)` plans what follows the lift (a
     placement); when it is infeasible the next candidate is tried. Returns (candidate, what
     `then` returned). With `shortest`, every candidate is planned and the one whose
-    plan is shortest in time wins (first on ties)."""
+    joints travel least wins (then the shortest in time, then the first)."""
     s = b.ctx.settings
     last: SkillFailure | None = None
     best = None
@@ -50,21 +55,17 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
         try:
             # From straight above, whatever the tilt: the open fingers flank the block along the
             # pinch axis, and the pre-grasp pose stays inside the arm's reach.
-            pre = pos + s.approach_height * geo.UP
-            q_pre = b.ik(pre, rot, "approach")
-            q_grasp = b.ik(pos, rot, "descend", seed=q_pre)
-            q_lift = b.ik(np.array([pos[0], pos[1], max(lift_z, pos[2])]), rot, "lift", seed=q_grasp)
-            b.move(q_pre, "approach", gripper=0.0)
-            b.move(q_grasp, "descend")
+            b.descend(pos, rot, s.approach_height, ("approach", "descend"), gripper=0.0)
             b.hold(s.close_s, "close", 1.0)
             centre, block_rot, _ = geo.block(b.ctx, name)
             b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)
-            b.move(q_lift, "lift", exclude=(name,))
+            b.line(np.array([pos[0], pos[1], max(lift_z, pos[2])]), rot, "lift", exclude=(name,))
             result = ((draw, pos, rot), (then(draw, pos, rot) if then is not None else None))
             if not shortest:
                 return result
-            if best is None or b.ticks() < best[0]:
-                best = (b.ticks(), result, b.snapshot())
+            cost = (b.travel(), b.ticks())
+            if best is None or cost < best[0]:
+                best = (cost, result, b.snapshot())
             b.rollback(mark)
         except Infeasible as exc:
             b.rollback(mark)
@@ -78,13 +79,16 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
 
 
 def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float = 0.0):
-    """Shuffled top-down grasps of `name` whose yaw, and yaw + `turn` [rad], stay within
-    MAX_TWIST of the wrist's mid-range; draws the grasp offsets into `params`."""
+    """Top-down grasps of `name` whose yaw, and yaw + `turn` [rad], stay within MAX_TWIST of
+    the wrist's mid-range, the smallest wrist turn from the hand's yaw now first; draws the
+    grasp offsets into `params`."""
     s = b.ctx.settings
     centre, rot, half = geo.block(b.ctx, name)
     yaws = [(psi, w) for psi, w in geo.pinch_yaws(rot, half, pinch_width(b))
             if abs(geo.wrap(psi - b.neutral_yaw)) <= MAX_TWIST and abs(geo.wrap(psi + turn - b.neutral_yaw)) <= MAX_TWIST]
-    order = b.rng.permutation(len(yaws)) if yaws else []
+    _, tcp_now = b.tcp_pose(b.q)
+    yaw_now = math.atan2(tcp_now[1, 1], tcp_now[0, 1])  # heading of the pinch axis now
+    order = sorted(range(len(yaws)), key=lambda i: abs(geo.wrap(yaws[i][0] - yaw_now)))
     dz = float(b.rng.uniform(*s.grasp_z_offset))
     dx, dy = (float(v) for v in b.rng.uniform(-s.grasp_xy_offset, s.grasp_xy_offset, 2))
     params.update(grasp_z_offset=dz, grasp_xy_offset=[dx, dy])
@@ -93,8 +97,20 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
         psi = yaws[int(i)][0]
         tcp = geo.down(psi)
         pos = centre + dz * geo.UP + dx * tcp[:, 0] + dy * tcp[:, 1]
-        out.append(({"grasp_yaw": psi}, pos, tcp))
-    return out
+        out.append((reach_cost(b, pos, tcp), ({"grasp_yaw": psi}, pos, tcp)))
+    # Near the base a yaw can need the arm to fold through another branch: the joint travel
+    # to the grasp decides, the wrist turn breaks ties (the sort is stable).
+    return [c for _, c in sorted(out, key=lambda x: x[0])]
+
+
+def reach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray) -> float:
+    """Joint travel [rad] (sum over joints, rounded to 0.25 rad) from the current targets to
+    the nearest IK solution of the TCP pose; inf when there is none."""
+    try:
+        q = b.ik(pos, rot, "approach")
+    except Infeasible:
+        return math.inf
+    return round(float(np.abs(q - b.q).sum()) * 4) / 4
 
 
 def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray) -> float:

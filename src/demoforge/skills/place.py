@@ -43,16 +43,12 @@ def place(b: PlanBuilder, name: str, tcp_p_block: np.ndarray, tcp_R_block: np.nd
     b.held = (name, tcp_p_block, tcp_R_block)
     tcp_rot = target_rot @ tcp_R_block.T
     tcp_pos = target - tcp_rot @ tcp_p_block
-    q_pre = b.ik(tcp_pos + above * geo.UP, tcp_rot, carry_phase)
-    q_place = b.ik(tcp_pos, tcp_rot, "lower", seed=q_pre)
-    # Straight up: the open fingers flank the block along the pinch axis, so this frees them
-    # whatever the tilt (backing off along a tilted approach axis drags the block along).
-    q_back = b.ik(tcp_pos + s.approach_height * geo.UP, tcp_rot, "retreat", seed=q_place)
-    b.move(q_pre, carry_phase, exclude=(name,))
-    b.move(q_place, "lower", exclude=(name,))
+    b.descend(tcp_pos, tcp_rot, above, (carry_phase, "lower"), exclude=(name,))
     b.hold(s.settle_s, "lower", b.grip)
     b.hold(s.open_s, "open", 0.0)
-    b.move(q_back, "retreat", exclude=(name,))
+    # Straight up: the open fingers flank the block along the pinch axis, so this frees them
+    # whatever the tilt (backing off along a tilted approach axis drags the block along).
+    b.line(tcp_pos + s.approach_height * geo.UP, tcp_rot, "retreat", exclude=(name,))
 
 
 def yaw_to_match(rot: np.ndarray, other: np.ndarray) -> float:

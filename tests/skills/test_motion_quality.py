@@ -1,0 +1,126 @@
+"""Expert motion a person would call efficient: one arm branch, the nearest symmetric grasp,
+straight Cartesian approach lines, planned detours, limits kept at every tick."""
+
+import math
+
+import mujoco
+import numpy as np
+
+from demoforge.skills import PHASES, joint_limits, plan_skill
+from demoforge.skills import geometry as geo
+from demoforge.skills.builder import PlanBuilder
+from demoforge.skills.timing import check_limits
+from demoforge.skills.transit import plan_around
+
+from .conftest import cube, make, yaw_quat
+
+
+def _tcp(ctx, q):
+    d = ctx.scratch
+    d.qpos[ctx.robot.arm_qpos] = q
+    mujoco.mj_kinematics(ctx.model, d)
+    return d.site_xpos[ctx.robot.tcp_site].copy(), d.site_xmat[ctx.robot.tcp_site].reshape(3, 3).copy()
+
+
+def test_ik_stays_on_the_seed_branch_for_neighbouring_poses():
+    scene, ctx = make(cube("a", 0.5, 0.0))
+    b = PlanBuilder(ctx, np.random.default_rng(0))
+    q = b.ik(np.array([0.6, 0.0, 0.5]), geo.down(0.3), "approach")
+    for k in range(1, 19):  # about 3 cm at a time around a circle in the workspace
+        pos = np.array([0.5 + 0.1 * math.cos(k / 3), 0.1 * math.sin(k / 3), 0.5])
+        nxt = b.ik(pos, geo.down(0.3 + 0.05 * k), "approach", seed=q)
+        assert np.abs(nxt - q).max() < 0.25, (k, nxt - q)
+        q = nxt
+
+
+def test_grasp_yaw_is_the_symmetric_grasp_nearest_to_the_hand():
+    for yaw in (-40.0, -10.0, 0.0, 35.0, 44.0):
+        scene, ctx = make(cube("a", 0.5, 0.05, quat=yaw_quat(yaw)))
+        b = PlanBuilder(ctx, np.random.default_rng(1))
+        _, tcp = b.tcp_pose(b.q)
+        yaw_now = math.atan2(tcp[1, 1], tcp[0, 1])
+        plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(1))
+        assert plan.ok, plan.failure
+        # A cube offers four yaws 90 degrees apart: the nearest is at most 45 degrees away.
+        assert abs(geo.wrap(plan.params["grasp_yaw"] - yaw_now)) <= math.pi / 4 + 1e-9
+        wrist = np.abs(np.diff(np.vstack([plan.q[:1], plan.q])[:, -1])).sum()
+        assert wrist < math.radians(60), (yaw, math.degrees(wrist))
+
+
+def test_descend_and_lift_follow_straight_tcp_lines():
+    scene, ctx = make(cube("a", 0.5, -0.05, quat=yaw_quat(20)))
+    plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(2))
+    assert plan.ok, plan.failure
+    for phase in ("descend", "lift"):
+        ticks = np.flatnonzero(plan.phase == PHASES.index(phase))
+        pts = np.array([_tcp(ctx, plan.q[k])[0] for k in range(ticks[0] - 1, ticks[-1] + 1)])
+        a, b = pts[0], pts[-1]
+        u = (b - a) / np.linalg.norm(b - a)
+        off = pts - a - np.outer((pts - a) @ u, u)
+        assert np.linalg.norm(off, axis=1).max() < 0.002, phase
+        assert abs(u[2]) > 0.999  # straight down, straight up
+
+
+def test_a_whole_skill_keeps_the_joint_limits_at_every_tick():
+    scene, ctx = make(cube("a", 0.45, 0.1, quat=yaw_quat(-30)), cube("b", 0.55, -0.1))
+    plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(3))
+    assert plan.ok, plan.failure
+    start = scene.data.ctrl[scene.robot.arm_actuators].astype(float)
+    limits = joint_limits(scene.robot.card, ctx.settings.profile)
+    assert check_limits(start, plan.q, limits, 1 / plan.control_hz) <= 1 + 1e-9
+
+
+def _free(q):
+    """A 3-D box world with a wall at 0.4 < x < 0.6 that only lets through above y = 0.8."""
+    return not (0.4 < q[0] < 0.6 and q[1] < 0.8)
+
+
+def test_ompl_plans_around_an_obstacle_collision_free_and_deterministically():
+    limits = np.array([[0.0, 1.0]] * 3)
+    q0, q1 = np.array([0.1, 0.1, 0.5]), np.array([0.9, 0.1, 0.5])
+    paths = [plan_around(q0, q1, _free, limits, rng=np.random.default_rng(s), resolution=0.01) for s in (7, 7, 8)]
+    path = paths[0]
+    assert path is not None
+    np.testing.assert_array_equal(path[0], q0)
+    np.testing.assert_array_equal(path[-1], q1)
+    for a, b in zip(path[:-1], path[1:], strict=True):
+        for f in np.linspace(0, 1, 50):
+            assert _free(a + f * (b - a))
+    np.testing.assert_array_equal(paths[0], paths[1])  # same seed, same path
+    assert paths[2] is not None
+
+
+def test_ompl_gives_up_after_its_iteration_budget():
+    limits = np.array([[0.0, 1.0]] * 2)
+    blocked = lambda q: not (0.4 < q[0] < 0.6)  # noqa: E731 - a wall with no gap
+    assert plan_around(np.array([0.1, 0.1]), np.array([0.9, 0.1]), blocked, limits,
+                       rng=np.random.default_rng(0), resolution=0.01, max_iterations=200) is None
+
+
+def test_a_blocked_straight_transit_is_planned_around():
+    # A tall pillar between the hand and the block: the straight joint path sweeps through it.
+    from demoforge.sim import Box
+
+    pillar = Box("pillar", (0.04, 0.04, 0.5), (0.45, -0.1, 0.65))
+    scene, ctx = make(cube("a", 0.45, -0.25), pillar)
+    b = PlanBuilder(ctx, np.random.default_rng(4))
+    q_goal = b.ik(np.array([0.45, -0.25, 0.52]), geo.down(b.neutral_yaw), "approach")
+    q_start = b.q.copy()
+    assert b._path_hits(np.stack([q_start, q_goal]), ()) == "pillar"  # the straight path is blocked
+    b.move(q_goal, "approach")
+    qs = np.concatenate(b._q)
+    np.testing.assert_array_equal(qs[-1], q_goal)
+    assert not b._path_hits(np.vstack([q_start, qs]), ())
+
+
+def test_a_planned_detour_is_the_same_for_the_same_seed():
+    from demoforge.sim import Box
+
+    pillar = Box("pillar", (0.04, 0.04, 0.5), (0.45, -0.1, 0.65))
+    plans = []
+    for _ in range(2):
+        scene, ctx = make(cube("a", 0.45, -0.25), pillar)
+        b = PlanBuilder(ctx, np.random.default_rng(9))
+        b.move(b.ik(np.array([0.45, -0.25, 0.52]), geo.down(b.neutral_yaw), "approach"), "approach")
+        plans.append(np.concatenate(b._q))
+    np.testing.assert_array_equal(plans[0], plans[1])
