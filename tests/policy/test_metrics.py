@@ -1,8 +1,9 @@
-"""Success, partial success, completion with warm-up excluded, assist semantics (hand-checked)."""
+"""Success, partial success, completion (work done), alive ratio with warm-up excluded, assist semantics
+(hand-checked)."""
 
 import pytest
 
-from demoforge.policy import Assist, PolicyError, completion_ratio, partial_success
+from demoforge.policy import Assist, PolicyError, alive_ratio, completion_ratio, partial_success
 
 A, B, C = ("on", "a", "b"), ("on", "b", "c"), ("clear", "a")
 
@@ -15,17 +16,27 @@ def test_partial_success_is_the_fraction_of_goal_atoms_true():
     assert partial_success([], set()) == 1.0
 
 
-def test_completion_excludes_the_warm_up():
+def test_a_policy_that_does_nothing_completes_nothing():
+    start = {C, B}  # (on b c) already holds: the goal needs only (on a b)
+    assert completion_ratio([A, B], start, start, success=False) == 0.0
+    assert completion_ratio([A, B], start, {A, B, C}, success=True) == 1.0
+    assert completion_ratio([A, B], set(), {A}, success=False) == 0.5
+    assert completion_ratio([A, B], start, {A}, success=False) == 1.0  # the one missing atom was achieved
+    # every goal atom held at the start but one was undone: nothing done
+    assert completion_ratio([A, B], {A, B}, {A}, success=False) == 0.0
+
+
+def test_alive_ratio_excludes_the_warm_up():
     # cut after 40 ticks, warm-up 20, horizon 120: (40 - 20) / (120 - 20)
-    assert completion_ratio(40, success=False, cut=True, warmup=20, horizon=120) == pytest.approx(0.2)
-    assert completion_ratio(15, success=False, cut=True, warmup=20, horizon=120) == 0.0  # died in the warm-up
-    assert completion_ratio(120, success=False, cut=True, warmup=20, horizon=120) == 1.0
-    assert completion_ratio(30, success=False, cut=False, warmup=20, horizon=120) == 1.0  # alive to the horizon
-    assert completion_ratio(5, success=True, cut=False, warmup=20, horizon=120) == 1.0
+    assert alive_ratio(40, success=False, cut=True, warmup=20, horizon=120) == pytest.approx(0.2)
+    assert alive_ratio(15, success=False, cut=True, warmup=20, horizon=120) == 0.0  # died in the warm-up
+    assert alive_ratio(120, success=False, cut=True, warmup=20, horizon=120) == 1.0
+    assert alive_ratio(30, success=False, cut=False, warmup=20, horizon=120) == 1.0  # alive to the horizon
+    assert alive_ratio(5, success=True, cut=False, warmup=20, horizon=120) == 1.0
     # without the warm-up excluded the same cut episode would read 40/120
-    assert completion_ratio(40, success=False, cut=True, warmup=0, horizon=120) == pytest.approx(1 / 3)
+    assert alive_ratio(40, success=False, cut=True, warmup=0, horizon=120) == pytest.approx(1 / 3)
     with pytest.raises(ValueError):
-        completion_ratio(10, success=False, cut=True, warmup=50, horizon=50)
+        alive_ratio(10, success=False, cut=True, warmup=50, horizon=50)
 
 
 def test_assist_holds_at_one_then_drops_to_the_floor():

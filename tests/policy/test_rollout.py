@@ -50,12 +50,14 @@ def test_a_scripted_policy_records_failures_with_hand_checked_metrics(pnp, tmp_p
         assert col(reader, k, "success") is False
         assert col(reader, k, "partial_success") == 0.0  # (in_region white left) is false at the start
         assert col(reader, k, "end") == "truncated"
-        assert col(reader, k, "completion_ratio") == 1.0  # alive to the horizon, nothing dropped
+        assert col(reader, k, "completion_ratio") == 0.0  # holding still achieves nothing
+        assert col(reader, k, "full_completion") is False
+        assert col(reader, k, "alive_ratio") == 1.0  # alive to the horizon, nothing dropped
         assert col(reader, k, "outcome") == "failure"
     assert summary["overall"]["success_rate"] == 0.0
     assert summary["warmup_ticks"] == 5
     md = (tmp_path / "r" / "SUMMARY.md").read_text()
-    assert "| pnp-all-0000 | 2 | 0.000 | 0.000 | 1.000 | 1.000 |" in md
+    assert "| pnp-all-0000 | 2 | 0.000 | 0.000 | 0.000 | 0.000 | 1.000 |" in md
     assert json.loads((tmp_path / "r" / "summary.json").read_text()) == summary
 
 

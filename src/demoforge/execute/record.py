@@ -13,8 +13,6 @@ family per run); `run_layout` refuses a mix and names the sizes.
 from __future__ import annotations
 
 import numpy as np
-from pddl.logic.base import And
-from pddl.logic.predicates import Predicate
 
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.raw import schema
@@ -24,7 +22,7 @@ from demoforge.skills import PHASES
 from demoforge.symbolic import Binding
 from demoforge.symbolic.abstract import truth_of_samples
 from demoforge.symbolic.predicates import sample, stack_samples
-from demoforge.tasks import Task
+from demoforge.tasks import Task, goal_atoms
 from demoforge.tasks.pddl_text import Atom, format_atom
 
 
@@ -140,15 +138,6 @@ class EpisodeRecorder:
         out[schema.OPERATOR] = np.asarray(rows[schema.OPERATOR], np.int64).reshape(-1, 1)
         out[schema.PHASE] = np.asarray(rows[schema.PHASE], np.int64).reshape(-1, 1)
         return out
-
-
-def goal_atoms(task: Task) -> list[Atom]:
-    """The goal's atoms when it is a conjunction of atoms (in the goal's order), else []."""
-    goal = task.goal
-    parts = goal.operands if isinstance(goal, And) else (goal,)
-    if not all(isinstance(p, Predicate) for p in parts):
-        return []
-    return [(str(p.name), *(str(t.name) for t in p.terms)) for p in parts]
 
 
 _WORDS = {

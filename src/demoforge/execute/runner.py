@@ -23,13 +23,13 @@ import numpy as np
 from demoforge.envs.scene import REGION_PREFIX
 from demoforge.errors import PlanningError
 from demoforge.execute.problems import ExecuteError, Problem
-from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_atoms, goal_words
+from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
 from demoforge.randomize import RandomizationSpec
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import restore, snapshot
 from demoforge.skills import PROFILES, SkillSettings, plan_skill, skill_context
-from demoforge.tasks import Step, apply, holds
+from demoforge.tasks import Step, apply, goal_atoms, holds
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
 from demoforge.tasks.planning import FallbackPlanner

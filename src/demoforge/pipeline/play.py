@@ -30,8 +30,8 @@ from demoforge.execute import runner as runner_mod
 from demoforge.execute.generate import (RunSpec, ShardMerge, _run_record, finished_run, open_run_folder, run_item,
                                        run_problems)
 from demoforge.execute.problems import STREAMS, episode_seed
-from demoforge.execute.record import goal_atoms, run_layout
-from demoforge.tasks import parse_task
+from demoforge.execute.record import run_layout
+from demoforge.tasks import goal_atoms, parse_task
 from demoforge.tasks.pddl_text import format_atom, problem_to_pddl
 from demoforge.tasks.simulate import Step, apply
 from demoforge.tasks.validate import type_of

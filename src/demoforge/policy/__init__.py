@@ -11,12 +11,12 @@ report), `relabel` (failed roll-outs -> expert demonstrations).
 """
 
 from demoforge.policy.adapters import ExpertPolicy, OnnxPolicy, ReplayPolicy, load_policy
-from demoforge.policy.metrics import completion_ratio, partial_success
+from demoforge.policy.metrics import alive_ratio, completion_ratio, partial_success
 from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, PolicySpaces, check_spaces, env_spaces
 from demoforge.policy.rollout import Assist, RolloutSettings, rollout
 
 __all__ = [
-    "Assist", "EpisodeStartInfo", "ExpertPolicy", "OnnxPolicy", "Policy", "PolicyError", "PolicySpaces",
+    "Assist", "EpisodeStartInfo", "alive_ratio", "ExpertPolicy", "OnnxPolicy", "Policy", "PolicyError", "PolicySpaces",
     "ReplayPolicy", "RolloutSettings", "check_spaces", "completion_ratio", "env_spaces", "load_policy",
     "partial_success", "rollout",
 ]

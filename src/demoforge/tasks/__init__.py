@@ -6,13 +6,14 @@ Backends live in `demoforge.tasks.mimir` (MimirPlanner) and
 
 from demoforge.tasks.families import FAMILIES, FamilyOptions, GeneratedTask, generate_family, static_facts, write_tasks
 from demoforge.tasks.library import DOMAINS, domain_path, domain_text
-from demoforge.tasks.parse import Task, check_state, load_task, parse_domain, parse_task, problem_text
+from demoforge.tasks.parse import Task, check_state, goal_atoms, load_task, parse_domain, parse_task, problem_text
 from demoforge.tasks.pddl_text import Atom
 from demoforge.tasks.planning import FallbackPlanner, Planner, PlanResult, PlanStatus, default_planner, plan
 from demoforge.tasks.scene import BlockLook, Region, SceneParams, scene_from_json, scene_to_json
 from demoforge.tasks.simulate import State, Step, apply, holds, run_plan
 
 __all__ = [
+    "goal_atoms",
     "DOMAINS", "FAMILIES", "Atom", "BlockLook", "FallbackPlanner", "FamilyOptions", "GeneratedTask", "PlanResult",
     "PlanStatus", "Planner", "Region", "SceneParams", "State", "Step", "Task", "apply", "check_state",
     "default_planner", "domain_path", "domain_text", "generate_family", "holds", "load_task", "parse_domain",

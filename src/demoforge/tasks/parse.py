@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pddl.core import Domain, Problem
-from pddl.logic.base import Formula
+from pddl.logic.base import And, Formula
+from pddl.logic.predicates import Predicate
 from pddl.parser.domain import DomainParser, _extend_domain_requirements
 from pddl.parser.problem import ProblemParser
 
@@ -50,6 +51,15 @@ class Task:
     domain: Domain  # `pddl`'s domain, read by the symbolic simulator
     problem: Problem  # `pddl`'s problem
     index: TaskIndex = field(compare=False, repr=False)  # derived lookups
+
+
+def goal_atoms(task: Task) -> list[Atom]:
+    """The goal's atoms when it is a conjunction of atoms (in the goal's order), else []."""
+    goal = task.goal
+    parts = goal.operands if isinstance(goal, And) else (goal,)
+    if not all(isinstance(p, Predicate) for p in parts):
+        return []
+    return [(str(p.name), *(str(t.name) for t in p.terms)) for p in parts]
 
 
 _lock = threading.Lock()
