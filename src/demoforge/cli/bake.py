@@ -35,6 +35,11 @@ def bake(
                                                  callback=finite(0.0, 1000.0, low_open=True),
                                                  help="Start a new mp4 before this length, in (0, 1000] [s]."),
     lerobot_format: str = typer.Option("v3.0", "--lerobot-format", help="Output layout: v3.0 or v2.1."),
+    environment_state: bool = typer.Option(False, "--environment-state",
+                                           help="Add observation.environment_state: the task's object poses, as the "
+                                                "demoforge lerobot env observes them (raw demoforge sources)."),
+    keep: str = typer.Option("", "--keep", help="Source per-tick columns to carry through, comma-separated, e.g. "
+                                                "goal.action,goal.position."),
 ) -> None:
     """Project raw episodes to a training convention at a control rate; stamps meta/bake.json and modality.json."""
     from demoforge.convert import BakeConfig, bake as run_bake
@@ -49,6 +54,7 @@ def bake(
             include_failures=include_failures, filter_idle=filter_idle, workers=n_workers,
             video=VideoSettings(codec=vcodec, crf=crf, gop_s=gop_seconds, pix_fmt=pix_fmt),
             max_video_file_s=max_video_file_seconds, lerobot_format=lerobot_format,
+            environment_state=environment_state, keep=tuple(k for k in keep.split(",") if k.strip()),
         )
         root = _run_with_progress(run_bake, sources, out, config)
     except DemoforgeError as exc:

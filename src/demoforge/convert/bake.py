@@ -118,7 +118,8 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
                 if s not in readers:
                     readers[s] = open_dataset(plan.sources[s])
                 ep = read_episode(readers[s], i, objects=cfg.filter_idle)
-                records.append(_bake_episode(plan, writer, ep, s, segments))
+                kept = readers[s].read_episode(i, list(cfg.keep)) if cfg.keep else {}
+                records.append(_bake_episode(plan, writer, ep, s, segments, kept))
                 for seg in segments.iterdir():
                     seg.unlink()
                 if on_episode:
@@ -128,7 +129,8 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
     return records
 
 
-def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, segments: Path) -> dict[str, Any]:
+def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, segments: Path,
+                  kept: dict[str, np.ndarray]) -> dict[str, Any]:
     cfg = plan.config
     proj = project(ep, cfg.convention, plan.rate)
     if (proj.state_parts, proj.action_parts) != (plan.state_parts, plan.action_parts) or \
@@ -142,6 +144,16 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
         if ep.raw_command is None:
             raise BakeError(f"{ep.source}: episode {ep.index} has no raw_command, unlike the pool's first episode")
         cols[schema.RAW_COMMAND] = ep.raw_command[rows].astype(np.float32)
+    for key, values in kept.items():
+        cols[key] = np.asarray(values)[rows]
+    objects = None
+    if cfg.environment_state:
+        from demoforge.convert.envstate import ENV_STATE, episode_environment_state
+
+        cols[ENV_STATE], objects = episode_environment_state(ep, rows)
+        if cols[ENV_STATE].shape[1:] != plan.features[ENV_STATE].shape:
+            raise BakeError(f"{ep.source}: episode {ep.index} has {len(objects)} objects {list(objects)}, the pool's "
+                            f"first {plan.features[ENV_STATE].shape[0] // 7}; bake one task family at a time")
     encoded, how = {}, {}
     for key in plan.camera_keys:
         cam = ep.cameras[key]
@@ -153,6 +165,8 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
             how[key] = "encoded"
     extra = dict(ep.extra)
     extra["bake_source"] = {"source": s, "episode_index": ep.index, "sha256": ep.sha256}
+    if objects is not None:
+        extra["environment_objects"] = list(objects)  # this episode's object names, in environment-state order
     writer.add_episode(cols, task=cfg.task or ep.task, extra=extra, encoded=encoded)
     return {"source": s, "source_episode": ep.index, "sha256": ep.sha256, "outcome": ep.outcome,
             "ticks_in": ep.length, "ticks_out": int(rows.size),
@@ -195,6 +209,8 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "filters": {"include_failures": cfg.include_failures, "filter_idle": cfg.filter_idle,
                     "idle": cfg.idle.to_json()},
         "task_override": cfg.task,
+        "environment_state": _env_state_stamp(plan),
+        "kept": list(cfg.keep),
         "sources": [{"root": str(p), "episodes": [r for r in records if r["source"] == s]}
                     for s, p in enumerate(plan.sources)],
         "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
@@ -203,6 +219,18 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "lerobot_format": cfg.lerobot_format,
         "config": cfg.stamp(),
     }
+
+
+def _env_state_stamp(plan: BakePlan) -> dict[str, Any] | None:
+    from demoforge.convert.envstate import ENV_STATE
+
+    ft = plan.features.get(ENV_STATE)
+    if ft is None:
+        return None
+    return {"key": ENV_STATE, "names": ft.names, "definition": "demoforge.raw.envstate",
+            "objects": "goal objects by first appearance in the goal, then the other blocks by name; per object "
+                       "position [m] and wxyz quaternion (w >= 0) in the world frame; per-episode names in "
+                       "demoforge/environment_objects"}
 
 
 def verify(root: Path) -> None:

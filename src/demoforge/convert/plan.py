@@ -14,7 +14,7 @@ from demoforge.convert.conventions import (
 from demoforge.convert.episode import BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extra
-from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INFO_PATH, Feature
+from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
 from demoforge.raw import schema
@@ -37,6 +37,8 @@ class BakeConfig:
     max_video_file_s: float = DEFAULT_VIDEO_FILE_DURATION_S  # start a new mp4 before this length [s]
     workers: int = 1  # processes; the output does not depend on it
     lerobot_format: str = "v3.0"  # one of FORMATS
+    environment_state: bool = False  # add observation.environment_state (object poses, convert.envstate)
+    keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks (annotations)
 
     def stamp(self) -> dict[str, Any]:
         """The settings that shape the output (workers excluded: it must not matter)."""
@@ -44,6 +46,7 @@ class BakeConfig:
         raw.pop("workers")
         raw["video"] = self.video.to_json()
         raw["cams"] = list(self.cams) if self.cams is not None else None
+        raw["keep"] = list(self.keep)
         return raw
 
 
@@ -115,6 +118,28 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
     return problems
 
 
+def _kept_features(readers: list[DatasetReader], keep: tuple[str, ...], made: dict[str, Feature]) -> dict[str, Feature]:
+    """The source features `--keep` names, checked in every source (all problems reported at once)."""
+    out, problems = {}, []
+    for key in keep:
+        if key in made or key.startswith(IMAGES_PREFIX) or key in INDEX_FEATURE_NAMES:
+            problems.append(f"--keep {key!r}: bake writes that column itself; keep names other per-tick columns")
+            continue
+        for r in readers:
+            ft = r.info.features.get(key)
+            if ft is None or ft.dtype == "video":
+                have = sorted(k for k, f in r.info.features.items() if f.dtype != "video" and k not in made)
+                problems.append(f"--keep {key!r}: {r.root} has no such per-tick column; it has {have}")
+            elif key in out and (out[key].dtype, out[key].shape) != (ft.dtype, ft.shape):
+                problems.append(f"--keep {key!r}: {r.root} has {ft.dtype} {list(ft.shape)}, another source "
+                                f"{out[key].dtype} {list(out[key].shape)}")
+            else:
+                out.setdefault(key, Feature(ft.dtype, tuple(ft.shape), ft.names))
+    if problems:
+        raise BakeError("bake: cannot keep the columns asked for:\n  " + "\n  ".join(problems))
+    return out
+
+
 def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, Projection]:
     """Check the pool and the request; returns the plan and the first episode's projection."""
     if not sources:
@@ -150,6 +175,13 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],), list(command_names(first)))
     for key in cams:
         features[key] = Feature("video", readers[0].info.features[key].shape)
+    features.update(_kept_features(readers, config.keep, features))
+    if config.environment_state:
+        from demoforge.convert.envstate import ENV_STATE, episode_environment_state
+        from demoforge.raw.envstate import state_names
+
+        poses, _ = episode_environment_state(first, proj.ticks[:1])
+        features[ENV_STATE] = Feature("float32", (poses.shape[1],), state_names(poses.shape[1] // 7))
     plan = BakePlan(
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,

@@ -37,6 +37,17 @@ def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episo
     return scene, binding
 
 
+def recorded_objects(root: str | Path, record: EpisodeRecord, cache: dict | None = None):
+    """(ObjectLayout, nq) of an episode of `root` with `record`: the objects its environment state
+    lists (`demoforge.raw.envstate`), read from its rebuilt model."""
+    from demoforge.raw.envstate import object_layout
+    from demoforge.tasks import goal_atoms
+
+    problem = recorded_problem(root, record.problem, cache)
+    scene, binding = record_scene(problem, record, where=str(root))
+    return object_layout(scene, binding, goal_atoms(problem.task)), scene.model.nq
+
+
 def episode_scene(root: str | Path, episode_index: int, cache: dict | None = None) -> Scene:
     """The scene (compiled model, fresh data) episode `episode_index` of `root` ran in.
     `cache`: see `recorded_problem`."""

@@ -1,0 +1,89 @@
+"""The environment state a state-based policy sees: the task's object poses, in a fixed order.
+
+Both `bake --environment-state` (from each recorded `sim.state` row) and the simulator env
+(`demoforge.gym.family`, the lerobot plugin) compute `observation.environment_state` with
+`environment_state`, so a policy trained on one reads the other.
+
+Order: the objects of the goal's atoms in order of first appearance (for `stack_three`,
+(on a b) (on b c) gives a, b, c: top to bottom; for `pnp`, the block then its target
+region), then the problem's other blocks (distractors) by name. The order carries the
+goal's roles, so object 0 of every episode plays the same part whatever its colour.
+
+Per object 7 numbers: position [m] and orientation (MuJoCo wxyz quaternion, sign chosen
+so w >= 0) in the world frame. A block reads its free joint; a region (drawn, never moved)
+is its rectangle's centre on the table top with the identity orientation. Names are roles,
+`object_<k>.<x|y|z|qw|qx|qy|qz>`, the same for every episode; `objects` gives each
+episode's own names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from demoforge.errors import DemoforgeError
+
+POSE = ("x", "y", "z", "qw", "qx", "qy", "qz")
+
+
+@dataclass(frozen=True)
+class ObjectLayout:
+    """Which qpos columns (or fixed pose) each object of the environment state reads."""
+
+    objects: tuple[str, ...]  # the problem's object names, in state order
+    qpos: tuple[int, ...]  # per object: qpos address of its free joint, -1 for a fixed object (region)
+    fixed: np.ndarray  # (k, 7) pose of each fixed object (rows of moving objects unused)
+
+    @property
+    def width(self) -> int:
+        return 7 * len(self.objects)
+
+
+def state_names(n_objects: int) -> list[str]:
+    """Feature names of an environment state of `n_objects` objects (roles, not colours)."""
+    return [f"object_{k}.{c}" for k in range(n_objects) for c in POSE]
+
+
+def object_order(goal: list[tuple], blocks: tuple[str, ...], regions: tuple[str, ...]) -> tuple[str, ...]:
+    """Goal objects by first appearance, then the remaining blocks sorted (see the module docstring)."""
+    known = set(blocks) | set(regions)
+    out: list[str] = []
+    for atom in goal:
+        for arg in atom[1:]:
+            if arg in known and arg not in out:
+                out.append(arg)
+    return tuple(out + sorted(b for b in blocks if b not in out))
+
+
+def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
+    """The layout of a scene bound to its task (`goal`: the goal atoms, in the goal's order)."""
+    order = object_order(goal, binding.blocks, binding.regions)
+    missing = [b for b in order if b in binding.blocks and b not in scene.prop_qpos]
+    if missing:
+        raise DemoforgeError(f"environment state: blocks {missing} have no free joint in the scene; "
+                             f"free props: {sorted(scene.prop_qpos)}")
+    fixed = np.zeros((len(order), 7))
+    fixed[:, 3] = 1.0
+    qpos = []
+    for k, name in enumerate(order):
+        if name in binding.blocks:
+            qpos.append(int(scene.prop_qpos[name]))
+        else:
+            x0, x1, y0, y1 = binding.region_box[binding.regions.index(name)]
+            fixed[k, :3] = ((x0 + x1) / 2, (y0 + y1) / 2, binding.table_top_z)
+            qpos.append(-1)
+    return ObjectLayout(order, tuple(qpos), fixed)
+
+
+def environment_state(layout: ObjectLayout, qpos: np.ndarray) -> np.ndarray:
+    """(..., 7 k) poses for qpos rows (..., nq); see the module docstring."""
+    qpos = np.asarray(qpos, dtype=np.float64)
+    out = np.broadcast_to(layout.fixed, (*qpos.shape[:-1], *layout.fixed.shape)).copy()
+    for k, adr in enumerate(layout.qpos):
+        if adr >= 0:
+            pose = qpos[..., adr:adr + 7]
+            sign = np.where(pose[..., 3:4] < 0, -1.0, 1.0)
+            out[..., k, :3] = pose[..., :3]
+            out[..., k, 3:] = pose[..., 3:] * sign
+    return out.reshape(*qpos.shape[:-1], layout.width)
