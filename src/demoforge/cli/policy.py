@@ -55,12 +55,25 @@ def policy_kwargs(pairs: list[str]) -> dict:
     return out
 
 
+_LIKE = typer.Option(None, "--like", help="A baked dataset: the policy acts under its convention and rate "
+                                          "(meta/bake.json), executed on the 60 Hz controller as the lerobot env does.")
 _POLICY_ARG = typer.Option([], "--policy-arg", help="KEY=VALUE (VALUE read as YAML) passed to the policy's factory "
                                                    "(module:factory, expert); repeatable.")
 
 
 def _fail(exc: Exception) -> None:
     raise fail(exc) from None
+
+
+def _load(policy: str, policy_arg: list[str], like: Path | None):
+    from demoforge.policy import load_policy
+
+    loaded = load_policy(policy, **policy_kwargs(policy_arg))
+    if like is None:
+        return loaded
+    from demoforge.policy.like import like as under
+
+    return under(loaded, like)
 
 
 def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: float | None, assist_steps: int):
@@ -86,8 +99,8 @@ def _print_summary(summary: dict, out: Path) -> None:
     o = summary["overall"]
     typer.echo(f"{o['episodes']} episodes: success {o['success_rate']:.3f}, "
                f"partial success {o['partial_success']:.3f}, "
-               f"mean completion {o['mean_completion']:.3f} (warm-up {summary['warmup_ticks']} ticks excluded, "
-               f"horizon {summary['reference_ticks']} ticks)")
+               f"mean completion {o['mean_completion']:.3f}, mean alive {o['mean_alive']:.3f} "
+               f"(warm-up {summary['warmup_ticks']} ticks excluded, horizon {summary['reference_ticks']} ticks)")
     for name, t in summary["problems"].items():
         typer.echo(f"  {name}: success {t['success_rate']:.3f}, partial {t['partial_success']:.3f}, "
                    f"completion {t['mean_completion']:.3f} ({t['episodes']} episodes)")
@@ -95,8 +108,9 @@ def _print_summary(summary: dict, out: Path) -> None:
 
 
 _MAX_TICKS = typer.Option(600, "--max-ticks", min=1, max=10_000_000, help="Ticks before an episode is truncated.")
-_WARMUP = typer.Option(0, "--warmup", min=0, help="Ticks excluded from completion_ratio (at least --assist-steps).")
-_REFERENCE = typer.Option(None, "--reference-ticks", min=1, max=10_000_000, help="Completion horizon [ticks]; default --max-ticks.")
+_WARMUP = typer.Option(0, "--warmup", min=0, help="Ticks excluded from alive_ratio (at least --assist-steps).")
+_REFERENCE = typer.Option(None, "--reference-ticks", min=1, max=10_000_000,
+                          help="alive_ratio horizon [ticks]; default --max-ticks.")
 _FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0, callback=finite(0.0, 1.0),
                       help="Enable the object assist (an upward force of a fraction of each object's weight): it "
                            "holds at 1.0 for --assist-steps ticks, then DROPS TO this floor for the rest of the "
@@ -116,18 +130,18 @@ def rollout(
     randomization: Path | None = typer.Option(None, "--randomization", help="Physics randomization spec (YAML), "
                                                                                "drawn per episode as in generate."),
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
-    assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS,
+    assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
-    from demoforge.policy import load_policy, rollout as run
+    from demoforge.policy import rollout as run
 
     try:
         from demoforge.randomize import load_spec
 
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
         spec = load_spec(randomization) if randomization is not None else None
-        summary = run(load_policy(policy, **policy_kwargs(policy_arg)), problems, out, episodes=episodes, envs=envs,
+        summary = run(_load(policy, policy_arg, like), problems, out, episodes=episodes, envs=envs,
                       seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
                       progress=_Progress())
     except DemoforgeError as exc:
@@ -143,16 +157,15 @@ def eval_(
     episodes: str | None = typer.Option(None, "--episodes", help="Episodes to start from, e.g. 0,2,5-7 (all)."),
     envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS),
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
-    assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS,
+    assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
 ) -> None:
     """Closed-loop evaluation from the exact initial states (physics state and randomization draw) of
     the recorded episodes of a dataset."""
-    from demoforge.policy import load_policy
     from demoforge.policy.evaluate import evaluate_from_dataset
 
     try:
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
-        summary = evaluate_from_dataset(load_policy(policy, **policy_kwargs(policy_arg)), from_dataset, out,
+        summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
                                         episodes=parse_episodes(episodes), progress=_Progress(),
                                         envs=envs, settings=settings, spec=policy)
     except DemoforgeError as exc:

@@ -7,7 +7,7 @@
 OUT is a raw execute dataset (the execute recorder's per-tick rows, the same meta files,
 so `replay`, `eval --from-dataset` and `relabel` read it) plus SUMMARY.md and
 summary.json. Per episode the columns `demoforge/success`, `partial_success`,
-`completion_ratio`, `full_completion`, `end`, `assist` and `policy` hold the metrics
+`completion_ratio`, `full_completion`, `alive_ratio`, `end`, `assist` and `policy` hold the metrics
 (`policy.metrics`). Episodes go to the writer as they end, in canonical (problem,
 episode) order, so memory holds at most the running episodes plus those finished
 ahead of an earlier one.
@@ -34,13 +34,16 @@ import mujoco
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, Feature
+from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.execute.problems import check_goals
-from demoforge.execute.record import EpisodeRecorder, goal_atoms, goal_words, run_layout
+from demoforge.execute.record import EpisodeRecorder, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.guard import guard_output_dir, restart_killed
-from demoforge.policy.metrics import Tally, completion_ratio, partial_success, summary_json, summary_markdown
+from demoforge.policy.metrics import (
+    Tally, alive_ratio, completion_ratio, partial_success, summary_json, summary_markdown,
+)
 from demoforge.policy.protocol import (
     EpisodeStartInfo,
     Policy,
@@ -53,6 +56,7 @@ from demoforge.policy.protocol import (
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import Problem
+from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 
 
@@ -80,8 +84,8 @@ class RolloutSettings:
     """Episode limits and metric parameters of a roll-out."""
 
     max_ticks: int = 600  # an episode is truncated after this many control ticks
-    warmup_ticks: int = 0  # ticks excluded from completion (defaults to the assist's steps when it is larger)
-    reference_ticks: int | None = None  # completion horizon [ticks]; None = max_ticks
+    warmup_ticks: int = 0  # ticks excluded from alive_ratio (defaults to the assist's steps when it is larger)
+    reference_ticks: int | None = None  # alive_ratio horizon [ticks]; None = max_ticks
     drop_margin: float = 0.05  # an object this far below its start height ends the episode as dropped [m]
     control_hz: float = 60.0  # control and recording rate [Hz]
     assist: Assist | None = None
@@ -138,6 +142,7 @@ class _Episode:
         self.ident = env.ids[i]
         self.draw = env.randomization_draws[i]
         self.rec = EpisodeRecorder(layout, self.ctx.scene)
+        self.start_atoms = self.ctx.atoms()  # what held before the policy acted (completion counts the rest)
         _, self.z_adr, _ = free_bodies(self.ctx.scene.model)
         self.z0 = self.ctx.scene.data.qpos[self.z_adr].copy()
 
@@ -182,6 +187,14 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         offered = image_spaces(dict(policy.spaces.observation), cameras)
         env_sp = PolicySpaces({**env_sp.observation, **offered}, env_sp.action)
         images = {k: tuple(v) for k, v in policy.spaces.observation.items() if k.startswith(IMAGES_PREFIX)}
+    env_state = ENV_STATE in policy.spaces.observation
+    if env_state:
+        from demoforge.execute.problems import start_layout_scene
+        from demoforge.raw.envstate import object_layout
+
+        scene, binding = start_layout_scene(problems[0])
+        width = object_layout(scene, binding, goal_atoms(problems[0].task)).width
+        env_sp = PolicySpaces({**env_sp.observation, ENV_STATE: (width,)}, env_sp.action)
     check_spaces(policy.spaces, env_sp, where=f"policy {spec!r}")
     if len(set(images.values())) > 1:
         raise PolicyError(f"policy {spec!r}: image observations {images} must share one size")
@@ -196,6 +209,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     nxt = 0
     tallies = {p.name: Tally() for p in problems}
     eps: list[_Episode | None] = [None] * envs
+    objects: list = [None] * envs  # per slot: the environment-state layout of its episode
 
     def begin(i: int) -> None:
         if env.ids[i] is None:
@@ -204,6 +218,10 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         eps[i] = _Episode(env, i, layout, images)
         t = env.ids[i][0]
         ctx = env.contexts[i]
+        if env_state:
+            from demoforge.raw.envstate import object_layout
+
+            objects[i] = object_layout(ctx.scene, ctx.binding, goal_atoms(problems[t].task))
         policy.reset(i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx, env, layout))
 
     def end(i: int, ep: _Episode, success: bool, how: str) -> None:
@@ -213,8 +231,9 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         atoms = ep.ctx.atoms()
         ticks = ep.rec.length
         metrics = {"success": bool(success), "partial_success": partial_success(goal, atoms),
-                   "completion_ratio": completion_ratio(ticks, success=success, cut=how == "dropped",
-                                                        warmup=settings.warmup, horizon=settings.horizon),
+                   "completion_ratio": completion_ratio(goal, ep.start_atoms, atoms, success=success),
+                   "alive_ratio": alive_ratio(ticks, success=success, cut=how == "dropped",
+                                              warmup=settings.warmup, horizon=settings.horizon),
                    "end": how}
         metrics["full_completion"] = metrics["completion_ratio"] >= 1.0
         start = ep.ctx.start.records
@@ -238,9 +257,16 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
             nxt += 1
 
     def observe(obs: dict) -> dict:
-        if not images:
+        if not images and not env_state:
             return obs
         out = dict(obs)
+        if env_state:
+            from demoforge.raw.envstate import environment_state
+
+            out[ENV_STATE] = np.full((envs, env_sp.observation[ENV_STATE][0]), np.nan)
+            for i, ep in enumerate(eps):
+                if ep is not None:
+                    out[ENV_STATE][i] = environment_state(objects[i], ep.ctx.scene.data.qpos)
         for key, shape in images.items():
             out[key] = np.zeros((envs, *shape), np.uint8)
         for i, ep in enumerate(eps):
