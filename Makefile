@@ -7,7 +7,11 @@ EXTRAS ?= dev,fd,coacd,arms,report,onnx,ray
 export MUJOCO_GL ?= egl
 export SVT_LOG ?= 1
 
-.PHONY: demo test test-fast bench lerobot-venv clean
+# Python 3.12 with demoforge, the lerobot env plugin and lerobot 0.6.1 (overlaying the cached lerobot venv).
+LEROBOT_VENV := .venv-lerobot
+LEROBOT_PY := $(LEROBOT_VENV)/bin/python
+
+.PHONY: demo test test-fast bench bench-train-eval lerobot-venv lerobot-dev clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,13 +23,23 @@ $(BIN)/.installed: pyproject.toml
 lerobot-venv:
 	@bash scripts/lerobot-venv.sh > /dev/null
 
+# demoforge + plugin + lerobot in one Python 3.12 venv: run lerobot's scripts as
+# $(LEROBOT_PY) -m lerobot.scripts.lerobot_train / lerobot_eval.
+$(LEROBOT_VENV)/.installed: pyproject.toml plugins/lerobot_env_demoforge/pyproject.toml scripts/lerobot-venv.sh scripts/lerobot-dev-venv.sh
+	bash scripts/lerobot-dev-venv.sh $(LEROBOT_VENV)
+
+lerobot-dev: $(LEROBOT_VENV)/.installed
+
 demo: $(BIN)/.installed
 	$(BIN)/demoforge demo
 
-# Every test, slow and conformance ones included.
-test: $(BIN)/.installed lerobot-venv
+# Every test, slow and conformance ones included (Python 3.11); then on Python 3.12 the fast suite
+# and the closed-loop tests (lerobot-train / lerobot-eval on the demoforge env plugin).
+test: $(BIN)/.installed lerobot-venv $(LEROBOT_VENV)/.installed
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" DEMOFORGE_REQUIRE_LEROBOT=1 \
 		$(BIN)/python -m pytest -q -p no:cacheprovider
+	DEMOFORGE_REQUIRE_CLOSED_LOOP=1 $(LEROBOT_PY) -m pytest -q -p no:cacheprovider \
+		-m "closed_loop or not (slow or conformance)"
 
 # The fast suite only (no slow, no conformance), for the edit-test loop.
 test-fast: $(BIN)/.installed
@@ -34,5 +48,9 @@ test-fast: $(BIN)/.installed
 bench: $(BIN)/.installed lerobot-venv
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" $(BIN)/python benchmarks/bench_writer.py
 
+# Train with stock lerobot on demoforge data and evaluate in the demoforge env (long; see BENCHMARKS.md).
+bench-train-eval: $(LEROBOT_VENV)/.installed
+	$(LEROBOT_PY) benchmarks/bench_train_eval.py
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) $(LEROBOT_VENV) build dist src/*.egg-info plugins/*/*.egg-info

@@ -1,0 +1,80 @@
+"""`--env.type=demoforge`: the EnvConfig lerobot parses, and the vector envs it creates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lerobot.configs import FeatureType, PolicyFeature
+from lerobot.envs.configs import EnvConfig
+from lerobot.utils.constants import ACTION, OBS_ENV_STATE, OBS_IMAGES, OBS_STATE
+
+MAX_SECONDS = 40.0  # default episode limit [s of simulated time]; stack_three demos run up to 28 s
+
+
+@EnvConfig.register_subclass("demoforge")
+@dataclass
+class DemoforgeEnvConfig(EnvConfig):
+    """A demoforge task family; every field maps onto demoforge.gym.FamilyEnvConfig."""
+
+    task: str = "pnp"  # family: stack_three, unstack, pnp, flip, rotate (demoforge tasks families)
+    split: str = "test"  # problems of this look split: train, test or all
+    fps: int = 15  # actions per second [Hz]; taken from --env.dataset's bake.json when given
+    convention: str = "joint_target"  # action convention (joint_target, joint_pos, joint_vel); from bake.json when given
+    dataset: str | None = None  # a baked dataset whose meta/bake.json fixes convention, rate and gains
+    problems: int = 16  # problems of the family (demoforge tasks gen --count)
+    problem_seed: int = 0  # demoforge tasks gen --seed
+    episodes: int = 1_000_000  # episode indices a reset draws from, per problem
+    scene_seed: int = 0  # run seed of the episodes (demoforge generate --seed)
+    episode_length: int | None = None  # steps before truncation; None = 40 s at fps
+    cameras: str = ""  # comma-separated cameras rendered into `pixels` (front, side, wrist); "" = state only
+    look: str | None = None  # render pixels under this look: plain, randomized or a look YAML (its image size wins)
+    observation_height: int = 224
+    observation_width: int = 224
+    features: dict[str, PolicyFeature] = field(default_factory=dict)
+    features_map: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        from demoforge.gym import FamilyEnv
+
+        core = FamilyEnv(self.family_config())
+        self.fps = core.cfg.action.control_freq
+        shapes = core.shapes()
+        self.features = {
+            ACTION: PolicyFeature(type=FeatureType.ACTION, shape=shapes["action"]),
+            "agent_pos": PolicyFeature(type=FeatureType.STATE, shape=shapes["agent_pos"]),
+            "environment_state": PolicyFeature(type=FeatureType.ENV, shape=shapes["environment_state"]),
+        }
+        self.features_map = {ACTION: ACTION, "agent_pos": OBS_STATE, "environment_state": OBS_ENV_STATE}
+        for cam in self.camera_list:
+            self.features[f"pixels/{cam}"] = PolicyFeature(type=FeatureType.VISUAL, shape=shapes[f"pixels/{cam}"])
+            self.features_map[f"pixels/{cam}"] = f"{OBS_IMAGES}.{cam}"
+
+    @property
+    def camera_list(self) -> tuple[str, ...]:
+        return tuple(c.strip() for c in self.cameras.split(",") if c.strip())
+
+    @property
+    def max_steps(self) -> int:
+        return self.episode_length or round(MAX_SECONDS * self.fps)
+
+    def family_config(self):
+        from demoforge.gym import ActionConvention, FamilyEnvConfig, from_bake
+
+        if self.dataset:
+            action = from_bake(self.dataset)
+        else:
+            action = ActionConvention(self.convention, int(self.fps), 60)
+        return FamilyEnvConfig(task=self.task, split=self.split, problems=self.problems,
+                               problem_seed=self.problem_seed, episodes=self.episodes, scene_seed=self.scene_seed,
+                               action=action, cameras=self.camera_list, look=self.look,
+                               image_size=(self.observation_height, self.observation_width))
+
+    @property
+    def gym_kwargs(self) -> dict:
+        return {"config": self.family_config(), "max_episode_steps": self.max_steps}
+
+    def create_envs(self, n_envs: int, use_async_envs: bool = False):
+        """{"demoforge": {0: VectorEnv}}: one suite, one task (the family)."""
+        from lerobot_env_demoforge.env import make_vector_env
+
+        return {self.type: {0: make_vector_env(self.family_config(), self.max_steps, n_envs, use_async_envs)}}
