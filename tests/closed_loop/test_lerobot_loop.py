@@ -31,7 +31,7 @@ def test_the_gym_env_passes_gymnasiums_checker_and_reseeds_identically(family_ba
     from lerobot.envs.factory import make_env_config
 
     cfg = make_env_config("demoforge", task="pnp", split="train", problems=2, episodes=2, dataset=str(family_baked))
-    assert cfg.fps == 15 and cfg.features["environment_state"].shape == (14,)
+    assert cfg.fps == 15 and cfg.features["environment_state"].shape == (20,)
     vec = cfg.create_envs(n_envs=2)["demoforge"][0]
     env = vec.envs[0].unwrapped
     check_env(env, skip_render_check=True)

@@ -52,7 +52,7 @@ def test_resets_are_deterministic_and_seeded(family_baked):
     assert a.reset(seed=0)[1] != a.reset(seed=5)[1] or not np.array_equal(
         a.reset(seed=0)[0]["environment_state"], a.reset(seed=5)[0]["environment_state"])
     assert a.problems[0].name.startswith("pnp-test-")
-    assert a.shapes() == {"agent_pos": (8,), "environment_state": (14,), "action": (8,)}
+    assert a.shapes() == {"agent_pos": (8,), "environment_state": (20,), "action": (8,)}
 
 
 def test_environment_state_orders_objects_by_their_goal_role(family_baked):
@@ -62,11 +62,13 @@ def test_environment_state_orders_objects_by_their_goal_role(family_baked):
     goal = json.loads(row["demoforge/goal"])  # e.g. ["(in_region white left)"]
     assert objects == goal[0].strip("()").split()[1:]
     ep = reader.read_episode(0)
-    region = ep["observation.environment_state"][:, 7:]
+    region = ep["observation.environment_state"][:, 10:17]
     assert np.ptp(region, axis=0).max() == 0.0  # a region never moves
     np.testing.assert_array_equal(region[0, 3:], [1, 0, 0, 0])
     stamp = json.loads((family_baked / "meta/bake.json").read_text())
-    assert stamp["environment_state"]["names"][:3] == ["object_0.x", "object_0.y", "object_0.z"]
+    names = stamp["environment_state"]["names"]
+    assert names[:3] == ["object_0.x", "object_0.y", "object_0.z"] and names[7:10] == [
+        "object_0.dx", "object_0.dy", "object_0.dz"] and len(names) == 20
     assert stamp["kept"] == ["plan.operator", "symbolic.state"]
     src = open_dataset(stamp["sources"][0]["root"])
     k = stamp["sources"][0]["episodes"][0]["source_episode"]
@@ -126,3 +128,20 @@ def test_pixels_render_per_camera_under_a_named_look():
     np.testing.assert_array_equal(looked.reset(seed=0)[0]["pixels"]["front"], a["pixels"]["front"])
     plain.close()
     looked.close()
+
+
+def test_the_tcp_offset_is_the_object_seen_from_the_gripper(family_baked):
+    """object_k.d* = object position - TCP site position, as MuJoCo places the site at that qpos;
+    it shrinks to the grasp offset while the block is held."""
+    env = FamilyEnv(FamilyEnvConfig(task="pnp", split="train", problems=2, episodes=2, action=from_bake(family_baked)))
+    obs, _ = env.reset(seed=1)
+    scene = env.ctx.scene
+    state = obs["environment_state"]
+    tcp = scene.data.site_xpos[scene.robot.tcp_site]  # fresh after the reset's forward pass
+    np.testing.assert_allclose(state[7:10], state[:3] - tcp, atol=1e-6)
+    np.testing.assert_allclose(state[17:20], state[10:13] - tcp, atol=1e-6)
+    reader = open_dataset(family_baked)
+    ep = reader.read_episode(0)
+    dist = np.linalg.norm(ep["observation.environment_state"][:, 7:10], axis=1)
+    held = ep["observation.state"][:, -1] > 0.5
+    assert dist[0] > 0.05 and dist[held].max() < 0.03  # far at the start, at the fingers while held

@@ -21,7 +21,7 @@ class BakedReplay:
         self.reader = open_dataset(root)
         self.index = {(json.loads(r["demoforge/problem"]), json.loads(r["demoforge/seed"])["episode"]): r["episode_index"]
                       for r in self.reader.iter_episodes()}
-        self.spaces = PolicySpaces({ENV_STATE: (14,), "observation.state": (8,)}, (8,))
+        self.spaces = PolicySpaces({ENV_STATE: (20,), "observation.state": (8,)}, (8,))
         self.slots, self.firsts_matched = {}, 0
 
     def reset(self, slot, start):

@@ -149,11 +149,12 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
     objects = None
     if cfg.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
+        from demoforge.raw.envstate import PER_OBJECT
 
         cols[ENV_STATE], objects = episode_environment_state(ep, rows)
         if cols[ENV_STATE].shape[1:] != plan.features[ENV_STATE].shape:
             raise BakeError(f"{ep.source}: episode {ep.index} has {len(objects)} objects {list(objects)}, the pool's "
-                            f"first {plan.features[ENV_STATE].shape[0] // 7}; bake one task family at a time")
+                            f"first {plan.features[ENV_STATE].shape[0] // PER_OBJECT}; bake one task family at a time")
     encoded, how = {}, {}
     for key in plan.camera_keys:
         cam = ep.cameras[key]
@@ -229,8 +230,8 @@ def _env_state_stamp(plan: BakePlan) -> dict[str, Any] | None:
         return None
     return {"key": ENV_STATE, "names": ft.names, "definition": "demoforge.raw.envstate",
             "objects": "goal objects by first appearance in the goal, then the other blocks by name; per object "
-                       "position [m] and wxyz quaternion (w >= 0) in the world frame; per-episode names in "
-                       "demoforge/environment_objects"}
+                       "position [m] and wxyz quaternion (w >= 0) in the world frame, then object minus TCP "
+                       "position [m]; per-episode names in demoforge/environment_objects"}
 
 
 def verify(root: Path) -> None:

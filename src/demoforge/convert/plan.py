@@ -178,10 +178,10 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     features.update(_kept_features(readers, config.keep, features))
     if config.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
-        from demoforge.raw.envstate import state_names
+        from demoforge.raw.envstate import PER_OBJECT, state_names
 
         poses, _ = episode_environment_state(first, proj.ticks[:1])
-        features[ENV_STATE] = Feature("float32", (poses.shape[1],), state_names(poses.shape[1] // 7))
+        features[ENV_STATE] = Feature("float32", (poses.shape[1],), state_names(poses.shape[1] // PER_OBJECT))
     plan = BakePlan(
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,

@@ -32,7 +32,7 @@ import numpy as np
 
 from demoforge.errors import DemoforgeError
 from demoforge.gym.convention import ActionConvention
-from demoforge.raw.envstate import ObjectLayout, environment_state, object_layout, state_names
+from demoforge.raw.envstate import PER_OBJECT, ObjectLayout, environment_state, object_layout, state_names
 
 SPLITS = ("train", "test", "all")
 
@@ -118,7 +118,7 @@ class FamilyEnv:
 
     def names(self) -> dict[str, list[str]]:
         shapes = self.shapes()
-        return {"environment_state": state_names(shapes["environment_state"][0] // 7)}
+        return {"environment_state": state_names(shapes["environment_state"][0] // PER_OBJECT)}
 
     # -- episodes ------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[dict, dict]:
@@ -138,6 +138,7 @@ class FamilyEnv:
         self.ctx, self.p = ctx, p
         scene = ctx.scene
         self._view = None
+        self._scratch = None
         self.episode = (self.problems[p].name, int(ctx.start.episode))
         self.layout = object_layout(scene, ctx.binding, self.goals[p])
         self._law = self.cfg.action.joint_law(scene.robot.card.controller)
@@ -175,12 +176,17 @@ class FamilyEnv:
                 "episode_index": self.episode[1]}
 
     def observe(self) -> dict:
-        from demoforge.sim import gripper_closedness
+        import mujoco
+
+        from demoforge.sim import gripper_closedness, tcp_positions
 
         scene = self.ctx.scene
         q = scene.data.qpos
+        if self._scratch is None:
+            self._scratch = mujoco.MjData(scene.model)
+        tcp = tcp_positions(scene.model, scene.robot, q, self._scratch)
         obs = {"agent_pos": np.append(q[scene.robot.arm_qpos], gripper_closedness(scene.robot, q)).astype(np.float32),
-               "environment_state": environment_state(self.layout, q).astype(np.float32)}
+               "environment_state": environment_state(self.layout, q, tcp).astype(np.float32)}
         if self.cfg.cameras:
             obs["pixels"] = {cam: self.render(cam) for cam in self.cfg.cameras}
         return obs

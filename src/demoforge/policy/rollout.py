@@ -143,6 +143,7 @@ class _Episode:
         self.draw = env.randomization_draws[i]
         self.rec = EpisodeRecorder(layout, self.ctx.scene)
         self.start_atoms = self.ctx.atoms()  # what held before the policy acted (completion counts the rest)
+        self.scratch = mujoco.MjData(self.ctx.scene.model)  # forward kinematics off the simulation's data
         _, self.z_adr, _ = free_bodies(self.ctx.scene.model)
         self.z0 = self.ctx.scene.data.qpos[self.z_adr].copy()
 
@@ -262,11 +263,14 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         out = dict(obs)
         if env_state:
             from demoforge.raw.envstate import environment_state
+            from demoforge.sim import tcp_positions
 
             out[ENV_STATE] = np.full((envs, env_sp.observation[ENV_STATE][0]), np.nan)
             for i, ep in enumerate(eps):
                 if ep is not None:
-                    out[ENV_STATE][i] = environment_state(objects[i], ep.ctx.scene.data.qpos)
+                    scene = ep.ctx.scene
+                    tcp = tcp_positions(scene.model, scene.robot, scene.data.qpos, ep.scratch)
+                    out[ENV_STATE][i] = environment_state(objects[i], scene.data.qpos, tcp)
         for key, shape in images.items():
             out[key] = np.zeros((envs, *shape), np.uint8)
         for i, ep in enumerate(eps):

@@ -9,11 +9,16 @@ Order: the objects of the goal's atoms in order of first appearance (for `stack_
 region), then the problem's other blocks (distractors) by name. The order carries the
 goal's roles, so object 0 of every episode plays the same part whatever its colour.
 
-Per object 7 numbers: position [m] and orientation (MuJoCo wxyz quaternion, sign chosen
-so w >= 0) in the world frame. A block reads its free joint; a region (drawn, never moved)
-is its rectangle's centre on the table top with the identity orientation. Names are roles,
-`object_<k>.<x|y|z|qw|qx|qy|qz>`, the same for every episode; `objects` gives each
-episode's own names.
+Per object 10 numbers: position [m] and orientation (MuJoCo wxyz quaternion, sign chosen
+so w >= 0) in the world frame, then the object's position relative to the tool centre point
+(object minus TCP, world axes [m]), as robosuite's `gripper_to_cube_pos`: what a grasp must
+drive to zero, so a small state-based policy need not learn the arm's forward kinematics to
+aim. A block reads its free joint; a region (drawn, never moved) is its rectangle's centre on
+the table top with the identity orientation. Names are roles,
+`object_<k>.<x|y|z|qw|qx|qy|qz|dx|dy|dz>`, the same for every episode; `objects` gives each
+episode's own names. The TCP position is the arm's forward kinematics at the same qpos
+(`tcp_positions`), never a stale MuJoCo quantity, so a recorded `sim.state` row and the live
+simulator give the same numbers.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import numpy as np
 from demoforge.errors import DemoforgeError
 
 POSE = ("x", "y", "z", "qw", "qx", "qy", "qz")
+TO_TCP = ("dx", "dy", "dz")  # object position minus TCP position [m]
+PER_OBJECT = len(POSE) + len(TO_TCP)  # numbers per object
 
 
 @dataclass(frozen=True)
@@ -37,12 +44,12 @@ class ObjectLayout:
 
     @property
     def width(self) -> int:
-        return 7 * len(self.objects)
+        return PER_OBJECT * len(self.objects)
 
 
 def state_names(n_objects: int) -> list[str]:
     """Feature names of an environment state of `n_objects` objects (roles, not colours)."""
-    return [f"object_{k}.{c}" for k in range(n_objects) for c in POSE]
+    return [f"object_{k}.{c}" for k in range(n_objects) for c in (*POSE, *TO_TCP)]
 
 
 def object_order(goal: list[tuple], blocks: tuple[str, ...], regions: tuple[str, ...]) -> tuple[str, ...]:
@@ -76,14 +83,21 @@ def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
     return ObjectLayout(order, tuple(qpos), fixed)
 
 
-def environment_state(layout: ObjectLayout, qpos: np.ndarray) -> np.ndarray:
-    """(..., 7 k) poses for qpos rows (..., nq); see the module docstring."""
+def environment_state(layout: ObjectLayout, qpos: np.ndarray, tcp: np.ndarray) -> np.ndarray:
+    """(..., 10 k) object states for qpos rows (..., nq) with the TCP at `tcp` (..., 3) [m]
+    (see the module docstring)."""
     qpos = np.asarray(qpos, dtype=np.float64)
-    out = np.broadcast_to(layout.fixed, (*qpos.shape[:-1], *layout.fixed.shape)).copy()
+    tcp = np.asarray(tcp, dtype=np.float64)
+    lead = qpos.shape[:-1]
+    if tcp.shape != (*lead, 3):
+        raise DemoforgeError(f"environment state: TCP positions {tcp.shape} do not match qpos rows {qpos.shape}")
+    out = np.zeros((*lead, len(layout.objects), PER_OBJECT))
+    out[..., :len(POSE)] = layout.fixed
     for k, adr in enumerate(layout.qpos):
         if adr >= 0:
             pose = qpos[..., adr:adr + 7]
             sign = np.where(pose[..., 3:4] < 0, -1.0, 1.0)
             out[..., k, :3] = pose[..., :3]
-            out[..., k, 3:] = pose[..., 3:] * sign
-    return out.reshape(*qpos.shape[:-1], layout.width)
+            out[..., k, 3:7] = pose[..., 3:] * sign
+    out[..., len(POSE):] = out[..., :3] - tcp[..., None, :]
+    return out.reshape(*lead, layout.width)

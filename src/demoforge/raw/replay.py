@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from demoforge.dataset import open_dataset
 from demoforge.envs.randomization import apply_draw
 from demoforge.envs.scene import build_task_scene
@@ -37,15 +39,19 @@ def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episo
     return scene, binding
 
 
-def recorded_objects(root: str | Path, record: EpisodeRecord, cache: dict | None = None):
-    """(ObjectLayout, nq) of an episode of `root` with `record`: the objects its environment state
-    lists (`demoforge.raw.envstate`), read from its rebuilt model."""
-    from demoforge.raw.envstate import object_layout
+def recorded_environment_state(root: str | Path, record: EpisodeRecord, sim_state: np.ndarray,
+                               cache: dict | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """((n, width) environment state, object names) of the recorded `sim_state` rows (n, n_state)
+    of an episode of `root` with `record` (`demoforge.raw.envstate`), from its rebuilt model."""
+    from demoforge.raw.envstate import environment_state, object_layout
+    from demoforge.sim import tcp_positions
     from demoforge.tasks import goal_atoms
 
     problem = recorded_problem(root, record.problem, cache)
     scene, binding = record_scene(problem, record, where=str(root))
-    return object_layout(scene, binding, goal_atoms(problem.task)), scene.model.nq
+    layout = object_layout(scene, binding, goal_atoms(problem.task))
+    qpos = np.asarray(sim_state)[:, 1:1 + scene.model.nq]  # an integration snapshot: time, then qpos
+    return environment_state(layout, qpos, tcp_positions(scene.model, scene.robot, qpos)), layout.objects
 
 
 def episode_scene(root: str | Path, episode_index: int, cache: dict | None = None) -> Scene:

@@ -221,3 +221,18 @@ def gripper_closedness(robot: RobotIndex, qpos: np.ndarray) -> float:
     q = np.asarray(qpos)[robot.finger_qpos]
     each = (q - robot.finger_open) / (robot.finger_closed - robot.finger_open)
     return float(each.sum() / len(each))  # the mean (np.mean's own overhead is most of this call)
+
+
+def tcp_positions(model: mujoco.MjModel, robot: RobotIndex, qpos: np.ndarray,
+                  scratch: mujoco.MjData | None = None) -> np.ndarray:
+    """(..., 3) world position of the TCP site [m] for qpos rows (..., nq): forward kinematics
+    on `scratch` (a fresh MjData when None), never on the caller's simulation data."""
+    qpos = np.asarray(qpos, dtype=np.float64)
+    rows = qpos.reshape(-1, model.nq)
+    data = scratch if scratch is not None else mujoco.MjData(model)
+    out = np.empty((rows.shape[0], 3))
+    for i, q in enumerate(rows):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        out[i] = data.site_xpos[robot.tcp_site]
+    return out.reshape(*qpos.shape[:-1], 3)
