@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.gym.conftest import family_baked, family_run  # noqa: F401  (shared session fixtures)
+from tests.timeouts import SUBPROCESS_S
 
 
 def _missing() -> str | None:
@@ -37,11 +38,13 @@ def lerobot_here():
         pytest.skip(message)
 
 
-def lerobot(script: str, *args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run `python -m lerobot.scripts.<script> ARGS` with this interpreter; fail with its output tail."""
+def lerobot(script: str, *args: str, cwd: Path, timeout: float = SUBPROCESS_S) -> subprocess.CompletedProcess:
+    """Run lerobot's console script (`lerobot_eval` -> `lerobot-eval`) of this venv with ARGS, as a
+    user types it; fail with its output tail."""
     env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl"), "OMP_NUM_THREADS": "1",
            "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-m", f"lerobot.scripts.{script}", *args], cwd=cwd, env=env,
+    command = Path(sys.executable).parent / script.replace("_", "-")
+    proc = subprocess.run([str(command), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         pytest.fail(f"{script} exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-4000:]}", pytrace=False)
