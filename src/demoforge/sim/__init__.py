@@ -25,7 +25,9 @@ from demoforge.sim.controllers import (  # noqa: E402
     joint_targets,
     site_jacobian,
 )
-from demoforge.sim.ik import IKOptions, IKResult, first_collision, path_collides, solve_ik, solve_ik_near  # noqa: E402
+from demoforge.sim.ik import (  # noqa: E402
+    IKOptions, IKResult, first_collision, nearest_ik, path_collides, solve_ik, solve_ik_near,
+)
 from demoforge.sim.materials import MATERIALS, Material, material, material_problems  # noqa: E402
 from demoforge.sim.robot import FingerJoint, GripperMount, RobotCard, load_card, panda_card  # noqa: E402
 from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec, tcp_positions  # noqa: E402
@@ -54,5 +56,5 @@ __all__ = [
     "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness", "tcp_positions",
     "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "look_at_quat", "material", "material_problems", "move_joints",
     "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
-    "snapshot", "solve_ik", "solve_ik_near", "state_size", "step", "world_T_camera",
+    "nearest_ik", "snapshot", "solve_ik", "solve_ik_near", "state_size", "step", "world_T_camera",
 ]

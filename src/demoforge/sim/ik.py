@@ -6,7 +6,10 @@ held at a limit drop out of the step (an active set: clipping alone stalls about
 solves near the workspace boundary); a weak pull towards the home pose acts in the
 Jacobian's null space (gain 0.01: at 0.05 the pull fights convergence). A solve that stalls
 restarts from a uniformly random configuration drawn from the caller's Generator, so results
-are reproducible per seed.
+are reproducible per seed. `nearest_ik` then slides a solution along the self-motion manifold
+(the arm's null space: the redundant 7th DOF and, within tolerance, nothing else) to the one
+closest to a reference configuration, so motion planned from it keeps the elbow and wrist
+where they were.
 """
 
 from __future__ import annotations
@@ -198,3 +201,39 @@ def solve_ik_near(
     out = best if best is not None else last
     data.qpos[robot.arm_qpos] = out.q
     return out
+
+
+def nearest_ik(
+    model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, pos, quat, *, q: np.ndarray,
+    q_ref: np.ndarray, iters: int = 60, gain: float = 0.5, margin: float = 0.1, tol: float = 1e-4,
+) -> np.ndarray:
+    """From a solution `q` [rad] of the TCP pose (`pos` [m], `quat` wxyz), the configuration
+    of the same pose nearest to `q_ref` [rad]: gradient steps on ||q - q_ref||^2 projected into
+    the Jacobian's null space, each with the task correction that keeps the pose. Joints stay
+    `margin` [rad] inside their limits where `q` already is (a solution that keeps room to move
+    is worth a little distance). Converges when a step is below `tol` [rad]; `data` is scratch."""
+    pos = np.asarray(pos, float)
+    quat = np.asarray(quat, float) / np.linalg.norm(quat)
+    lo, hi = robot.limits[:, 0], robot.limits[:, 1]
+    lo_m, hi_m = np.minimum(lo + margin, q), np.maximum(hi - margin, q)
+    jac_p, jac_r = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    ridge = 1e-6 * np.eye(6)
+    q = np.array(q, float)
+    q_ref = np.clip(np.asarray(q_ref, float), lo_m, hi_m)
+    for _ in range(iters):
+        data.qpos[robot.arm_qpos] = q
+        _fk(model, data)
+        err = site_error(data, robot.tcp_site, pos, quat)
+        mujoco.mj_jacSite(model, data, jac_p, jac_r, robot.tcp_site)
+        jac = np.vstack([jac_p[:, robot.arm_dofs], jac_r[:, robot.arm_dofs]])
+        inv = jac.T @ np.linalg.inv(jac @ jac.T + ridge)
+        pull = gain * (q_ref - q)
+        dq = inv @ err + pull - inv @ (jac @ pull)
+        q_new = np.clip(q + dq, lo_m, hi_m)
+        if np.abs(q_new - q).max() < tol:
+            q = q_new
+            break
+        q = q_new
+    data.qpos[robot.arm_qpos] = q
+    _fk(model, data)
+    return q

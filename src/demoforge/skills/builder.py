@@ -18,7 +18,7 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from demoforge.sim import IKOptions, solve_ik, solve_ik_near
+from demoforge.sim import IKOptions, nearest_ik, solve_ik, solve_ik_near
 from demoforge.sim.ik import densify
 from demoforge.skills import geometry as geo
 from demoforge.skills.context import PHASES, SkillContext, SkillFailure, SkillPlan, failed
@@ -31,6 +31,7 @@ LINE_STEP = 0.005  # TCP spacing of the IK samples of a straight Cartesian move 
 LINE_TURN = math.radians(3.0)  # TCP turn between those samples, at most [rad]
 # Tight tolerances: the samples' IK error is noise that the timing would see as jerk.
 LINE_IK = IKOptions(pos_tol=1e-6, rot_tol=1e-5, max_iters=100, restarts=0, patience=20, posture_gain=0.0)
+POLISH_IK = IKOptions(restarts=0, posture_gain=0.0)  # brings a slid solution back within tolerance
 LINE_JUMP = 0.1  # largest joint change between neighbouring samples before the line counts as broken [rad]
 LINE_FALLBACK = 6.0  # most joint travel (sum over joints) accepted for a straight move's fallback [rad]
 MIN_RISE = 0.03  # lowest pre-pose accepted above a grasp or placement when the full height is out of reach [m]
@@ -112,16 +113,27 @@ class PlanBuilder:
                              options=single)
             if twist.success:
                 found.append(twist)
-        if found:
-            res = min(found, key=lambda r: float(np.abs(r.q - seed).sum()))
-        else:
-            res = solve_ik_near(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q_near=seed, rng=self.rng)
+        if not found:
+            found = [solve_ik_near(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q_near=seed, rng=self.rng)]
+        found += [self._nearest(r, pos, rot, seed) for r in found]
+        res = min(found, key=lambda r: float(np.abs(r.q - seed).sum()))
         ctx.scratch.qpos[:] = saved
         if not res.success:
             raise Infeasible(SkillFailure("ik", phase, (
                 f"no IK solution for the TCP at {np.round(pos, 4).tolist()} [m] "
                 f"(best: {res.pos_err * 1000:.1f} mm, {math.degrees(res.rot_err):.1f} deg off)")))
         return res.q
+
+    def _nearest(self, res, pos, rot: np.ndarray, seed: np.ndarray):
+        """`res` slid along the arm's self-motion to the solution of the same pose nearest to
+        `seed` (sim.nearest_ik), polished to the tolerance; `res` itself when that fails."""
+        if not res.success:
+            return res
+        ctx = self.ctx
+        q = nearest_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q=res.q, q_ref=seed)
+        polished = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), rng=self.rng, q_init=q,
+                            options=POLISH_IK)
+        return polished if polished.success else res
 
     def _twist_seeds(self, seed: np.ndarray, rot0: np.ndarray, rot: np.ndarray) -> list[np.ndarray]:
         """`seed` with the last joint turned by the twist about the TCP's approach axis from
@@ -172,7 +184,7 @@ class PlanBuilder:
         LINE_FALLBACK of joint travel. Returns the end configuration [rad]."""
         ctx = self.ctx
         pos = np.asarray(pos, float)
-        path, smooth = self._line_path(pos, rot)
+        path, smooth = self.line_path(pos, rot)
         if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
             smooth = True  # up out of reach (near the base): as high as the arm gets straight
         ticks = time_path(path, self.limits, self.dt) if smooth else None
@@ -208,12 +220,12 @@ class PlanBuilder:
         pre = pos + above * geo.UP
         bodies = tuple(self.ctx.props[name] for name in exclude)
         q_end = self.ik(pos, rot, phases[0])  # unreachable: the approach fails
-        path, smooth = self._line_path(pre, rot, start=q_end)
+        path, smooth = self.line_path(pre, rot, start=q_end)
         if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
             smooth = True  # the pre-pose is out of reach near the base: come down from as high as the arm gets
         path = path[::-1]
         if not smooth:
-            path, smooth = self._line_path(pos, rot, start=self.ik(pre, rot, phases[0]))
+            path, smooth = self.line_path(pos, rot, start=self.ik(pre, rot, phases[0]))
         if smooth:
             ticks = time_path(path, self.limits, self.dt)
             smooth = len(ticks) <= 2 * len(time_path(path[[0, -1]], self.limits, self.dt)) + round(0.5 / self.dt)
@@ -241,7 +253,7 @@ class PlanBuilder:
                     raise
         raise AssertionError("unreachable")
 
-    def _line_path(self, pos: np.ndarray, rot: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+    def line_path(self, pos: np.ndarray, rot: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
         """(joint path [rad] of the TCP's straight line to (`pos`, `rot`), whether it is
         whole and smooth): not when the IK chain breaks (the path then ends where it broke)
         or detours (joint travel over LINE_DETOUR times the endpoints' distance). From

@@ -10,9 +10,12 @@ and a straight Cartesian lift.
 
 Grasp choice: among the block's symmetric top-down grasps (pinch axis along one of its
 horizontal face normals, both directions: four for a cube; yaw within 135 degrees of the
-wrist's mid-range) the one needing the smallest wrist turn from the hand's yaw now is tried
-first, then the next smallest. Draws: the grasp point's height above the block centre and
-small offsets along the two face axes.
+wrist's mid-range) the one whose approach costs the least joint travel (to the nearest IK
+solution, plus the straight lift from it) is tried first, the smallest wrist turn first among
+equals. Next to the robot's base a vertical hand cannot rise straight (the elbow folds onto
+its limit), so there a grasp whose pinch axis is near tangential is also offered leaning 25
+or 40 degrees about the pinch axis towards the base, which moves the wrist out. Draws: the
+grasp point's height above the block centre and small offsets along the two face axes.
 """
 
 from __future__ import annotations
@@ -28,6 +31,15 @@ from demoforge.skills.context import SkillFailure, SkillPlan
 
 MAX_TWIST = math.radians(135.0)  # largest grasp yaw away from the wrist's mid-range
 PINCH_CLEARANCE = 0.015  # finger opening beyond the block width [m]
+# Near the robot's base a vertical hand folds the elbow onto its limit and cannot rise
+# straight; leaning the hand about the pinch axis, its approach axis towards the base, moves
+# the wrist out. Each yaw whose pinch axis is within 45 degrees of tangential also gets
+# these tilts as candidates.
+TILTS = (math.radians(25.0), math.radians(40.0))
+# Lowest point of the built-in fingertips below the TCP at a tilt t: the 9 mm tip along the
+# approach axis and the 11 mm pad half-width across it, plus 4 mm of clearance [m].
+TIP, PAD_HALF, TIP_CLEARANCE = 0.009, 0.011, 0.004
+BROKEN_LINE = 3.0  # cost [rad] charged for a candidate whose straight lift breaks or detours
 
 
 def pinch_width(b: PlanBuilder) -> float:
@@ -78,10 +90,11 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     raise Infeasible(last)
 
 
-def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float = 0.0):
-    """Top-down grasps of `name` whose yaw, and yaw + `turn` [rad], stay within MAX_TWIST of
-    the wrist's mid-range, the smallest wrist turn from the hand's yaw now first; draws the
-    grasp offsets into `params`."""
+def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float = 0.0, rise: float = 0.0):
+    """Top-down grasps of `name` (and, for pinch axes near tangential, grasps leaning by
+    TILTS towards the base) whose yaw, and yaw + `turn` [rad], stay within MAX_TWIST of the
+    wrist's mid-range; draws the grasp offsets into `params`. Ordered by `approach_cost`
+    (the straight line checked `rise` [m] up), the smallest wrist turn first among equals."""
     s = b.ctx.settings
     centre, rot, half = geo.block(b.ctx, name)
     yaws = [(psi, w) for psi, w in geo.pinch_yaws(rot, half, pinch_width(b))
@@ -92,25 +105,45 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
     dz = float(b.rng.uniform(*s.grasp_z_offset))
     dx, dy = (float(v) for v in b.rng.uniform(-s.grasp_xy_offset, s.grasp_xy_offset, 2))
     params.update(grasp_z_offset=dz, grasp_xy_offset=[dx, dy])
+    radial = centre[:2] - b.ctx.data.xpos[b.ctx.robot.body_ids[0]][:2]
+    radial /= max(float(np.linalg.norm(radial)), 1e-9)
+    half_up = geo.vertical_half(rot, half)
+    rise = max(rise, s.approach_height)
     out = []
     for i in order:
         psi = yaws[int(i)][0]
-        tcp = geo.down(psi)
-        pos = centre + dz * geo.UP + dx * tcp[:, 0] + dy * tcp[:, 1]
-        out.append((reach_cost(b, pos, tcp), ({"grasp_yaw": psi}, pos, tcp)))
-    # Near the base a yaw can need the arm to fold through another branch: the joint travel
-    # to the grasp decides, the wrist turn breaks ties (the sort is stable).
-    return [c for _, c in sorted(out, key=lambda x: x[0])]
+        top = geo.down(psi)
+        for tilt in (0.0, *TILTS):
+            tcp = top
+            if tilt:
+                if out and out[-1][1]:
+                    break  # the vertical hand rises straight: no need to lean
+                if abs(float(top[:2, 1] @ radial)) > math.sqrt(0.5):
+                    continue  # the pinch axis points at the base: leaning about it does not help
+                tcp = geo.rot_axis(top[:, 1], tilt) @ top
+                if float(tcp[:2, 2] @ radial) > 0:
+                    tcp = geo.rot_axis(top[:, 1], -tilt) @ top
+            # A leaning hand dips one end of its pads: the grasp point rises to keep them off the table.
+            lift = max(dz, TIP * math.cos(tilt) + PAD_HALF * math.sin(tilt) + TIP_CLEARANCE - half_up) if tilt else dz
+            pos = centre + lift * geo.UP + dx * top[:, 0] + dy * top[:, 1]
+            draw = {"grasp_yaw": psi} if not tilt else {"grasp_yaw": psi, "grasp_tilt": tilt}
+            cost, smooth = approach_cost(b, pos, tcp, rise)
+            out.append((cost, smooth and not tilt, (draw, pos, tcp)))
+    return [c for _, _, c in sorted(out, key=lambda x: x[0])]
 
 
-def reach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray) -> float:
-    """Joint travel [rad] (sum over joints, rounded to 0.25 rad) from the current targets to
-    the nearest IK solution of the TCP pose; inf when there is none."""
+def approach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray, rise: float) -> tuple[float, bool]:
+    """(joint travel [rad] (sum over joints, rounded to 0.25 rad) from the current targets to
+    the nearest IK solution of the TCP pose, plus that of the straight line `rise` [m] up
+    from it (BROKEN_LINE where the line breaks or detours), whether the line is smooth);
+    (inf, False) when there is no solution."""
     try:
         q = b.ik(pos, rot, "approach")
     except Infeasible:
-        return math.inf
-    return round(float(np.abs(q - b.q).sum()) * 4) / 4
+        return math.inf, False
+    path, smooth = b.line_path(pos + rise * geo.UP, rot, start=q)
+    line = float(np.abs(np.diff(path, axis=0)).sum()) if smooth else BROKEN_LINE
+    return round((float(np.abs(q - b.q).sum()) + line) * 4) / 4, smooth
 
 
 def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray) -> float:
@@ -123,8 +156,9 @@ def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray) -> float:
 
 def pick(b: PlanBuilder, name: str, args: tuple[str, ...], params: dict, *, skill: str) -> SkillPlan:
     centre, _, _ = geo.block(b.ctx, name)
-    candidates = top_down_candidates(b, name, params)
-    (draw, _, _), _ = grasp(b, name, candidates, lift_z=carry_z(b, name, centre))
+    lift_z = carry_z(b, name, centre)
+    candidates = top_down_candidates(b, name, params, rise=lift_z - float(centre[2]))
+    (draw, _, _), _ = grasp(b, name, candidates, lift_z=lift_z)
     params.update(draw)
     return b.plan(skill, args, params)
 
