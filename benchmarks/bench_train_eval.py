@@ -3,14 +3,18 @@
 Per family (--families) and demo count (--demos), side by side in one run:
 1. `tasks gen FAMILY --split train --count demos/5 --seed 0`, `generate --episodes-per-problem 5`;
 2. `bake --control-freq RATE --environment-state` (joint_target labels, object poses);
-3. `lerobot-train` a state-based ACT (small: see POLICY below and BENCHMARKS.md for why) for
-   --steps steps on CPU, timed in CPU-minutes of the training process (user + system);
-4. `lerobot-eval` of the last checkpoint in the demoforge env on the TEST split (problems and
-   placements no demo had), --episodes episodes, acting under the dataset's bake.json.
+3. `lerobot-train` a state-based ACT (small: see POLICY below and BENCHMARKS.md for why) on CPU
+   up to each step count of --steps in turn (the first run fresh, each later one resumed from the
+   previous checkpoint with `--resume=true`, as a user extends a run), timed in CPU-minutes of
+   the training processes (user + system, data-loader workers included), summed over the runs;
+4. after each, `lerobot-eval` of that checkpoint in the demoforge env on the TEST split
+   (problems and placements no demo had), --episodes episodes, acting under the dataset's
+   bake.json.
 
 Run with the Python 3.12 venv that holds demoforge, the plugin and lerobot (`make lerobot-dev`):
-    .venv-lerobot/bin/python benchmarks/bench_train_eval.py --families pnp --demos 100 --steps 6000
-The last line is the headline: success rate per family at the largest demo count.
+    .venv-lerobot/bin/python benchmarks/bench_train_eval.py --families pnp --demos 100 --steps 3000,6000
+Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
+The last line is the headline: the best test success per family and what it took.
 """
 
 from __future__ import annotations
@@ -36,15 +40,15 @@ POLICY = ["--policy.type=act",
           '--policy.normalization_mapping={"VISUAL": "IDENTITY", "STATE": "MEAN_STD", "ENV": "MEAN_STD", '
           '"ACTION": "MEAN_STD"}', "--policy.dim_model=128", "--policy.dim_feedforward=512",
           "--policy.n_encoder_layers=2", "--policy.n_decoder_layers=1", "--policy.chunk_size=20",
-          "--policy.n_action_steps=10", "--policy.use_vae=false", "--policy.optimizer_lr=1e-4"]
+          "--policy.n_action_steps=10", "--policy.use_vae=false"]
 
 
-def run(cmd: list[str], log: Path) -> float:
-    """Run `cmd` (niced) with its output to `log`; returns the CPU seconds it used (user + system)."""
+def run(cmd: list[str], log: Path, nice: int = 0) -> float:
+    """Run `cmd` with its output to `log`; returns the CPU seconds it used (user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}  # 1 thread: 2-core machines thrash at 2
     with log.open("w") as out:
-        proc = subprocess.run(["nice", "-n", "10", *cmd], stdout=out, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.run(["nice", "-n", str(nice), *cmd], stdout=out, stderr=subprocess.STDOUT, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"{cmd[2:4]} failed ({proc.returncode}); see {log}")
@@ -68,18 +72,41 @@ def make_data(family: str, demos: int, rate: int, work: Path) -> tuple[Path, int
     return baked, open_dataset(baked).num_episodes
 
 
+def checkpoint(train: Path, steps: int) -> Path:
+    """The pretrained_model folder lerobot-train writes at `steps` (saved at the run's last step)."""
+    return train / "checkpoints" / f"{steps:06d}" / "pretrained_model"
+
+
+def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: int, previous: int | None,
+             args: argparse.Namespace) -> float:
+    """Train (fresh, or resumed from the checkpoint at `previous`) up to `steps`; returns CPU seconds."""
+    common = [f"--steps={steps}", f"--save_freq={steps}", "--log_freq=100", "--num_workers=1"]
+    log = train.parent / f"train-to-{steps}.log"
+    if previous is None:
+        return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
+                    f"--dataset.root={baked}", *POLICY, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
+                    "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", *common, "--wandb.enable=false",
+                    f"--output_dir={train}"], log, args.nice)
+    config = checkpoint(train, previous) / "train_config.json"
+    return run([py, "-m", "lerobot.scripts.lerobot_train", f"--config_path={config}", "--resume=true", *common],
+               log, args.nice)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", default="pnp,stack_three")
     ap.add_argument("--demos", default="50,100,200", help="comma-separated demo counts")
-    ap.add_argument("--steps", type=int, default=6000, help="training steps per run")
+    ap.add_argument("--steps", default="3000,6000", help="comma-separated, increasing: evaluate at each")
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--rate", type=int, default=15, help="bake and control rate [Hz]")
-    ap.add_argument("--episodes", type=int, default=50, help="evaluation episodes per run (test split)")
+    ap.add_argument("--episodes", type=int, default=50, help="evaluation episodes per checkpoint (test split)")
+    ap.add_argument("--nice", type=int, default=0, help="nice level of the training and evaluation processes")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
     py = sys.executable
-    rows = []
+    targets = [int(x) for x in args.steps.split(",")]
+    best: dict[str, tuple[float, int, int, float]] = {}
     for family in args.families.split(","):
         for demos in (int(d) for d in args.demos.split(",")):
             work = args.work / f"{family}-{demos}"
@@ -87,33 +114,33 @@ def main() -> None:
             t0 = time.time()
             baked, n = make_data(family, demos, args.rate, work)
             data_s = time.time() - t0
-            train = work / f"train-{args.steps}"
-            model = train / "checkpoints" / "last" / "pretrained_model"
-            train_cpu, t0 = 0.0, time.time()
-            if not (model / "model.safetensors").is_file():
-                train_cpu = run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
-                                 f"--dataset.root={baked}", *POLICY, "--policy.device=cpu", "--policy.push_to_hub=false",
-                                 f"--batch_size={args.batch_size}", f"--steps={args.steps}", "--log_freq=100",
-                                 f"--save_freq={args.steps}", "--num_workers=1", "--wandb.enable=false",
-                                 f"--output_dir={train}"], work / f"train-{args.steps}.log")
-            train_s = time.time() - t0
-            out = work / f"eval-{args.steps}-{args.episodes}"
-            t0 = time.time()
-            run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={model}", "--policy.device=cpu",
-                 "--env.type=demoforge", f"--env.task={family}", "--env.split=test", f"--env.dataset={baked}",
-                 f"--eval.n_episodes={args.episodes}", "--eval.batch_size=10", f"--output_dir={out}"],
-                work / f"eval-{args.steps}-{args.episodes}.log")
-            eval_s = time.time() - t0
-            overall = json.loads((out / "eval_info.json").read_text())["overall"]
-            rows.append((family, n, args.steps, train_cpu / 60, train_s / 60, overall["pc_success"], overall["n_episodes"],
-                         data_s, eval_s))
-            print(f"{family:12s} demos {n:4d}  steps {args.steps}  train {train_cpu / 60:5.1f} CPU-min "
-                  f"({train_s / 60:5.1f} min wall)  test success {overall['pc_success']:5.1f}% of "
-                  f"{overall['n_episodes']}  (data {data_s:.0f} s, eval {eval_s:.0f} s)", flush=True)
-    best = {}
-    for family, n, *_, success, _, _, _ in rows:
-        best[family] = (n, success)
-    print("headline: " + ", ".join(f"{f} {s:.0f}% success with {n} demos" for f, (n, s) in best.items()))
+            train = work / "train"
+            cpu_file = work / "train-cpu.json"  # CPU seconds per finished run, kept for reruns
+            cpu = json.loads(cpu_file.read_text()) if cpu_file.is_file() else {}
+            previous = None
+            for steps in targets:
+                if not (checkpoint(train, steps) / "model.safetensors").is_file():
+                    cpu[str(steps)] = train_to(py, family, demos, baked, train, steps, previous, args)
+                    cpu_file.write_text(json.dumps(cpu))
+                previous = steps
+                train_cpu = sum(v for k, v in cpu.items() if int(k) <= steps)
+                out = work / f"eval-{steps}-{args.episodes}"
+                t0 = time.time()
+                if not (out / "eval_info.json").is_file():
+                    run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={checkpoint(train, steps)}",
+                         "--policy.device=cpu", "--env.type=demoforge", f"--env.task={family}", "--env.split=test",
+                         f"--env.dataset={baked}", f"--eval.n_episodes={args.episodes}", "--eval.batch_size=10",
+                         f"--output_dir={out}"], work / f"eval-{steps}-{args.episodes}.log", args.nice)
+                eval_s = time.time() - t0
+                overall = json.loads((out / "eval_info.json").read_text())["overall"]
+                success = overall["pc_success"]
+                print(f"{family:12s} demos {n:4d}  steps {steps:6d}  train {train_cpu / 60:5.1f} CPU-min  "
+                      f"test success {success:5.1f}% of {overall['n_episodes']}  "
+                      f"(data {data_s:.0f} s, eval {eval_s:.0f} s)", flush=True)
+                if success > best.get(family, (-1.0,))[0]:
+                    best[family] = (success, n, steps, train_cpu / 60)
+    print("headline: " + ", ".join(f"{f} {s:.0f}% test success ({n} demos, {k} steps, {c:.0f} CPU-min of training)"
+                                   for f, (s, n, k, c) in best.items()))
 
 
 if __name__ == "__main__":
