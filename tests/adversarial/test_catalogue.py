@@ -245,6 +245,9 @@ case("sheet-camera-unknown", SHEET + ["--cameras", "top"], needle="top")
 case("sheet-family-unknown", SHEET + ["--family", "nosuch"], needle="nosuch")
 case("sheet-draws-zero", SHEET + ["--draws", "0"], needle="--draws")
 case("sheet-seed-negative", SHEET + ["--seed", "-1"], needle="--seed")
+case("sheet-draws-huge", SHEET + ["--draws", "99999999999"], needle="--draws")  # it rendered for ever
+case("sheet-columns-huge", SHEET + ["--columns", "99999999999"], needle="--columns")  # it ran out of memory
+case("sheet-seed-huge", SHEET + ["--seed", "99999999999999999999999"], needle="--seed")
 
 case("render-look-unknown", ["render", "{raw}", "--look", "nosuch", "--out", "{out}"], needle="nosuch")
 case("render-look-latin1", ["render", "{raw}", "--look", "{f}", "--out", "{out}"], needle="look.yaml",
@@ -260,6 +263,13 @@ case("render-out-is-source", ["render", "{raw}", "--look", "plain", "--out", "{r
 case("render-out-nonempty", RENDER, needle="not empty", setup=_nonempty_out, out_may_exist=True)
 case("render-out-is-file", RENDER, needle="file", setup=_out_file, out_may_exist=True)
 case("render-workers-zero", RENDER + ["--workers", "0"])
+case("render-workers-huge", RENDER + ["--workers", "100000"], needle="--workers")
+case("render-seed-huge", RENDER + ["--seed", "99999999999999999999999"], needle="--seed")
+case("render-look-copies-huge", ["render", "{raw}", "--look", "plain:99999999999", "--out", "{out}"],
+     needle="[1, 1000]")  # it rendered for ever
+case("render-episodes-reversed", RENDER + ["--episodes", "3-1"], needle="3-1")
+case("render-episodes-huge", RENDER + ["--episodes", "0-99999999999"], needle="99999999999")
+case("render-episodes-absent", RENDER + ["--episodes", "9"], needle="9")
 case("render-seed-negative", RENDER + ["--seed", "-1"])
 case("render-source-rendered", ["render", "{rendered}", "--look", "plain", "--out", "{out}"], needle="already")
 case("render-source-missing", ["render", "{tmp}/none", "--look", "plain", "--out", "{out}"], needle="none")
@@ -377,6 +387,9 @@ case("tasks-gen-split", TG + ["--split", "bogus"], needle="bogus")
 case("tasks-gen-split-by", TG + ["--split-by", "bogus"], needle="bogus")
 case("tasks-check-latin1", ["tasks", "check", "{f}"], code=1, needle="p.pddl", setup=_file("p.pddl", LATIN1))
 case("tasks-check-missing", ["tasks", "check", "{tmp}/none.pddl"], code=1, needle="none.pddl")
+case("tasks-check-name-300-chars", ["tasks", "check", "{p}"], code=1, needle="problem name",
+     setup=_renamed_problem("x" * 300))  # valid PDDL that generate refuses: it said OK
+case("tasks-families-extra-argument", ["tasks", "families", "stack_three"], needle="stack_three")
 case("tasks-check-domain-unknown", ["tasks", "check", "{problem}", "--domain", "nosuch"], code=1, needle="nosuch")
 case("tasks-plan-budget-nan", ["tasks", "plan", "{problem}", "--budget", "nan"], needle="--budget")
 case("tasks-plan-budget-negative", ["tasks", "plan", "{problem}", "--budget", "-1"], needle="--budget")
@@ -405,6 +418,8 @@ case("env-build-p-closed-two", EB + ["--robot-start", "--p-closed", "2"], needle
 case("env-build-latin1", ["env", "build", "{p}", "--reset-states", "1", "--seed", "0", "--out", "{out}"],
      needle="p.pddl", setup=_problem(pddl=LATIN1))
 case("env-build-domain-unknown", EB + ["--domain", "nosuch"], needle="nosuch")
+case("env-build-name-300-chars", ["env", "build", "{p}", "--reset-states", "1", "--seed", "0", "--out", "{out}"],
+     needle="problem name", setup=_renamed_problem("x" * 300))  # was ENAMETOOLONG from a temporary folder
 case("env-check-missing", ["env", "check", "{tmp}/none"], needle="none")
 case("env-check-manifest-broken", ["env", "check", "{ds}"], needle="manifest.json",
      setup=lambda w, t: {"ds": _copy_and_write(w, "envpkg", t, "manifest.json", b"{oops")})
@@ -463,7 +478,9 @@ def _copy_and_write(world, name, tmp, rel, data):
 
 
 # randomize
-case("randomize-check-latin1", ["randomize", "check", "{f}"], needle="s.yaml", setup=_file("s.yaml", LATIN1))
+case("randomize-check-latin1", ["randomize", "check", "{f}"], needle="save it as UTF-8",
+     setup=_file("s.yaml", LATIN1))
+case("randomize-check-not-yaml", ["randomize", "check", "{f}"], needle="s.yaml", setup=_file("s.yaml", "a: [\n"))
 case("randomize-check-gravity", ["randomize", "check", "{f}"], needle="gravity_jitter_mps2",
      setup=_file("s.yaml", "gravity_jitter_mps2: 20\n"))
 case("randomize-check-mass-negative", ["randomize", "check", "{f}"], needle="mass_scale",
@@ -511,6 +528,12 @@ case("rollout-max-ticks-zero", ["rollout", "--policy", "expert", "--problems", "
 case("rollout-assist-floor-two", RO + ["--assist-floor", "2"])
 case("rollout-assist-floor-nan", RO + ["--assist-floor", "nan"], needle="--assist-floor")
 case("rollout-seed-negative", RO + ["--seed", "-1"], needle="seed")
+case("rollout-warmup-over-horizon", RO + ["--warmup", "10"], needle="--warmup")  # was exit 3 after OUT was made
+case("rollout-assist-steps-over-horizon", RO + ["--assist-floor", "0.5", "--assist-steps", "5"],
+     needle="--assist-steps")
+case("rollout-warmup-huge", RO + ["--warmup", "99999999999"], needle="--warmup")
+case("rollout-name-300-chars", ["rollout", "--policy", "expert", "--problems", "{p}", "--out", "{out}"],
+     needle="problem name", setup=_renamed_problem("x" * 300))
 case("rollout-problem-missing", ["rollout", "--policy", "expert", "--problems", "{tmp}/none.pddl", "--out", "{out}"],
      needle="none.pddl")
 case("rollout-spec-latin1", RO + ["--randomization", "{f}"], needle="s.yaml", setup=_file("s.yaml", LATIN1))
@@ -523,6 +546,9 @@ case("eval-out-inside", ["eval", "--policy", "expert", "--from-dataset", "{raw}"
      needle="lies inside")
 case("eval-episodes-reversed", EV + ["{raw}", "--episodes", "3-1"], needle="3-1")
 case("eval-episodes-absent", EV + ["{raw}", "--episodes", "9"], needle="9")
+case("eval-warmup-over-horizon", EV + ["{raw}", "--warmup", "5"], needle="--warmup")
+case("eval-reference-under-warmup", EV + ["{raw}", "--warmup", "3", "--reference-ticks", "2"],
+     needle="--reference-ticks")
 case("eval-policy-unknown", ["eval", "--policy", "nosuch:x", "--from-dataset", "{raw}", "--out", "{out}"],
      needle="nosuch")
 case("relabel-not-rollouts", ["relabel", "--rollouts", "{baked}", "--out", "{out}"], needle="{baked}")
@@ -565,6 +591,17 @@ case("run-config-not-yaml", RUN + ["--config", "{f}"], needle="c.yaml", setup=_f
 case("run-config-missing", RUN + ["--config", "{tmp}/none.yaml"], needle="none.yaml")
 case("run-smoke-vs-explicit", ["run", "--experiment-id", "x", "--out-dir", "{tmp}", "--smoke-test",
                                "--episodes-per-problem", "5"], needle="--smoke-test")
+case("run-problems-huge", RUN + ["--problems", "99999999999"], needle="[1, 100000]")  # it ran for ever
+case("run-episodes-huge", ["run", "--experiment-id", "x", "--out-dir", "{tmp}", "--episodes-per-problem",
+                           "99999999999"], needle="episodes_per_problem")
+case("run-envs-huge", RUN + ["--envs", "100000"], needle="envs")
+case("run-workers-huge", RUN + ["--workers", "100000"], needle="workers")
+case("run-reset-states-zero", RUN + ["--reset-states", "0"], needle="reset_states")
+case("run-task-seed-negative", RUN + ["--task-seed", "-1"], needle="task_seed")
+case("run-play-goals-huge", RUN + ["--play", "--play-goals", "1000"], needle="play_goals")
+case("run-render-copies-huge", RUN + ["--render-pass", "randomized:99999"], needle="[1, 1000]")
+case("run-config-problems-huge", RUN[:5] + ["--config", "{f}"], needle="problems",
+     setup=_file("c.yaml", "problems: 99999999999\n"))
 case("run-problem-file-missing", RUN + ["--problem-file", "{tmp}/none.pddl"], needle="none.pddl")
 case("run-out-dir-is-file", ["run", "--experiment-id", "x", "--out-dir", "{spec}", "--problems", "1"],
      needle="physics.yaml")

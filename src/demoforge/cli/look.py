@@ -6,17 +6,19 @@ from pathlib import Path
 
 import typer
 
+from demoforge.cli.ranges import MAX_SEED
 from demoforge.guard import guard_output_file
 
 
 def look_sheet(
     look: str = typer.Option("randomized", "--look", help="Look YAML file or shipped look name (plain, randomized)."),
     out: Path = typer.Option(..., "--out", help="PNG file to write."),
-    draws: int = typer.Option(8, "--draws", min=1, help="Draws (episode copies) shown."),
-    columns: int = typer.Option(4, "--columns", min=1, help="Draws per row."),
+    draws: int = typer.Option(8, "--draws", min=1, max=256, help="Draws (episode copies) shown, in [1, 256]."),
+    columns: int = typer.Option(4, "--columns", min=1, max=64, help="Draws per row, in [1, 64]."),
     cameras: str = typer.Option("front,side", "--cameras", help="Cameras stacked in each cell, comma list."),
     family: str = typer.Option("stack_three", "--family", help="Task family of the scene."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Root of the draws (as render --seed) and of the scene."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
+                             help="Root of the draws (as render --seed) and of the scene."),
 ) -> None:
     """Render one task scene under DRAWS draws of a look into a PNG contact sheet."""
     from demoforge.render.look import load_look

@@ -9,6 +9,7 @@ import typer
 
 from demoforge.errors import DemoforgeError
 from demoforge.cli.failures import fail
+from demoforge.cli.ranges import MAX_SEED, MAX_WORKERS
 
 
 def _split(values: list[str]) -> tuple[str, ...]:
@@ -24,8 +25,9 @@ def render(
     depth: bool = typer.Option(False, "--depth", help="Also write <camera>_depth videos (metres as 12-bit lossless codes)."),
     segmentation: bool = typer.Option(False, "--segmentation", help="Also write <camera>_segmentation videos."),
     out: Path = typer.Option(..., "--out", help="New dataset root (must not exist or be empty)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Processes; the output does not depend on it."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Root seed of the look draws."),
+    workers: int = typer.Option(1, "--workers", min=1, max=MAX_WORKERS,
+                                help="Processes; the output does not depend on it."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Root seed of the look draws."),
     episodes: str | None = typer.Option(None, "--episodes", help="Source episodes to render, e.g. 0,2,5-7 (all)."),
 ) -> None:
     """Render camera videos for every episode of DATASET into a new dataset (the source is unchanged)."""

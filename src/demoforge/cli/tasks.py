@@ -8,7 +8,7 @@ import typer
 from demoforge.errors import DemoforgeError
 from demoforge.cli.ranges import MAX_PROBLEMS, MAX_SEED, finite
 from demoforge.tasks.families import FAMILIES, SPLIT_BY, SPLITS, generate_family, write_tasks
-from demoforge.tasks.parse import load_task
+from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.planning import plan as plan_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -86,6 +86,10 @@ def check(
         except DemoforgeError as exc:
             failed += 1
             typer.echo(f"FAILED {exc}")
+            continue
+        if (bad := name_problem(task.name, str(path))) is not None:  # valid PDDL, but generate refuses it
+            failed += 1
+            typer.echo(f"FAILED {bad}")
             continue
         typer.echo(f"OK {path}: {len(task.objects)} objects, {len(task.init)} init atoms")
     raise typer.Exit(1 if failed else 0)

@@ -49,7 +49,7 @@ from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.scene import RobotStartParams, SceneDraw, bake_profiles, draw_to_dict, draw_to_json
 from demoforge.sim.lint import lint_contact_stability
 from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, reset_seed_key, sample_reset_state
-from demoforge.tasks.parse import load_task
+from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.scene import scene_from_json
 
 SCHEMA = "demoforge.envpkg/1"
@@ -120,6 +120,8 @@ def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states
         raise EnvPackageError(f"problem {str(path)!r} has no scene sidecar {str(sidecar)!r}; "
                               "generate problems with `demoforge tasks gen` or write one (see demoforge.tasks.scene)")
     task = load_task(path, domain)
+    if (bad := name_problem(task.name, str(path))) is not None:  # it names the package's folders
+        raise EnvPackageError(bad)
     params = scene_from_json(sidecar.read_text(encoding="utf-8"), file=str(sidecar))
     folder.mkdir()
     (folder / "problem.pddl").write_bytes(path.read_bytes())

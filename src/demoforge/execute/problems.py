@@ -16,7 +16,6 @@ randomization draw.
 
 from __future__ import annotations
 
-import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,9 @@ from demoforge.raw.scene import Problem
 from demoforge.sim import Scene
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import load_task, scene_from_json
+from demoforge.tasks.parse import name_problem
 
 SIDECAR_SUFFIX = ".scene.json"
-MAX_NAME = 120  # a problem's name names its shard folders and scene files (file names end at 255 bytes)
-SAFE_NAME = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.\-]{{0,{MAX_NAME - 1}}}")
 STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an episode seed, in order
 
 
@@ -81,10 +79,8 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
         out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve())))
     seen: dict[str, str] = {}
     for p in out:
-        if not SAFE_NAME.fullmatch(p.name):
-            problems.append(f"{p.source}: problem name {p.name[:60]!r}{'...' if len(p.name) > 60 else ''} "
-                            f"({len(p.name)} characters) must be 1-{MAX_NAME} letters, digits, '-', '_' or '.' "
-                            "(it names files); rename the problem in its (define (problem NAME) ...)")
+        if (bad := name_problem(p.name, p.source)) is not None:
+            problems.append(bad)
         if p.name in seen:
             problems.append(f"problem name {p.name!r} appears twice ({seen[p.name]} and {p.source}); names must be unique")
         seen[p.name] = p.source

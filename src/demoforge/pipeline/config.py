@@ -74,9 +74,12 @@ def _plain(value):
 
 
 _TUPLES = {f.name for f in fields(PipelineConfig) if f.type.startswith("tuple")}
-_INTS = {"play_goals": 1, "problems": 1, "task_seed": 0, "reset_states": 1, "profiles": 1, "episodes_per_problem": 1,
-         "envs": 1,
-         "seed": 0}
+# Stated ranges [low, high] of the integer fields (the highs match the single commands' options:
+# tasks gen --count, env build, generate; a count beyond them would run for ever, not fail).
+_SEED_MAX = 2**63 - 1
+_INTS = {"play_goals": (1, 100), "problems": (1, 100_000), "task_seed": (0, _SEED_MAX), "reset_states": (1, 100_000),
+         "profiles": (1, 10_000), "episodes_per_problem": (1, 1_000_000), "envs": (1, 1024), "seed": (0, _SEED_MAX)}
+_MAX_WORKERS = 512
 _CHOICES = {"backend": BACKENDS, "doctor_fail_on": (None, "warning", "error")}
 
 
@@ -95,20 +98,21 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
             problems.append(f"{source}: {name}: {v!r} must be a list of strings")
         else:
             values[name] = tuple(v)
-    for name, low in _INTS.items():
+    for name, (low, high) in _INTS.items():
         v = values.get(name, 1 if low else 0)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             problems.append(f"{source}: {name}: {v!r} must be an integer >= {low}")
+        elif v > high:
+            problems.append(f"{source}: {name}: {v!r} must be an integer in [{low}, {high}]")
     exp = values.get("experiment_id")
     if not isinstance(exp, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", exp):
         problems.append(f"{source}: experiment_id: {exp!r} must be a name of letters, digits, '.', '_' or '-' "
                         "(pass --experiment-id)")
     w = values.get("workers", "auto")
-    if w != "auto" and (isinstance(w, bool) or not isinstance(w, int) or w < 1):
-        if isinstance(w, str) and w.isdigit() and int(w) >= 1:
-            values["workers"] = int(w)
-        else:
-            problems.append(f"{source}: workers: {w!r} must be an integer >= 1 or 'auto'")
+    if isinstance(w, str) and w.isdigit():
+        w = values["workers"] = int(w)
+    if w != "auto" and (isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= _MAX_WORKERS):
+        problems.append(f"{source}: workers: {w!r} must be an integer in [1, {_MAX_WORKERS}] or 'auto'")
     for name, choices in _CHOICES.items():
         if name in values and values[name] not in choices:
             problems.append(f"{source}: {name}: {values[name]!r} must be one of {[c for c in choices if c]}")
@@ -122,8 +126,8 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
             problems.append(f"{source}: bake_convention: {values['bake_convention']!r}; conventions: "
                             f"{', '.join(sorted(CONVENTIONS))}")
     fq = values.get("bake_control_freq")
-    if fq is not None and (isinstance(fq, bool) or not isinstance(fq, int) or fq < 1):
-        problems.append(f"{source}: bake_control_freq: {fq!r} must be a positive integer or null")
+    if fq is not None and (isinstance(fq, bool) or not isinstance(fq, int) or not 1 <= fq <= 10_000):
+        problems.append(f"{source}: bake_control_freq: {fq!r} must be an integer in [1, 10000] or null")
     for name in ("smoke_test", "progress", "play"):
         if name in values and not isinstance(values[name], bool):
             problems.append(f"{source}: {name}: {values[name]!r} must be true or false")

@@ -153,8 +153,15 @@ def load_spec(path: str | Path) -> RandomizationSpec:
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise RandomizationError(f"cannot read randomization spec {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start:exc.start + 1]
+        raise RandomizationError(f"randomization spec {path}: not UTF-8 text (byte {byte!r} at offset {exc.start}); "
+                                 "save it as UTF-8") from None
+    except OSError as exc:
+        raise RandomizationError(f"cannot read randomization spec {path}: {exc.strerror or exc}; "
+                                 "check the path") from None
+    except yaml.YAMLError as exc:
+        raise RandomizationError(f"randomization spec {path}: not valid YAML ({exc}); fix its syntax") from None
     return spec_from_dict(raw, where=str(path))
 
 

@@ -170,6 +170,20 @@ def parse_task(
     )
 
 
+MAX_NAME = 120  # a problem's name names its shard folders and scene files (file names end at 255 bytes)
+SAFE_NAME = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.\-]{{0,{MAX_NAME - 1}}}")
+
+
+def name_problem(name: str, source: str) -> str | None:
+    """Why `name` (a problem's name, from file `source`) cannot name demoforge's files, or None.
+    Valid PDDL may still be refused here: a name over MAX_NAME characters."""
+    if SAFE_NAME.fullmatch(name):
+        return None
+    return (f"{source}: problem name {name[:60]!r}{'...' if len(name) > 60 else ''} ({len(name)} characters) must be "
+            f"1-{MAX_NAME} letters, digits, '-', '_' or '.' (it names files); rename the problem in its "
+            "(define (problem NAME) ...)")
+
+
 def load_task(problem: str | Path, domain: str | Path = "blocks") -> Task:
     """Load a problem file; `domain` is a library name (`library.DOMAINS`) or a file."""
     problem_path = Path(problem)
