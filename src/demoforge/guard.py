@@ -6,6 +6,7 @@ run being resumed.
     guard_output_dir(out, [source], what="--out")                 # a new folder (or empty)
     guard_output_dir(out, inputs, resumable=is_our_run)           # or the same run, resumed
     guard_output_file(json_out, [dataset], what="--json")         # a report file
+    write_file(json_out, text)                                    # written whole or not at all
 
 Paths are compared resolved (symlinks followed, `..` collapsed), so no spelling of a path
 gets past it.
@@ -90,6 +91,23 @@ def guard_output_file(out: str | Path, inputs: Iterable[str | Path] = (), *, wha
         raise error(f"{what} {out}: {blocker} is a file, so no file can be made under it; choose another path")
     if suffixes and out.suffix.lower() not in suffixes:
         raise error(f"{what} {out}: the file must end in {' or '.join(suffixes)} (got {out.suffix or 'none'!r})")
+    return out
+
+
+def write_file(out: str | Path, data: str | bytes) -> Path:
+    """Write a report file whole or not at all: through `.NAME.partial` beside it (the next write
+    of the same file replaces a killed one's), renamed over `out` once complete."""
+    import os
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.partial")
+    try:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return out
 
 

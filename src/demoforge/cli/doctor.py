@@ -34,7 +34,7 @@ def doctor(
     if not dataset.is_dir():
         typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)
         raise typer.Exit(2)
-    from demoforge.guard import guard_output_file
+    from demoforge.guard import guard_output_file, write_file
 
     if json_out is not None:
         guard_output_file(json_out, [dataset], what="--json")
@@ -44,8 +44,7 @@ def doctor(
     codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
     result = run_doctor(dataset, robot=robot, config=cfg, checks=codes)
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+        write_file(json_out, json.dumps(result.to_json(), indent=1) + "\n")
     if report is not None:
         write_report(result, report)
     for f in result.findings:
@@ -76,7 +75,7 @@ def coverage(
     from demoforge.doctor import DoctorConfig
     from demoforge.doctor.coverage import CoverageConfig, generate_coverage
 
-    from demoforge.guard import guard_output_dir, guard_output_file
+    from demoforge.guard import guard_output_dir, guard_output_file, write_file
 
     guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT")
     for path, what in ((json_out, "--json"), (report_out, "--report")):
@@ -91,8 +90,7 @@ def coverage(
         write_report(run_doctor(output_root, robot=robot, config=cfg.doctor), report_out,
                      extra_plots=[coverage_plot(report)])
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+        write_file(json_out, json.dumps(report.to_json(), indent=1) + "\n")
     for name, a, b in zip(report.joints, report.occupancy_before, report.occupancy_after):
         typer.echo(f"{name:>16s}  occupancy {a:5.0%} -> {b:5.0%}")
     modes = {m: sum(p.mode == m for p in report.planned) for m in ("bin", "widened", "free")}

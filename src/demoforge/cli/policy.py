@@ -79,6 +79,13 @@ def _load(policy: str, policy_arg: list[str], like: Path | None):
 def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: float | None, assist_steps: int):
     from demoforge.policy import Assist, RolloutSettings
 
+    horizon = max_ticks if reference is None else reference
+    excluded = max(warmup, assist_steps if assist_floor is not None else 0)
+    if excluded >= horizon:  # alive_ratio would divide by nothing; found here, before anything is written
+        flag = "--warmup" if warmup >= horizon else "--assist-steps"  # with --assist-floor, the warm-up is >= it
+        ends = "--reference-ticks" if reference is not None else "--max-ticks"
+        raise typer.BadParameter(f"{excluded} ticks excluded as warm-up leave nothing of the {horizon}-tick horizon "
+                                 f"({ends}); lower {flag} or raise {ends}", param_hint=flag)
     assist = None if assist_floor is None else Assist(floor=assist_floor, steps=assist_steps)
     return RolloutSettings(max_ticks=max_ticks, warmup_ticks=warmup, reference_ticks=reference, assist=assist)
 
@@ -108,14 +115,16 @@ def _print_summary(summary: dict, out: Path) -> None:
 
 
 _MAX_TICKS = typer.Option(600, "--max-ticks", min=1, max=10_000_000, help="Ticks before an episode is truncated.")
-_WARMUP = typer.Option(0, "--warmup", min=0, help="Ticks excluded from alive_ratio (at least --assist-steps).")
+_WARMUP = typer.Option(0, "--warmup", min=0, max=10_000_000,
+                       help="Ticks excluded from alive_ratio (at least --assist-steps); below the horizon.")
 _REFERENCE = typer.Option(None, "--reference-ticks", min=1, max=10_000_000,
                           help="alive_ratio horizon [ticks]; default --max-ticks.")
 _FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0, callback=finite(0.0, 1.0),
                       help="Enable the object assist (an upward force of a fraction of each object's weight): it "
                            "holds at 1.0 for --assist-steps ticks, then DROPS TO this floor for the rest of the "
                            "episode. The floor is the value it ends at, not the start. Recorded per episode.")
-_STEPS = typer.Option(0, "--assist-steps", min=0, help="Ticks the assist holds at 1.0 before dropping to the floor.")
+_STEPS = typer.Option(0, "--assist-steps", min=0, max=10_000_000,
+                      help="Ticks the assist holds at 1.0 before dropping to the floor.")
 
 
 def rollout(
@@ -184,7 +193,7 @@ def replay(
 ) -> None:
     """Replay each episode's actions open-loop through its recorded control law from its recorded initial
     state and report robot and object divergence per episode. Exit 1 if any episode diverges."""
-    from demoforge.guard import guard_output_file
+    from demoforge.guard import guard_output_file, write_file
     from demoforge.policy.replay import replay_dataset
 
     if json_out is not None:
@@ -201,7 +210,7 @@ def replay(
     typer.echo(f"{len(report.episodes) - len(bad)}/{len(report.episodes)} episodes replay within {tol:g}"
                + (f"; diverging: {bad}" if bad else "") + ("; all bit-exact" if report.exact else ""))
     if json_out is not None:
-        json_out.write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
+        write_file(json_out, json.dumps(report.to_json(), indent=2))
     if bad:
         raise typer.Exit(1)
 

@@ -200,11 +200,15 @@ def write_json_atomic(path: Path, obj: Any, *, indent: int | None = 4) -> None:
     several times faster to encode; for internal records nobody reads by eye)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        fh.write(json.dumps(obj, indent=indent))
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj, indent=indent))
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    except BaseException:  # a full disk or a kill signal's exception: no half-written record is left
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def chunk_file(index: int, chunks_size: int) -> tuple[int, int]:

@@ -162,7 +162,7 @@ class DatasetWriter:
         staging = root / STAGING_DIR
         if root.exists() and any(root.iterdir()):
             if staging.exists():
-                _lock(staging)  # a live writer gets the lock error, not the "non-empty" one
+                os.close(_lock(staging))  # a live writer gets the lock error, not the "non-empty" one
             raise DatasetError(
                 f"{root}: not empty; choose a new root, or call DatasetWriter.resume({str(root)!r}) "
                 "to continue an interrupted run"
@@ -170,7 +170,12 @@ class DatasetWriter:
         for sub in ("data", "episodes", *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")):
             (staging / sub).mkdir(parents=True, exist_ok=True)
         fd = _lock(staging)
-        write_json_atomic(staging / "config.json", config.to_json())
+        try:
+            write_json_atomic(staging / "config.json", config.to_json())
+        except BaseException:  # a full disk before the first episode: nothing to keep, nothing locked
+            os.close(fd)
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         writer = cls(root, config, fd)
         if data_as_added:
             writer._data_files = _DataFiles(root, writer._schema)
@@ -419,11 +424,15 @@ class DatasetWriter:
             return
         if self._frame_buffer is not None:
             raise DatasetError("an episode is being recorded frame by frame; call save_episode() or clear_episode()")
-        written = self._data_files.close() if self._data_files is not None else frozenset()
-        assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
-                          self._records, sorted(self._tasks, key=self._tasks.get),
-                          video_hists=self._video_hists, extra_keys=sorted(self._extra_keys), threads=threads,
-                          written=written)
+        try:
+            written = self._data_files.close() if self._data_files is not None else frozenset()
+            assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
+                              self._records, sorted(self._tasks, key=self._tasks.get),
+                              video_hists=self._video_hists, extra_keys=sorted(self._extra_keys), threads=threads,
+                              written=written)
+        except BaseException:  # a full disk: the staging stays, unlocked, for the next run to resume or restart
+            self._unlock()
+            raise
         shutil.rmtree(self.root / STAGING_DIR)
         self._unlock()
         self._finalized = True

@@ -239,8 +239,6 @@ def write_report(result: DoctorResult, path: str | Path, *, extra_plots: list[Pl
         text = render_html(result, figures)
     else:
         text = render_markdown(result, figures)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return path
+    from demoforge.guard import write_file
+
+    return write_file(path, text)

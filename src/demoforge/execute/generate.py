@@ -171,8 +171,14 @@ def open_run_folder(out: Path, record: dict) -> None:
                 shutil.rmtree(out / split)
     elif out.exists() and any(out.iterdir()):
         raise ExecuteError(f"{out}: exists and is not a run folder of this command; choose a new --out")
+    new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run_file, record)
+    try:
+        write_json_atomic(run_file, record)
+    except BaseException:
+        if new:  # nothing of the run is in it yet (a full disk): leave no folder that blocks the rerun
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None) -> list[Problem]:

@@ -90,8 +90,6 @@ def write_png(image: np.ndarray, out: str | Path) -> Path:
     codec.width, codec.height, codec.pix_fmt = image.shape[1], image.shape[0], "rgb24"
     frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="rgb24")
     data = b"".join(bytes(p) for p in [*codec.encode(frame), *codec.encode(None)])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".partial")
-    tmp.write_bytes(data)
-    tmp.replace(out)
-    return out
+    from demoforge.guard import write_file
+
+    return write_file(out, data)

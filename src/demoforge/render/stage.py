@@ -85,6 +85,9 @@ class RenderSummary:
     seconds: float  # wall-clock time [s]
 
 
+MAX_COPIES = 1000  # copies of each episode under one look (each is a full render of it)
+
+
 def parse_look_arg(text: str) -> LookRequest:
     """`FILE.yaml`, `FILE.yaml:N`, `plain` or `randomized:N` as a LookRequest."""
     path, copies = text, 1
@@ -93,6 +96,8 @@ def parse_look_arg(text: str) -> LookRequest:
         path, copies = head, int(tail)
     if copies < 1:
         raise LookError(f"--look {text!r}: the number of copies must be >= 1")
+    if copies > MAX_COPIES:
+        raise LookError(f"--look {text!r}: the number of copies must be in [1, {MAX_COPIES}]")
     return LookRequest(load_look(path), copies, path)
 
 
@@ -339,5 +344,9 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
                     on_shard(n + 1, len(jobs))
         merge_datasets(roots, out)
         shutil.rmtree(tmp)
-    _copy_meta(source, out, config, items)
+    try:
+        _copy_meta(source, out, config, items)
+    except BaseException:  # a full disk at the last step: out holds only this render, unmarked; a rerun
+        shutil.rmtree(out, ignore_errors=True)  # would refuse it, so leave nothing (the rerun renders again)
+        raise
     return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)

@@ -9,6 +9,7 @@ disjoint so a policy can be tested on looks it never saw.
 
 import dataclasses
 import os
+import shutil
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -263,8 +264,12 @@ def generate_family(name: str, *, count: int, seed: int, **options) -> list[Gene
 
 def _write(path: Path, text: str) -> None:
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def write_tasks(tasks: list[GeneratedTask], out_dir: str | Path) -> list[Path]:
@@ -276,11 +281,17 @@ def write_tasks(tasks: list[GeneratedTask], out_dir: str | Path) -> list[Path]:
         files[f"{task.name}.pddl"] = task.problem_pddl
         files[f"{task.name}.scene.json"] = scene_to_json(task.scene)
     guard_output_dir(out, resumable=lambda folder: _same_files(folder, files))
+    new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in files.items():
-        _write(out / name, text)
-        written.append(out / name)
+    try:
+        for name, text in files.items():
+            _write(out / name, text)
+            written.append(out / name)
+    except BaseException:
+        if new:  # a full disk part-way: no half set is left (a rerun writes it whole)
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     return written
 
 

@@ -90,7 +90,11 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
     fig.suptitle(f"{root.name} episode {episode}: {n} ticks, outcome {outcome}"
                  + ("" if goal_frac is None else f", goal atoms true at end {goal_frac[-1]:.2f}"), fontsize=10)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=dpi)
+    import io
+
+    from demoforge.guard import write_file
+
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, format="png")
     plt.close(fig)
-    return out
+    return write_file(out, buf.getvalue())  # whole or not at all

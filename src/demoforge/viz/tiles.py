@@ -185,8 +185,8 @@ def _write_episode(root: Path, reader, k: int, settings: TileSettings, path: Pat
             if stream is not None:
                 for packet in stream.encode():
                     container.mux(packet)
+        partial.replace(path)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    partial.replace(path)
     return path
