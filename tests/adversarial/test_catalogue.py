@@ -647,8 +647,10 @@ def test_catalogue_is_large_and_covers_every_command():
     import typer.main
 
     group = typer.main.get_command(app)
-    commands = set(group.commands)  # top-level names; groups count by their name
-    covered = {p.values[0][0] for p in C}
+    commands = {(name, sub) for name, cmd in group.commands.items()  # every command and group subcommand
+                for sub in (getattr(cmd, "commands", None) or {None: None})}
+    covered = {(p.values[0][0], p.values[0][1] if p.values[0][0] in group.commands and
+                hasattr(group.commands[p.values[0][0]], "commands") else None) for p in C}
     missing = commands - covered
     assert not missing, f"commands without cases: {sorted(missing)}"
 
