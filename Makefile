@@ -1,6 +1,6 @@
 # The two commands: `make demo` and `make test`. Both set everything up from a fresh clone.
 SHELL := /bin/bash
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+PYTHON ?= $(shell bash scripts/find-python.sh 3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 EXTRAS ?= dev,fd,coacd,arms,report,onnx,ray
