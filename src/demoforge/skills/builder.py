@@ -27,6 +27,7 @@ from demoforge.skills.transit import plan_around
 
 
 IK_TURN_STEP = math.radians(30.0)  # largest TCP turn solved in one IK call
+WALK_SPLITS = 8  # a stalled IK walk step is halved down to 1/WALK_SPLITS of its length [-]
 LINE_STEP = 0.005  # TCP spacing of the IK samples of a straight Cartesian move [m]
 LINE_TURN = math.radians(3.0)  # TCP turn between those samples, at most [rad]
 # Tight tolerances: the samples' IK error is noise that the timing would see as jerk.
@@ -97,13 +98,17 @@ class PlanBuilder:
         turn = geo.angle_between(rot0, rot)
         steps = max(1, math.ceil(turn / IK_TURN_STEP), math.ceil(float(np.linalg.norm(np.asarray(pos) - pos0)) / 0.1))
         q, single = seed, IKOptions(restarts=0)
-        for i in range(1, steps + 1):
-            f = i / steps
+        done, step = 0.0, 1.0 / steps
+        while done < 1.0:
+            f = min(1.0, done + step)
             res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (np.asarray(pos) - pos0),
                            geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=single)
-            if not res.success:
+            if res.success:
+                q, done = res.q, f
+            elif step > 1.0 / (WALK_SPLITS * steps):
+                step /= 2  # a stalled step is retried shorter before the walk gives up
+            else:
                 break
-            q = res.q
         found = [res] if res.success else []
         # A turn about the approach axis is the last joint's alone when that joint's axis is the
         # approach axis (a top-down hand): seeded with it, IK lands on that least-travel solution,

@@ -38,10 +38,13 @@ class MotionProfile:
 
 
 # Well inside the Panda's limits so the position servos track the targets closely and a
-# held block is never shaken loose; "medium" is the default of `generate`.
+# held block is never shaken loose; "medium" is the default of `generate`. Skill moves are
+# short (a few tenths of a radian), so their time is set by the acceleration, not the
+# velocity: medium accelerates at 70% (bench_motion: pick/place operators 10-15% shorter
+# than at 50%, yield unchanged).
 PROFILES: dict[str, MotionProfile] = {
     "slow": MotionProfile("slow", 0.3, 0.2, 0.02),
-    "medium": MotionProfile("medium", 0.6, 0.5, 0.05),
+    "medium": MotionProfile("medium", 0.6, 0.7, 0.05),
     "fast": MotionProfile("fast", 0.8, 0.7, 0.1),
 }
 
