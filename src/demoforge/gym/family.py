@@ -192,7 +192,8 @@ class FamilyEnv:
         return obs
 
     def render(self, camera: str | None = None) -> np.ndarray:
-        """(H, W, 3) uint8 of `camera` (default: the first configured, else "front")."""
+        """(H, W, 3) uint8 of `camera` (default: the first configured, else "side", the overview that
+        shows the whole arm and every block: what an evaluation video should show)."""
         import mujoco
 
         from demoforge.sim import CameraRig
@@ -211,7 +212,7 @@ class FamilyEnv:
         if self._rig is None:
             h, w = self.image_size
             self._rig = CameraRig(view.model, view.cameras, width=w, height=h)
-        return self._rig.rgb(view.data, camera or (self.cfg.cameras[0] if self.cfg.cameras else "front"))
+        return self._rig.rgb(view.data, camera or (self.cfg.cameras[0] if self.cfg.cameras else "side"))
 
     def task_description(self) -> str:
         from demoforge.execute.record import goal_words
