@@ -124,3 +124,21 @@ def test_a_planned_detour_is_the_same_for_the_same_seed():
         b.move(b.ik(np.array([0.45, -0.25, 0.52]), geo.down(b.neutral_yaw), "approach"), "approach")
         plans.append(np.concatenate(b._q))
     np.testing.assert_array_equal(plans[0], plans[1])
+
+
+def test_nearest_ik_keeps_the_pose_and_comes_nearer_the_reference():
+    from demoforge.sim import nearest_ik
+
+    scene, ctx = make(cube("a", 0.5, 0.0))
+    b = PlanBuilder(ctx, np.random.default_rng(4))
+    pos, rot = np.array([0.45, 0.1, 0.5]), geo.down(0.4)
+    q = b.ik(pos, rot, "approach")
+    q_ref = q.copy()
+    q_ref[[0, 2]] += (0.4, -0.4)  # joints 1 and 3 turned against each other: mostly self-motion
+    q_ref[4] += 0.3
+    out = nearest_ik(ctx.model, ctx.scratch, ctx.robot, pos, geo.quat(rot), q=q, q_ref=q_ref)
+    p, r = _tcp(ctx, out)
+    assert np.linalg.norm(p - pos) < 1e-3 and geo.angle_between(r, rot) < 1e-2
+    assert np.linalg.norm(out - q_ref) < 0.8 * np.linalg.norm(q - q_ref)
+    lo, hi = ctx.robot.limits[:, 0], ctx.robot.limits[:, 1]
+    assert np.all(out >= lo) and np.all(out <= hi)

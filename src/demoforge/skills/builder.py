@@ -89,8 +89,10 @@ class PlanBuilder:
 
         The TCP is walked from the seed's pose to the target in steps of at most IK_TURN_STEP,
         each solve seeded by the last, so the answer is the nearest solution and the joint
-        path to it does not swing the wrist around; when the walk stalls, the nearest of
-        several fresh solves (joint-limit room counted) is taken."""
+        path to it does not swing the wrist around (a stalled step is retried shorter); when the
+        walk still stalls, the nearest of several fresh solves (joint-limit room counted) is
+        taken. Every solution is then slid along the arm's self-motion towards the seed
+        (sim.nearest_ik), and the one nearest the seed wins."""
         ctx = self.ctx
         seed = np.asarray(self.q if seed is None else seed, float)
         saved = ctx.scratch.qpos.copy()
