@@ -2,14 +2,14 @@
 # Close the loop on one task family: demoforge demos -> stock lerobot-train -> lerobot-eval in the
 # demoforge env on the test split. Needs the Python 3.12 venv with demoforge, the plugin and
 # lerobot (`make lerobot-dev` builds .venv-lerobot). Sizes are environment variables:
-#   FAMILY=pnp PROBLEMS=20 EPISODES=5 STEPS=6000 EVAL=50 RATE=15 OUT=out/train_eval bash examples/train_eval/run.sh
+#   FAMILY=pnp PROBLEMS=40 EPISODES=5 STEPS=6000 EVAL=50 RATE=15 OUT=out/train_eval bash examples/train_eval/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-FAMILY="${FAMILY:-pnp}"; PROBLEMS="${PROBLEMS:-20}"; EPISODES="${EPISODES:-5}"
+FAMILY="${FAMILY:-pnp}"; PROBLEMS="${PROBLEMS:-40}"; EPISODES="${EPISODES:-5}"
 STEPS="${STEPS:-6000}"; EVAL="${EVAL:-50}"; RATE="${RATE:-15}"; OUT="${OUT:-out/train_eval}/$FAMILY"
-PY="${PY:-.venv-lerobot/bin/python}"
+BIN="${BIN:-.venv-lerobot/bin}"  # demoforge, lerobot-train and lerobot-eval side by side
 export MUJOCO_GL="${MUJOCO_GL:-egl}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" HF_HUB_OFFLINE=1
-demoforge() { "$PY" -m demoforge.cli.main "$@"; }
+export PATH="$BIN:$PATH"
 
 # 1. demos: PROBLEMS train-split problems x EPISODES episodes each
 demoforge tasks gen "$FAMILY" --count "$PROBLEMS" --seed 0 --split train --out "$OUT/tasks"
@@ -18,7 +18,7 @@ demoforge generate "$OUT"/tasks/"$FAMILY"-train-*.pddl --episodes-per-problem "$
 # 2. training labels: joint targets at RATE Hz, plus the object poses a state-based policy needs
 demoforge bake "$OUT/gen" --out "$OUT/baked" --control-freq "$RATE" --environment-state
 # 3. stock lerobot-train: a small state-based ACT on CPU (see README "Closing the loop")
-"$PY" -m lerobot.scripts.lerobot_train --dataset.repo_id="local/$FAMILY" --dataset.root="$OUT/baked" \
+lerobot-train --dataset.repo_id="local/$FAMILY" --dataset.root="$OUT/baked" \
   --policy.type=act --policy.device=cpu --policy.push_to_hub=false \
   --policy.dim_model=128 --policy.dim_feedforward=512 --policy.n_encoder_layers=2 --policy.n_decoder_layers=1 \
   --policy.chunk_size=20 --policy.n_action_steps=10 --policy.use_vae=false --policy.optimizer_lr=1e-4 \
@@ -26,7 +26,7 @@ demoforge bake "$OUT/gen" --out "$OUT/baked" --control-freq "$RATE" --environmen
   --batch_size=64 --steps="$STEPS" --save_freq="$STEPS" --log_freq=100 --num_workers=1 --wandb.enable=false \
   --output_dir="$OUT/train"
 # 4. stock lerobot-eval in the demoforge env, on problems and placements no demo had
-"$PY" -m lerobot.scripts.lerobot_eval --policy.path="$OUT/train/checkpoints/last/pretrained_model" \
+lerobot-eval --policy.path="$OUT/train/checkpoints/last/pretrained_model" \
   --policy.device=cpu --env.type=demoforge --env.task="$FAMILY" --env.split=test --env.dataset="$OUT/baked" \
   --eval.n_episodes="$EVAL" --eval.batch_size=10 --output_dir="$OUT/eval"
-"$PY" -c "import json,sys; o=json.load(open(sys.argv[1]))['overall']; print(f\"$FAMILY: {o['pc_success']:.1f}% success over {o['n_episodes']} test episodes\")" "$OUT/eval/eval_info.json"
+python -c "import json,sys; o=json.load(open(sys.argv[1]))['overall']; print(f\"$FAMILY: {o['pc_success']:.1f}% success over {o['n_episodes']} test episodes\")" "$OUT/eval/eval_info.json"
