@@ -90,6 +90,8 @@ class FamilyEnv:
         self._look = None
         self._view = None  # the render-only scene under the episode's look draw
         self._law = None
+        self._scratch = None  # MjData for the TCP's forward kinematics, off the simulation's data
+        self._shapes: dict[str, tuple[int, ...]] | None = None
         if cfg.look is not None:
             from demoforge.render import load_look
 
@@ -101,6 +103,8 @@ class FamilyEnv:
         """Observation and action shapes (builds the first problem's scene once)."""
         from demoforge.execute.problems import start_layout_scene
 
+        if self._shapes is not None:
+            return dict(self._shapes)
         scene, binding = start_layout_scene(self.problems[0])
         n_arm = len(scene.robot.arm_qpos)
         layout = object_layout(scene, binding, self.goals[0])
@@ -109,7 +113,8 @@ class FamilyEnv:
             if cam not in scene.cameras:
                 raise DemoforgeError(f"camera {cam!r} is not in the scene; cameras: {sorted(scene.cameras)}")
             out[f"pixels/{cam}"] = (*self.image_size, 3)
-        return out
+        self._shapes = out
+        return dict(out)
 
     @property
     def image_size(self) -> tuple[int, int]:

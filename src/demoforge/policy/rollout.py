@@ -143,7 +143,6 @@ class _Episode:
         self.draw = env.randomization_draws[i]
         self.rec = EpisodeRecorder(layout, self.ctx.scene)
         self.start_atoms = self.ctx.atoms()  # what held before the policy acted (completion counts the rest)
-        self.scratch = mujoco.MjData(self.ctx.scene.model)  # forward kinematics off the simulation's data
         _, self.z_adr, _ = free_bodies(self.ctx.scene.model)
         self.z0 = self.ctx.scene.data.qpos[self.z_adr].copy()
 
@@ -210,7 +209,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     nxt = 0
     tallies = {p.name: Tally() for p in problems}
     eps: list[_Episode | None] = [None] * envs
-    objects: list = [None] * envs  # per slot: the environment-state layout of its episode
+    objects: list = [None] * envs  # per slot: (environment-state layout, scratch MjData for the TCP's kinematics)
 
     def begin(i: int) -> None:
         if env.ids[i] is None:
@@ -222,7 +221,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         if env_state:
             from demoforge.raw.envstate import object_layout
 
-            objects[i] = object_layout(ctx.scene, ctx.binding, goal_atoms(problems[t].task))
+            objects[i] = (object_layout(ctx.scene, ctx.binding, goal_atoms(problems[t].task)),
+                          mujoco.MjData(ctx.scene.model))
         policy.reset(i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx, env, layout))
 
     def end(i: int, ep: _Episode, success: bool, how: str) -> None:
@@ -269,8 +269,9 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
             for i, ep in enumerate(eps):
                 if ep is not None:
                     scene = ep.ctx.scene
-                    tcp = tcp_positions(scene.model, scene.robot, scene.data.qpos, ep.scratch)
-                    out[ENV_STATE][i] = environment_state(objects[i], scene.data.qpos, tcp)
+                    layout, scratch = objects[i]
+                    tcp = tcp_positions(scene.model, scene.robot, scene.data.qpos, scratch)
+                    out[ENV_STATE][i] = environment_state(layout, scene.data.qpos, tcp)
         for key, shape in images.items():
             out[key] = np.zeros((envs, *shape), np.uint8)
         for i, ep in enumerate(eps):
