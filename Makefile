@@ -11,7 +11,7 @@ export SVT_LOG ?= 1
 LEROBOT_VENV := .venv-lerobot
 LEROBOT_PY := $(LEROBOT_VENV)/bin/python
 
-.PHONY: demo test test-fast bench bench-train-eval lerobot-venv lerobot-dev clean
+.PHONY: demo setup test test-fast bench bench-train-eval lerobot-venv lerobot-dev clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,17 +33,27 @@ lerobot-dev: $(LEROBOT_VENV)/.installed
 demo: $(BIN)/.installed
 	$(BIN)/demoforge demo
 
+# Test processes per suite (pytest-xdist); `work stealing` evens out the few minute-long tests.
+TEST_WORKERS ?= 2
+PYTEST := -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
+
+# The 3.11 venv and the cached lerobot venv (torch: the long one on a fresh machine) are built side
+# by side; then the 3.12 venv over the cached one (not beside the 3.11 build: both write the
+# editable install's src/demoforge.egg-info).
+setup:
+	$(MAKE) -j2 $(BIN)/.installed lerobot-venv
+	$(MAKE) $(LEROBOT_VENV)/.installed
+
 # Every test, slow and conformance ones included (Python 3.11); then on Python 3.12 the fast suite
 # and the closed-loop tests (lerobot-train / lerobot-eval on the demoforge env plugin).
-test: $(BIN)/.installed lerobot-venv $(LEROBOT_VENV)/.installed
+test: setup
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" DEMOFORGE_REQUIRE_LEROBOT=1 \
-		$(BIN)/python -m pytest -q -p no:cacheprovider
-	DEMOFORGE_REQUIRE_CLOSED_LOOP=1 $(LEROBOT_PY) -m pytest -q -p no:cacheprovider \
-		-m "closed_loop or not (slow or conformance)"
+		$(BIN)/python $(PYTEST)
+	DEMOFORGE_REQUIRE_CLOSED_LOOP=1 $(LEROBOT_PY) $(PYTEST) -m "closed_loop or not (slow or conformance)"
 
 # The fast suite only (no slow, no conformance), for the edit-test loop.
 test-fast: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -m "not slow and not conformance"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slow and not conformance"
 
 bench: $(BIN)/.installed lerobot-venv
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" $(BIN)/python benchmarks/bench_writer.py
