@@ -56,13 +56,13 @@ class Camera:
 
 
 # The default views (tests/sim/test_camera_framing.py checks their figures on sampled reset states):
-# - front: faces the robot, 22 deg down, framing the block start window (table x 0.2-0.5 m,
+# - front: faces the robot, 22 deg down, framing the block start window (table x 0.3-0.6 m,
 #   y +-0.1 m in the world) across >= 80% of a 224 px image; a 4 cm block there is 25-40 px
 #   wide, a block lifted 0.15 m stays in view, and the robot base stands at the top edge.
 # - side: the overview from the robot's front right: the whole arm, every block, the regions
 #   of the pnp family and the put-down area at once (a 4 cm block is about 7 px at 224 px).
 DEFAULT_CAMERAS = (
-    Camera("front", (0.79, 0.0, 0.62), (0.24, 0.0, 0.40), 38.0),
+    Camera("front", (0.89, 0.0, 0.62), (0.34, 0.0, 0.40), 38.0),
     Camera("side", (0.94, -1.28, 1.50), (0.20, 0.0, 0.65), 40.0),
 )
 

@@ -42,7 +42,7 @@ COLOURS: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
 )
 GLYPHS = tuple("ABCDEFGHJKLMNPQRSTUVWXYZ")
 # Regions of the pnp family, beside the default start windows (table frame) [m].
-PNP_REGIONS = (("left", Region((-0.10, 0.10), (0.18, 0.30))), ("right", Region((-0.10, 0.10), (-0.30, -0.18))))
+PNP_REGIONS = (("left", Region((0.0, 0.20), (0.18, 0.30))), ("right", Region((0.0, 0.20), (-0.30, -0.18))))
 
 
 def _opposite(face: str) -> str:

@@ -14,7 +14,7 @@ required, unknown keys rejected, keys sorted, two-space indent, trailing newline
       "block_size_m": [0.03, 0.05],            # cube edge length range [m]
       "table_height_offset_m": [-0.02, 0.02],  # table top offset from nominal [m]
       "friction": [0.6, 1.2],                  # sliding friction coefficient range [-]
-      "placement_x_m": [[-0.15, 0.15]],        # start windows along table x: one or several
+      "placement_x_m": [[-0.05, 0.25]],        # start windows along table x: one or several
       "placement_y_m": [[-0.1, 0.1]],          #   sorted, disjoint [lo, hi] intervals [m]
       "regions": {"left": {"x_m": [lo, hi], "y_m": [lo, hi]}},  # named table regions [m]
       "blocks": {                              # one entry per PDDL block object
@@ -72,7 +72,7 @@ class SceneParams:
     block_size_m: Interval = (0.03, 0.05)  # cube edge range [m]
     table_height_offset_m: Interval = (-0.02, 0.02)  # table top height offset range [m]
     friction: Interval = (0.6, 1.2)  # sliding friction range [-]
-    placement_x_m: tuple[Interval, ...] = ((-0.15, 0.15),)  # disjoint start windows [m]
+    placement_x_m: tuple[Interval, ...] = ((-0.05, 0.25),)  # disjoint start windows [m]
     placement_y_m: tuple[Interval, ...] = ((-0.1, 0.1),)  # disjoint start windows [m]
 
 
