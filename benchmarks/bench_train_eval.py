@@ -92,6 +92,31 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
                log, args.nice)
 
 
+EVAL_SEED = 1000  # lerobot-eval's default --seed: episode i of an evaluation is reset with seed 1000 + i
+START_BINS = (0.30, 0.38, 0.46)  # [m] edges of the start-distance bins below
+
+
+def success_by_start(family: str, eval_info: dict) -> str:
+    """Test success by how far the first task object (environment state object 0) starts from the
+    robot base, each evaluation episode's start rebuilt by resetting the env with its seed."""
+    import numpy as np
+
+    from demoforge.gym.family import FamilyEnv, FamilyEnvConfig
+
+    successes = [bool(x) for task in eval_info["per_task"] for x in task["metrics"]["successes"]]
+    env = FamilyEnv(FamilyEnvConfig(task=family, split="test"))
+    dist = np.array([float(np.hypot(*env.reset(seed=EVAL_SEED + i)[0]["environment_state"][:2]))
+                     for i in range(len(successes))])
+    bins = np.digitize(dist, START_BINS)
+    edges = ("0", *(f"{e:.2f}" for e in START_BINS), "")
+    parts = []
+    for k in range(len(START_BINS) + 1):
+        hit = [s for s, b in zip(successes, bins, strict=True) if b == k]
+        if hit:
+            parts.append(f"{edges[k]}-{edges[k + 1]} m: {sum(hit)}/{len(hit)}")
+    return "by start distance from the base: " + ", ".join(parts)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", default="pnp,stack_three")
@@ -132,11 +157,12 @@ def main() -> None:
                          f"--env.dataset={baked}", f"--eval.n_episodes={args.episodes}", "--eval.batch_size=10",
                          f"--output_dir={out}"], work / f"eval-{steps}-{args.episodes}.log", args.nice)
                 eval_s = time.time() - t0
-                overall = json.loads((out / "eval_info.json").read_text())["overall"]
+                info = json.loads((out / "eval_info.json").read_text())
+                overall = info["overall"]
                 success = overall["pc_success"]
                 print(f"{family:12s} demos {n:4d}  steps {steps:6d}  train {train_cpu / 60:5.1f} CPU-min  "
                       f"test success {success:5.1f}% of {overall['n_episodes']}  "
-                      f"(data {data_s:.0f} s, eval {eval_s:.0f} s)", flush=True)
+                      f"(data {data_s:.0f} s, eval {eval_s:.0f} s); {success_by_start(family, info)}", flush=True)
                 if success > best.get(family, (-1.0,))[0]:
                     best[family] = (success, n, steps, train_cpu / 60)
     print("headline: " + ", ".join(f"{f} {s:.0f}% test success ({n} demos, {k} steps, {c:.0f} CPU-min of training)"
