@@ -66,7 +66,7 @@ def run_pipeline(config: PipelineConfig, *, resume: bool = False, echo: Callable
                  progress: Callable[[tuple], None] | None = None,
                  on_stage: Callable[[str], None] | None = None) -> PipelineResult:
     """Run the configured stages into `config.run_dir` (see the module docstring)."""
-    from demoforge.execute.generate import refuse_in_worker_start_up
+    from demoforge.execute.pool import refuse_in_worker_start_up
 
     refuse_in_worker_start_up("run_pipeline")
     run_dir = _prepare(config, resume)
