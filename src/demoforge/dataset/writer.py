@@ -22,14 +22,15 @@ from typing import Any
 import numpy as np
 
 from demoforge.dataset import assemble
+from demoforge.dataset.datafiles import DataFiles, FileCursor
 from demoforge.dataset.depth import DepthCoding, code_histogram, is_depth
 from demoforge.dataset.layout import (
     DEFAULT_CHUNKS_SIZE, DEFAULT_DATA_FILE_SIZE_MB, DEFAULT_VIDEO_FILE_DURATION_S,
-    DEFAULT_VIDEO_FILE_SIZE_MB, DATA_PATH, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
+    DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
     write_json_atomic,
 )
 from demoforge.dataset.stats import numeric_stats, pixel_histogram
-from demoforge.dataset.tables import data_schema, data_table, fsync_file, parquet_writer, write_parquet_atomic
+from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
 from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
 from demoforge.errors import DatasetError, DatasetLockedError
@@ -87,24 +88,6 @@ class WriterConfig:
         return WriterConfig(**raw)
 
 
-@dataclass
-class _FileCursor:
-    """Where the next episode goes for one output stream (data, or one camera)."""
-
-    file_number: int = 0  # files started so far - 1 (write order)
-    bytes: int = 0  # segment bytes already assigned to the current file
-    frames: int = 0  # frames already in the current file
-
-    def place(self, nbytes: int, nframes: int, *, max_bytes: float, max_frames: float | None = None) -> int:
-        """Assign a segment; returns the file number it goes into."""
-        full = self.bytes + nbytes > max_bytes or (max_frames is not None and self.frames + nframes > max_frames)
-        if self.frames > 0 and full:
-            self.file_number, self.bytes, self.frames = self.file_number + 1, 0, 0
-        self.bytes += nbytes
-        self.frames += nframes
-        return self.file_number
-
-
 class DatasetWriter:
     """Writes one LeRobot v3.0 dataset. Use `create` or `resume`, as a context manager."""
 
@@ -122,8 +105,8 @@ class DatasetWriter:
         self._video_hists = {k: self._empty_hist(k) for k in self._video_keys}  # dataset-wide pixels
         self._extra_keys: set[str] = set()
         self._tasks: dict[str, int] = {}
-        self._data_cursor = _FileCursor()
-        self._video_cursors = {k: _FileCursor() for k in self._video_keys}
+        self._data_cursor = FileCursor()
+        self._video_cursors = {k: FileCursor() for k in self._video_keys}
         self._frame_buffer: dict[str, list[np.ndarray]] | None = None
         self._frame_encoders: dict[str, SegmentEncoder] = {}
         self._frame_batches: dict[str, np.ndarray] = {}  # camera frames not yet handed to a lane
@@ -132,7 +115,7 @@ class DatasetWriter:
         self._frame_task: str | None = None
         self._frame_n = 0  # frames in the episode being recorded frame by frame
         self._finalized = False
-        self._data_files: _DataFiles | None = None  # data files written as episodes are added (create's option)
+        self._data_files: DataFiles | None = None  # data files written as episodes are added (create's option)
 
     # -- opening -----------------------------------------------------------------------
     @classmethod
@@ -178,7 +161,7 @@ class DatasetWriter:
             raise
         writer = cls(root, config, fd)
         if data_as_added:
-            writer._data_files = _DataFiles(root, writer._schema)
+            writer._data_files = DataFiles(root, writer._schema)
         return writer
 
     @classmethod
@@ -528,49 +511,6 @@ class DatasetWriter:
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
-
-
-class _DataFiles:
-    """Data files written while episodes are added, one open file at a time (episodes are placed
-    in file order). A file is written under a temporary name and moved to its own once the next
-    one starts, or at close."""
-
-    def __init__(self, root: Path, schema):
-        self.root, self.schema = root, schema
-        self.key: tuple[int, int] | None = None  # the open file's (chunk, file)
-        self.path: Path | None = None  # the open file's name, and its writer on name + ".tmp"
-        self.writer = None
-        self.written: set[tuple[int, int]] = set()
-
-    def add(self, key: tuple[int, int], table) -> None:
-        if key != self.key:
-            self._finish()
-            self.key, self.path = key, self.root / DATA_PATH.format(chunk_index=key[0], file_index=key[1])
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = parquet_writer(self._tmp(), self.schema)
-        self.writer.write_table(table, row_group_size=max(1, table.num_rows))
-
-    def _tmp(self) -> Path:
-        return self.path.with_name(self.path.name + ".tmp")
-
-    def _finish(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-            fsync_file(self._tmp())
-            self._tmp().replace(self.path)
-            self.written.add(self.key)
-
-    def close(self) -> frozenset:
-        """Finish the open file; returns every file written."""
-        self._finish()
-        return frozenset(self.written)
-
-    def abort(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-            self._tmp().unlink(missing_ok=True)
 
 
 def _lock(staging: Path) -> int:
