@@ -35,7 +35,8 @@ demo: $(BIN)/.installed
 
 # Test processes per suite (pytest-xdist); `work stealing` evens out the few minute-long tests.
 TEST_WORKERS ?= 2
-PYTEST := -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
+XDIST := -n $(TEST_WORKERS) --dist worksteal
+PYTEST := -m pytest -q -p no:cacheprovider $(XDIST)
 
 # The 3.11 venv and the cached lerobot venv (torch: the long one on a fresh machine) are built side
 # by side; then the 3.12 venv over the cached one (not beside the 3.11 build: both write the
@@ -53,7 +54,7 @@ test: setup
 
 # The fast suite only (no slow, no conformance), for the edit-test loop.
 test-fast: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slow and not conformance"
+	$(BIN)/python -m pytest -q $(XDIST) -m "not slow and not conformance"
 
 bench: $(BIN)/.installed lerobot-venv
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" $(BIN)/python benchmarks/bench_writer.py
