@@ -45,10 +45,11 @@ def test_successful_episodes_are_not_relabeled(expert_data, tmp_path):
 
 @pytest.fixture(scope="module")
 def cut_expert(pnp, tmp_path_factory):
-    """Expert roll-outs cut off at 200 ticks: the block is in the hand, the goal not reached."""
+    """Expert roll-outs cut off at 130 ticks (of the 197 the expert takes): the block is in the
+    hand, the goal not reached."""
     out = tmp_path_factory.mktemp("cut") / "r"
     summary = rollout(load_policy("expert"), [pnp], out, episodes=1, spec="expert",
-                      settings=RolloutSettings(max_ticks=200))
+                      settings=RolloutSettings(max_ticks=130))
     assert summary["overall"]["success_rate"] == 0.0
     return out / "dataset"
 
@@ -62,8 +63,8 @@ def atoms_at(root, k, tick):
 
 def test_relabel_from_a_mid_task_state_finishes_the_task(cut_expert, tmp_path):
     summary = relabel(cut_expert, tmp_path / "l")
-    assert summary["relabeled"] == 1 and summary["starts"] == [{"episode": 0, "tick": 199}]
-    assert "(holding white)" in atoms_at(cut_expert, 0, 199)
+    assert summary["relabeled"] == 1 and summary["starts"] == [{"episode": 0, "tick": 129}]
+    assert "(holding white)" in atoms_at(cut_expert, 0, 129)
     new = open_dataset(tmp_path / "l" / "dataset")
     assert [p["operator"] for p in json.loads(new.episode(0)["demoforge/plan"])] == ["place-in-region"]
     assert json.loads(new.episode(0)["demoforge/outcome"]) == "success"
@@ -86,6 +87,6 @@ def test_the_failure_state_is_the_last_one_the_planner_can_still_solve(cut_exper
 
     monkeypatch.setattr(mod, "FallbackPlanner", NoHolding)
     tick = failure_tick(cut_expert, 0)
-    assert tick is not None and tick < 199
+    assert tick is not None and tick < 129
     assert "(holding white)" not in atoms_at(cut_expert, 0, tick)
     assert "(holding white)" in atoms_at(cut_expert, 0, tick + 1)  # the last solvable state before it went wrong

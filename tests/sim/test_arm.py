@@ -38,7 +38,7 @@ def test_published_limits_and_home_keyframe():
     model = build_panda_spec().compile()
     np.testing.assert_allclose(model.jnt_range[3], [-3.0718, -0.0698])
     np.testing.assert_allclose(model.jnt_range[5], [-0.0175, 3.7525])
-    np.testing.assert_allclose(model.key("home").qpos[:7], [0, 0, 0, -1.5708, 0, 1.5708, -0.7853])
+    np.testing.assert_allclose(model.key("home").qpos[:7], [0, -0.1847, 0, -2.4969, 0, 2.3122, -0.7853])
     assert all(model.body_gravcomp[model.body(f"link{i}").id] == 1 for i in range(1, 8))
 
 

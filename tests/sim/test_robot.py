@@ -36,7 +36,7 @@ def test_card_values_outside_the_model_are_rejected():
     msg = str(err.value)
     assert "open 0.08 outside the joint range" in msg
     assert "joint_limits[0]" in msg
-    assert "home[3]" in msg  # -1.5708 is outside the card's (-1, 1)
+    assert "home[3]" in msg  # -2.4969 is outside the card's (-1, 1)
 
 
 def test_closedness_from_finger_positions():

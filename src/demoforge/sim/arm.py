@@ -23,7 +23,10 @@ _LINKS = (
 # Menagerie's Panda position gains: strong shoulder/elbow, weaker wrist.
 _KP = (4500.0, 4500.0, 3500.0, 3500.0, 2000.0, 2000.0, 2000.0)
 _FORCE = (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0)
-HOME = (0.0, 0.0, 0.0, -1.5708, 0.0, 1.5708, -0.7853)
+# Home: the hand pointing down 0.25 m above the table, over the middle of the block start
+# window (TCP 0.45 m in front of the base), so an episode's first approach is a short drop
+# rather than a fold of the elbow and wrist from high above.
+HOME = (0.0, -0.1847, 0.0, -2.4969, 0.0, 2.3122, -0.7853)
 HAND_POS = (0.0, 0.0, 0.107)
 FINGER_Z = 0.0584  # finger bodies on the hand's z axis [m]
 FINGER_TRAVEL = 0.04  # each finger, fully open [m]
