@@ -40,6 +40,7 @@ def test_output_is_byte_identical_for_any_env_count(pnp, tmp_path):
     meta = a.roots["success"] / "meta/demoforge"
     assert {p.name for p in meta.iterdir()} >= {"controller.json", "vocab.json", "provenance.json", "scenes"}
     assert json.loads((meta / "controller.json").read_text())["mode"] == "joint_position"
+    assert reader.info.robot_type == "panda"  # the robot card's name, for loaders that key on it
 
 
 def test_different_seeds_differ(pnp, tmp_path):

@@ -64,7 +64,7 @@ def raw_layout(root: Path, info: DatasetInfo, card):
     vocab = read_vocab(root, required=True)
     layout = RunLayout(tuple(info.features[SYMBOLIC_STATE].names), tuple(vocab["operators"]),
                        tuple(vocab["phases"]), tuple(card.arm_joints), card.controller,
-                       int(info.features[SIM_STATE].shape[0]), int(info.fps))
+                       int(info.features[SIM_STATE].shape[0]), int(info.fps), card.name)
     user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
     mine = layout.features()
     wrong = sorted(k for k in set(user) | set(mine) if user.get(k) != mine.get(k))

@@ -56,7 +56,7 @@ def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
         raise ExecuteError(f"robot {card.name!r} has control law mode {law.mode!r}; the expert's skills command "
                            "joint targets, so the card's controller must be joint_position")
     return RunLayout(tuple(sorted(atoms)), tuple(sorted(operators)), tuple(PHASES), tuple(card.arm_joints), law,
-                     sizes[0], int(fps))
+                     sizes[0], int(fps), card.name)
 
 
 class EpisodeRecorder:

@@ -84,7 +84,7 @@ class ShardWriters:
             if self.videos is not None:
                 features = {**features, **self._bind_recorder(result)[0].features()}
             w = DatasetWriter.create(self.folder / split, fps=self.layout.fps, features=features,
-                                     robot_type=None)
+                                     robot_type=self.layout.robot_type)
             self.writers[split] = w
         if self.videos is None:
             w.add_episode(result.columns, task=result.task, extra=result.extra)

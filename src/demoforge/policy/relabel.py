@@ -95,7 +95,8 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
                  for j, ((k, tick, _, _), p) in enumerate(zip(starts, problems, strict=True))]
         runner.env = VecSimEnv(tasks, envs, episodes=queue, seed=0, control_hz=settings.control_hz)
         runner.problems = problems
-        writer = DatasetWriter.create(out / "dataset", fps=layout.fps, features=layout.features(), robot_type=None)
+        writer = DatasetWriter.create(out / "dataset", fps=layout.fps, features=layout.features(),
+                                      robot_type=layout.robot_type)
         pending: dict[int, EpisodeResult] = {}
         nxt = 0
 

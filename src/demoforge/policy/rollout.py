@@ -201,7 +201,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     out.mkdir(parents=True, exist_ok=True)
     root = out / "dataset"
     features = {**layout.features(), **{k: Feature("video", shape) for k, shape in images.items()}}
-    writer = DatasetWriter.create(root, fps=layout.fps, features=features, robot_type=None)
+    writer = DatasetWriter.create(root, fps=layout.fps, features=features, robot_type=layout.robot_type)
     env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz,
                     randomization=randomization)
     order = {ident: k for k, ident in enumerate(queue)}

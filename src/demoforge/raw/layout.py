@@ -37,6 +37,7 @@ class RunLayout:
     law: ControlLaw  # the robot card's control law (joint_position)
     n_state: int  # sim.state width: the problems' common state size
     fps: int  # control and recording rate [Hz]
+    robot_type: str | None = None  # info.json robot_type: the robot card's name
 
     def __post_init__(self):
         object.__setattr__(self, "_atom_col", {a: k for k, a in enumerate(self.atoms)})
