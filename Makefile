@@ -56,7 +56,12 @@ test: setup
 test-fast: $(BIN)/.installed
 	$(BIN)/python -m pytest -q $(XDIST) -m "not slow and not conformance"
 
-bench: $(BIN)/.installed lerobot-venv
+# The benchmarks' own extra (bench_bake's reference ffmpeg) over the test venv.
+$(BIN)/.bench: $(BIN)/.installed
+	$(BIN)/pip install -q -e '.[$(EXTRAS),bench]'
+	touch $@
+
+bench: $(BIN)/.bench lerobot-venv
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" $(BIN)/python benchmarks/bench_writer.py
 
 # Train with stock lerobot on demoforge data and evaluate in the demoforge env (long; see BENCHMARKS.md).

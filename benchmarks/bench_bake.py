@@ -19,8 +19,10 @@ below uses the same settings). Then, each timed as wall-clock seconds:
 4. the peak RSS of a fresh process running the joint_vel bake (streaming: it must not
    scale with the episode's decoded size).
 
-ffmpeg is the system binary (Debian: apt-get install ffmpeg); demoforge uses PyAV's
-bundled FFmpeg, so the two x264 builds may differ. The last line is the headline.
+The reference ffmpeg is the static build the `bench` extra's imageio-ffmpeg wheel bundles
+(`make bench` installs it; an `ffmpeg` on PATH only when that package is missing); demoforge
+uses PyAV's bundled FFmpeg, so the two x264 builds may differ: both versions are printed. The
+last line is the headline.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings
 from demoforge.raw import schema
 from demoforge.sim import ControlLaw
+from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
 
 FPS = 60
 N_ARM = 7
@@ -110,16 +113,30 @@ def peak_rss_mb(raw: Path, out: Path, rate: int) -> float:
     return int(proc.stdout.split()[-1]) / 1024
 
 
+def reference_ffmpeg() -> str:
+    """The ffmpeg that imageio-ffmpeg bundles (the `bench` extra), else one on PATH."""
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        found = shutil.which("ffmpeg")
+        if found is None:
+            raise SystemExit("bench_bake: no reference ffmpeg; run `make bench` (installs the bench extra, whose "
+                             "imageio-ffmpeg wheel bundles one) or `pip install imageio-ffmpeg`") from None
+        return found
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=175.0)
     parser.add_argument("--width", type=int, default=640)
     parser.add_argument("--height", type=int, default=480)
     parser.add_argument("--rate", type=int, default=15)
     args = parser.parse_args()
-    ffmpeg = shutil.which("ffmpeg")
-    if ffmpeg is None:
-        raise SystemExit("bench_bake: no `ffmpeg` on PATH (Debian: apt-get install ffmpeg)")
+    ffmpeg = reference_ffmpeg()
+    version = subprocess.run([ffmpeg, "-version"], capture_output=True, text=True, check=True).stdout
+    print(f"reference: {version.splitlines()[0]} ({ffmpeg})", flush=True)
     stride = FPS // args.rate
     work = Path(tempfile.mkdtemp(prefix="bench_bake-"))
     try:

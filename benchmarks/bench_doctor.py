@@ -23,6 +23,7 @@ from _synthetic import FPS, camera_shapes, episode  # noqa: E402
 
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings  # noqa: E402
 from demoforge.doctor import DoctorConfig, run_doctor  # noqa: E402
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 PEAK_RSS = """
 import re, sys
@@ -60,6 +61,7 @@ def peak_rss_mb(root: Path) -> float:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--length", type=int, default=100, help="frames per episode")
     parser.add_argument("--repeats", type=int, default=3)

@@ -38,6 +38,7 @@ from demoforge.execute import generate, load_problems, start_episode  # noqa: E4
 from demoforge.raw.replay import episode_scene  # noqa: E402
 from demoforge.sim import restore  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 
 def _instrument() -> dict[str, float]:
@@ -99,6 +100,7 @@ def replayed_physics(roots: list[Path]) -> tuple[float, float, int]:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--problems", type=int, default=3)
     ap.add_argument("--episodes", type=int, default=4, help="episodes per problem")

@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 from demoforge.dataset import open_dataset  # noqa: E402
 from demoforge.execute import generate  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 FAMILIES = ("stack_three", "unstack", "pnp", "flip", "rotate")
 TURNING = {"flip": math.pi / 2, "rotate": math.pi / 2}  # turn [rad] the operator itself must make
@@ -160,6 +161,7 @@ def _plot(path: Path, ops: list[dict], fps: float, title: str) -> None:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", type=int, default=10, help="problems per family")
     ap.add_argument("--episodes", type=int, default=4, help="episodes per problem")

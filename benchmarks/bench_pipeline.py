@@ -39,6 +39,7 @@ from demoforge.pipeline import config_from_dict, run_pipeline  # noqa: E402
 from demoforge.pipeline.backends.local import execute_local  # noqa: E402
 from demoforge.pipeline.provenance import dataset_hash  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 
 def smoke(base: Path) -> dict[str, float]:
@@ -77,6 +78,7 @@ def median_run(runs: list[tuple]) -> tuple:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", type=int, default=16)
     parser.add_argument("--episodes", type=int, default=3)

@@ -24,6 +24,7 @@ from demoforge.tasks import apply, domain_text, parse_task, static_facts
 from demoforge.tasks.fast_downward import FastDownwardPlanner
 from demoforge.tasks.mimir import MimirPlanner
 from demoforge.tasks.pddl_text import goal_of_atoms, problem_to_pddl
+from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
 
 SIZES = (3, 5, 8, 12, 20)
 BUDGET_S = 30.0
@@ -63,6 +64,7 @@ def p95(values: list[float]) -> float:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=15, help="problems per size")
     parser.add_argument("--seed", type=int, default=0)

@@ -24,6 +24,7 @@ import numpy as np
 
 from demoforge.randomize import RandomizationSpec, apply_to_env, apply_to_model, draw_targets, env_handle, sample
 from demoforge.sim import ROBOT_PREFIX, bind_robot, panda_card, robot_spec
+from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
 
 RUNTIME = RandomizationSpec(kp_scale=(0.9, 1.1), kd_scale=(0.9, 1.1), camera_pos_jitter_m=0.01,
                             camera_rot_jitter_rad=0.02, spawn_jitter=0.05)
@@ -67,6 +68,7 @@ def reset_home(m: mujoco.MjModel, d: mujoco.MjData, robot) -> None:
 
 
 def main(quick: bool) -> None:
+    print(describe(), flush=True)
     mj = tabletop_mjspec()
     model = mj.compile()
     robot = bind_robot(model, panda_card(), ROBOT_PREFIX)

@@ -40,6 +40,7 @@ from demoforge.render import (
 )
 from demoforge.sim import restore, state_size
 from demoforge.tasks import generate_family, write_tasks
+from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
 
 CAMERAS = ("front", "wrist")
 TARGET = 0.8
@@ -84,6 +85,7 @@ def whole_stage(source: Path, out: Path, config: RenderConfig) -> tuple[int, flo
 
 
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=6)
     parser.add_argument("--look", default="plain", help="look file or shipped name (one copy per episode)")

@@ -29,6 +29,7 @@ from demoforge.dataset import open_dataset  # noqa: E402
 from demoforge.execute import generate  # noqa: E402
 from demoforge.policy import RolloutSettings, load_policy, rollout  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 
 def mlp_onnx(path: Path, n: int = 8, hidden: int = 64, seed: int = 0) -> Path:
@@ -56,6 +57,7 @@ def mlp_onnx(path: Path, n: int = 8, hidden: int = 64, seed: int = 0) -> Path:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--episodes", type=int, default=32, help="roll-out episodes per env count")
     ap.add_argument("--ticks", type=int, default=120, help="ticks per roll-out episode")

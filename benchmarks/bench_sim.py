@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 from demoforge.sim import (  # noqa: E402
     CameraRig, build_scene, control_step, default_scene, move_joints, restore, snapshot, solve_ik,
 )
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 
 def holding_scene():
@@ -128,6 +129,7 @@ def bench_render(frames_fast: int, frames_default: int) -> None:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     quick = "--quick" in sys.argv
     raw, api = bench_stepping(ticks=200 if quick else 1000, rounds=4 if quick else 10)
     bench_ik(50 if quick else 200)

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -118,6 +119,7 @@ def success_by_start(family: str, eval_info: dict) -> str:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", default="pnp,stack_three")
     ap.add_argument("--demos", default="50,100,200", help="comma-separated demo counts")

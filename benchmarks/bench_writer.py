@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -147,6 +148,7 @@ def _row(label: str, result: dict) -> str:
 
 
 def main() -> None:
+    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--length", type=int, default=300, help="frames per episode")
