@@ -82,9 +82,12 @@ def test_copies_differ_and_the_recorded_draw_reproduces_the_frames(raw, rendered
 
 def test_any_worker_count_gives_the_same_bytes(raw, tmp_path):
     config = RenderConfig(looks=(parse_look_arg("randomized"),), cameras=("front",), depth=True, seed=1)
-    one = render_dataset(raw, tmp_path / "one", config, workers=1)
-    two = render_dataset(raw, tmp_path / "two", config, workers=2)
+    seen: dict[int, list] = {1: [], 2: []}
+    one = render_dataset(raw, tmp_path / "one", config, workers=1, on_episode=lambda *a: seen[1].append(a))
+    two = render_dataset(raw, tmp_path / "two", config, workers=2, on_episode=lambda *a: seen[2].append(a))
     assert digest(one.root) == digest(two.root)
+    assert seen[1] == [(1, 2), (2, 2)]  # after each written episode
+    assert seen[2][-1] == (2, 2) and seen[2] == sorted(seen[2])  # polled from the shards
     ds = open_dataset(two.root)
     assert ds.info.features["observation.images.front_depth"].info["is_depth_map"] is True
     with CameraRecorder(episode_scene(raw, 1), json.loads(ds.episode(1)["demoforge/look"]), ("front",), depth=True) as rec:
@@ -117,6 +120,7 @@ def test_cli(raw, tmp_path):
                                       "--segmentation", "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "rendered 2 episodes, 32 frames x 2 cameras" in result.output
+    assert "render: 2/2 episodes" in result.output  # progress on stderr: plain lines, not a terminal
     keys = open_dataset(tmp_path / "out").info.video_keys
     assert keys == [*CAMS, "observation.images.front_segmentation", "observation.images.wrist_segmentation"]
     bad = CliRunner().invoke(app, ["render", str(raw), "--look", "nope.yaml", "--out", str(tmp_path / "x")])
@@ -125,9 +129,9 @@ def test_cli(raw, tmp_path):
 
 def test_episodes_subset_renders_as_in_the_full_run(raw, rendered, tmp_path):
     result = CliRunner().invoke(app, ["render", str(raw), "--look", "plain", "--look", "randomized:2", "--seed", "3",
-                                      "--episodes", "1", "--out", str(tmp_path / "one")])
+                                      "--episodes", "1", "--quiet", "--out", str(tmp_path / "one")])
     assert result.exit_code == 0, result.output
-    assert "rendered 3 episodes" in result.output
+    assert "rendered 3 episodes" in result.output and "render:" not in result.output
     sub, full = open_dataset(tmp_path / "one"), open_dataset(rendered)
     for k in range(3):
         assert sub.episode(k)["demoforge/look"] == full.episode(3 + k)["demoforge/look"]

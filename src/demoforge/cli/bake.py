@@ -40,8 +40,10 @@ def bake(
                                                 "demoforge lerobot env observes them (raw demoforge sources)."),
     keep: str = typer.Option("", "--keep", help="Source per-tick columns to carry through, comma-separated, e.g. "
                                                 "goal.action,goal.position."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Project raw episodes to a training convention at a control rate; stamps meta/bake.json and modality.json."""
+    from demoforge.cli.progress import StepProgress
     from demoforge.convert import BakeConfig, bake as run_bake
     from demoforge.convert.bake import auto_workers
     from demoforge.dataset.video import VideoSettings
@@ -56,27 +58,13 @@ def bake(
             max_video_file_s=max_video_file_seconds, lerobot_format=lerobot_format,
             environment_state=environment_state, keep=tuple(k for k in keep.split(",") if k.strip()),
         )
-        root = _run_with_progress(run_bake, sources, out, config)
+        with StepProgress("bake", "episodes", quiet=quiet) as progress:
+            root = run_bake(sources, out, config, on_episode=progress.update)
     except DemoforgeError as exc:
         raise fail(exc) from None
     rate = f"{control_freq} Hz" if control_freq else "native rate"
     typer.echo(f"baked {len(sources)} source(s) into {root}: {control_space} at {rate} "
                f"({lerobot_format}; meta/bake.json, meta/modality.json)")
-
-
-def _run_with_progress(run_bake, sources, out, config):
-    """A progress bar on a terminal, one log line per episode otherwise (CI logs)."""
-    import sys
-
-    if not sys.stderr.isatty():
-        return run_bake(sources, out, config,
-                        on_episode=lambda done, total: typer.echo(f"bake: episode {done}/{total}", err=True))
-    from rich.progress import Progress
-
-    with Progress(transient=True) as bar:
-        job = bar.add_task("baking episodes", total=None)
-        return run_bake(sources, out, config,
-                        on_episode=lambda done, total: bar.update(job, completed=done, total=total))
 
 
 def _int(text: str) -> int:

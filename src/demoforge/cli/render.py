@@ -29,9 +29,11 @@ def render(
                                 help="Processes; the output does not depend on it."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Root seed of the look draws."),
     episodes: str | None = typer.Option(None, "--episodes", help="Source episodes to render, e.g. 0,2,5-7 (all)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Render camera videos for every episode of DATASET into a new dataset (the source is unchanged)."""
     from demoforge.cli.policy import parse_episodes
+    from demoforge.cli.progress import StepProgress
     from demoforge.render.stage import RenderConfig, parse_look_arg, render_dataset
 
     chosen = parse_episodes(episodes)
@@ -39,8 +41,8 @@ def render(
         config = RenderConfig(looks=tuple(parse_look_arg(item) for item in look), cameras=_split(cameras),
                               depth=depth, segmentation=segmentation, seed=seed,
                               episodes=None if chosen is None else tuple(chosen))
-        progress = (lambda done, total: typer.echo(f"shard {done}/{total} rendered", err=True)) if workers > 1 else None
-        summary = render_dataset(dataset, out, config, workers=workers, on_shard=progress)
+        with StepProgress("render", "episodes", quiet=quiet) as progress:
+            summary = render_dataset(dataset, out, config, workers=workers, on_episode=progress.update)
     except DemoforgeError as exc:
         raise fail(exc) from None
     rate = summary.frames / summary.seconds if summary.seconds > 0 else 0.0

@@ -26,7 +26,7 @@ import multiprocessing
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -48,6 +48,7 @@ RENDER_META = "render.json"
 # streams still encode in parallel, each on its own writer thread. Preset veryfast: at 224x224
 # the default preset costs about as much CPU as drawing the frame, which a CPU renderer needs.
 DETERMINISTIC_VIDEO = VideoSettings(preset="veryfast", extra_options={"threads": "1"})
+POLL_S = 1.0  # with several workers, how often progress is read from the shards [s]
 MARKER = ".demoforge-render"  # beside the writer's staging: the fingerprint of the render being written
 SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
 
@@ -150,8 +151,10 @@ def _shards(items: list, workers: int) -> list[list]:
     return [s for s in out + [current] if s]
 
 
-def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str) -> None:
-    """Render `items` into a new dataset at `root`, or continue an interrupted one there."""
+def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str,
+                  on_episode: Callable[[int], None] | None = None) -> None:
+    """Render `items` into a new dataset at `root`, or continue an interrupted one there;
+    `on_episode(n)` after each episode is written, `n` counting those of this shard."""
     if (root / INFO_PATH).is_file():
         return  # finished before the run was interrupted
     reader = open_dataset(source)
@@ -203,6 +206,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             extra = {**episode_extras(row), LOOK_EXTRA: draw,
                      SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
             lane.put(functools.partial(writer.save_episode, extra=extra))
+            if on_episode is not None:
+                lane.put(functools.partial(lambda w: on_episode(w.num_episodes), writer))
         lane.join()
         writer.finalize()
         (root / MARKER).unlink(missing_ok=True)
@@ -292,10 +297,22 @@ def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> No
     tmp.replace(dst / RENDER_META)
 
 
+def _rendered(roots: list[Path]) -> int:
+    """Episodes the shards at `roots` have written so far (finished shards by their info.json)."""
+    n = 0
+    for root in roots:
+        if (root / INFO_PATH).is_file():
+            n += int(json.loads((root / INFO_PATH).read_text(encoding="utf-8"))["total_episodes"])
+        else:
+            n += sum(1 for _ in (root / STAGING_DIR / "episodes").glob("*.json"))
+    return n
+
+
 def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,
-                   on_shard: Callable[[int, int], None] | None = None) -> RenderSummary:
+                   on_episode: Callable[[int, int], None] | None = None) -> RenderSummary:
     """Render `source` into the new dataset `out` (see the module docstring).
-    `on_shard(done, total)` reports finished shards."""
+    `on_episode(done, total)` reports rendered episodes (with several workers, polled from the
+    shards' finished episodes every POLL_S seconds)."""
     start = time.perf_counter()
     source, out = Path(source), Path(out)
     _check_config(config)
@@ -316,13 +333,12 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
         shutil.rmtree(out.parent / f".{out.name}.render-shards", ignore_errors=True)  # a killed multi-worker run's
         made = not out.exists()
         try:
-            _render_shard(source, out, items, config, fingerprint)
+            _render_shard(source, out, items, config, fingerprint,
+                          None if on_episode is None else (lambda n: on_episode(n, len(items))))
         except BaseException:
             if made and not any((out / STAGING_DIR / "episodes").glob("*.json")):
                 shutil.rmtree(out, ignore_errors=True)  # nothing finished to resume: leave nothing behind
             raise
-        if on_shard:
-            on_shard(1, 1)
     else:
         tmp = out.parent / f".{out.name}.render-shards"
         ours = (tmp / MARKER).is_file() and (tmp / MARKER).read_text(encoding="utf-8") == fingerprint
@@ -336,12 +352,14 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
         roots = [tmp / f"shard-{s:03d}" for s in range(len(shards))]
         ctx = multiprocessing.get_context("spawn")  # GL contexts and encoder threads do not survive fork
         with ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
-            jobs = [pool.submit(_render_shard, source, r, s, config, fingerprint)
-                    for r, s in zip(roots, shards, strict=True)]
-            for n, job in enumerate(jobs):
-                job.result()
-                if on_shard:
-                    on_shard(n + 1, len(jobs))
+            pending = {pool.submit(_render_shard, source, r, s, config, fingerprint)
+                       for r, s in zip(roots, shards, strict=True)}
+            while pending:
+                finished, pending = wait(pending, timeout=POLL_S)
+                for job in finished:
+                    job.result()
+                if on_episode:
+                    on_episode(_rendered(roots), len(items))
         merge_datasets(roots, out)
         shutil.rmtree(tmp)
     try:
