@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from demoforge.convert import BakeConfig, BakeError, bake, read_episode
-from demoforge.dataset import VideoSettings, open_dataset
+from demoforge.dataset import VideoSettings, check_dataset, open_dataset
 from demoforge.sim import ControlLaw
 from tests.convert._sources import CAMS, JOINTS, OFFSET, SQUEEZE, frame_level, law, motion, write_raw
 
@@ -195,6 +195,25 @@ def test_v21_layout(raw, tmp_path):
     assert (out / "meta/bake.json").is_file() and (out / "meta/modality.json").is_file()
     with av.open(str(out / f"videos/chunk-000/{CAMS[0]}/episode_000001.mp4")) as c:
         assert sum(1 for _ in c.decode(video=0)) == 5
+    assert check_dataset(out) == []  # checked as v2.1: its own layout, not v3.0's
+    from demoforge.doctor import run_doctor
+
+    doctor = run_doctor(out)
+    assert not doctor.failed("warning")
+    assert [(f.code, f.severity) for f in doctor.findings] == [("D001", "info")]
+    assert "v2.1" in doctor.findings[0].message and "--lerobot-format v3.0" in doctor.findings[0].fix
+
+
+def test_a_broken_v21_dataset_is_reported_as_v21(raw, tmp_path):
+    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", control_freq=30, lerobot_format="v2.1"))
+    (out / f"videos/chunk-000/{CAMS[1]}/episode_000001.mp4").unlink()
+    lines = (out / "meta/episodes.jsonl").read_text().splitlines()
+    (out / "meta/episodes.jsonl").write_text(lines[0].replace('"length": 6', '"length": 7') + "\n" + lines[1] + "\n")
+    found = {(p.code, p.file) for p in check_dataset(out)}
+    assert ("file.missing", f"videos/chunk-000/{CAMS[1]}/episode_000001.mp4") in found
+    assert ("count.frames", "data/chunk-000/episode_000000.parquet") in found  # 6 rows, the jsonl says 7
+    assert ("count.frames", "meta/info.json") in found  # total_frames 11, lengths sum to 12
+    assert not any("codebase_version" in p.message for p in check_dataset(out))
 
 
 @pytest.mark.skipif(not (FIXTURES / "lerobot061_video" / "meta/info.json").is_file(), reason="no fixtures")

@@ -46,6 +46,11 @@ class Problem:
 def check_dataset(root: str | Path) -> list[Problem]:
     """Every structural problem of the dataset at `root`; an empty list means it is sound."""
     root = Path(root)
+    raw = _v21_info(root)
+    if raw is not None:
+        from demoforge.dataset.check_v21 import check_v21  # it builds on this module's Problem
+
+        return check_v21(root, raw)
     out: list[Problem] = []
     info = check_info(root, out)
     if info is None:
@@ -63,6 +68,21 @@ def check_dataset(root: str | Path) -> list[Problem]:
         check_unreferenced(root, info, episodes, out)
     check_stats(root, info, out)
     return out
+
+
+def _v21_info(root: Path) -> dict | None:
+    """The parsed info.json of a v2.1 dataset (`bake --lerobot-format v2.1`), else None."""
+    try:
+        raw = json.loads((root / INFO_PATH).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # check_info says why
+    return raw if isinstance(raw, dict) and raw.get("codebase_version") == "v2.1" else None
+
+
+def info_problem(exc: Exception) -> Problem:
+    """An info.json that DatasetInfo refuses, its message without the path the Problem already names."""
+    message, prefix = str(exc), f"{INFO_PATH}: "
+    return Problem("info", INFO_PATH, message.removeprefix(prefix))
 
 
 def _guard(out: list[Problem], code: str, file: str, fn):
@@ -90,8 +110,10 @@ def check_info(root: Path, out: list[Problem]) -> DatasetInfo | None:
     missing = [k for k in REQUIRED_INFO_KEYS if k not in raw]
     if missing:
         out.append(Problem("info", INFO_PATH, f"missing keys {missing}"))
-    info = _guard(out, "info", INFO_PATH, lambda: DatasetInfo.from_json(raw, source=INFO_PATH))
-    if info is None:
+    try:
+        info = DatasetInfo.from_json(raw, source=INFO_PATH)
+    except DemoforgeError as exc:
+        out.append(info_problem(exc))
         return None
     if info.fps <= 0:
         out.append(Problem("info", INFO_PATH, f"fps must be positive, got {info.fps}"))

@@ -92,7 +92,12 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
         info = read_info(root)
         episodes = read_episodes_table(root)
     except (DemoforgeError, OSError, pa.ArrowException):
-        pass  # check_dataset reported why; only D001 can say anything
+        if _is_v21(root) and not problems:
+            early.append(Finding(
+                "D001", "info", "a LeRobot v2.1 dataset: its layout was checked as v2.1 and is sound; the other "
+                "checks read the v3.0 layout", Evidence(values={"codebase_version": "v2.1"}),
+                "run the doctor on the v3.0 bake of the same source (`demoforge bake ... --lerobot-format v3.0`)"))
+        # otherwise check_dataset reported why; only D001 can say anything
     if info is None or episodes is None or any(c not in episodes.column_names for c in
                                                ("length", "data/chunk_index", "data/file_index")):
         ctx = Context(root, cfg, problems, info, None, None, None, None)
@@ -112,6 +117,13 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
     ctx = Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note)
     return ctx, early
+
+
+def _is_v21(root: Path) -> bool:
+    try:
+        return json.loads((root / "meta/info.json").read_text(encoding="utf-8")).get("codebase_version") == "v2.1"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def run_doctor(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,
