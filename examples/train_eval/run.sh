@@ -2,11 +2,13 @@
 # Close the loop on one task family: demoforge demos -> stock lerobot-train -> lerobot-eval in the
 # demoforge env on the test split. Needs the Python 3.12 venv with demoforge, the plugin and
 # lerobot (`make lerobot-dev` builds .venv-lerobot). Sizes are environment variables:
-#   FAMILY=pnp PROBLEMS=40 EPISODES=5 STEPS=6000 EVAL=50 RATE=15 OUT=out/train_eval bash examples/train_eval/run.sh
+#   FAMILY=pnp PROBLEMS=40 EPISODES=5 STEPS=2000 EVAL=50 RATE=15 OUT=out/train_eval bash examples/train_eval/run.sh
+# STEPS defaults to 2000 for pnp (80-84% test success on 50-200 demos, about 18 CPU-minutes) and
+# 6000 for the other families (BENCHMARKS.md, "Closing the loop").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FAMILY="${FAMILY:-pnp}"; PROBLEMS="${PROBLEMS:-40}"; EPISODES="${EPISODES:-5}"
-STEPS="${STEPS:-6000}"; EVAL="${EVAL:-50}"; RATE="${RATE:-15}"; OUT="${OUT:-out/train_eval}/$FAMILY"
+STEPS="${STEPS:-$([ "$FAMILY" = pnp ] && echo 2000 || echo 6000)}"; EVAL="${EVAL:-50}"; RATE="${RATE:-15}"; OUT="${OUT:-out/train_eval}/$FAMILY"
 BIN="${BIN:-.venv-lerobot/bin}"  # demoforge, lerobot-train and lerobot-eval side by side
 export MUJOCO_GL="${MUJOCO_GL:-egl}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" HF_HUB_OFFLINE=1
 export PATH="$BIN:$PATH"

@@ -107,6 +107,11 @@ def check_info(root: Path, out: list[Problem]) -> DatasetInfo | None:
     if not isinstance(raw, dict):
         out.append(Problem("info", INFO_PATH, f"holds {type(raw).__name__}, not a JSON object"))
         return None
+    return check_info_fields(raw, out)
+
+
+def check_info_fields(raw: dict, out: list[Problem]) -> DatasetInfo | None:
+    """The parsed info.json `raw` has the required keys, valid features and the five index features."""
     missing = [k for k in REQUIRED_INFO_KEYS if k not in raw]
     if missing:
         out.append(Problem("info", INFO_PATH, f"missing keys {missing}"))

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from demoforge.dataset import decode
-from demoforge.dataset.check import Problem, info_problem
+from demoforge.dataset.check import Problem, check_info_fields
 from demoforge.dataset.layout import CODEBASE_VERSION, INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo
 from demoforge.errors import DemoforgeError
 
@@ -29,28 +29,15 @@ V21 = "v2.1"
 EPISODES_JSONL = "meta/episodes.jsonl"
 TASKS_JSONL = "meta/tasks.jsonl"
 EPISODES_STATS_JSONL = "meta/episodes_stats.jsonl"
-REQUIRED_INFO_KEYS = ("codebase_version", "fps", "features", "total_episodes", "total_frames", "total_tasks",
-                      "chunks_size", "data_path")
 
 
 def check_v21(root: str | Path, raw_info: dict[str, Any]) -> list[Problem]:
     """Every structural problem of the v2.1 dataset at `root` (`raw_info`: its parsed info.json)."""
     root = Path(root)
     out: list[Problem] = []
-    missing = [k for k in REQUIRED_INFO_KEYS if k not in raw_info]
-    if missing:
-        out.append(Problem("info", INFO_PATH, f"missing keys {missing}"))
-        return out
-    try:  # the feature and fps rules are the v3.0 ones
-        info = DatasetInfo.from_json({**raw_info, "codebase_version": CODEBASE_VERSION}, source=INFO_PATH)
-    except DemoforgeError as exc:
-        out.append(info_problem(exc))
-        return out
-    if info.fps <= 0:
-        out.append(Problem("info", INFO_PATH, f"fps must be positive, got {info.fps}"))
-        return out
-    if info.video_keys and not raw_info.get("video_path"):
-        out.append(Problem("info", INFO_PATH, f"video_path is null but video features {info.video_keys} exist"))
+    # The keys, features and index features are those of v3.0.
+    info = check_info_fields({**raw_info, "codebase_version": CODEBASE_VERSION}, out)
+    if info is None:
         return out
     episodes = _jsonl(root, EPISODES_JSONL, ("episode_index", "tasks", "length"), out)
     tasks = _jsonl(root, TASKS_JSONL, ("task_index", "task"), out)
