@@ -46,7 +46,7 @@ class Problem:
 def check_dataset(root: str | Path) -> list[Problem]:
     """Every structural problem of the dataset at `root`; an empty list means it is sound."""
     root = Path(root)
-    raw = _v21_info(root)
+    raw = v21_info(root)
     if raw is not None:
         from demoforge.dataset.check_v21 import check_v21  # it builds on this module's Problem
 
@@ -70,7 +70,7 @@ def check_dataset(root: str | Path) -> list[Problem]:
     return out
 
 
-def _v21_info(root: Path) -> dict | None:
+def v21_info(root: Path) -> dict | None:
     """The parsed info.json of a v2.1 dataset (`bake --lerobot-format v2.1`), else None."""
     try:
         raw = json.loads((root / INFO_PATH).read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from demoforge.dataset.check import check_dataset
+from demoforge.dataset.check import check_dataset, v21_info
 from demoforge.dataset.layout import STATS_PATH, DatasetInfo, read_info
 from demoforge.dataset.reader import read_episodes_table
 from demoforge.doctor.config import DoctorConfig
@@ -92,7 +92,7 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
         info = read_info(root)
         episodes = read_episodes_table(root)
     except (DemoforgeError, OSError, pa.ArrowException):
-        if _is_v21(root) and not problems:
+        if v21_info(root) is not None and not problems:
             early.append(Finding(
                 "D001", "info", "a LeRobot v2.1 dataset: its layout was checked as v2.1 and is sound; the other "
                 "checks read the v3.0 layout", Evidence(values={"codebase_version": "v2.1"}),
@@ -117,13 +117,6 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
     ctx = Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note)
     return ctx, early
-
-
-def _is_v21(root: Path) -> bool:
-    try:
-        return json.loads((root / "meta/info.json").read_text(encoding="utf-8")).get("codebase_version") == "v2.1"
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def run_doctor(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,

@@ -207,7 +207,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
                      SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
             lane.put(functools.partial(writer.save_episode, extra=extra))
             if on_episode is not None:
-                lane.put(functools.partial(lambda w: on_episode(w.num_episodes), writer))
+                lane.put(lambda: on_episode(writer.num_episodes))  # after the episode is written
         lane.join()
         writer.finalize()
         (root / MARKER).unlink(missing_ok=True)
