@@ -12,7 +12,7 @@ from demoforge.skills.builder import PlanBuilder
 from demoforge.skills.timing import check_limits
 from demoforge.skills.transit import plan_around
 
-from .conftest import cube, make, yaw_quat
+from .conftest import cube, make, run, yaw_quat
 
 
 def _tcp(ctx, q):
@@ -47,6 +47,24 @@ def test_grasp_yaw_is_the_symmetric_grasp_nearest_to_the_hand():
         assert abs(geo.wrap(plan.params["grasp_yaw"] - yaw_now)) <= math.radians(55.0)
         wrist = np.abs(np.diff(np.vstack([plan.q[:1], plan.q])[:, -1])).sum()
         assert wrist < math.radians(60), (yaw, math.degrees(wrist))
+
+
+def test_a_close_neighbour_along_the_pinch_axis_keeps_the_nearest_grasp():
+    # Alone, the cube is grasped at yaw psi; with a neighbour 6.5 cm away along that pinch axis
+    # (2.5 cm between their faces, less than fully open fingers need) the fingers open only as
+    # wide as the grasp needs, so the same grasp is taken without turning the wrist by 90 degrees.
+    _, ctx = make(cube("a", 0.5, 0.0))
+    alone = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(4))
+    assert alone.ok, alone.failure
+    psi = alone.params["grasp_yaw"]
+    near = 0.065 * np.array([math.cos(psi), math.sin(psi)])
+    scene, ctx = make(cube("a", 0.5, 0.0), cube("b", 0.5 + near[0], near[1], rgba=(0.2, 0.2, 0.8, 1.0)))
+    b_before = scene.data.body("b").xpos.copy()
+    plan = run(scene, ctx, "pick-up", ["a"], seed=4)
+    assert plan.params["grasp_yaw"] == psi
+    wrist = np.abs(np.diff(np.vstack([plan.q[:1], plan.q])[:, -1])).sum()
+    assert wrist < math.radians(30), math.degrees(wrist)
+    assert np.linalg.norm(scene.data.body("b").xpos - b_before) < 0.002  # the neighbour was not touched
 
 
 def test_descend_and_lift_follow_straight_tcp_lines():

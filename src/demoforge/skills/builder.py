@@ -65,6 +65,8 @@ class PlanBuilder:
         # (block name, tcp_p_block [m], tcp_R_block) while a block is in the hand: moves then
         # also check the block, carried rigidly, against the scene.
         self.held: tuple[str, np.ndarray, np.ndarray] | None = None
+        # Finger closedness assumed by the collision checks (None: the fingers as they are now).
+        self.check_grip: float | None = None
         self.limits = joint_limits(robot.card, ctx.settings.profile)
         self._is_robot = np.zeros(ctx.model.nbody, bool)
         self._is_robot[robot.body_ids] = True
@@ -169,17 +171,31 @@ class PlanBuilder:
         bodies = tuple(ctx.props[name] for name in exclude)
         q_target = np.asarray(q_target, float)
         path = np.stack([self.q, q_target])
-        what = self._path_hits(path, bodies)
-        if what:
-            planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), ctx.robot.limits,
-                                  rng=self.rng, resolution=ctx.settings.collision_step)
-            self._reset_scratch()
-            if planned is None:
-                raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
-                                                                  "around it was found"))
-            path = planned
-        self._append(time_path(path, self.limits, self.dt), self.grip if gripper is None else gripper, phase)
+        saved = self.check_grip
+        if gripper is not None:  # the fingers move on the way: checked at the wider of the two openings
+            self.check_grip = min(self._grip_now() if saved is None else saved, gripper)
+        try:
+            what = self._path_hits(path, bodies)
+            if what:
+                planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), ctx.robot.limits,
+                                      rng=self.rng, resolution=ctx.settings.collision_step)
+                self._reset_scratch()
+                if planned is None:
+                    raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
+                                                                      "around it was found"))
+                path = planned
+        finally:
+            self.check_grip = saved if gripper is None else gripper
+        if gripper is not None:
+            self.grip = gripper
+        self._append(time_path(path, self.limits, self.dt), self.grip, phase)
         self.q = q_target.copy()
+
+    def _grip_now(self) -> float:
+        """Finger closedness [0 open, 1 closed] of the live state."""
+        robot = self.ctx.robot
+        q = self.ctx.data.qpos[robot.finger_qpos]
+        return float(np.mean((q - robot.finger_open) / (robot.finger_closed - robot.finger_open)))
 
     def line(self, pos, rot: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
              gripper: float | None = None) -> np.ndarray:
@@ -226,6 +242,9 @@ class PlanBuilder:
         pos = np.asarray(pos, float)
         pre = pos + above * geo.UP
         bodies = tuple(self.ctx.props[name] for name in exclude)
+        before = self.check_grip
+        if gripper is not None:  # the line is checked with the fingers as the transit leaves them
+            self.check_grip = gripper
         q_end = self.ik(pos, rot, phases[0])  # unreachable: the approach fails
         path, smooth = self.line_path(pre, rot, start=q_end)
         if not smooth and len(path) > 1 and self._rise(path) >= MIN_RISE and self._straight(path):
@@ -243,6 +262,7 @@ class PlanBuilder:
             what = self._path_hits(path, bodies)
             if what:
                 raise Infeasible(SkillFailure("collision", phases[1], f"the straight {phases[1]} move hits {what}"))
+        self.check_grip = before
         self.move(path[0], phases[0], exclude=exclude, gripper=gripper)
         self._append(ticks, self.grip, phases[1])
         self.q = path[-1].copy()
@@ -318,6 +338,8 @@ class PlanBuilder:
         ctx = self.ctx
         m, d, robot = ctx.model, ctx.scratch, ctx.robot
         d.qpos[robot.arm_qpos] = q
+        if self.check_grip is not None:
+            d.qpos[robot.finger_qpos] = robot.finger_open + self.check_grip * (robot.finger_closed - robot.finger_open)
         mujoco.mj_kinematics(m, d)
         if self.held is not None:
             name, tcp_p_block, tcp_R_block = self.held
@@ -349,15 +371,17 @@ class PlanBuilder:
         ticks = max(1, round(seconds / self.dt))
         self._append(np.repeat(self.q[None], ticks, axis=0), gripper, phase)
         self.grip = gripper
+        if self.check_grip is not None:
+            self.check_grip = min(self.check_grip, gripper)  # opening widens the checked fingers; closing on a block does not narrow them
         if gripper == 0.0:
             self.held = None
 
     def mark(self) -> tuple:
         """A point to `rollback` to when a candidate (grasp, placement) turns out infeasible."""
-        return len(self._q), self.q.copy(), self.grip, self.held
+        return len(self._q), self.q.copy(), self.grip, self.held, self.check_grip
 
     def rollback(self, mark: tuple) -> None:
-        n, self.q, self.grip, self.held = mark
+        n, self.q, self.grip, self.held, self.check_grip = mark
         del self._q[n:], self._grip[n:], self._phase[n:]
 
     def travel(self) -> float:
@@ -373,10 +397,10 @@ class PlanBuilder:
 
     def snapshot(self) -> tuple:
         """Everything appended so far, to `restore` after trying other candidates."""
-        return list(self._q), list(self._grip), list(self._phase), self.q.copy(), self.grip, self.held
+        return list(self._q), list(self._grip), list(self._phase), self.q.copy(), self.grip, self.held, self.check_grip
 
     def restore(self, snap: tuple) -> None:
-        qs, grips, phases, self.q, self.grip, self.held = snap
+        qs, grips, phases, self.q, self.grip, self.held, self.check_grip = snap
         self._q, self._grip, self._phase = list(qs), list(grips), list(phases)
 
     def plan(self, skill: str, args: tuple[str, ...], params: dict,

@@ -41,8 +41,10 @@ class SkillSettings:
 
     profile: MotionProfile = PROFILES["medium"]  # fractions of the robot card's joint velocity/acceleration/jerk limits
     control_hz: float = 60.0  # command rate [Hz]
-    approach_height: float = 0.05  # pre-grasp / pre-place TCP height above the final pose [m]
-    carry_clearance: float = 0.05  # held block's bottom above the tallest other prop while carried [m]
+    approach_height: float = 0.05  # pre-grasp TCP height above the grasp, and the retreat after a release [m]
+    # Held block's bottom above the tallest other prop while carried, and the least straight
+    # lowering of a placement [m]: 3 cm (was 5) clears every prop, the path checks do the rest.
+    carry_clearance: float = 0.03
     close_s: float = 0.5  # gripper closing time, arm still [s]
     open_s: float = 0.3  # gripper opening time, arm still [s]
     settle_s: float = 0.1  # arm still after each rest-to-rest lowering, before the gripper moves [s]

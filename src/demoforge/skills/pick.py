@@ -5,8 +5,10 @@ relative to the TCP, and lifted so its bottom is `carry_clearance` above the hig
 other prop; the block it stood on (unstack) or the table (pick-up) is left where it was.
 
 Motion: a transit to the pre-grasp pose `approach_height` above the grasp (planned around
-obstacles when the straight joint path collides), a straight Cartesian descent, closing,
-and a straight Cartesian lift.
+obstacles when the straight joint path collides) with the fingers opening only as wide as
+the block plus PREGRASP_CLEARANCE (so they fit beside a close neighbour and the nearest
+grasp needs no wrist turn), a straight Cartesian descent, closing, and a straight Cartesian
+lift to `carry_clearance` above the tallest other prop.
 
 Grasp choice: among the block's symmetric top-down grasps (pinch axis along one of its
 horizontal face normals, both directions: four for a cube; yaw within 135 degrees of the
@@ -31,6 +33,7 @@ from demoforge.skills.context import SkillFailure, SkillPlan
 
 MAX_TWIST = math.radians(135.0)  # largest grasp yaw away from the wrist's mid-range
 PINCH_CLEARANCE = 0.015  # finger opening beyond the block width [m]
+PREGRASP_CLEARANCE = 0.015  # opening of the approaching fingers beyond the block's width along the pinch [m]
 # Near the robot's base a vertical hand folds the elbow onto its limit and cannot rise
 # straight; leaning the hand about the pinch axis, its approach axis towards the base, moves
 # the wrist out. Each yaw whose pinch axis is within 45 degrees of tangential also gets
@@ -46,6 +49,18 @@ def pinch_width(b: PlanBuilder) -> float:
     """Widest block [m] the open fingers can straddle."""
     robot = b.ctx.robot
     return float(np.sum(np.abs(robot.finger_open - robot.finger_closed))) - PINCH_CLEARANCE
+
+
+def pregrasp_closedness(b: PlanBuilder, name: str, tcp_rot: np.ndarray) -> float:
+    """Gripper closedness [0 open, 1 closed] whose opening spans block `name` along the pinch
+    axis of `tcp_rot` plus PREGRASP_CLEARANCE: the fingers open only as wide as the grasp needs,
+    so they fit between neighbouring blocks (the opening is taken as linear in closedness, as in
+    `pinch_width`)."""
+    robot = b.ctx.robot
+    _, rot, half = geo.block(b.ctx, name)
+    width = 2.0 * float(np.abs(rot.T @ tcp_rot[:, 1]) @ half)
+    stroke = float(np.sum(np.abs(robot.finger_open - robot.finger_closed)))
+    return float(np.clip(1.0 - (width + PREGRASP_CLEARANCE) / stroke, 0.0, 1.0))
 
 
 def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np.ndarray]], *,
@@ -67,7 +82,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
         try:
             # From straight above, whatever the tilt: the open fingers flank the block along the
             # pinch axis, and the pre-grasp pose stays inside the arm's reach.
-            b.descend(pos, rot, s.approach_height, ("approach", "descend"), gripper=0.0)
+            b.descend(pos, rot, s.approach_height, ("approach", "descend"), gripper=pregrasp_closedness(b, name, rot))
             b.hold(s.close_s, "close", 1.0)
             centre, block_rot, _ = geo.block(b.ctx, name)
             b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)
@@ -146,17 +161,22 @@ def approach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray, rise: float)
     return round((float(np.abs(q - b.q).sum()) + line) * 4) / 4, smooth
 
 
-def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray) -> float:
-    """TCP height [m] that keeps the held block `carry_clearance` above every other prop,
-    whatever its orientation in the hand."""
-    centre, _, half = geo.block(b.ctx, name)
-    reach = float(np.linalg.norm(grasp_pos - centre) + np.linalg.norm(half))
+def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray | None = None) -> float:
+    """TCP height [m] that keeps the held block `carry_clearance` above every other prop:
+    whatever its orientation in the hand when grasped at `grasp_pos` [m] (a block that turns
+    while carried); else (`grasp_pos` None, a block carried as it stands, grasped at most the
+    highest grasp offset above its centre) from its lowest point as it stands."""
+    centre, rot, half = geo.block(b.ctx, name)
+    if grasp_pos is None:
+        reach = b.ctx.settings.grasp_z_offset[1] + geo.vertical_half(rot, half)
+    else:
+        reach = float(np.linalg.norm(grasp_pos - centre) + np.linalg.norm(half))
     return geo.top_z(b.ctx, exclude=(name,)) + b.ctx.settings.carry_clearance + reach
 
 
 def pick(b: PlanBuilder, name: str, args: tuple[str, ...], params: dict, *, skill: str) -> SkillPlan:
     centre, _, _ = geo.block(b.ctx, name)
-    lift_z = carry_z(b, name, centre)
+    lift_z = carry_z(b, name)
     candidates = top_down_candidates(b, name, params, rise=lift_z - float(centre[2]))
     (draw, _, _), _ = grasp(b, name, candidates, lift_z=lift_z)
     params.update(draw)

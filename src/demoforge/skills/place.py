@@ -74,9 +74,10 @@ def place_on(b: PlanBuilder, name: str, xy: np.ndarray, support_z: float, turn: 
     target_rot = geo.rot_z(turn) @ rot
     target = np.array([xy[0], xy[1], support_z + geo.vertical_half(target_rot, half) + b.ctx.settings.place_gap])
     if above is None:
-        # From the carry height: the block's bottom clear of every other prop on the way down.
+        # From the carry height (at least `carry_clearance` of straight lowering): the block's
+        # bottom clear of every other prop on the way down.
         clear = geo.top_z(b.ctx, exclude=(name,)) + b.ctx.settings.carry_clearance - (support_z + b.ctx.settings.place_gap)
-        above = max(b.ctx.settings.approach_height, clear)
+        above = max(b.ctx.settings.carry_clearance, clear)
     place(b, name, tcp_p_block, tcp_R_block, target, target_rot, above=above, carry_phase=carry_phase)
     return target, target_rot
 
