@@ -6,8 +6,8 @@ offset is drawn, so region membership is kept), the same face up, its yaw change
 (yaw0 -> yaw90 -> yaw180 -> yaw270 -> yaw0) and by -90 degrees the other way.
 
 Motion: a top-down grasp (pick-up's draws, restricted to yaws from which the wrist can
-also turn by the step), a short lift (`approach_height` / 2), the turn while lifted,
-lowering back, opening, and a retreat straight up.
+also turn by the step), a lift of LIFT (just off the table, so it does not rub while it
+turns), the turn while lifted, lowering back, opening, and a retreat straight up.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from demoforge.skills.pick import grasp, top_down_candidates
 from demoforge.skills.place import place_on
 
 ANGLES = ("yaw0", "yaw90", "yaw180", "yaw270")  # the domain's angle constants, 90 degrees apart
+LIFT = 0.01  # height [m] the block is turned at: off the table, every extra centimetre is joint travel
 
 
 def turn_of(start: str, end: str) -> float:
@@ -40,7 +41,7 @@ def rotate(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     turn = turn_of(start, end)
     centre, rot, _ = geo.block(b.ctx, name)
     candidates = top_down_candidates(b, name, params, turn=turn)
-    lift = b.ctx.settings.approach_height / 2
+    lift = LIFT
 
     def put_back(draw, pos, tcp_rot):
         # The block is expected to keep its pose in the hand from the grasp on.
