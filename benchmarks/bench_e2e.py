@@ -1,0 +1,86 @@
+"""The whole pipeline, end to end: successful rendered episodes per core-hour (issue 21).
+
+One `demoforge run` on stack_three: tasks -> envs -> execute -> render (the plain look, two
+cameras, front and side, 224x224) -> merge -> annotate -> bake (joint_target at 30 Hz) ->
+doctor, into a fresh folder. Reported:
+
+- successful rendered episodes per core-hour, two ways: by the wall clock times the machine's
+  cores (what a user waiting on this machine gets; the headline), and by the CPU time the
+  run used (user + system of this process and its children: steadier on a shared machine);
+- each stage's share of the wall time, and the frames rendered against the frames the
+  baked dataset keeps (render replays every native 60 Hz tick; the bake keeps 30 Hz).
+
+Run: python benchmarks/bench_e2e.py [--problems 5] [--episodes 4] [--workers auto]
+The last line is the headline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+from demoforge.dataset import open_dataset  # noqa: E402
+from demoforge.pipeline import config_from_dict, run_pipeline  # noqa: E402
+from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
+
+CAMERAS = ["front", "side"]
+BAKE_HZ = 30
+
+
+def cpu_seconds() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def frames(root: Path) -> int:
+    """Frames of one camera of a dataset (its rows)."""
+    return int(open_dataset(root).info.total_frames)
+
+
+def main() -> None:
+    print(describe(), flush=True)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", type=int, default=5, help="stack_three problems")
+    ap.add_argument("--episodes", type=int, default=4, help="episodes per problem")
+    ap.add_argument("--workers", default="auto", help="worker slots (a count or auto)")
+    ap.add_argument("--keep", type=Path, default=None, help="write the run here and keep it (default: a temp folder)")
+    args = ap.parse_args()
+    base = args.keep or Path(tempfile.mkdtemp(prefix="bench_e2e_"))
+    config = config_from_dict({
+        "experiment_id": "e2e", "out_dir": str(base), "family": "stack_three", "problems": args.problems,
+        "episodes_per_problem": args.episodes, "workers": args.workers, "render_passes": ["plain"],
+        "cameras": CAMERAS, "bake_convention": "joint_target", "bake_control_freq": BAKE_HZ, "progress": False})
+    cores = os.cpu_count() or 1
+    try:
+        cpu0, t0 = cpu_seconds(), time.perf_counter()
+        result = run_pipeline(config, echo=lambda s: None)
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+        run = result.run_dir
+        rendered = run / "render" / "success"
+        successes = open_dataset(result.final).num_episodes
+        native, baked = frames(rendered), frames(result.final)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    print(f"{successes} successful episodes rendered ({len(CAMERAS)} cameras, 224x224) and baked at {BAKE_HZ} Hz "
+          f"in {wall:.1f} s wall, {cpu:.1f} s CPU, on {cores} cores")
+    print(f"frames per camera: rendered {native}, kept by the bake {baked} ({native / max(baked, 1):.1f}x rendered)")
+    print("| stage | wall [s] | share |")
+    print("|---|---|---|")
+    for stage, s in result.seconds.items():
+        print(f"| {stage} | {s:.2f} | {100 * s / wall:.0f}% |")
+    per_core_hour = successes / (wall * cores / 3600)
+    per_cpu_hour = successes / (cpu / 3600)
+    print(f"headline: {per_core_hour:.0f} successful rendered episodes per core-hour by the wall clock "
+          f"({per_cpu_hour:.0f} per CPU-hour used)")
+
+
+if __name__ == "__main__":
+    main()
