@@ -129,18 +129,40 @@ def test_d006_missing_video_and_clean_video(tmp_path):
     assert "not found" in result.findings[0].message
 
 
-def test_d007_corridor_lists_empty_bins(tmp_path):
+def _squeeze_joint(eps, j: int, frac_lo: float, frac_hi: float, which=None) -> None:
+    """Joint j of the episodes (all, or those in `which`) moved into [frac_lo, frac_hi] of its range."""
+    lo, hi = b.LIMITS[j]
+    for e, ep in enumerate(eps):
+        if which is None or e in which:
+            for k in ("observation.state", "action"):
+                u = (ep[k][:, j] - lo) / (hi - lo)
+                ep[k][:, j] = lo + (hi - lo) * (frac_lo + (frac_hi - frac_lo) * u)
+
+
+def test_d007_a_joint_its_tasks_keep_in_a_corridor_is_a_note_not_a_warning(tmp_path):
     eps = b.clean_episodes()
-    lo, hi = b.LIMITS[0]
-    for ep in eps:  # joint1 stays within 15% of its range
-        for k in ("observation.state", "action"):
-            ep[k][:, 0] = lo + (hi - lo) * (0.40 + 0.15 * (ep[k][:, 0] - lo) / (hi - lo))
+    _squeeze_joint(eps, 0, 0.40, 0.55)  # joint1 stays within 15% of its range, every bin of it visited
     result = run_doctor(b.write(tmp_path / "ds", eps), robot="panda")
     only(result, "D007")
     (f,) = result.findings
-    assert f.evidence.values["joint"] == "joint1"
-    assert f.evidence.values["empty_bins"] == [0, 1, 2, 3, 6, 7, 8, 9]
-    assert f.evidence.values["occupancy"] == pytest.approx(0.2)
+    assert f.severity == "info" and not result.failed("warning")
+    v = f.evidence.values
+    assert (v["joint"], v["task_bins"], v["holes"]) == ("joint1", [4, 5], [])
+    assert v["empty_bins"] == [0, 1, 2, 3, 6, 7, 8, 9] and v["occupancy"] == pytest.approx(0.2)
+    assert "do not need" in f.message and "separate dataset" in f.fix and "--robot panda" in f.fix
+
+
+def test_d007_warns_on_a_stretch_inside_the_span_the_episodes_never_visit(tmp_path):
+    eps = b.clean_episodes()
+    # joint1: half the episodes near its lower end, half near its upper end, none in between
+    _squeeze_joint(eps, 0, 0.02, 0.18, which={0, 2, 4})
+    _squeeze_joint(eps, 0, 0.82, 0.98, which={1, 3, 5})
+    result = run_doctor(b.write(tmp_path / "ds", eps), robot="panda", checks=["D007"])
+    (f,) = result.findings
+    assert f.severity == "warning" and f.evidence.values["joint"] == "joint1"
+    assert f.evidence.values["task_bins"] == [0, 9] and f.evidence.values["holes"] == [2, 3, 4, 5, 6, 7]
+    assert "never visited inside that span: bins [2, 3, 4, 5, 6, 7]" in f.message
+    assert "demoforge coverage DATASET OUT --robot panda" in f.fix and "separate dataset" in f.fix
 
 
 def test_d007_needs_a_robot_and_bad_robot_is_an_error(tmp_path):
@@ -149,9 +171,31 @@ def test_d007_needs_a_robot_and_bad_robot_is_an_error(tmp_path):
     root = b.write(tmp_path / "ds", eps, features=feats)
     result = run_doctor(root, checks=["D007"])
     assert [f.severity for f in result.findings] == ["info"]
-    assert run_doctor(root, robot="panda", checks=["D007"]).findings == ()  # first 7 dims, by position
+    # the names say nothing about joints: taken in order, and the doctor says so
+    (note,) = run_doctor(root, robot="panda", checks=["D007"]).findings
+    assert note.severity == "info" and "taken in order (s0=joint1, s1=joint2" in note.message
     with pytest.raises(Exception, match="built-ins"):
         run_doctor(root, robot="ur5", checks=["D007"])
+
+
+def test_d007_names_joints_by_the_datasets_own_names_and_warns_when_they_contradict_the_order(tmp_path):
+    eps = b.clean_episodes()
+    _squeeze_joint(eps, 0, 0.40, 0.55)
+    names = [f"joint{k}" for k in range(7)] + ["gripper"]  # zero-based: not the card's joint1..joint7
+    feats = {k: Feature("float32", (8,), names) for k in b.FEATURES}
+    result = run_doctor(b.write(tmp_path / "ds", eps, features=feats), robot="panda", checks=["D007"])
+    mapping, corridor = result.findings
+    assert mapping.severity == "warning" and "joint0=joint1" in mapping.message and "contradict" in mapping.message
+    assert mapping.evidence.values["state_names"][:2] == ["joint0", "joint1"]
+    assert corridor.evidence.values["joint"] == "joint0 (robot joint joint1)"
+    assert "'joint0 (robot joint joint1)'" in corridor.message
+    # the same names in the card's own order are matched by name, wherever they sit
+    shuffled = ["gripper", *b.JOINTS]
+    feats = {k: Feature("float32", (8,), shuffled) for k in b.FEATURES}
+    moved = [{k: np.roll(v, 1, axis=1) for k, v in ep.items()} for ep in eps]
+    result = run_doctor(b.write(tmp_path / "named", moved, features=feats), robot="panda", checks=["D007"])
+    (f,) = result.findings
+    assert (f.severity, f.evidence.values["joint"], f.evidence.values["dim"]) == ("info", "joint1", 1)
 
 
 def test_d008_action_jump(tmp_path):

@@ -3,6 +3,11 @@
 `--robot` accepts a built-in card name (`panda`), a card YAML, or an MJCF/URDF model. Without
 it, the dataset's own meta is used: info.json `robot_type` naming a built-in card, or state
 names that are exactly a built-in card's arm joints (what `demoforge generate` writes).
+
+Joints are matched to state dimensions by name when the state names every one of them;
+otherwise they are taken in order from the first dimension, and `JointLimits.mapping_note`
+says so (D007 reports it; findings name each joint by the dataset's own name), so a
+dataset's `joint0..joint6` is never shown as the card's `joint1..joint7` without a word.
 """
 
 from __future__ import annotations
@@ -29,6 +34,15 @@ class JointLimits:
     upper: tuple[float, ...]  # [rad] or [m]
     source: str  # where the limits came from, for the report
     card: object | None = None  # the RobotCard when the limits came from one (coverage needs it)
+    state_names: tuple[str, ...] = ()  # the dataset's own name of each joint's state dimension (what findings say)
+    mapping: str = "name"  # "name"; "position" when the state's names are not the joints'; "contradicted" when
+    # some of them name other dimensions than the order gives
+    mapping_note: str = ""  # how the joints were paired with state dimensions, when not by name
+
+    def label(self, j: int) -> str:
+        """Joint j as findings name it: the dataset's name, with the card's when they differ."""
+        own = self.state_names[j] if j < len(self.state_names) else self.names[j]
+        return own if own == self.names[j] else f"{own} (robot joint {self.names[j]})"
 
     @property
     def array(self) -> np.ndarray:
@@ -122,12 +136,31 @@ def resolve_limits(info: DatasetInfo, robot: str | None = None) -> JointLimits |
         names, lim = card_limits(card)
     if state_names and all(n in state_names for n in names):
         dims = tuple(state_names.index(n) for n in names)
-        how = "matched by name"
+        how, mapping, note = "matched by name", "name", ""
     elif len(names) <= width:
         dims = tuple(range(len(names)))
-        how = f"taken as the first {len(names)} state dimensions (state names {state_names} do not name them)"
+        how = f"taken in order as the first {len(names)} state dimensions"
+        mapping, note = position_note(robot, names, state_names)
     else:
         raise DemoforgeError(f"--robot {robot}: {len(names)} joints {list(names)} but {STATE} has only {width} "
                              "dimensions; pass the robot the dataset was recorded with")
+    labels = tuple(state_names[d] if state_names and d < len(state_names) else f"dim {d}" for d in dims)
     return JointLimits(names=names, dims=dims, lower=tuple(lim[:, 0].tolist()), upper=tuple(lim[:, 1].tolist()),
-                       source=f"{robot} ({how})", card=card)
+                       source=f"{robot} ({how})", card=card, state_names=labels, mapping=mapping,
+                       mapping_note=note)
+
+
+def position_note(robot: str, names: tuple[str, ...], state_names: list[str] | None) -> tuple[str, str]:
+    """("position" or "contradicted", why) for joints paired with state dimensions in order."""
+    n = len(names)
+    if not state_names:
+        return "position", (f"{STATE} has no names; its first {n} dimensions are taken in order as {robot}'s "
+                            f"joints {list(names)}")
+    pairs = ", ".join(f"{s}={c}" for s, c in zip(state_names, names))
+    shifted = [c for k, c in enumerate(names) if c in state_names and state_names.index(c) != k]
+    head = (f"{STATE} names {state_names[:n]} are not {robot}'s joints {list(names)}; the first {n} dimensions are "
+            f"taken in order ({pairs})")
+    if shifted:
+        return "contradicted", (f"{head}, although {shifted} also name other dimensions of the state: the names "
+                                "contradict this order")
+    return "position", head

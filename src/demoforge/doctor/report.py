@@ -68,7 +68,7 @@ def occupancy_plot(result: DoctorResult) -> Plot | None:
                color=np.where(empty, "#e6b0aa", "#5dade2"), edgecolor="white")
         for b in np.flatnonzero(empty):
             ax.axvspan(edges[b], edges[b + 1], color="#c0392b", alpha=0.15, lw=0)
-        ax.set_title(f"{scan.limits.names[j]}  ({(~empty).mean():.0%} of bins)", fontsize=9)
+        ax.set_title(f"{scan.limits.label(j)}  ({(~empty).mean():.0%} of bins)", fontsize=9)
         ax.set_xlabel("[rad]", fontsize=8)
         ax.tick_params(labelsize=7)
     return Plot("Joint occupancy across the limits (red: never visited)", _png(fig))

@@ -60,7 +60,8 @@ class DoctorResult:
             out["frames"] = sum(s.length for s in scan.episodes)
             if scan.limits is not None:
                 out["joint_limits"] = {"source": scan.limits.source, "names": list(scan.limits.names),
-                                       "lower": list(scan.limits.lower), "upper": list(scan.limits.upper),
+                                       "state_names": list(scan.limits.state_names),
+                                       "dims": list(scan.limits.dims), "lower": list(scan.limits.lower), "upper": list(scan.limits.upper),
                                        "occupancy_counts": scan.occupancy.tolist()}
         return jsonable(out)
 
