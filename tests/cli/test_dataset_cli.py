@@ -102,3 +102,15 @@ def test_merge_command(tmp_path):
     assert "3 episodes" in result.output
     again = CliRunner().invoke(app, ["dataset", "merge", str(a), "--out", str(tmp_path / "m")])
     assert again.exit_code == 2 and "not empty" in again.output
+
+
+def test_merge_reports_progress_off_a_terminal_and_not_when_quiet(tmp_path):
+    from tests.dataset.test_writer import write
+
+    a = write(tmp_path / "a", n=2)
+    loud = CliRunner().invoke(app, ["dataset", "merge", str(a), str(a), "--out", str(tmp_path / "m1")])
+    assert loud.exit_code == 0, loud.output
+    assert "merge: 4/4 episodes" in loud.stderr and "took" in loud.stderr
+    quiet = CliRunner().invoke(app, ["dataset", "merge", str(a), "--out", str(tmp_path / "m2"), "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "merge:" not in quiet.stderr

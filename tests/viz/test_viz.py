@@ -40,6 +40,17 @@ def test_tiles_are_kinds_by_cameras_with_one_frame_per_tick(short, tmp_path):
     assert len(got) == 4 and got[0].shape == (2 * 48, 64, 3)
 
 
+def test_viz_reports_each_episode_off_a_terminal_and_nothing_when_quiet(short, tmp_path):
+    args = ["viz", str(short), "--episodes", "0,1", "--cameras", "front", "--kinds", "rgb", "--width", "32",
+            "--height", "24", "--stride", "6"]
+    loud = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert loud.exit_code == 0, loud.output
+    assert "viz: 2/2 episodes" in loud.stderr
+    quiet = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "viz:" not in quiet.stderr and len(list((tmp_path / "b").iterdir())) == 2
+
+
 def test_bad_viz_requests_are_refused(short, tmp_path):
     with pytest.raises(VizError, match="cameras"):
         write_tiles(short, tmp_path / "v", [0], TileSettings(width=64, height=48, cameras=("nope",)))

@@ -66,19 +66,14 @@ def merge(
     video_file_duration_s: float = typer.Option(None, callback=finite(0.0, 1000.0, low_open=True),
                                                 help="Start a new mp4 before this length, in (0, 1000] [s] "
                                                      "(default 800)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
-    from rich.progress import Progress
-
+    from demoforge.cli.progress import StepProgress
     from demoforge.dataset.merge import merge_datasets
 
-    if sys.stderr.isatty():
-        with Progress(transient=True) as bar:
-            job = bar.add_task("merging episodes", total=None)
-            info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s,
-                                  on_episode=lambda done, total: bar.update(job, completed=done, total=total))
-    else:
-        info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s)
+    with StepProgress("merge", "episodes", quiet=quiet) as progress:
+        info = merge_datasets(sources, out, video_file_duration_s=video_file_duration_s, on_episode=progress.update)
     typer.echo(f"merged {len(sources)} datasets into {out}: {info.total_episodes} episodes, "
                f"{info.total_frames} frames, {info.total_tasks} tasks (checked)")
 

@@ -243,9 +243,11 @@ def viz(
     height: int = typer.Option(120, "--height", min=2, max=4096, help="Tile height when rendering a raw dataset "
                                                                        "[px]."),
     stride: int = typer.Option(1, "--stride", min=1, max=100_000, help="Show every N-th tick."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """One MP4 per episode tiling modalities (rows: rgb, depth, segmentation) by cameras (columns), with the
     operator, phase and step overlaid."""
+    from demoforge.cli.progress import StepProgress
     from demoforge.guard import guard_output_dir
     from demoforge.viz import TileSettings, write_tiles
 
@@ -254,7 +256,8 @@ def viz(
         settings = TileSettings(width=width, height=height, stride=stride,
                                 cameras=tuple(c for c in (cameras or "").split(",") if c),
                                 kinds=tuple(k for k in kinds.split(",") if k))
-        files = write_tiles(dataset, out, parse_episodes(episodes), settings)
+        with StepProgress("viz", "episodes", quiet=quiet) as progress:
+            files = write_tiles(dataset, out, parse_episodes(episodes), settings, on_episode=progress.update)
     except DemoforgeError as exc:
         _fail(exc)
     for f in files:

@@ -10,7 +10,7 @@ stage's body colours. Depth grey spans the frame's 1st..99th percentile, near br
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,8 +138,10 @@ def tile(frames: dict, kinds: Sequence[str], cams: Sequence[str]) -> np.ndarray:
 
 
 def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = None,
-                settings: TileSettings = TileSettings()) -> list[Path]:
-    """One MP4 per episode in OUT (`episode_XXXXXX.mp4`); returns the files."""
+                settings: TileSettings = TileSettings(),
+                on_episode: Callable[[int, int], None] | None = None) -> list[Path]:
+    """One MP4 per episode in OUT (`episode_XXXXXX.mp4`); returns the files. `on_episode(done,
+    total)` is called after each episode."""
     root, out = Path(root), Path(out)
     reader = open_dataset(root)
     indices = reader.episode_indices if episodes is None else list(episodes)
@@ -156,6 +158,8 @@ def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = 
     try:
         for k in indices:
             files.append(_write_episode(root, reader, k, settings, out / f"episode_{k:06d}.mp4"))
+            if on_episode is not None:
+                on_episode(len(files), len(indices))
     except BaseException:
         if made and not any(out.iterdir()):
             out.rmdir()  # a refused or failed run leaves no empty output behind
