@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -10,7 +11,8 @@ from demoforge.errors import DemoforgeError
 from demoforge.cli.failures import fail
 from demoforge.cli.ranges import MAX_WORKERS, finite
 
-CONTROL_SPACES = "joint_target (default), joint_pos, joint_vel, raw_cmd"
+CONTROL_SPACES = ("joint_target (default), joint_pos, joint_vel, raw_cmd, or as_recorded (the source's own action "
+                  "column, kept as recorded)")
 
 
 def bake(
@@ -38,13 +40,14 @@ def bake(
     environment_state: bool = typer.Option(False, "--environment-state",
                                            help="Add observation.environment_state: the task's object poses, as the "
                                                 "demoforge lerobot env observes them (raw demoforge sources)."),
-    keep: str = typer.Option("", "--keep", help="Source per-tick columns to carry through, comma-separated, e.g. "
-                                                "goal.action,goal.position."),
+    keep: str = typer.Option("", "--keep", help="Source per-tick columns to carry through, comma-separated (e.g. "
+                                                "next.reward,goal.position), or 'all': every one the bake does not "
+                                                "write itself. Columns left behind are named in a note."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Project raw episodes to a training convention at a control rate; stamps meta/bake.json and modality.json."""
     from demoforge.cli.progress import StepProgress
-    from demoforge.convert import BakeConfig, bake as run_bake
+    from demoforge.convert import BAKE_PATH, BakeConfig, bake as run_bake
     from demoforge.convert.bake import auto_workers
     from demoforge.dataset.video import VideoSettings
 
@@ -65,6 +68,8 @@ def bake(
     rate = f"{control_freq} Hz" if control_freq else "native rate"
     typer.echo(f"baked {len(sources)} source(s) into {root}: {control_space} at {rate} "
                f"({lerobot_format}; meta/bake.json, meta/modality.json)")
+    for note in json.loads((root / BAKE_PATH).read_text()).get("notes", []):
+        typer.echo(f"note: {note}")
 
 
 def _int(text: str) -> int:

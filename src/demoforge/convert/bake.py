@@ -118,7 +118,7 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
                 if s not in readers:
                     readers[s] = open_dataset(plan.sources[s])
                 ep = read_episode(readers[s], i, objects=cfg.filter_idle)
-                kept = readers[s].read_episode(i, list(cfg.keep)) if cfg.keep else {}
+                kept = readers[s].read_episode(i, list(plan.kept)) if plan.kept else {}
                 records.append(_bake_episode(plan, writer, ep, s, segments, kept))
                 for seg in segments.iterdir():
                     seg.unlink()
@@ -211,7 +211,8 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
                     "idle": cfg.idle.to_json()},
         "task_override": cfg.task,
         "environment_state": _env_state_stamp(plan),
-        "kept": list(cfg.keep),
+        "kept": list(plan.kept),
+        "notes": list(plan.notes),
         "sources": [{"root": str(p), "episodes": [r for r in records if r["source"] == s]}
                     for s, p in enumerate(plan.sources)],
         "demoforge": {"version": demoforge.__version__, "commit": git_commit()},

@@ -8,11 +8,16 @@ policy sees, and its own action:
   measured velocity), plus the gripper closedness at t + 1/rate;
 - `joint_target`: the commanded joint targets in force at t and the commanded gripper
   closedness, unclamped (> 1 means squeeze); needs a law that commands joint targets;
-- `raw_cmd`: the recorded controller command verbatim.
+- `raw_cmd`: the recorded controller command verbatim;
+- `as_recorded`: the source's own `action` column verbatim, sampled at the kept ticks like
+  every other column (for data demoforge did not make, whose action meaning it does not know).
 
 The last tick's action is "stay": q and gripper of that tick (joint_pos), zero velocity
 and the gripper of that tick (joint_vel). joint_target and raw_cmd sample the command
-recorded at each kept tick, the last one included.
+recorded at each kept tick, the last one included; as_recorded the recorded action.
+
+joint_pos and joint_vel never read a recorded action: they rebuild it from the observed
+states (`REBUILT` says how, for the note a bake prints when the source recorded one).
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ DEFAULT_CONVENTION = "joint_target"
 # Laws whose commands become joint targets (cartesian_delta steps differential IK to targets).
 TARGET_MODES = ("joint_position", "cartesian_delta")
 CARTESIAN_PARTS = ("dx", "dy", "dz", "rx", "ry", "rz")
+AS_RECORDED = "as_recorded"
+# conventions that build the action from observed states instead of the recorded one -> how
+REBUILT = {"joint_pos": "rebuilds the action from the next observed state",
+           "joint_vel": "rebuilds the action from the change of the observed state to the next tick"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,10 @@ def _next(ticks: np.ndarray) -> np.ndarray:
     return np.append(ticks[1:], ticks[-1])
 
 
+def _keep_hint(ep: Episode) -> str:
+    return f", or {AS_RECORDED} to keep its recorded action as it is" if ep.action is not None else ""
+
+
 def joint_pos(ep: Episode, ticks: np.ndarray, rate: int) -> tuple[np.ndarray, tuple[str, ...], dict]:
     nxt = _next(ticks)
     names, parts = _arm_parts(ep)
@@ -92,7 +105,7 @@ def joint_target(ep: Episode, ticks: np.ndarray, rate: int) -> tuple[np.ndarray,
     if ep.target is None or ep.target_gripper is None:
         raise BakeError(
             f"{ep.source}: episode {ep.index}: convention 'joint_target' needs the commanded joint targets, which "
-            f"a {ep.reader!r} source does not record; use joint_pos or joint_vel"
+            f"a {ep.reader!r} source does not record; use joint_pos or joint_vel{_keep_hint(ep)}"
         )
     mode = (ep.law or {}).get("mode")
     if mode not in TARGET_MODES:
@@ -109,7 +122,7 @@ def raw_cmd(ep: Episode, ticks: np.ndarray, rate: int) -> tuple[np.ndarray, tupl
     if ep.raw_command is None:
         raise BakeError(
             f"{ep.source}: episode {ep.index}: convention 'raw_cmd' needs a recorded 'raw_command' column, which "
-            f"this {ep.reader!r} source lacks; use joint_pos or joint_vel"
+            f"this {ep.reader!r} source lacks; use joint_pos or joint_vel{_keep_hint(ep)}"
         )
     mode = (ep.law or {}).get("mode")
     if mode == "cartesian_delta" and rate != ep.fps:
@@ -120,6 +133,20 @@ def raw_cmd(ep: Episode, ticks: np.ndarray, rate: int) -> tuple[np.ndarray, tupl
         )
     m = ep.raw_command.shape[1] - 1
     return ep.raw_command[ticks], command_names(ep), {"arm": (0, m), "gripper": (m, m + 1)}
+
+
+def as_recorded(ep: Episode, ticks: np.ndarray, rate: int) -> tuple[np.ndarray, tuple[str, ...], dict]:
+    if ep.action is None:
+        raise BakeError(
+            f"{ep.source}: episode {ep.index}: convention {AS_RECORDED!r} keeps the source's 'action' column, "
+            "which this source lacks; use joint_pos or joint_vel"
+        )
+    k = ep.action.shape[1]
+    if ep.reader == "demoforge_raw" and k == ep.n_arm + 1:  # the raw contract: [arm targets, gripper]
+        parts = {"arm": (0, k - 1), "gripper": (k - 1, k)}
+    else:  # what the components are is the source's business: one part, as recorded
+        parts = {"recorded": (0, k)}
+    return ep.action[ticks], ep.action_names, parts
 
 
 def command_names(ep: Episode) -> tuple[str, ...]:
@@ -139,6 +166,7 @@ CONVENTIONS: dict[str, Callable[[Episode, np.ndarray, int], tuple[np.ndarray, tu
     "joint_vel": joint_vel,
     "joint_target": joint_target,
     "raw_cmd": raw_cmd,
+    AS_RECORDED: as_recorded,
 }
 
 

@@ -12,7 +12,8 @@ costs one reader. Two readers exist, picked by what the dataset root holds:
 - `lerobot`: any other LeRobot v3 dataset. Only `observation.state` is given a meaning:
   its last component is taken as the gripper and the others as arm joint positions.
   Its `action` column has no known meaning (targets? deltas? velocities?), so the
-  conventions that need commanded targets or the raw command are refused for it.
+  conventions that need commanded targets or the raw command are refused for it; it is
+  kept verbatim as `Episode.action` for the `as_recorded` convention.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class Episode:
     extra: dict[str, Any] = field(default_factory=dict)  # the source's per-episode records (demoforge/<name>)
     sha256: str = ""  # content hash of the episode's data rows and video packets
     objects: np.ndarray | None = None  # (T, 7 k) free objects' qpos (position [m], wxyz quaternion); None unless read
+    action: np.ndarray | None = None  # (T, k) the source's `action` column as recorded; None when it has none
+    action_names: tuple[str, ...] = ()  # k names of the recorded action's components
 
     @property
     def length(self) -> int:
@@ -136,6 +139,20 @@ def _state_split(ds: DatasetReader, cols: dict[str, np.ndarray]) -> tuple[np.nda
     n = state.shape[1] - 1
     arm = tuple(names[:n]) if isinstance(names, list) and len(names) == n + 1 else tuple(f"joint_{k}" for k in range(n))
     return state[:, :n], state[:, n], arm
+
+
+def _recorded_action(ds: DatasetReader, cols: dict[str, np.ndarray]) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """The source's `action` column verbatim (as float64) and its component names."""
+    if schema.ACTION not in cols:
+        return None, ()
+    action = np.asarray(cols[schema.ACTION], dtype=np.float64)
+    action = action.reshape(len(action), -1)
+    names = ds.info.features[schema.ACTION].names
+    if isinstance(names, dict):  # lerobot's older {"motors": [...]} form
+        names = next(iter(names.values()), None)
+    if isinstance(names, list) and len(names) == action.shape[1]:
+        return action, tuple(str(n) for n in names)
+    return action, tuple(f"action_{k}" for k in range(action.shape[1]))
 
 
 def _common(ds: DatasetReader, i: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -208,6 +225,7 @@ def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> E
         raw_command=None if schema.RAW_COMMAND not in cols else np.asarray(cols[schema.RAW_COMMAND], np.float64),
         sim_state=sim, law=read_law(ds.root), cameras=cameras,
         outcome=extra.get("outcome"), extra=extra, sha256=content_sha256(cols, cameras), objects=poses,
+        action=action, action_names=_recorded_action(ds, cols)[1],
     )
 
 
@@ -217,11 +235,13 @@ def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode
     q, gripper, names = _state_split(ds, cols)
     cameras = _cameras(ds, i, row)
     extra = episode_extras(row)
+    action, action_names = _recorded_action(ds, cols)
     return Episode(
         source=ds.root, index=i, reader="lerobot", fps=ds.info.fps, task=row["tasks"][0],
         time=np.arange(q.shape[0]) / ds.info.fps, q=q, gripper=gripper, joint_names=names,
         target=None, target_gripper=None, raw_command=None, sim_state=None, law=None, cameras=cameras,
         outcome=extra.get("outcome"), extra=extra, sha256=content_sha256(cols, cameras),
+        action=action, action_names=action_names,
     )
 
 

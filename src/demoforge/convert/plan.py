@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.convert.conventions import (
-    DEFAULT_CONVENTION, Projection, check_convention, command_names, project, stride_for,
+    AS_RECORDED, DEFAULT_CONVENTION, REBUILT, Projection, check_convention, command_names, project, stride_for,
 )
 from demoforge.convert.episode import BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
@@ -20,6 +20,7 @@ from demoforge.dataset.video import VideoSettings
 from demoforge.raw import schema
 
 FORMATS = ("v3.0", "v2.1")
+KEEP_ALL = "all"  # --keep all: every source per-tick column the bake does not write itself
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class BakeConfig:
     workers: int = 1  # processes; the output does not depend on it
     lerobot_format: str = "v3.0"  # one of FORMATS
     environment_state: bool = False  # add observation.environment_state (object poses, convert.envstate)
-    keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks (annotations)
+    keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks; ("all",) = every one
 
     def stamp(self) -> dict[str, Any]:
         """The settings that shape the output (workers excluded: it must not matter)."""
@@ -66,6 +67,8 @@ class BakePlan:
     action_parts: dict[str, tuple[int, int]]
     robot_type: str | None
     reader: str  # source reader (episode.READERS key) of the pool
+    kept: tuple[str, ...] = ()  # source columns carried through (--keep, `all` expanded)
+    notes: tuple[str, ...] = ()  # what the bake changes or leaves out of the sources, said aloud (bake.json, CLI)
 
     @property
     def rate(self) -> int:
@@ -107,6 +110,9 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                             f"{json.dumps(laws[0], sort_keys=True)} (mixed presets)")
         if r.info.fps != first.info.fps:
             problems.append(f"{r.root}: native rate {r.info.fps} Hz, {first.root} has {first.info.fps} Hz")
+        if r.info.robot_type != first.info.robot_type:
+            problems.append(f"{r.root}: robot_type {r.info.robot_type!r}, {first.root} has {first.info.robot_type!r}; "
+                            "one dataset holds one robot's data")
         if source_kind(r) != source_kind(first):
             problems.append(f"{r.root} is a {source_kind(r)!r} source, {first.root} a {source_kind(first)!r} one; "
                             "their columns mean different things")
@@ -116,6 +122,23 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                 problems.append(f"{r.root}: camera {key!r} is {ft and (ft.dtype, list(ft.shape))}, "
                                 f"{first.root} has {list(want.shape)}")
     return problems
+
+
+def per_tick_columns(r: DatasetReader) -> list[str]:
+    """A source's per-tick data columns: every feature but videos and lerobot's index columns."""
+    return [k for k, f in r.info.features.items() if f.dtype != "video" and k not in INDEX_FEATURE_NAMES]
+
+
+def _keep_keys(readers: list[DatasetReader], keep: tuple[str, ...], made: dict[str, Feature]) -> tuple[str, ...]:
+    """`--keep` with `all` expanded: every source column (of any source) the bake does not write."""
+    if KEEP_ALL not in keep:
+        return keep
+    if len(keep) > 1:
+        raise BakeError(f"--keep {','.join(keep)}: {KEEP_ALL!r} already names every column; pass it alone")
+    out: list[str] = []
+    for r in readers:
+        out += [k for k in per_tick_columns(r) if k not in made and k not in out]
+    return tuple(out)
 
 
 def _kept_features(readers: list[DatasetReader], keep: tuple[str, ...], made: dict[str, Feature]) -> dict[str, Feature]:
@@ -128,7 +151,7 @@ def _kept_features(readers: list[DatasetReader], keep: tuple[str, ...], made: di
         for r in readers:
             ft = r.info.features.get(key)
             if ft is None or ft.dtype == "video":
-                have = sorted(k for k, f in r.info.features.items() if f.dtype != "video" and k not in made)
+                have = sorted(k for k in per_tick_columns(r) if k not in made)
                 problems.append(f"--keep {key!r}: {r.root} has no such per-tick column; it has {have}")
             elif key in out and (out[key].dtype, out[key].shape) != (ft.dtype, ft.shape):
                 problems.append(f"--keep {key!r}: {r.root} has {ft.dtype} {list(ft.shape)}, another source "
@@ -175,16 +198,42 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],), list(command_names(first)))
     for key in cams:
         features[key] = Feature("video", readers[0].info.features[key].shape)
-    features.update(_kept_features(readers, config.keep, features))
     if config.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
         from demoforge.raw.envstate import PER_OBJECT, state_names
 
         poses, _ = episode_environment_state(first, proj.ticks[:1])
         features[ENV_STATE] = Feature("float32", (poses.shape[1],), state_names(poses.shape[1] // PER_OBJECT))
+    kept = _keep_keys(readers, config.keep, features)
+    features.update(_kept_features(readers, kept, features))
     plan = BakePlan(
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
         action_parts=proj.action_parts, robot_type=readers[0].info.robot_type, reader=first.reader,
+        kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride)),
     )
     return plan, proj
+
+
+def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature], reader: str,
+               stride: int) -> list[str]:
+    """What the bake does to the sources' data that a reader of the output would not guess."""
+    notes = []
+    recorded = reader == "lerobot" and any(schema.ACTION in r.info.features for r in readers)
+    if recorded and config.convention in REBUILT:
+        notes.append(f"{config.convention} {REBUILT[config.convention]}; the source's recorded `action` is not "
+                     f"used; use --control-space {AS_RECORDED} to keep it")
+    if recorded and config.convention == AS_RECORDED and stride > 1:
+        fps = readers[0].info.fps
+        notes.append(f"{AS_RECORDED} samples the recorded `action` at one tick in {stride} ({fps} -> "
+                     f"{fps // stride} Hz) like the other columns; if the source's actions are per-tick deltas or "
+                     f"velocities, the motion commanded between samples is lost: bake at {fps} Hz to keep it")
+    dropped = []
+    for r in readers:
+        dropped += [k for k in per_tick_columns(r) if k not in features and k not in dropped]
+    if dropped:
+        notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
+                     f"{','.join(dropped)}) carries them")
+    if readers[0].info.robot_type is None:
+        notes.append("robot_type: the sources' info.json names no robot, so the bake's robot_type is null too")
+    return notes
