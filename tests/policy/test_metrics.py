@@ -3,6 +3,7 @@
 
 import pytest
 
+from demoforge.errors import DemoforgeError
 from demoforge.policy import Assist, PolicyError, alive_ratio, completion_ratio, partial_success
 
 A, B, C = ("on", "a", "b"), ("on", "b", "c"), ("clear", "a")
@@ -35,7 +36,7 @@ def test_alive_ratio_excludes_the_warm_up():
     assert alive_ratio(5, success=True, cut=False, warmup=20, horizon=120) == 1.0
     # without the warm-up excluded the same cut episode would read 40/120
     assert alive_ratio(40, success=False, cut=True, warmup=0, horizon=120) == pytest.approx(1 / 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(DemoforgeError, match="horizon"):
         alive_ratio(10, success=False, cut=True, warmup=50, horizon=50)
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from demoforge.errors import DemoforgeError
+
 
 def partial_success(goal: Sequence, atoms: Iterable) -> float:
     """Fraction of `goal` atoms in `atoms` (an empty goal counts as met)."""
@@ -46,7 +48,8 @@ def completion_ratio(goal: Sequence, start: Iterable, end: Iterable, *, success:
 def alive_ratio(ticks: int, *, success: bool, cut: bool, warmup: int, horizon: int) -> float:
     """See the module docstring; `cut`: the episode ended early by failure."""
     if horizon <= warmup:
-        raise ValueError(f"reference horizon {horizon} must exceed the warm-up {warmup} [ticks]")
+        raise DemoforgeError(f"alive_ratio: reference horizon {horizon} [ticks] must exceed the warm-up {warmup} "
+                             "[ticks]; pass a longer horizon or a shorter warm-up")
     if success:
         return 1.0
     if not cut:
