@@ -1,4 +1,5 @@
-"""Coverage generator on a corridor-shaped dataset: occupancy rises, D007 clears, same seed same bytes."""
+"""Coverage generator: on a corridor-shaped dataset occupancy rises and D007 clears, same seed same
+bytes; on raw, rendered and baked datasets the episodes come out as a dataset of their own."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 from demoforge.cli.main import app
 from demoforge.dataset import Feature, check_dataset, open_dataset
 from demoforge.doctor import DoctorConfig, run_doctor
-from demoforge.doctor.coverage import CoverageConfig, CoverageError, generate_coverage
+from demoforge.doctor.coverage import TASK, CoverageConfig, CoverageError, generate_coverage
 from demoforge.sim.robot import panda_card
 from tests.doctor import _build as b
 
@@ -53,23 +54,41 @@ def covered(corridor_root, tmp_path_factory):
 
 def test_corridor_occupancy_rises_and_d007_clears(covered):
     assert covered.occupancy_before.min() == pytest.approx(0.2, abs=0.1)
-    assert covered.d007_before == 7
+    # every joint keeps to its corridor and visits all of it: notes, not warnings
+    assert (covered.d007_before, covered.warnings_before) == (7, 0)
     assert covered.occupancy_after.min() >= 0.7
     assert covered.d007_after == 0
-    assert len(covered.planned) == 40
+    assert len(covered.planned) == 40 and covered.kind == "state_action"
 
 
-def test_output_is_input_plus_new_episodes_and_sound(covered, corridor_root):
+def test_output_holds_the_coverage_episodes_alone_under_their_own_task(covered, corridor_root):
     src, out = open_dataset(corridor_root), open_dataset(covered.output)
-    assert out.num_episodes == src.num_episodes + 40
+    assert out.num_episodes == 40 and src.num_episodes == 10
     assert check_dataset(covered.output) == []
-    np.testing.assert_array_equal(out.read_episode(3)["action"], src.read_episode(3)["action"])
-    new = out.read_episode(src.num_episodes + 5)
+    assert {out.episode(e)["tasks"][0] for e in range(40)} == {TASK} and "no task" in TASK
+    assert out.info.robot_type == "panda" and out.info.features == src.info.features
+    new = out.read_episode(5)
     p = covered.planned[5]
     # the arm ends at the planned goal (settled during the hold)
     np.testing.assert_allclose(new["observation.state"][-1, :7], p.q_goal, atol=0.05)
-    result = run_doctor(covered.output, robot="panda")
-    assert result.count("D007") == 0 and not result.failed("error"), [str(f) for f in result.findings]
+    # together with the input, the counts the report gives are the real ones
+    together = run_doctor(covered.output, robot="panda", checks=["D007"]).scan.occupancy
+    np.testing.assert_array_equal(covered.counts_after, covered.counts_before + together)
+    assert any("commanded arm joint targets" in n for n in covered.notes)
+
+
+def test_a_dataset_d007_warns_on_gets_the_stretch_its_episodes_skip(tmp_path):
+    eps = b.clean_episodes()
+    lo, hi = b.LIMITS[0]
+    for e, ep in enumerate(eps):  # joint1: half the episodes near each end of its range, none in between
+        for k in ("observation.state", "action"):
+            u = (ep[k][:, 0] - lo) / (hi - lo)
+            ep[k][:, 0] = lo + (hi - lo) * ((0.02 if e % 2 == 0 else 0.82) + 0.16 * u)
+    root = b.write(tmp_path / "in", eps)
+    assert [f.severity for f in run_doctor(root, checks=["D007"]).findings] == ["warning"]
+    report = generate_coverage(root, tmp_path / "out", robot="panda", config=CoverageConfig(episodes=8))
+    assert (report.warnings_before, report.warnings_after) == (1, 0)
+    assert {p.joint for p in report.planned[:4]} == {"joint1"}
 
 
 def test_consecutive_episodes_chase_different_holes(covered):
@@ -97,14 +116,20 @@ def test_same_seed_same_bytes_at_40_episodes(corridor_root, covered, tmp_path):
     assert tree_digest(again.output) == tree_digest(covered.output)
 
 
-def test_refuses_features_it_cannot_produce_and_existing_output(tmp_path, corridor_root):
+def test_other_features_are_named_and_what_cannot_be_written_is_refused(tmp_path, corridor_root):
     eps = corridor(3)
     for ep in eps:
         ep["observation.velocity"] = np.zeros((100, 2), np.float32)
     feats = {**b.FEATURES, "observation.velocity": Feature("float32", (2,))}
     root = b.write(tmp_path / "in", eps, features=feats)
-    with pytest.raises(CoverageError, match="observation.velocity"):
-        generate_coverage(root, tmp_path / "out", robot="panda")
+    report = generate_coverage(root, tmp_path / "out", robot="panda", config=CoverageConfig(episodes=2))
+    assert any("['observation.velocity'] are not made" in n for n in report.notes)
+    assert "observation.velocity" not in open_dataset(tmp_path / "out").info.features
+    wide = b.write(tmp_path / "wide", [{k: np.pad(v, ((0, 0), (0, 1))) for k, v in ep.items()} for ep in corridor(2)],
+                   features={k: Feature("float32", (9,), [*b.NAMES, "extra"]) for k in b.FEATURES})
+    with pytest.raises(CoverageError, match=r"float32 \[9\], expected float32 \[8\]"):
+        generate_coverage(wide, tmp_path / "wide-out", robot="panda")
+    assert not (tmp_path / "wide-out").exists()
     with pytest.raises(CoverageError, match="already exists"):
         generate_coverage(corridor_root, corridor_root, robot="panda")
     with pytest.raises(CoverageError, match="episodes"):
@@ -116,9 +141,10 @@ def test_cli_coverage(corridor_root, tmp_path):
                                    "-n", "4", "--seed", "1", "--json", str(tmp_path / "c.json"),
                                    "--report", str(tmp_path / "r.md")])
     assert res.exit_code == 0, res.output
-    assert "D007 findings 7 ->" in res.output and (tmp_path / "c.json").is_file()
+    assert "D007 findings 7 ->" in res.output and "(warnings 0 -> 0)" in res.output and (tmp_path / "c.json").is_file()
+    assert "a dataset of their own" in res.output and "note: action:" in res.output
     assert "Coverage: D007 findings 7 ->" in (tmp_path / "r.md").read_text()
-    assert open_dataset(tmp_path / "out").num_episodes == 14
+    assert open_dataset(tmp_path / "out").num_episodes == 4
     assert DoctorConfig().bins == 10
 
 
@@ -189,12 +215,13 @@ def test_raw_execute_input_gets_raw_episodes_that_replay(raw_run, tmp_path):
     report = generate_coverage(raw_run, tmp_path / "a", config=cfg)  # the robot is found from the state names
     assert tree_digest(raw_run) == before
     assert report.occupancy_after.min() > report.occupancy_before.min()
-    assert report.d007_after < report.d007_before
-    ds = open_dataset(report.output)
-    assert ds.num_episodes == 2 + 4 and check_dataset(report.output) == []
-    e = ds.num_episodes - 1
+    assert report.kind == "raw" and report.warnings_before == 0  # task data: the span it visits is covered
+    ds, src = open_dataset(report.output), open_dataset(raw_run)
+    assert ds.num_episodes == 4 and check_dataset(report.output) == []
+    assert {ds.episode(e)["tasks"][0] for e in range(4)} == {TASK}
+    e = 3  # starts from input episode 3 mod 2
     row = ds.episode(e)
-    assert row["demoforge/outcome"] == "null" and row["demoforge/problem"] == ds.episode(1)["demoforge/problem"]
+    assert row["demoforge/outcome"] == "null" and row["demoforge/problem"] == src.episode(1)["demoforge/problem"]
     cols = ds.read_episode(e, ["observation.state", "plan.operator", "symbolic.state"])
     assert (cols["plan.operator"] == -1).all() and cols["symbolic.state"].dtype == bool
     # the coverage episode replays from its own sim.state in its rebuilt scene
@@ -203,3 +230,27 @@ def test_raw_execute_input_gets_raw_episodes_that_replay(raw_run, tmp_path):
     np.testing.assert_allclose(replayed, cols["observation.state"][:, :7], atol=1e-6)
     again = generate_coverage(raw_run, tmp_path / "b", config=cfg)
     assert tree_digest(again.output) == tree_digest(report.output)
+
+
+def test_rendered_and_baked_datasets_get_coverage_episodes_they_can_be_trained_beside(raw_run, tmp_path):
+    from demoforge.convert import BakeConfig, bake
+    from demoforge.render import RenderConfig, parse_look_arg, render_dataset
+
+    rendered = tmp_path / "rendered"
+    render_dataset(raw_run, rendered, RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",),
+                                                   episodes=(0,)))
+    report = generate_coverage(rendered, tmp_path / "from-rendered", config=CoverageConfig(episodes=2))
+    assert report.kind == "raw" and open_dataset(report.output).info.video_keys == []
+    assert any("camera videos ['observation.images.front'] are not made" in n and "demoforge render" in n
+               for n in report.notes)
+    # the coverage dataset bakes like the input's raw data
+    baked = bake([rendered], tmp_path / "baked", BakeConfig(convention="joint_pos", control_freq=30))
+    out = generate_coverage(baked, tmp_path / "from-baked", config=CoverageConfig(episodes=2))
+    ds, train = open_dataset(out.output), open_dataset(baked)
+    assert out.kind == "baked" and ds.info.fps == 30 and check_dataset(out.output) == []
+    assert ds.info.features["action"] == train.info.features["action"]
+    cols = ds.read_episode(0)
+    # joint_pos at 30 Hz, as bake labels it: the action is the next output tick's state
+    np.testing.assert_array_equal(cols["action"][:-1], cols["observation.state"][1:])
+    assert any("'observation.images.front'" in n and "raw_command" in n for n in out.notes)
+    assert {ds.episode(e)["tasks"][0] for e in range(2)} == {TASK}

@@ -59,7 +59,8 @@ def doctor(
 
 def coverage(
     input_root: Path = typer.Argument(..., help="Dataset whose joint-limit holes to fill (only read)."),
-    output_root: Path = typer.Argument(..., help="New dataset root: the input's episodes plus the new ones."),
+    output_root: Path = typer.Argument(..., help="New dataset root for the coverage episodes alone (they perform no "
+                                       "task); train on it beside INPUT."),
     robot: Optional[str] = typer.Option(None, "--robot", help="Robot card: built-in name (panda) or card YAML; "
                                         "default: the one the dataset names."),
     episodes: int = typer.Option(40, "-n", "--episodes", min=1, max=MAX_EPISODES, help="New episodes to generate."),
@@ -71,7 +72,8 @@ def coverage(
     report_out: Optional[Path] = typer.Option(None, "--report", help="Doctor report of OUTPUT with a before/after "
                                               "occupancy plot: FILE.html or FILE.md."),
 ) -> None:
-    """Generate episodes into the joint-limit bins the dataset never visits, then re-run the doctor."""
+    """Generate episodes into the joint-limit bins the dataset never visits, as a separate dataset; judge
+    the input with them against D007."""
     from demoforge.doctor import DoctorConfig
     from demoforge.doctor.coverage import CoverageConfig, generate_coverage
 
@@ -91,10 +93,14 @@ def coverage(
                      extra_plots=[coverage_plot(report)])
     if json_out is not None:
         write_file(json_out, json.dumps(report.to_json(), indent=1) + "\n")
+    typer.echo("occupancy of the input -> of the input with the coverage episodes:")
     for name, a, b in zip(report.joints, report.occupancy_before, report.occupancy_after):
         typer.echo(f"{name:>16s}  occupancy {a:5.0%} -> {b:5.0%}")
     modes = {m: sum(p.mode == m for p in report.planned) for m in ("bin", "widened", "free")}
-    typer.echo(f"{output_root}: {len(report.planned)} new episodes ({modes['bin']} in the target bin, "
-               f"{modes['widened']} widened, {modes['free']} free); min occupancy "
-               f"{report.occupancy_before.min():.0%} -> {report.occupancy_after.min():.0%}; "
-               f"D007 findings {report.d007_before} -> {report.d007_after}")
+    typer.echo(f"{output_root}: {len(report.planned)} coverage episodes, a dataset of their own "
+               f"({report.kind}; {modes['bin']} in the target bin, {modes['widened']} widened, {modes['free']} "
+               f"free); min occupancy {report.occupancy_before.min():.0%} -> {report.occupancy_after.min():.0%}; "
+               f"D007 findings {report.d007_before} -> {report.d007_after} (warnings {report.warnings_before} -> "
+               f"{report.warnings_after})")
+    for note in report.notes:
+        typer.echo(f"note: {note}")

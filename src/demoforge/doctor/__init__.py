@@ -1,5 +1,6 @@
 """Dataset doctor: a registry of checks (D001-D014) with evidence and fixes, reports, and the
-coverage generator that fills the joint-limit holes the doctor finds.
+coverage generator that writes episodes into the joint-limit holes the doctor finds, as a
+dataset of their own.
 
     from demoforge.doctor import run_doctor, write_report
     result = run_doctor("out/dataset", robot="panda")
@@ -7,7 +8,7 @@ coverage generator that fills the joint-limit holes the doctor finds.
     write_report(result, "doctor.html")
 
     from demoforge.doctor import generate_coverage
-    report = generate_coverage("data/corridor", "data/covered", robot="panda")
+    report = generate_coverage("data/corridor", "data/coverage", robot="panda")
     report.occupancy_before, report.occupancy_after, report.d007_before, report.d007_after
 """
 

@@ -1,19 +1,23 @@
 """The coverage generator: read D007's histogram, plan episodes into its holes, execute them in
-VecSimEnv, write input + new episodes to a new root, and doctor the result.
+VecSimEnv, write them as a dataset of their own, and say what they add to the input.
 
-    report = generate_coverage("data/corridor", "data/covered", robot="panda", episodes=40, seed=0)
+    report = generate_coverage("data/corridor", "data/coverage", robot="panda", episodes=40, seed=0)
     report.occupancy_before, report.occupancy_after, report.d007_before, report.d007_after
 
-The input is only read. New episodes are planned one after another against a histogram
-that already holds the planned ones (`coverage_plan`), then run in parallel slots of one
-VecSimEnv at the input's fps (`coverage_run`: a state/action input gets state and action;
-a raw execute input gets every raw column, starting from its own episodes' scenes). Same
-seed, same bytes.
+The input is only read and its episodes are not copied: coverage episodes move the arm to
+joint-space goals and perform no task, so they go to a separate dataset (task string `TASK`)
+that a policy is trained on beside the input, never mixed into its task data. New episodes
+are planned one after another against a histogram that already holds the planned ones
+(`coverage_plan`), then run in parallel slots of one VecSimEnv (`coverage_run`). What they
+are written as follows the input (`coverage_run.input_layout`): raw episodes for a raw
+execute dataset, rendered or not; the bake's convention and rate for a baked one; state and
+commanded targets for any other. `occupancy_after` and `d007_after` judge the input and the
+coverage episodes together, against the span of the input's own episodes (D007).
+Same seed, same bytes.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +25,20 @@ from typing import Any
 
 import numpy as np
 
-from demoforge.dataset import DatasetWriter, merge_datasets
-from demoforge.dataset.keys import ACTION, STATE
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, read_info, write_json_atomic
+from demoforge.dataset import DatasetWriter, check_dataset
+from demoforge.dataset.keys import STATE
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, read_info, write_json_atomic
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode, Planner
-from demoforge.doctor.coverage_run import execute, home_start, is_raw, raw_extras, raw_layout, raw_start
-from demoforge.doctor.episodes import joint_occupancy
+from demoforge.doctor.coverage_run import Layout, execute, home_start, input_layout, labelled, raw_extras, raw_start
+from demoforge.doctor.episodes import joint_coverage_findings, joint_occupancy, visited_span
 from demoforge.doctor.limits import resolve_limits
-from demoforge.doctor.run import run_doctor
+from demoforge.doctor.run import DoctorResult, run_doctor
+from demoforge.doctor.scan import occupancy_counts
 from demoforge.raw.schema import CONTRACT_META
 
-TASK = "move the arm through joint ranges the dataset never visits"
-NEW_SUFFIX = ".coverage-new"  # sibling of OUTPUT holding the new episodes until they are merged
+TASK = "move the arm to a joint-space goal (a coverage episode: no task is performed)"
+PARTIAL_SUFFIX = ".coverage-partial"  # sibling of OUTPUT the episodes are written to before it is renamed
 
 
 @dataclass(frozen=True)
@@ -62,55 +67,35 @@ class CoverageConfig:
 
 @dataclass(frozen=True)
 class CoverageReport:
-    """Occupancy and D007 findings before and after, and what was planned."""
+    """D007 on the input before, and on the input and the coverage episodes together after."""
 
-    output: Path
+    output: Path  # the coverage episodes' own dataset
     joints: tuple[str, ...]
     counts_before: np.ndarray  # (n_joints, bins) frames per bin in the input
-    counts_after: np.ndarray  # the same in the output
+    counts_after: np.ndarray  # the same in the input and the coverage episodes together
     occupancy_before: np.ndarray  # (n_joints,) fraction of bins visited
     occupancy_after: np.ndarray
-    d007_before: int  # D007 findings on the input
-    d007_after: int  # and on the output
+    d007_before: int  # D007 coverage findings (notes and warnings) on the input
+    d007_after: int  # the same on the input and the coverage episodes together
+    warnings_before: int  # of those, warnings: stretches of the input's own span never visited
+    warnings_after: int
     planned: tuple[PlannedEpisode, ...]
+    kind: str = "state_action"  # what the episodes were written as: "raw", "baked" or "state_action"
+    notes: tuple[str, ...] = ()  # what the output holds and lacks beside the input
 
     def to_json(self) -> dict[str, Any]:
         return {"joints": list(self.joints), "counts_before": self.counts_before.tolist(),
                 "counts_after": self.counts_after.tolist(), "occupancy_before": self.occupancy_before.tolist(),
                 "occupancy_after": self.occupancy_after.tolist(), "d007_before": self.d007_before,
-                "d007_after": self.d007_after, "planned": [p.to_json() for p in self.planned]}
-
-
-def _check_input(info, limits) -> None:
-    problems = []
-    n = len(limits.names)
-    user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
-    other = sorted(set(user) - {STATE, ACTION})
-    if other and not is_raw(info):
-        problems.append(f"features {other} cannot be produced by coverage episodes (only {STATE!r} and {ACTION!r}, "
-                        "or a raw execute dataset); run coverage on the raw dataset the others were made from")
-    for key in (STATE, ACTION):
-        if key not in user:
-            problems.append(f"no {key!r} feature")
-        elif tuple(user[key].shape) != (n + 1,) or user[key].dtype != "float32":
-            problems.append(f"{key!r} is {user[key].dtype} {list(user[key].shape)}, expected float32 [{n + 1}] "
-                            f"({n} arm joints + gripper)")
-    if tuple(limits.dims) != tuple(range(n)):
-        problems.append(f"arm joints sit at state dims {list(limits.dims)}, expected the first {n}")
-    if limits.card is None:
-        problems.append(f"joint limits come from {limits.source}, not a robot card; pass --robot with a built-in "
-                        "card name or a card YAML so the episodes can be simulated")
-    if info.video_keys:
-        problems.append(f"video features {info.video_keys}: render the coverage episodes afterwards instead")
-    if info.fps <= 0 or abs(600.0 / info.fps - round(600.0 / info.fps)) > 1e-9:
-        problems.append(f"fps {info.fps} is not a whole number of 1/600 s physics steps")
-    if problems:
-        raise CoverageError("coverage: the input cannot be extended:\n  " + "\n  ".join(problems))
+                "d007_after": self.d007_after, "warnings_before": self.warnings_before,
+                "warnings_after": self.warnings_after, "kind": self.kind, "notes": list(self.notes),
+                "planned": [p.to_json() for p in self.planned]}
 
 
 def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot: str | None = None,
                       config: CoverageConfig | None = None) -> CoverageReport:
-    """Fill the joint-limit holes of `input_root`: see the module docstring. `output_root` must not exist."""
+    """Episodes into the joint ranges `input_root` never visits, as the new dataset `output_root`
+    (see the module docstring); `output_root` must not exist."""
     from demoforge.dataset import open_dataset
 
     cfg = config or CoverageConfig()
@@ -121,15 +106,14 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
     limits = resolve_limits(info, robot)
     if limits is None:
         raise CoverageError(f"{src}: the dataset names no robot; pass --robot (a built-in card or a card YAML)")
-    _check_input(info, limits)
-    raw = is_raw(info)
+    layout = input_layout(src, info, limits)
     reader = open_dataset(src)
-    layout = raw_layout(src, info, limits.card) if raw else None
     before = run_doctor(src, robot=robot, config=cfg.doctor, checks=["D007"], structure=False)
     planner = Planner(limits, before.scan.occupancy, bins=cfg.doctor.bins, min_frames=cfg.doctor.min_bin_frames,
-                      attempts=cfg.attempts, max_widen=cfg.max_widen, fps=info.fps, move_s=cfg.move_s,
+                      attempts=cfg.attempts, max_widen=cfg.max_widen, fps=layout.run_fps, move_s=cfg.move_s,
                       hold_s=cfg.hold_s, max_speed=cfg.speed_fraction * cfg.doctor.max_action_speed)
     sources = reader.episode_indices
+    raw = layout.kind == "raw"
 
     def start(k: int):
         if raw:
@@ -143,45 +127,60 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
         planned.append(planner.plan(k, np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(k,))),
                                     scene, scene.data.qpos[scene.robot.arm_qpos].copy(),
                                     sources[k % len(sources)] if raw else None))
-    episodes = execute(planned, start, info.fps, cfg.envs, cfg.seed, layout)
-    new = out.with_name(out.name + NEW_SUFFIX)
-    if new.exists():
-        shutil.rmtree(new)  # left by an interrupted run of ours: its episodes are recomputed
-    user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
+    run = execute(planned, start, layout.run_fps, cfg.envs, cfg.seed, layout.raw)
+    episodes = [labelled(layout, k, cols) for k, cols in enumerate(run)]
+    partial = out.with_name(out.name + PARTIAL_SUFFIX)
+    if partial.exists():
+        shutil.rmtree(partial)  # left by an interrupted run of ours: its episodes are recomputed
     try:
-        with DatasetWriter.create(new, fps=info.fps, features=user, robot_type=info.robot_type) as writer:
+        with DatasetWriter.create(partial, fps=layout.fps, features=layout.features,
+                                  robot_type=limits.card.name) as writer:
             for p, cols in zip(planned, episodes):
                 extra = raw_extras(reader.episode(p.source_episode), p, cfg.seed) if raw else {"coverage": p.to_json()}
                 writer.add_episode(cols, task=TASK, extra=extra)
-        merge_datasets([src, new], out)
+        new = sum(occupancy_counts(cols[STATE], limits, cfg.doctor.bins)[0] for cols in episodes)
+        report = _report(out, before, new, limits, cfg, tuple(planned), layout)
+        _stamp(partial, src, report, cfg, layout)
+        problems = check_dataset(partial)
+        if problems:
+            raise CoverageError(f"{out}: the coverage dataset fails its check:\n  " + "\n  ".join(map(str, problems)))
+        partial.replace(out)
     finally:
-        shutil.rmtree(new, ignore_errors=True)
-    after = run_doctor(out, robot=robot, config=cfg.doctor)
-    min_frames = cfg.doctor.min_bin_frames
-    report = CoverageReport(
-        out, limits.names, before.scan.occupancy, after.scan.occupancy,
-        joint_occupancy(before.scan.occupancy, min_frames), joint_occupancy(after.scan.occupancy, min_frames),
-        before.count("D007"), after.count("D007"), tuple(planned))
-    _stamp(out, src, report, cfg)
+        shutil.rmtree(partial, ignore_errors=True)
     return report
 
 
-def _stamp(out: Path, src: Path, report: CoverageReport, cfg: CoverageConfig) -> None:
-    """meta/demoforge/coverage.json, merge.json's source roots made independent of where OUTPUT is,
-    and a raw input's contract files (scenes, vocabulary, control law) so the output replays."""
+def _report(out: Path, before: DoctorResult, new: np.ndarray, limits, cfg: CoverageConfig,
+            planned: tuple[PlannedEpisode, ...], layout: Layout) -> CoverageReport:
+    """D007 on the input, and on the input with the coverage episodes, both against the input's span."""
+    span = visited_span(before.scan)
+    counts_before = before.scan.occupancy
+    counts_after = counts_before + new
+
+    def judged(counts: np.ndarray) -> tuple[int, int]:
+        found = joint_coverage_findings(limits, counts, None, span, cfg.doctor, "")
+        return len(found), sum(f.severity == "warning" for f in found)
+
+    (d_before, w_before), (d_after, w_after) = judged(counts_before), judged(counts_after)
+    min_frames = cfg.doctor.min_bin_frames
+    return CoverageReport(
+        out, limits.names, counts_before, counts_after, joint_occupancy(counts_before, min_frames),
+        joint_occupancy(counts_after, min_frames), d_before, d_after, w_before, w_after, planned, layout.kind,
+        layout.notes)
+
+
+def _stamp(out: Path, src: Path, report: CoverageReport, cfg: CoverageConfig, layout: Layout) -> None:
+    """meta/demoforge/coverage.json, and a raw input's contract files (scenes, vocabulary, control
+    law) so the coverage episodes replay, render and bake like the input's."""
     meta = out / DEMOFORGE_META_DIR
-    for name in CONTRACT_META:
-        path = src / DEMOFORGE_META_DIR / name
-        if path.is_dir():
-            shutil.copytree(path, meta / name)
-        elif path.is_file():
-            shutil.copy2(path, meta / name)
-    merge = meta / "merge.json"
-    if merge.is_file():
-        raw = json.loads(merge.read_text())
-        raw["sources"][0]["root"] = str(src)
-        raw["sources"][1]["root"] = "(coverage episodes)"
-        write_json_atomic(merge, raw)
+    meta.mkdir(parents=True, exist_ok=True)
+    if layout.kind == "raw":
+        for name in CONTRACT_META:
+            path = src / DEMOFORGE_META_DIR / name
+            if path.is_dir():
+                shutil.copytree(path, meta / name)
+            elif path.is_file():
+                shutil.copy2(path, meta / name)
     write_json_atomic(meta / "coverage.json", {
-        "input": str(src), "seed": cfg.seed, "episodes": cfg.episodes, "bins": cfg.doctor.bins,
-        "min_occupancy": cfg.doctor.min_occupancy, **report.to_json()})
+        "input": str(src), "task": TASK, "action": layout.action, "seed": cfg.seed, "episodes": cfg.episodes,
+        "bins": cfg.doctor.bins, "min_occupancy": cfg.doctor.min_occupancy, **report.to_json()})

@@ -1,33 +1,52 @@
-"""Where coverage episodes start and how they are run and recorded.
+"""Where coverage episodes start, how they are run and recorded, and what they are written as.
 
-Two kinds of input. A state/action dataset (observation.state, action only): every episode
-starts at home in an empty scene with the robot card's arm. A raw execute dataset
-(`demoforge.raw.schema`): coverage episode k starts from input episode k mod N, in that
-episode's rebuilt scene (`raw.replay.record_scene`) at its first recorded state, and is
-recorded with the execute recorder: sim.state, symbolic.state (the atoms, evaluated every
-tick), raw_command, and plan.operator / plan.phase = -1 (no operator runs: the schema's
-"none"). Either way the episodes run in the slots of one VecSimEnv at the dataset's fps.
+Three kinds of input (`input_layout`). A raw execute dataset (`demoforge.raw.schema`),
+rendered or not: coverage episode k starts from input episode k mod N, in that episode's
+rebuilt scene (`raw.replay.record_scene`) at its first recorded state, and is recorded with
+the execute recorder: sim.state, symbolic.state (the atoms, evaluated every tick),
+raw_command, and plan.operator / plan.phase = -1 (no operator runs: the schema's "none");
+cameras are left to `demoforge render`. A baked dataset (meta/bake.json): episodes start at
+home in an empty scene with the robot card's arm, run at the bake's native rate and are
+projected to its convention and rate by `demoforge.convert.project`, as bake does. Any other
+dataset: the same empty-scene episodes at its fps, with the commanded joint targets and
+gripper closedness as action. Either way the episodes run in the slots of one VecSimEnv.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from demoforge.dataset.keys import ACTION, STATE
-from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
 from demoforge.raw import EpisodeRecord
 from demoforge.raw.schema import SIM_STATE, SYMBOLIC_STATE, read_vocab
 
 GRIPPER_OPEN = 0.0  # closedness commanded throughout: coverage moves the arm, it grasps nothing
+BAKE_PATH = "meta/bake.json"  # written by demoforge.convert.bake
+# conventions a simulated arm's episodes can be labelled in (raw_cmd only under a joint_position law)
+BAKED_CONVENTIONS = ("joint_target", "joint_pos", "joint_vel", "raw_cmd")
+TARGETS = "the commanded arm joint targets [rad] and gripper closedness [0 open, 1 closed]"
 
 
-def is_raw(info: DatasetInfo) -> bool:
-    return SIM_STATE in info.features
+@dataclass(frozen=True)
+class Layout:
+    """What the coverage episodes of one input are run at and written as."""
+
+    kind: str  # "raw", "baked" or "state_action"
+    run_fps: int  # control rate the episodes run at [Hz]
+    fps: int  # rate they are written at [Hz]
+    features: dict[str, Feature]  # the coverage dataset's per-tick features
+    action: str  # what the action column means
+    raw: Any = None  # the raw RunLayout the recorder writes (raw inputs)
+    convention: str | None = None  # the bake's convention (baked inputs)
+    joint_names: tuple[str, ...] = ()  # arm joint names of the state, for the projection
+    notes: tuple[str, ...] = field(default_factory=tuple)  # what the output lacks beside the input
 
 
 @dataclass
@@ -58,20 +77,114 @@ def home_start(card):
 
 
 def raw_layout(root: Path, info: DatasetInfo, card):
-    """The input's RunLayout, read back from its features and meta/demoforge/vocab.json."""
+    """The input's RunLayout, read back from its features (camera videos aside) and meta/demoforge/vocab.json."""
     from demoforge.raw.layout import RunLayout
 
     vocab = read_vocab(root, required=True)
     layout = RunLayout(tuple(info.features[SYMBOLIC_STATE].names), tuple(vocab["operators"]),
                        tuple(vocab["phases"]), tuple(card.arm_joints), card.controller,
                        int(info.features[SIM_STATE].shape[0]), int(info.fps), card.name)
-    user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
+    user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES and f.dtype != "video"}
     mine = layout.features()
     wrong = sorted(k for k in set(user) | set(mine) if user.get(k) != mine.get(k))
     if wrong:
         raise CoverageError(f"{root}: features {wrong} differ from the raw dataset contract for robot "
-                            f"{card.name!r}; coverage cannot write episodes that merge with it")
+                            f"{card.name!r}; coverage cannot write raw episodes that render and bake like it")
     return layout
+
+
+def _bake_stamp(root: Path) -> dict[str, Any] | None:
+    path = Path(root) / BAKE_PATH
+    if not path.is_file():
+        return None
+    try:
+        stamp = json.loads(path.read_text(encoding="utf-8"))
+        int(stamp["native_freq"]), int(stamp["control_freq"]), str(stamp["convention"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise CoverageError(f"{path}: cannot read convention, native_freq and control_freq ({exc}); "
+                            "re-bake the dataset") from None
+    return stamp
+
+
+def input_layout(root: Path, info: DatasetInfo, limits) -> Layout:
+    """What coverage episodes for the dataset at `root` are written as (see the module docstring);
+    every reason it cannot be done is reported at once."""
+    n = len(limits.names)
+    problems, notes = [], []
+    state = info.features.get(STATE)
+    if state is None:
+        problems.append(f"no {STATE!r} feature")
+    elif tuple(state.shape) != (n + 1,) or state.dtype != "float32":
+        problems.append(f"{STATE!r} is {state.dtype} {list(state.shape)}, expected float32 [{n + 1}] "
+                        f"({n} arm joints + gripper)")
+    if tuple(limits.dims) != tuple(range(n)):
+        problems.append(f"arm joints sit at state dims {list(limits.dims)}, expected the first {n}")
+    if limits.card is None:
+        problems.append(f"joint limits come from {limits.source}, not a robot card; pass --robot with a built-in "
+                        "card name or a card YAML so the episodes can be simulated")
+    user = {k: f for k, f in info.features.items() if k not in INDEX_FEATURE_NAMES}
+    stamp = _bake_stamp(root)
+    kind = "raw" if SIM_STATE in info.features else "baked" if stamp is not None else "state_action"
+    run_fps = fps = int(info.fps)
+    convention = None
+    if kind == "baked":
+        convention, run_fps, fps = stamp["convention"], int(stamp["native_freq"]), int(stamp["control_freq"])
+        if fps != info.fps:
+            problems.append(f"{BAKE_PATH}: control_freq {fps} Hz but info.json fps {info.fps}; re-bake the dataset")
+        mode = (stamp.get("control_law") or {}).get("mode", "joint_position")
+        if convention not in BAKED_CONVENTIONS or (convention == "raw_cmd" and mode != "joint_position"):
+            law = f" under a {mode!r} law" if convention == "raw_cmd" else ""
+            problems.append(f"{BAKE_PATH}: convention {convention!r}{law} is not one coverage episodes can be "
+                            f"labelled in ({list(BAKED_CONVENTIONS)}; raw_cmd under a joint_position law); run "
+                            "coverage on the dataset it was baked from")
+    if run_fps <= 0 or abs(600.0 / run_fps - round(600.0 / run_fps)) > 1e-9:
+        problems.append(f"fps {run_fps} is not a whole number of 1/600 s physics steps")
+    action = info.features.get(ACTION)
+    if kind != "raw" and action is not None and (tuple(action.shape) != (n + 1,) or action.dtype != "float32"):
+        problems.append(f"{ACTION!r} is {action.dtype} {list(action.shape)}; coverage episodes write float32 "
+                        f"[{n + 1}] ({n} arm joints + gripper)")
+    if problems:
+        raise CoverageError(f"{root}: coverage cannot write episodes for this dataset:\n  " + "\n  ".join(problems))
+    if kind == "raw":
+        run = raw_layout(root, info, limits.card)
+        if info.video_keys:
+            notes.append(f"the input's camera videos {info.video_keys} are not made: render the coverage dataset "
+                         "(`demoforge render OUT ...`) for them")
+        return Layout("raw", run_fps, fps, run.features(), f"{TARGETS} (the raw contract)", raw=run,
+                      notes=tuple(notes))
+    names = list(state.names) if isinstance(state.names, list) else [*limits.state_names, "gripper"]
+    features = {STATE: state, ACTION: action or Feature("float32", (n + 1,), names)}
+    other = sorted(k for k in user if k not in features)
+    if other:
+        notes.append(f"the input's {other} are not made: coverage episodes run with the arm alone, in an empty "
+                     "scene, without cameras")
+    if kind == "baked":
+        meaning = f"{convention} at {fps} Hz, labelled as `demoforge bake` labels it ({BAKE_PATH} of the input)"
+        if (stamp.get("gripper") or {}).get("quantity", "closedness") != "closedness":
+            notes.append("the gripper is recorded as closedness [0 open, 1 closed]; the input's is "
+                         f"{stamp['gripper'].get('quantity')!r}")
+    else:
+        meaning = TARGETS
+        notes.append(f"action: {TARGETS}; the input's action is taken to mean the same")
+    return Layout(kind, run_fps, fps, features, meaning, convention=convention,
+                  joint_names=tuple(names[:n]), notes=tuple(notes))
+
+
+def labelled(layout: Layout, k: int, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Coverage episode k's recorded columns as the layout writes them: a baked input's convention
+    and rate through `demoforge.convert.project`, the others as recorded."""
+    if layout.kind != "baked":
+        return cols
+    from demoforge.convert import Episode, project
+
+    state, action = cols[STATE].astype(np.float64), cols[ACTION].astype(np.float64)
+    n = len(layout.joint_names)
+    ep = Episode(source=Path("coverage"), index=k, reader="demoforge_raw", fps=layout.run_fps, task="coverage",
+                 time=np.arange(len(state)) / layout.run_fps, q=state[:, :n], gripper=state[:, n],
+                 joint_names=layout.joint_names, target=action[:, :n], target_gripper=action[:, n],
+                 raw_command=action, sim_state=None, law={"mode": "joint_position"})
+    proj = project(ep, layout.convention, layout.fps)
+    return {STATE: proj.state, ACTION: proj.action}
 
 
 def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: int,
