@@ -29,8 +29,11 @@ from demoforge.sim.ik import (  # noqa: E402
     IKOptions, IKResult, first_collision, nearest_ik, path_collides, solve_ik, solve_ik_near,
 )
 from demoforge.sim.materials import MATERIALS, Material, material, material_problems  # noqa: E402
-from demoforge.sim.robot import FingerJoint, GripperMount, RobotCard, load_card, panda_card  # noqa: E402
+from demoforge.sim.robot import (  # noqa: E402
+    FingerJoint, GripperMount, RobotCard, card_from_dict, card_to_dict, load_card, panda_card,
+)
 from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec, tcp_positions  # noqa: E402
+from demoforge.sim.robots import ROBOTS, check_card, resolve_robot, ur5e_2f85_card  # noqa: E402
 from demoforge.sim.props import Box, Cylinder, MeshProp  # noqa: E402
 from demoforge.sim.scene import (  # noqa: E402
     DEFAULT_CAMERAS,
@@ -50,11 +53,11 @@ from demoforge.sim.state import restore, snapshot, state_size  # noqa: E402
 from demoforge.sim.stepping import control_step, move_joints, reset, step  # noqa: E402
 
 __all__ = [
-    "DEFAULT_CAMERAS", "MATERIALS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
+    "DEFAULT_CAMERAS", "MATERIALS", "ROBOTS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
     "GripperMount", "IKOptions", "IKResult", "Intrinsics", "Light", "Material", "MeshProp", "RobotCard",
     "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
-    "build_panda_spec", "build_scene", "control_step", "default_scene", "first_collision", "gripper_closedness", "tcp_positions",
+    "build_panda_spec", "build_scene", "card_from_dict", "card_to_dict", "check_card", "control_step", "default_scene", "first_collision", "gripper_closedness", "tcp_positions",
     "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "look_at_quat", "material", "material_problems", "move_joints",
-    "open_renderer", "panda_card", "path_collides", "project", "reset", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
-    "nearest_ik", "snapshot", "solve_ik", "solve_ik_near", "state_size", "step", "world_T_camera",
+    "open_renderer", "panda_card", "path_collides", "project", "reset", "resolve_robot", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
+    "nearest_ik", "snapshot", "solve_ik", "solve_ik_near", "state_size", "step", "ur5e_2f85_card", "world_T_camera",
 ]

@@ -9,7 +9,8 @@ unknown finger joint is an error, because a guessed travel corrupts every grippe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import yaml
@@ -26,6 +27,9 @@ class FingerJoint:
     name: str  # joint name in the robot model (before the scene prefix)
     open: float  # joint position when fully open [m] (slide) or [rad] (hinge)
     closed: float  # joint position when fully closed, same unit
+    # Body whose subtree is the finger's grasping surface (before the scene prefix); None = the
+    # joint's own body. A linkage gripper's pads hang below another joint than the driven one.
+    body: str | None = None
 
     @property
     def travel(self) -> float:
@@ -55,7 +59,7 @@ class RobotCard:
     gripper_actuator: str  # actuator driving the fingers
     gripper_ctrl: tuple[float, float]  # actuator control (fully open, fully closed)
     home: tuple[float, ...]  # arm joint positions at home [rad]
-    controller: ControlLaw  # default control law
+    controller: ControlLaw  # default control law; its gains replace a model file's own arm servo gains
     joint_limits: tuple[tuple[float, float], ...] | None = None  # [rad]; None = the model's ranges
     # Per-joint motion limits that skill trajectories are timed under (a motion profile scales
     # them); None = DEFAULT_MOTION_LIMITS for every joint.
@@ -66,6 +70,14 @@ class RobotCard:
     tcp_body: str | None = None  # add `tcp_site` to this body (for models without the site, e.g. URDF)
     tcp_pos: tuple[float, float, float] = (0.0, 0.0, 0.0)  # added site's position in tcp_body [m]
     gripper: GripperMount | None = None  # separate gripper model, if the arm file has none
+    # Fingertip opening from fully closed to fully open [m] (a grasp opens the fingers only as
+    # wide as the block needs, taken as linear in closedness); None = the finger joints' travel
+    # summed, which is the opening only for slide fingers: hinge fingers must state it.
+    finger_stroke_m: float | None = None
+    # Cancel the robot's own weight (MuJoCo body gravcomp), as an arm's controller does; False =
+    # the model's own setting. Without it a position servo sags under the arm's weight (the
+    # UR5e under Menagerie's gains: about 1 cm at the TCP).
+    gravity_compensation: bool = False
     base_dir: Path | None = field(default=None, compare=False)  # resolves relative paths
 
 
@@ -102,6 +114,102 @@ def panda_card() -> RobotCard:
     )
 
 
+REQUIRED_KEYS = ("name", "model", "arm_joints", "arm_actuators", "tcp_site", "finger_joints", "gripper_actuator",
+                 "gripper_ctrl", "home", "controller")
+
+
+def _names(v) -> tuple[str, ...]:
+    if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
+        raise TypeError
+    return tuple(v)
+
+
+def _numbers(v) -> tuple[float, ...]:
+    if not isinstance(v, (list, tuple)) or isinstance(v, str):
+        raise TypeError
+    return tuple(float(x) for x in v)
+
+
+def _text(v) -> str:
+    if not isinstance(v, str) or not v:
+        raise TypeError
+    return v
+
+
+def _fingers(v) -> tuple[FingerJoint, ...]:
+    if not isinstance(v, (list, tuple)):
+        raise TypeError
+    if any(not isinstance(f, dict) or set(f) - {"name", "open", "closed", "body"} for f in v):
+        raise TypeError
+    return tuple(FingerJoint(_text(f["name"]), float(f["open"]), float(f["closed"]),
+                             None if f.get("body") is None else _text(f["body"])) for f in v)
+
+
+def _gripper(v) -> GripperMount | None:
+    if v is None:
+        return None
+    if not isinstance(v, dict) or set(v) - {"model", "site", "prefix"} or not {"model", "site"} <= set(v):
+        raise TypeError
+    return GripperMount(**{k: _text(x) for k, x in v.items()})
+
+
+# card key -> (parser, what a valid value is); `controller` is parsed by ControlLaw.from_dict
+_PARSERS = {
+    "name": (_text, "a non-empty string"),
+    "model": (_text, "builtin:<name>, an MJCF/URDF path or package://pkg/path"),
+    "arm_joints": (_names, "a list of joint names"),
+    "arm_actuators": (_names, "a list of actuator names"),
+    "tcp_site": (_text, "a site name"),
+    "finger_joints": (_fingers, "a list of {name, open, closed[, body]}"),
+    "gripper_actuator": (_text, "an actuator name"),
+    "gripper_ctrl": (_numbers, "[open, closed] actuator controls"),
+    "home": (_numbers, "a list of joint positions [rad]"),
+    "joint_limits": (lambda v: None if not v else tuple(_numbers(x) for x in v), "a list of [low, high] [rad]"),
+    "max_velocity": (lambda v: None if v is None else _numbers(v), "a list of joint speeds [rad/s]"),
+    "max_acceleration": (lambda v: None if v is None else _numbers(v), "a list of accelerations [rad/s^2]"),
+    "max_jerk": (lambda v: None if v is None else _numbers(v), "a list of jerks [rad/s^3]"),
+    "wrist_camera": (lambda v: None if v is None else _text(v), "a camera name"),
+    "tcp_body": (lambda v: None if v is None else _text(v), "a body name"),
+    "tcp_pos": (lambda v: _numbers(v) if len(v) == 3 else _numbers(None), "[x, y, z] [m]"),
+    "gripper": (_gripper, "{model, site[, prefix]}"),
+    "finger_stroke_m": (lambda v: None if v is None else float(v), "a fingertip opening [m]"),
+    "gravity_compensation": (lambda v: v if isinstance(v, bool) else _numbers(None), "true or false"),
+}
+
+
+def card_from_dict(raw, *, where: str, base_dir: Path | None = None) -> RobotCard:
+    """A card from its YAML/JSON mapping; every bad key and value reported at once, each named
+    with `where` (the card file)."""
+    if not isinstance(raw, dict):
+        raise SimError(f"{where} must be a mapping of card keys, got {type(raw).__name__}; "
+                       "see examples/robots/panda.yaml")
+    fields = set(RobotCard.__dataclass_fields__) - {"base_dir"}
+    unknown, missing = sorted(set(raw) - fields), sorted(set(REQUIRED_KEYS) - set(raw))
+    problems = [f"unknown keys {unknown}; valid keys: {sorted(fields)}"] if unknown else []
+    problems += [f"missing keys {missing}"] if missing else []
+    values = {}
+    for key, (parse, what) in _PARSERS.items():
+        if key in raw:
+            try:
+                values[key] = parse(raw[key])
+            except (KeyError, TypeError, ValueError, AttributeError):
+                problems.append(f"{key}: {raw[key]!r} is not {what}")
+    if "controller" in raw:
+        try:
+            if not isinstance(raw["controller"], dict):
+                raise SimError(f"controller: {raw['controller']!r} is not a mapping with mode, kp, kd")
+            values["controller"] = ControlLaw.from_dict(raw["controller"], where="controller")
+        except (SimError, TypeError, ValueError) as exc:
+            problems.append(str(exc))
+    if len(values.get("gripper_ctrl", (0, 0))) != 2:
+        problems.append(f"gripper_ctrl: {raw['gripper_ctrl']!r} must be [open, closed]")
+    if values.get("finger_stroke_m") is not None and not values["finger_stroke_m"] > 0:
+        problems.append(f"finger_stroke_m: {raw['finger_stroke_m']!r} must be > 0 [m]")
+    if problems:
+        raise SimError(f"{where}:\n  " + "\n  ".join(problems))
+    return RobotCard(**values, base_dir=base_dir)
+
+
 def load_card(path: str | Path) -> RobotCard:
     """A card from YAML; relative model paths resolve against the YAML's folder."""
     path = Path(path)
@@ -109,41 +217,34 @@ def load_card(path: str | Path) -> RobotCard:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SimError(f"cannot read robot card {path}: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise SimError(f"robot card {path} must be a mapping, got {type(raw).__name__}")
-    fields = set(RobotCard.__dataclass_fields__) - {"base_dir"}
-    required = {"name", "model", "arm_joints", "arm_actuators", "tcp_site", "finger_joints",
-                "gripper_actuator", "gripper_ctrl", "home", "controller"}
-    unknown, missing = sorted(set(raw) - fields), sorted(required - set(raw))
-    if unknown or missing:
-        raise SimError(
-            f"robot card {path}: unknown keys {unknown}, missing keys {missing}; valid keys: {sorted(fields)}"
-        )
-    try:
-        return RobotCard(
-            name=str(raw["name"]),
-            model=str(raw["model"]),
-            arm_joints=tuple(raw["arm_joints"]),
-            arm_actuators=tuple(raw["arm_actuators"]),
-            tcp_site=str(raw["tcp_site"]),
-            finger_joints=tuple(
-                FingerJoint(str(f["name"]), float(f["open"]), float(f["closed"])) for f in raw["finger_joints"]
-            ),
-            gripper_actuator=str(raw["gripper_actuator"]),
-            gripper_ctrl=tuple(float(x) for x in raw["gripper_ctrl"]),
-            home=tuple(float(x) for x in raw["home"]),
-            controller=ControlLaw.from_dict(raw["controller"], where=f"{path}: controller"),
-            joint_limits=(
-                tuple(tuple(float(x) for x in lim) for lim in raw["joint_limits"]) if raw.get("joint_limits") else None
-            ),
-            wrist_camera=raw.get("wrist_camera"),
-            **{k: tuple(float(x) for x in raw[k]) for k in ("max_velocity", "max_acceleration", "max_jerk")
-               if raw.get(k) is not None},
-            tcp_body=raw.get("tcp_body"),
-            tcp_pos=tuple(float(x) for x in raw.get("tcp_pos", (0.0, 0.0, 0.0))),
-            gripper=GripperMount(**raw["gripper"]) if raw.get("gripper") else None,
-            base_dir=path.parent,
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SimError(f"robot card {path}: malformed field ({exc!r})") from exc
+    return card_from_dict(raw, where=f"robot card {path}", base_dir=path.parent)
 
+
+def _absolute(uri: str, base_dir: Path | None) -> str:
+    if uri.startswith(("builtin:", "package://")) or base_dir is None or Path(uri).is_absolute():
+        return uri
+    return str((base_dir / uri).resolve())
+
+
+def card_to_dict(card: RobotCard) -> dict:
+    """The card as plain JSON (what `card_from_dict` reads back), relative model paths made
+    absolute so the record does not depend on the folder it is read from."""
+    out = {}
+    for f in fields(RobotCard):
+        if f.name == "base_dir":
+            continue
+        value = getattr(card, f.name)
+        if f.name == "finger_joints":
+            value = [{"name": j.name, "open": j.open, "closed": j.closed, "body": j.body} for j in value]
+        elif f.name == "controller":
+            value = json.loads(value.to_json())
+        elif f.name == "gripper" and value is not None:
+            value = {"model": _absolute(value.model, card.base_dir), "site": value.site, "prefix": value.prefix}
+        elif f.name == "model":
+            value = _absolute(value, card.base_dir)
+        elif f.name == "joint_limits" and value is not None:
+            value = [list(lim) for lim in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[f.name] = value
+    return out

