@@ -40,5 +40,10 @@ def test_demo_runs_and_prints_dataset_and_doctor(tmp_path):
     assert check_dataset(result.final) == [] and result.final.name == "baked"
     assert f"dataset: {result.final.resolve()}" in lines
     assert any(line.startswith("doctor: ") for line in lines)
+    from demoforge.doctor import run_doctor
+
+    # tabletop work never needs most of the elbow's range: D007 notes that, it does not warn
+    d007 = [f for f in run_doctor(result.final, checks=["D007"]).findings if f.severity != "info"]
+    assert d007 == [], [str(f) for f in d007]
     again = run_demo(tmp_path, echo=lines.append)  # an earlier demo is replaced
     assert again.ran == result.ran
