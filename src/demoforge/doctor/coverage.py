@@ -70,7 +70,7 @@ class CoverageReport:
     """D007 on the input before, and on the input and the coverage episodes together after."""
 
     output: Path  # the coverage episodes' own dataset
-    joints: tuple[str, ...]
+    joints: tuple[str, ...]  # as D007 names them: the dataset's names, with the robot card's where they differ
     counts_before: np.ndarray  # (n_joints, bins) frames per bin in the input
     counts_after: np.ndarray  # the same in the input and the coverage episodes together
     occupancy_before: np.ndarray  # (n_joints,) fraction of bins visited
@@ -164,7 +164,7 @@ def _report(out: Path, before: DoctorResult, new: np.ndarray, limits, cfg: Cover
     (d_before, w_before), (d_after, w_after) = judged(counts_before), judged(counts_after)
     min_frames = cfg.doctor.min_bin_frames
     return CoverageReport(
-        out, limits.names, counts_before, counts_after, joint_occupancy(counts_before, min_frames),
+        out, tuple(limits.label(j) for j in range(len(limits.names))), counts_before, counts_after, joint_occupancy(counts_before, min_frames),
         joint_occupancy(counts_after, min_frames), d_before, d_after, w_before, w_after, planned, layout.kind,
         layout.notes)
 
