@@ -103,8 +103,11 @@ def test_robot_type_comes_from_the_source_and_a_pool_holds_one_robot(foreign, tm
     out = bake([unnamed], tmp_path / "b", BakeConfig(convention="joint_pos"))
     assert open_dataset(out).info.robot_type is None
     assert any("names no robot" in n for n in stamp(out)["notes"])
+    pooled = bake([unnamed, foreign], tmp_path / "pooled", BakeConfig(convention="joint_pos"))
+    assert open_dataset(pooled).info.robot_type == "so100"
+    assert any(f"'so100' is taken from the other sources for ['{unnamed}']" in n for n in stamp(pooled)["notes"])
     other = write_foreign(tmp_path / "koch", robot_type="koch")
-    with pytest.raises(BakeError, match="robot_type 'koch'.*'so100'"):
+    with pytest.raises(BakeError, match="robot_type differs: .*'so100', .*'koch'"):
         bake([foreign, other], tmp_path / "c", BakeConfig(convention="joint_pos"))
 
 

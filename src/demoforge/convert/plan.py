@@ -101,18 +101,19 @@ def expand_sources(sources: list[str | Path], include_failures: bool) -> list[Pa
 
 
 def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None], cams: tuple[str, ...]) -> list[str]:
-    """Every way the sources disagree: control law (mixed presets), native rate, cameras, kind."""
+    """Every way the sources disagree: robot_type, control law (mixed presets), native rate, cameras, kind."""
     first = readers[0]
     problems = []
+    named = {r.info.robot_type: r.root for r in readers if r.info.robot_type is not None}
+    if len(named) > 1:
+        problems.append("robot_type differs: " + ", ".join(f"{root} has {t!r}" for t, root in named.items())
+                        + "; one dataset holds one robot's data")
     for r, law in zip(readers[1:], laws[1:]):
         if law != laws[0]:
             problems.append(f"{r.root}: control law {json.dumps(law, sort_keys=True)} differs from {first.root}'s "
                             f"{json.dumps(laws[0], sort_keys=True)} (mixed presets)")
         if r.info.fps != first.info.fps:
             problems.append(f"{r.root}: native rate {r.info.fps} Hz, {first.root} has {first.info.fps} Hz")
-        if r.info.robot_type != first.info.robot_type:
-            problems.append(f"{r.root}: robot_type {r.info.robot_type!r}, {first.root} has {first.info.robot_type!r}; "
-                            "one dataset holds one robot's data")
         if source_kind(r) != source_kind(first):
             problems.append(f"{r.root} is a {source_kind(r)!r} source, {first.root} a {source_kind(first)!r} one; "
                             "their columns mean different things")
@@ -122,6 +123,11 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                 problems.append(f"{r.root}: camera {key!r} is {ft and (ft.dtype, list(ft.shape))}, "
                                 f"{first.root} has {list(want.shape)}")
     return problems
+
+
+def pool_robot_type(readers: list[DatasetReader]) -> str | None:
+    """The robot the sources name in info.json robot_type (pool_problems refuses two different ones)."""
+    return next((r.info.robot_type for r in readers if r.info.robot_type is not None), None)
 
 
 def per_tick_columns(r: DatasetReader) -> list[str]:
@@ -209,7 +215,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     plan = BakePlan(
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
-        action_parts=proj.action_parts, robot_type=readers[0].info.robot_type, reader=first.reader,
+        action_parts=proj.action_parts, robot_type=pool_robot_type(readers), reader=first.reader,
         kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride)),
     )
     return plan, proj
@@ -234,6 +240,11 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
     if dropped:
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
-    if readers[0].info.robot_type is None:
+    robot_type = pool_robot_type(readers)
+    unnamed = [str(r.root) for r in readers if r.info.robot_type is None]
+    if robot_type is None:
         notes.append("robot_type: the sources' info.json names no robot, so the bake's robot_type is null too")
+    elif unnamed:
+        notes.append(f"robot_type {robot_type!r} is taken from the other sources for {unnamed}, whose info.json "
+                     "names no robot")
     return notes
