@@ -2,8 +2,10 @@
 
 v2.1 keeps one parquet and one mp4 per episode and its metadata in JSON lines
 (`meta/episodes.jsonl`, `meta/tasks.jsonl`, `meta/episodes_stats.jsonl`); GR00T's
-documented loader and lerobot's v2.1 -> v3.0 converter read it. Rows are copied
-from the v3 files and camera packets remuxed, so the two layouts hold the same data.
+loader, the lerobot openpi pins and lerobot's v2.1 -> v3.0 converter read it. Rows are
+copied from the v3 files and camera packets remuxed, so the two layouts hold the same
+data. Every reader of v2.1 runs `datasets` <= 3.6, so the parquet schemas carry its
+feature tags (`datasets3_schema`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def write_v21(v3_root: str | Path, out: str | Path) -> Path:
         if cached is None or cached[0] != path:
             cached = (path, pq.read_table(path))
         table = cached[1].filter(pc.equal(cached[1].column("episode_index"), i))
+        table = table.replace_schema_metadata(datasets3_schema(table.schema).metadata)
         write_parquet_atomic(out / V21_DATA_PATH.format(episode_chunk=chunk, episode_index=i), [table])
         for key in videos:
             hist = row.get(HISTOGRAM_PREFIX + key)
@@ -86,6 +89,28 @@ def write_v21(v3_root: str | Path, out: str | Path) -> Path:
         elif extra.is_dir() and extra.name == "demoforge":
             shutil.copytree(extra, out / "meta" / extra.name)
     return out
+
+
+def datasets3_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` with its `huggingface` features block as `datasets` 3.x reads it: vectors tagged
+    `Sequence`. datasets >= 4 writes `List`, which 3.x rejects ("Feature type 'List' not found")
+    and which lerobot <= 0.3 and openpi (datasets 3.6.0) therefore cannot load; 4.x still
+    reads `Sequence`."""
+    meta = dict(schema.metadata or {})
+    if b"huggingface" in meta:
+        meta[b"huggingface"] = json.dumps(_sequence_tags(json.loads(meta[b"huggingface"]))).encode()
+    return schema.with_metadata(meta)
+
+
+def _sequence_tags(node: Any) -> Any:
+    if isinstance(node, dict):
+        out = {k: _sequence_tags(v) for k, v in node.items()}
+        if out.get("_type") == "List":
+            out["_type"] = "Sequence"
+        return out
+    if isinstance(node, list):
+        return [_sequence_tags(v) for v in node]
+    return node
 
 
 def _plain(value: Any) -> Any:
