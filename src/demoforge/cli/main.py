@@ -7,6 +7,7 @@ from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
 from demoforge.cli import doctor as doctor_cli
 from demoforge.cli import env as env_cli
+from demoforge.cli import export as export_cli
 from demoforge.cli import generate as generate_cli
 from demoforge.cli import look as look_cli
 from demoforge.cli import policy as policy_cli
@@ -42,6 +43,7 @@ app.command("demo")(demo_cli.demo)
 app.command("run")(run_cli.run)
 app.command("generate")(generate_cli.generate)
 app.command("bake")(bake_cli.bake)
+app.command("export")(export_cli.export)
 app.command("render")(render_cli.render)
 app.command("look-sheet")(look_cli.look_sheet)
 app.command("doctor")(doctor_cli.doctor)

@@ -1,0 +1,36 @@
+"""`demoforge export openpi|gr00t SRC --out DIR`: a baked dataset in the layout a trainer's own loader reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from demoforge.cli.failures import fail
+from demoforge.errors import DemoforgeError
+
+
+def export(
+    trainer: str = typer.Argument(..., help="openpi or gr00t."),
+    source: Path = typer.Argument(..., help="A dataset written by `demoforge bake` (v3.0; read only)."),
+    out: Path = typer.Option(..., "--out", help="New folder for the exported dataset."),
+    action_horizon: int = typer.Option(None, "--action-horizon", min=1, max=1000,
+                                       help="Action steps per training sample the statistics are computed for, "
+                                            "in [1, 1000] (default: openpi 50, gr00t 16)."),
+    repo_id: str = typer.Option(None, "--repo-id", help="openpi: the dataset's name under $HF_LEROBOT_HOME "
+                                                        "(default: the --out folder's name)."),
+) -> None:
+    """Write SOURCE as LeRobot v2.1 with the trainer's files: openpi's norm_stats.json and training config
+    (delta-action mask), or GR00T's modality.json, relative_stats.json and modality config."""
+    from demoforge.export import ExportConfig, export as run_export
+    from demoforge.export.run import TRAINERS
+
+    try:
+        config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
+        root = run_export(source, out, config)
+    except DemoforgeError as exc:
+        raise fail(exc) from None
+    files = {"openpi": "meta/openpi/norm_stats.json, meta/openpi/demoforge_config.py",
+             "gr00t": "meta/modality.json, meta/relative_stats.json, meta/modality_config.py"}
+    typer.echo(f"exported {source} for {trainer} into {root} (LeRobot v2.1; {files[trainer]}; "
+               f"action horizon {config.horizon()}; read by {TRAINERS[trainer].loader})")

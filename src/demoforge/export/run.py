@@ -1,0 +1,121 @@
+"""One export: a baked v3.0 dataset -> a new root in the layout a trainer's own loader reads.
+
+The root is the LeRobot v2.1 layout (`convert.v21.write_v21`: what openpi's pinned lerobot
+and GR00T's loader read, with `datasets` 3.x feature tags) plus the trainer's files
+(`TRAINERS`), and meta/demoforge/export.json recording what was written and why. It is
+written under `.OUT.export-partial` beside OUT, checked as v2.1, and renamed into place only
+when complete; the source is only read.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import demoforge
+from demoforge.convert.bake import git_commit
+from demoforge.convert.v21 import write_v21
+from demoforge.dataset.check import check_dataset
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.export import gr00t, openpi
+from demoforge.export.source import BakedSource, ExportError, read_source
+from demoforge.guard import claim_temp, guard_output_dir, release_temp
+
+EXPORT_PATH = f"{DEMOFORGE_META_DIR}/export.json"
+MAX_HORIZON = 1000  # action steps per chunk; openpi and GR00T use 10-50
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """How one trainer's files are written, and which loader they were checked against."""
+
+    default_horizon: int  # action steps per training sample, the trainer's own default
+    check: Callable[[BakedSource, int], Any]  # (source, horizon): ExportError before anything is written
+    write: Callable[..., dict[str, Any]]  # (root, source, *, repo_id, horizon) -> stamp fields
+    loader: str  # the loader code this layout is written for
+
+
+def _openpi(root: Path, src: BakedSource, *, repo_id: str, horizon: int) -> dict[str, Any]:
+    return openpi.write_openpi(root, src, repo_id=repo_id, horizon=horizon)
+
+
+def _gr00t(root: Path, src: BakedSource, *, repo_id: str, horizon: int) -> dict[str, Any]:
+    return gr00t.write_gr00t(root, src, horizon=horizon)
+
+
+# trainer name -> how it is exported
+TRAINERS: dict[str, Trainer] = {
+    "openpi": Trainer(openpi.DEFAULT_HORIZON, lambda src, horizon: openpi.image_slots(src.camera_keys), _openpi,
+                      "lerobot at openpi's pinned commit 0cf8648 (LeRobot v2.1) with datasets 3.6.0"),
+    "gr00t": Trainer(gr00t.DEFAULT_HORIZON, gr00t.short_episodes, _gr00t,
+                     "GR00T N1.6 LeRobotEpisodeLoader and gr00t/data/stats.py"),
+}
+
+
+@dataclass(frozen=True)
+class ExportConfig:
+    """What `export` writes."""
+
+    trainer: str  # a key of TRAINERS
+    action_horizon: int | None = None  # action steps per sample for the statistics; None: the trainer's default
+    repo_id: str | None = None  # openpi: the dataset's name under $HF_LEROBOT_HOME; None: the output's folder name
+
+    def horizon(self) -> int:
+        return self.action_horizon or TRAINERS[self.trainer].default_horizon
+
+
+def check_config(config: ExportConfig) -> None:
+    if config.trainer not in TRAINERS:
+        raise ExportError(f"trainer {config.trainer!r} is unknown; choose one of {sorted(TRAINERS)}")
+    h = config.action_horizon
+    if h is not None and (not isinstance(h, int) or not 1 <= h <= MAX_HORIZON):
+        raise ExportError(f"--action-horizon {h!r} must be an integer in [1, {MAX_HORIZON}] (the trainer's chunk "
+                          f"length; {config.trainer} uses {TRAINERS[config.trainer].default_horizon} by default)")
+    if config.repo_id is not None and (not config.repo_id.strip() or config.repo_id.startswith("/")
+                                       or ".." in Path(config.repo_id).parts):
+        raise ExportError(f"--repo-id {config.repo_id!r} must be a relative name such as 'demoforge/stack' (the "
+                          "dataset's path under $HF_LEROBOT_HOME)")
+
+
+def export(source: str | Path, out: str | Path, config: ExportConfig) -> Path:
+    """Export the baked dataset `source` for `config.trainer` into the new root `out`; returns `out`."""
+    source, out = Path(source), Path(out)
+    check_config(config)
+    guard_output_dir(out, [source], error=ExportError)
+    src = read_source(source)
+    trainer = TRAINERS[config.trainer]
+    horizon = config.horizon()
+    repo_id = config.repo_id or out.resolve().name
+    trainer.check(src, horizon)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.export-partial"  # a fixed name: the next export into `out` removes a killed one's
+    lock = claim_temp(tmp)
+    try:
+        root = write_v21(source, tmp / "v21")
+        fields = trainer.write(root, src, repo_id=repo_id, horizon=horizon)
+        write_json_atomic(root / EXPORT_PATH, {
+            "trainer": config.trainer,
+            "loader": trainer.loader,
+            "layout": "LeRobot v2.1 (one parquet and one mp4 per episode; datasets 3.x feature tags)",
+            "source": str(source.resolve()),
+            "convention": src.convention,
+            "action_horizon": horizon,
+            "delta_action_mask": list(src.delta_mask),
+            "relative_parts": list(src.relative_parts),
+            **fields,
+            "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
+        })
+        problems = check_dataset(root)
+        if problems:
+            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:\n  "
+                              + "\n  ".join(str(p) for p in problems))
+        if out.exists():
+            out.rmdir()
+        root.replace(out)
+    finally:
+        release_temp(lock)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
