@@ -11,7 +11,7 @@ export SVT_LOG ?= 1
 LEROBOT_VENV := .venv-lerobot
 LEROBOT_PY := $(LEROBOT_VENV)/bin/python
 
-.PHONY: demo setup test test-fast bench bench-train-eval lerobot-venv lerobot-dev clean
+.PHONY: demo setup test test-fast bench bench-train-eval lerobot-venv lerobot-v21-venv lerobot-dev clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ $(BIN)/.installed: pyproject.toml
 # Real lerobot 0.6.1 in its own cached Python 3.12 venv (conformance tests and benchmarks only).
 lerobot-venv:
 	@bash scripts/lerobot-venv.sh > /dev/null
+
+# The LeRobot v2.1 reader openpi trains with (lerobot 0.3.3, datasets 3.6.0), its own cached Python 3.11
+# venv (the export conformance tests only).
+lerobot-v21-venv:
+	@bash scripts/lerobot-v21-venv.sh > /dev/null
 
 # demoforge + plugin + lerobot in one Python 3.12 venv: run lerobot's scripts as
 # $(LEROBOT_PY) -m lerobot.scripts.lerobot_train / lerobot_eval.
@@ -42,14 +47,14 @@ PYTEST := -m pytest -q -p no:cacheprovider $(XDIST)
 # by side; then the 3.12 venv over the cached one (not beside the 3.11 build: both write the
 # editable install's src/demoforge.egg-info).
 setup:
-	$(MAKE) -j2 $(BIN)/.installed lerobot-venv
+	$(MAKE) -j2 $(BIN)/.installed lerobot-venv lerobot-v21-venv
 	$(MAKE) $(LEROBOT_VENV)/.installed
 
 # Every test, slow and conformance ones included (Python 3.11); then on Python 3.12 the fast suite
 # and the closed-loop tests (lerobot-train / lerobot-eval on the demoforge env plugin).
 test: setup
 	DEMOFORGE_LEROBOT_PYTHON="$$(bash scripts/lerobot-venv.sh)" DEMOFORGE_REQUIRE_LEROBOT=1 \
-		$(BIN)/python $(PYTEST)
+		DEMOFORGE_LEROBOT_V21_PYTHON="$$(bash scripts/lerobot-v21-venv.sh)" $(BIN)/python $(PYTEST)
 	DEMOFORGE_REQUIRE_CLOSED_LOOP=1 $(LEROBOT_PY) $(PYTEST) -m "closed_loop or not (slow or conformance)"
 
 # The fast suite only (no slow, no conformance), for the edit-test loop.
