@@ -93,3 +93,22 @@ def test_a_user_evaluator_replaces_the_compiled_one(tmp_path, monkeypatch):
     both = truth_of_samples(m, b, P.stack_samples([P.sample(m, d, b)] * 2))
     clear = [k for k, a in enumerate(b.candidates) if a[0] == "clear"]
     assert clear and not both[:, clear].any() and both.any()
+
+
+def test_an_abstracted_binding_is_freed_with_its_scene():
+    """The abstraction caches what it computes per binding, holding the binding weakly: once the
+    episode drops its scene and binding, both (and the model, tens of MB for a meshed arm) go."""
+    import gc
+    import weakref
+
+    from demoforge.symbolic.abstract import _PROGRAMS
+
+    from .scenes import scene_for
+
+    scene, binding = scene_for()
+    abstract(scene.model, scene.data, binding)
+    assert binding in _PROGRAMS
+    gone = weakref.ref(binding)
+    del scene, binding
+    gc.collect()
+    assert gone() is None

@@ -41,7 +41,10 @@ class _Program:
     """A binding's candidate atoms as index arrays per predicate."""
 
     def __init__(self, binding: Binding):
-        self.binding = binding
+        # Weakly: this program is the value of _PROGRAMS[binding], and a strong reference would keep
+        # the binding, its cached constants and with them the scene's model alive for ever (the
+        # UR5e's meshes: about 40 MB an episode).
+        self._binding = weakref.ref(binding)
         tables = {"block": {b: i for i, b in enumerate(binding.blocks)},
                   "region": {r: i for i, r in enumerate(binding.regions)},
                   "face": {f: i for i, f in enumerate(FACES)}, "yaw": {y: i for i, y in enumerate(YAWS)}}
@@ -55,6 +58,10 @@ class _Program:
             cols = [np.array([tables[kind].get(a[j], -2) for a in args], dtype=np.int64) for j, kind in enumerate(kinds)]
             self.parts.append(_Part(name, np.array(ks), args, builtin, vector, cols))
         self._sets: dict[bytes, frozenset[Atom]] = {}
+
+    @property
+    def binding(self) -> Binding:
+        return self._binding()
 
     def truth(self, geo: P.Geometry) -> np.ndarray:
         """(..., len(candidates)) bool for a Geometry of one state (...= ()) or of stacked states."""
