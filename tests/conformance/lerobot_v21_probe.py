@@ -18,7 +18,7 @@ OUT.npz.error and the next entry runs. Kinds:
   repack and data transforms of every frame. Dumps "state" (N, n), "actions" (N, H, n), the
   raw observation.state and action chunk, `action_is_pad`, prompts, image shapes and masks.
 - "gr00t": the faithful reading of GR00T's LeRobotEpisodeLoader (tests/export/gr00t_reading.py,
-  pandas) with the export's meta/modality_config.py; dumps every part of every episode.
+  pandas) with the export's meta/demoforge_modality_config.py; dumps every part of every episode.
 
 The one departure from openpi's call: where torchcodec cannot load (no system FFmpeg), the
 video backend is PyAV, which lerobot supports too; `video_backend` in the dump says which.
@@ -121,7 +121,7 @@ def probe_gr00t(entry: dict) -> None:
     import gr00t_reading
 
     root = Path(entry["root"])
-    cfg = gr00t_reading.load_modality_config(root / "meta/modality_config.py")
+    cfg = gr00t_reading.load_modality_config(root / "meta/demoforge_modality_config.py")
     n = len((root / "meta/episodes.jsonl").read_text().splitlines())
     arrays, backends, frames = {}, set(), {}
     for idx in range(n):

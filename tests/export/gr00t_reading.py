@@ -5,7 +5,7 @@ GR00T is not installable here (not on PyPI). What is read, from NVIDIA/Isaac-GR0
 
 - `gr00t/data/types.py`: ModalityConfig (with its action_configs check), ActionConfig and
   the enums, and `register_modality_config` (gr00t/configs/data/embodiment_configs.py), so
-  the exported meta/modality_config.py can be executed (`load_modality_config`);
+  the exported meta/demoforge_modality_config.py can be executed (`load_modality_config`);
 - `gr00t/data/dataset/lerobot_episode_loader.py`: `LeRobotEpisodeLoader` metadata loading,
   `_load_parquet_data` (pandas; state/action parts sliced by modality.json, the task via
   `annotation.*` -> task_index -> tasks.jsonl), `_load_video_data` (the mp4 from info.json's

@@ -76,8 +76,9 @@ def test_exports_are_v21_datasets_with_the_trainers_files(exports, baked):
     target = exports["openpi", "joint_target"]
     assert (target / "meta/openpi/norm_stats.json").is_file() and (target / "meta/openpi/demoforge_config.py").is_file()
     g = exports["gr00t", "joint_target"]
-    assert {p.name for p in (g / "meta").iterdir()} >= {"modality.json", "relative_stats.json", "modality_config.py",
-                                                       "stats.json", "episodes.jsonl", "tasks.jsonl", "info.json"}
+    assert {p.name for p in (g / "meta").iterdir()} >= {
+        "modality.json", "relative_stats.json", "demoforge_modality_config.py", "stats.json", "episodes.jsonl",
+        "tasks.jsonl", "info.json"}
 
 
 def test_export_leaves_its_source_as_it_was_and_no_partial_folder(baked, tmp_path):
@@ -150,7 +151,7 @@ def test_openpi_norm_stats_are_those_of_its_training_samples(exports, conv):
 
 def test_gr00t_modality_config_names_what_modality_json_holds(exports):
     root = exports["gr00t", "joint_target"]
-    cfg = gr00t_reading.load_modality_config(root / "meta/modality_config.py")
+    cfg = gr00t_reading.load_modality_config(root / "meta/demoforge_modality_config.py")
     modality = json.loads((root / "meta/modality.json").read_text())
     assert cfg["video"].modality_keys == ["front", "wrist"] == list(modality["video"])
     for kind in ("state", "action"):
@@ -164,7 +165,7 @@ def test_gr00t_modality_config_names_what_modality_json_holds(exports):
     stats = gr00t_reading.dataset_statistics(root, cfg)
     assert np.shape(stats["state"]["arm"]["q01"]) == (3,) and np.shape(stats["action"]["gripper"]["max"]) == (1,)
     assert np.shape(stats["relative_action"]["arm"]["q99"]) == (GR00T_H, 3)
-    vel = gr00t_reading.load_modality_config(exports["gr00t", "joint_vel"] / "meta/modality_config.py")
+    vel = gr00t_reading.load_modality_config(exports["gr00t", "joint_vel"] / "meta/demoforge_modality_config.py")
     assert {a.rep for a in vel["action"].action_configs} == {gr00t_reading.ActionRepresentation.ABSOLUTE}
     assert not (exports["gr00t", "joint_vel"] / "meta/relative_stats.json").exists()
 

@@ -31,6 +31,6 @@ def export(
     except DemoforgeError as exc:
         raise fail(exc) from None
     files = {"openpi": "meta/openpi/norm_stats.json, meta/openpi/demoforge_config.py",
-             "gr00t": "meta/modality.json, meta/relative_stats.json, meta/modality_config.py"}
+             "gr00t": "meta/modality.json, meta/relative_stats.json, meta/demoforge_modality_config.py"}
     typer.echo(f"exported {source} for {trainer} into {root} (LeRobot v2.1; {files[trainer]}; "
                f"action horizon {config.horizon()}; read by {TRAINERS[trainer].loader})")

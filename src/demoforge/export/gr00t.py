@@ -35,7 +35,7 @@ from demoforge.export.source import BakedSource, ExportError
 
 DEFAULT_HORIZON = 16  # the action delta_indices of GR00T's examples (SO100, PointNav)
 RELATIVE_STATS = "meta/relative_stats.json"
-CONFIG_MODULE = "meta/modality_config.py"
+CONFIG_MODULE = "meta/demoforge_modality_config.py"  # imported by name (importlib.import_module(stem)): a unique one
 STAT_KEYS = ("max", "min", "q01", "q99", "mean", "std")  # gr00t/data/stats.py calculate_stats_for_key
 LANGUAGE_KEY = "annotation.human.task_description"
 
