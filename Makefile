@@ -43,9 +43,9 @@ TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist worksteal
 PYTEST := -m pytest -q -p no:cacheprovider $(XDIST)
 
-# The 3.11 venv and the cached lerobot venv (torch: the long one on a fresh machine) are built side
-# by side; then the 3.12 venv over the cached one (not beside the 3.11 build: both write the
-# editable install's src/demoforge.egg-info).
+# The 3.11 venv and the cached lerobot venvs (0.6.1, and 0.3.3 for the exports; torch: the long ones
+# on a fresh machine) are built side by side; then the 3.12 venv over the cached 0.6.1 one (not
+# beside the 3.11 build: both write the editable install's src/demoforge.egg-info).
 setup:
 	$(MAKE) -j2 $(BIN)/.installed lerobot-venv lerobot-v21-venv
 	$(MAKE) $(LEROBOT_VENV)/.installed
