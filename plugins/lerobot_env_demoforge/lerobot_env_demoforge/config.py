@@ -28,6 +28,7 @@ class DemoforgeEnvConfig(EnvConfig):
     episode_length: int | None = None  # steps before truncation; None = 40 s at fps
     cameras: str = ""  # comma-separated cameras rendered into `pixels` (front, side, wrist); "" = state only
     look: str | None = None  # render pixels under this look: plain, randomized or a look YAML (its image size wins)
+    robot: str | None = None  # the arm: a built-in robot card (panda, ur5e_2f85) or a card YAML; None = panda
     observation_height: int = 224
     observation_width: int = 224
     features: dict[str, PolicyFeature] = field(default_factory=dict)
@@ -66,7 +67,7 @@ class DemoforgeEnvConfig(EnvConfig):
             action = ActionConvention(self.convention, int(self.fps), 60)
         return FamilyEnvConfig(task=self.task, split=self.split, problems=self.problems,
                                problem_seed=self.problem_seed, episodes=self.episodes, scene_seed=self.scene_seed,
-                               action=action, cameras=self.camera_list, look=self.look,
+                               action=action, cameras=self.camera_list, look=self.look, robot=self.robot,
                                image_size=(self.observation_height, self.observation_width))
 
     @property

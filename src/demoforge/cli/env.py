@@ -26,10 +26,13 @@ def build(
     robot_start: bool = typer.Option(False, "--robot-start/--home", help="Random robot start pose or home."),
     p_closed: float = typer.Option(0.5, "--p-closed", callback=finite(0.0, 1.0),
                                    help="With --robot-start: probability in [0, 1] the gripper starts closed."),
+    robot: str | None = typer.Option(None, "--robot", help="Arm of every scene: a built-in robot card (panda, "
+                                                            "ur5e_2f85) or a card YAML [default: panda]."),
 ) -> None:
     """Write the scene profiles and reset states of PROBLEMS to an environment package."""
     from demoforge.envs import build_env_package
     from demoforge.randomize.scene import RobotStartParams
+    from demoforge.sim import resolve_robot
 
     if not 0.0 <= p_closed <= 1.0:
         typer.echo(f"error: --p-closed {p_closed} must be in [0, 1]", err=True)
@@ -37,7 +40,7 @@ def build(
     manifest = build_env_package(
         problems, reset_states=reset_states, profiles=profiles, seed=seed, out=out, domain=domain,
         robot_start=RobotStartParams(p_closed=p_closed) if robot_start else None,
-        progress=lambda line: typer.echo(line),
+        progress=lambda line: typer.echo(line), robot=resolve_robot(robot) if robot is not None else None,
     )
     n_profiles = sum(len(p.profiles) for p in manifest.problems)
     findings = sum(len(q.findings) for p in manifest.problems for q in p.profiles)

@@ -79,6 +79,9 @@ def generate(
     look: str = typer.Option("plain", "--look", help="Look of --record-videos: a shipped look name or a YAML file."),
     motion_profile: str = typer.Option("medium", "--motion-profile", help="Expert arm speed: slow, medium or fast "
                                        "(fractions of the robot card's joint velocity, acceleration and jerk limits)."),
+    robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
+                                     "(panda, ur5e_2f85) or a card YAML [default: panda]; an environment package "
+                                     "has the arm it was built with."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -101,14 +104,16 @@ def generate(
             cams = tuple(c.strip() for c in record_videos.split(",") if c.strip())
             videos = InlineVideo(cameras=cams, look=look, seed=seed)
         from demoforge.execute import load_problems
+        from demoforge.sim import resolve_robot
 
-        n_problems = len(load_problems([str(p) for p in inputs], domain=domain))
+        card = resolve_robot(robot) if robot is not None else None
+        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card))
         display = _Display(n_problems * episodes_per_problem, sys.stdout.isatty())
         try:
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
                                    settings=settings, domain=domain, progress=display, randomization=spec,
-                                   record_videos=videos)
+                                   record_videos=videos, robot=card)
         finally:
             display.stop()
     except DemoforgeError as exc:

@@ -140,6 +140,8 @@ def rollout(
                                                                                "drawn per episode as in generate."),
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
+    robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
+                                     "(panda, ur5e_2f85) or a card YAML [default: panda]; an env package has its own."),
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
@@ -147,12 +149,14 @@ def rollout(
 
     try:
         from demoforge.randomize import load_spec
+        from demoforge.sim import resolve_robot
 
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
         spec = load_spec(randomization) if randomization is not None else None
+        card = resolve_robot(robot) if robot is not None else None
         summary = run(_load(policy, policy_arg, like), problems, out, episodes=episodes, envs=envs,
                       seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
-                      progress=_Progress())
+                      progress=_Progress(), robot=card)
     except DemoforgeError as exc:
         _fail(exc)
     _print_summary(summary, out)
@@ -167,16 +171,21 @@ def eval_(
     envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS),
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
+    robot: str | None = typer.Option(None, "--robot", help="Arm the episodes ran with: a built-in robot card or a "
+                                     "card YAML; it must be the one the dataset records [default: the recorded one]."),
 ) -> None:
     """Closed-loop evaluation from the exact initial states (physics state and randomization draw) of
     the recorded episodes of a dataset."""
     from demoforge.policy.evaluate import evaluate_from_dataset
 
     try:
+        from demoforge.sim import resolve_robot
+
         settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
+        card = resolve_robot(robot) if robot is not None else None
         summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
                                         episodes=parse_episodes(episodes), progress=_Progress(),
-                                        envs=envs, settings=settings, spec=policy)
+                                        envs=envs, settings=settings, spec=policy, robot=card)
     except DemoforgeError as exc:
         _fail(exc)
     _print_summary(summary, out)

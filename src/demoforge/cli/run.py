@@ -60,6 +60,8 @@ def run(
     envs: int | None = typer.Option(None, "--envs", help="Environments per worker slot."),
     workers: str | None = typer.Option(None, "--workers", help="Worker slots, or 'auto' (one per core)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed of env packages, execution and look draws."),
+    robot: str | None = typer.Option(None, "--robot", help="Arm of every scene: a built-in robot card (panda, "
+                                                            "ur5e_2f85) or a card YAML [default: panda]."),
     render_pass: list[str] = typer.Option([], "--render-pass", help="Look: plain, randomized:N or LOOK.yaml[:N]; "
                                                                     "repeatable; none = no rendering."),
     camera: list[str] = typer.Option([], "--camera", help="Camera to render; repeatable [default: front, wrist]."),
@@ -89,6 +91,7 @@ def run(
     flags = {"experiment_id": experiment_id, "out_dir": out_dir, "family": family, "problems": problems,
              "task_seed": task_seed, "problem_files": problem_file or None, "reset_states": reset_states,
              "episodes_per_problem": episodes_per_problem, "envs": envs, "workers": workers, "seed": seed,
+             "robot": robot,
              "render_passes": render_pass or None, "cameras": camera or None, "bake_convention": bake_convention,
              "doctor_fail_on": doctor_fail_on, "backend": backend, "ray_address": ray_address,
              "smoke_test": smoke_test or None, "play": play or None, "play_goals": play_goals}

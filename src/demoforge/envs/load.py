@@ -17,8 +17,9 @@ import numpy as np
 
 from demoforge.envs.package import SCHEMA, EnvPackageError, Manifest, ProblemEntry, ProfileEntry
 from demoforge.envs.scene import build_task_scene, model_fingerprint
+from demoforge.errors import DemoforgeError
 from demoforge.randomize.scene import draw_from_dict
-from demoforge.sim import Scene, restore, state_size
+from demoforge.sim import RobotCard, Scene, card_from_dict, restore, state_size
 from demoforge.symbolic.binding import Binding, Tolerances
 from demoforge.tasks.parse import Task, parse_task
 from demoforge.tasks.scene import SceneParams, scene_from_json
@@ -41,6 +42,7 @@ class EnvProblem:
     task: Task  # parsed problem (from the package's copies)
     params: SceneParams  # its scene sidecar
     profiles: tuple[EnvProfile, ...]  # by index
+    robot: RobotCard | None = None  # the package's robot card; None = the built-in Panda
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,10 +78,13 @@ def _manifest(data: dict, file: str) -> Manifest:
             )
             for p in data["problems"]
         )
+        robot = None if data.get("robot") is None else card_from_dict(data["robot"], where=f"{file}: robot")
         return Manifest(str(data["schema"]), int(data["seed"]), int(data["reset_states"]), int(data["profiles"]),
-                        str(data["demoforge_version"]), str(data["mujoco_version"]), problems)
+                        str(data["demoforge_version"]), str(data["mujoco_version"]), problems, robot)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EnvPackageError(f"{file}: malformed manifest: {type(exc).__name__}: {exc}") from None
+    except DemoforgeError as exc:
+        raise EnvPackageError(f"malformed manifest: {exc}") from None
 
 
 def load_env_package(path: str | Path) -> EnvPackage:
@@ -119,7 +124,7 @@ def load_env_package(path: str | Path) -> EnvPackage:
                 raise EnvPackageError(f"{root / prof.path}: states {states.shape} and {len(samples)} samples, the "
                                       f"manifest says ({prof.reset_states}, {prof.state_size})")
             profiles.append(EnvProfile(prof, states, samples))
-        loaded.append(EnvProblem(entry, task, params, tuple(profiles)))
+        loaded.append(EnvProblem(entry, task, params, tuple(profiles), manifest.robot))
     return EnvPackage(root, manifest, tuple(loaded))
 
 
@@ -128,7 +133,8 @@ def open_profile(problem: EnvProblem, k: int, *, tolerances: Tolerances = Tolera
     if not 0 <= k < len(problem.profiles):
         raise EnvPackageError(f"problem {problem.entry.name!r} has profiles 0..{len(problem.profiles) - 1}, not {k}")
     profile = problem.profiles[k]
-    scene, binding = build_task_scene(problem.task, problem.params, profile.entry.draw, tolerances=tolerances)
+    scene, binding = build_task_scene(problem.task, problem.params, profile.entry.draw, card=problem.robot,
+                                      tolerances=tolerances)
     if model_fingerprint(scene.model) != profile.entry.model_fingerprint or \
             state_size(scene.model) != profile.entry.state_size:
         raise EnvPackageError(

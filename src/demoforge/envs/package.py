@@ -12,7 +12,9 @@
                                            attempts, sampled block poses (symbolic.poses_to_json)
 
 manifest.json (sorted keys) holds `schema`, `seed`, `reset_states` (per profile), `profiles`
-(per problem), `demoforge_version`, `mujoco_version` and `problems`: per problem its
+(per problem), `demoforge_version`, `mujoco_version`, `robot` (the robot card every scene has,
+as `demoforge.sim.card_to_dict` writes it; a manifest without it is the built-in Panda's) and
+`problems`: per problem its
 `name`, `source` (the path it was built from), `sha256` {file in its folder: hex} and
 `profiles`: [{`index`, `path`, `draw`, `model_fingerprint`, `state_size`, `reset_states`,
 `findings`: [{code, severity, message, geoms, bodies, value, threshold, unit, fix}]}].
@@ -47,6 +49,7 @@ from demoforge.guard import LOCK_NAME, claim_temp, overlap, release_temp
 from demoforge.errors import DemoforgeError
 from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.scene import RobotStartParams, SceneDraw, bake_profiles, draw_to_dict, draw_to_json
+from demoforge.sim import RobotCard, card_to_dict, panda_card
 from demoforge.sim.lint import lint_contact_stability
 from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, reset_seed_key, sample_reset_state
 from demoforge.tasks.parse import load_task, name_problem
@@ -94,6 +97,7 @@ class Manifest:
     demoforge_version: str
     mujoco_version: str  # the rebuild is exact only under this version
     problems: tuple[ProblemEntry, ...]  # by name
+    robot: RobotCard | None = None  # the arm of every scene; None = the built-in Panda
 
 
 def _sha256(path: Path) -> str:
@@ -113,7 +117,7 @@ def _lint_at(model: mujoco.MjModel, data: mujoco.MjData) -> list:
 
 
 def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states: int, profiles: int, seed: int,
-                   robot_start: RobotStartParams | None, options: ResetOptions,
+                   robot_start: RobotStartParams | None, options: ResetOptions, robot: RobotCard | None,
                    progress: Callable[[str], None]) -> ProblemEntry:
     sidecar = path.with_name(path.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
     if not sidecar.is_file():
@@ -128,8 +132,8 @@ def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states
     (folder / "domain.pddl").write_text(task.domain_text, encoding="utf-8")
     (folder / "scene.json").write_bytes(sidecar.read_bytes())
     entries = []
-    for k, draw in enumerate(bake_profiles(params, profiles, seed, robot_start=robot_start)):
-        scene, binding = build_task_scene(task, params, draw)
+    for k, draw in enumerate(bake_profiles(params, profiles, seed, robot_start=robot_start, card=robot)):
+        scene, binding = build_task_scene(task, params, draw, card=robot)
         states, infos, findings = [], [], []
         for i in range(reset_states):
             r = sample_reset_state(scene, binding, params, draw, reset_rng(params, seed, k, i), options=options)
@@ -168,6 +172,8 @@ def manifest_to_dict(manifest: Manifest) -> dict:
         p["sha256"] = dict(problem.sha256)
         for prof, entry in zip(p["profiles"], problem.profiles, strict=True):
             prof["draw"] = draw_to_dict(entry.draw)
+    if manifest.robot is not None:
+        data["robot"] = card_to_dict(manifest.robot)
     return data
 
 
@@ -175,8 +181,10 @@ def build_env_package(
     problem_paths: Sequence[str | Path], *, reset_states: int, profiles: int, seed: int, out: str | Path,
     domain: str | Path = "blocks", robot_start: RobotStartParams | None = None,
     options: ResetOptions = ResetOptions(), progress: Callable[[str], None] = lambda line: None,
+    robot: RobotCard | None = None,
 ) -> Manifest:
-    """Write an environment package for `problem_paths` to `out` (which must not exist)."""
+    """Write an environment package for `problem_paths` to `out` (which must not exist), its
+    scenes with the arm of `robot` (None: the built-in Panda)."""
     out = Path(out)
     problems = []
     if reset_states < 1:
@@ -200,14 +208,15 @@ def build_env_package(
         for path in paths:
             name = path.name.removesuffix(".pddl")
             entry = _build_problem(path, domain, tmp / f".{name}", reset_states=reset_states, profiles=profiles,
-                                   seed=seed, robot_start=robot_start, options=options, progress=progress)
+                                   seed=seed, robot_start=robot_start, options=options, robot=robot,
+                                   progress=progress)
             if entry.name in names:
                 raise EnvPackageError(f"problems {names[entry.name]!r} and {str(path)!r} are both named {entry.name!r}")
             names[entry.name] = str(path)
             os.replace(tmp / f".{name}", tmp / entry.name)
             entries.append(_renamed(entry, f".{name}", entry.name))
         manifest = Manifest(SCHEMA, seed, reset_states, profiles, demoforge.__version__, mujoco.__version__,
-                            tuple(sorted(entries, key=lambda e: e.name)))
+                            tuple(sorted(entries, key=lambda e: e.name)), robot or panda_card())
         (tmp / "manifest.json").write_text(json.dumps(manifest_to_dict(manifest), indent=1, sort_keys=True) + "\n",
                                            encoding="utf-8")
         (tmp / LOCK_NAME).unlink()  # the lock is held through its open descriptor until released

@@ -5,7 +5,7 @@
 
 Layout of OUT:
 
-    OUT/run.json              the run's inputs (a resumed run must match them)
+    OUT/run.json              the run's inputs and robot card (a resumed run must match them)
     OUT/.shards/<k>-<problem>/{success,failure}/   one shard per work item (a problem)
     OUT/.shards/<k>-<problem>/done.json            the item's tally, once both shards are final
     OUT/.merging/<split>      a split being merged while items finish (moved when complete)
@@ -55,6 +55,8 @@ from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWri
 from demoforge.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
+from demoforge.raw.scene import problem_robot
+from demoforge.sim import RobotCard, card_to_dict
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
 MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
@@ -137,7 +139,8 @@ def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed:
                 settings: RunnerSettings, randomization: RandomizationSpec | None,
                 videos: InlineVideo | None = None, domain: str | Path = "blocks") -> dict:
     record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
-              "domain": _domain_identity(domain), "problems": [p.name for p in problems],
+              "domain": _domain_identity(domain), "robot": card_to_dict(problem_robot(problems[0])),
+              "problems": [p.name for p in problems],
               "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
               "randomization": None if randomization is None else spec_to_dict(randomization)}
     if videos is not None:
@@ -157,8 +160,11 @@ def open_run_folder(out: Path, record: dict) -> None:
         except (ValueError, UnicodeDecodeError):
             old = None
         if old != record:
-            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}); use a new --out, or rerun with "
-                               "the same problems, episodes, seed and settings to resume it")
+            keys = sorted(k for k in set(record) | set(old if isinstance(old, dict) else {})
+                          if not isinstance(old, dict) or old.get(k) != record.get(k))
+            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}; differing: {', '.join(keys)}); use "
+                               "a new --out, or rerun with the same problems, episodes, seed, robot and settings to "
+                               "resume it")
         for split in (*SPLITS, MERGING_DIR):
             if (out / split).exists():
                 shutil.rmtree(out / split)
@@ -174,10 +180,12 @@ def open_run_folder(out: Path, record: dict) -> None:
         raise
 
 
-def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None) -> list[Problem]:
-    """The run's problems; the spec's scene-range overrides replace PDDL problems' sidecar
-    ranges (an environment package's scenes are baked and stay as they are)."""
-    problems = load_problems(inputs, domain=domain)
+def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None,
+                 robot: RobotCard | None = None) -> list[Problem]:
+    """The run's problems, with the arm of `robot` (see `load_problems`); the spec's scene-range
+    overrides replace PDDL problems' sidecar ranges (an environment package's scenes are baked
+    and stay as they are)."""
+    problems = load_problems(inputs, domain=domain, robot=robot)
     if randomization is None:
         return problems
     return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
@@ -243,11 +251,14 @@ def generate(
     workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
+    robot: RobotCard | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
     physics domain randomization drawn per episode when `randomization` is given, and
-    camera videos rendered inline when `record_videos` is given."""
+    camera videos rendered inline when `record_videos` is given. `robot`: the arm of PDDL
+    problems' scenes (None: the built-in Panda; a package has its own, see `load_problems`);
+    recorded in run.json, so a rerun with another robot is refused as another run."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -268,7 +279,7 @@ def generate(
     try:
         inputs = [str(p) for p in inputs]
         out = Path(out)
-        problems = run_problems(inputs, domain=domain, randomization=randomization)
+        problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot)
         layout = run_layout(problems, fps=round(settings.control_hz))
         n_workers = min(requested, len(problems))
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)

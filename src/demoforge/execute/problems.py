@@ -27,7 +27,7 @@ from demoforge.errors import DemoforgeError
 from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.scene import draw_to_dict, sample_scene
 from demoforge.raw.scene import Problem
-from demoforge.sim import Scene
+from demoforge.sim import RobotCard, Scene, panda_card
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import load_task, scene_from_json
 from demoforge.tasks.parse import name_problem
@@ -40,9 +40,13 @@ class ExecuteError(DemoforgeError):
     """A run cannot be set up or continued (bad inputs, a changed run folder)."""
 
 
-def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> list[Problem]:
+def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
+                  robot: RobotCard | None = None) -> list[Problem]:
     """Problems from PDDL files (each with its `<stem>.scene.json` sidecar) and environment
-    package folders (all their problems), in the order given; every bad path reported at once."""
+    package folders (all their problems), in the order given; every bad path reported at once.
+
+    `robot`: the arm of the PDDL problems' scenes (None: the built-in Panda); a package's scenes
+    have the arm it was built with, and a `robot` other than that one is refused."""
     out: list[Problem] = []
     problems: list[str] = []
     for raw in paths:
@@ -53,10 +57,16 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
             except DemoforgeError as exc:
                 problems.append(str(exc))
                 continue
+            built = pkg.manifest.robot or panda_card()
+            if robot is not None and robot != built:
+                problems.append(f"{str(path)!r}: the environment package was built for robot {built.name!r}, not "
+                                f"{robot.name!r}; drop --robot, or rebuild the package with `demoforge env build "
+                                f"--robot {robot.name}`")
+                continue
             for p in pkg.problems:
                 text = (pkg.root / p.entry.name / "problem.pddl").read_text(encoding="utf-8")
                 root = str(path.resolve())  # recorded: the same for every spelling of the path
-                out.append(Problem(p.entry.name, p.task, p.params, text, root, p, root))
+                out.append(Problem(p.entry.name, p.task, p.params, text, root, p, root, built))
             continue
         if not path.is_file():
             problems.append(f"{str(path)!r}: neither a PDDL problem file nor an environment package folder")
@@ -76,7 +86,8 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks") -> 
             problems.append(f"{str(sidecar)!r}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at offset "
                             f"{exc.start}); save it as UTF-8")
             continue
-        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve())))
+        out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve()),
+                           robot=robot or panda_card()))
     seen: dict[str, str] = {}
     for p in out:
         if (bad := name_problem(p.name, p.source)) is not None:
@@ -159,7 +170,7 @@ def start_episode(problem: Problem, run_seed: int, episode: int) -> EpisodeStart
         reset = profiles[k].samples[i]
     else:
         draw = sample_scene(problem.params, rngs["scene"])
-        scene, binding = build_task_scene(problem.task, problem.params, draw)
+        scene, binding = build_task_scene(problem.task, problem.params, draw, card=problem.robot)
         state = sample_reset_state(scene, binding, problem.params, draw, rngs["reset"])
         env = None
         reset = {"attempts": state.attempts, "poses": poses_to_json(state.poses)}
@@ -173,4 +184,4 @@ def start_layout_scene(problem: Problem) -> tuple[Scene, Binding]:
     if problem.package is not None:
         return open_profile(problem.package, 0)
     draw = sample_scene(problem.params, np.random.default_rng(0))
-    return build_task_scene(problem.task, problem.params, draw)
+    return build_task_scene(problem.task, problem.params, draw, card=problem.robot)

@@ -9,11 +9,12 @@ No Gymnasium here: the lerobot plugin (plugins/lerobot_env_demoforge) wraps this
 `gymnasium.Env` with spaces and a time limit; demoforge's own code drives it directly.
 
 Episodes: the family's problems are `tasks gen TASK --count problems --seed problem_seed
---split split`; a reset draws a problem p and an episode index e in [0, episodes) from the
-env's Generator (seeded by `reset(seed=...)`) and starts `start_episode(problem p,
-scene_seed, e)`, exactly the episode `demoforge generate --seed scene_seed` runs as episode e
-of problem p. So a dataset generated on those problems replays in this env, and `--split
-test` gives problems (colours, placements) no training episode had.
+--split split`, with the arm of `robot`; a reset draws a problem p and an episode index e in
+[0, episodes) from the env's Generator (seeded by `reset(seed=...)`) and starts
+`start_episode(problem p, scene_seed, e)`, exactly the episode `demoforge generate --seed
+scene_seed --robot robot` runs as episode e of problem p. So a dataset generated on those
+problems replays in this env, and `--split test` gives problems (colours, placements) no
+training episode had.
 
 Observation: `agent_pos` (arm q [rad] + gripper closedness, as `observation.state`),
 `environment_state` (`envstate`: the task's object poses), and, when cameras are asked,
@@ -51,6 +52,7 @@ class FamilyEnvConfig:
     cameras: tuple[str, ...] = ()  # cameras rendered into `pixels` (none: state only)
     image_size: tuple[int, int] = (224, 224)  # (height, width) of each camera image [px]; a look's size wins
     look: str | None = None  # render under this look (name or YAML path); None = the scene's own appearance
+    robot: str | None = None  # the arm: a built-in robot card name or a card YAML (generate --robot); None = panda
 
 
 def family_problems(cfg: FamilyEnvConfig) -> list:
@@ -64,11 +66,16 @@ def family_problems(cfg: FamilyEnvConfig) -> list:
     if cfg.problems < 1 or cfg.episodes < 1:
         raise DemoforgeError(f"problems {cfg.problems} and episodes {cfg.episodes} must be >= 1")
     domain = library.domain_text(DOMAIN)
+    robot = None
+    if cfg.robot is not None:
+        from demoforge.sim import resolve_robot
+
+        robot = resolve_robot(cfg.robot)
     out = []
     for g in generate_family(cfg.task, count=cfg.problems, seed=cfg.problem_seed, split=cfg.split):
         task = parse_task(g.problem_pddl, domain_text=domain, problem_file=f"{g.name}.pddl",
                           domain_file=f"library:{DOMAIN}")
-        out.append(Problem(g.name, task, g.scene, g.problem_pddl, f"family:{cfg.task}"))
+        out.append(Problem(g.name, task, g.scene, g.problem_pddl, f"family:{cfg.task}", robot=robot))
     return out
 
 

@@ -49,7 +49,7 @@ class PipelineConfig:
     bake_convention: str | None = None  # bake the training split to this convention (convert.CONVENTIONS)
     bake_control_freq: int | None = None  # baked rate [Hz]; None = native
     doctor_fail_on: str | None = None  # "warning" or "error": a doctor finding this grave fails the run
-    robot: str | None = None  # robot card for the doctor's joint limits; None = from the dataset
+    robot: str | None = None  # the run's arm: a built-in card name (demoforge.sim.ROBOTS) or a card YAML; None = panda
     play: bool = False  # execute chains goals in one scene without resets (pipeline.play)
     play_goals: int = 3  # goals per play episode
     skip: tuple[str, ...] = ()  # stages not run (see STAGES)
@@ -154,6 +154,22 @@ def _input_problems(values: dict[str, Any]) -> list[str]:
     from demoforge.tasks import FAMILIES
 
     problems = []
+    robot = values.get("robot")
+    if robot is not None and not isinstance(robot, str):
+        problems.append(f"robot: {robot!r} must be a built-in robot card name or a card YAML path")
+    elif robot is not None:
+        from demoforge.errors import DemoforgeError
+        from demoforge.sim import resolve_robot
+
+        try:
+            card = resolve_robot(robot)
+        except DemoforgeError as exc:
+            problems.append(f"robot: {exc}")
+        else:
+            cameras = SMOKE["cameras"] if values.get("smoke_test") is True else values.get("cameras", ("wrist",))
+            if card.wrist_camera is None and values.get("render_passes") and "wrist" in cameras:
+                problems.append(f"cameras: robot {card.name!r} has no wrist camera; render other cameras "
+                                "(e.g. --camera front)")
     family = values.get("family", "stack_three")
     if family not in FAMILIES:
         problems.append(f"family: {family!r} is not a task family; families: {', '.join(sorted(FAMILIES))}")
@@ -200,6 +216,13 @@ def resolve_config(path: str | Path | None, flags: dict[str, Any]) -> PipelineCo
         raise PipelineError(f"{path}: must be a mapping of config keys")
     merged = {**raw, **{k: v for k, v in flags.items() if v is not None}}
     return config_from_dict(merged, str(path) if path is not None else "flags")
+
+
+def robot_card(config: PipelineConfig):
+    """The RobotCard of the run's `robot` (None: the built-in Panda)."""
+    from demoforge.sim import resolve_robot
+
+    return None if config.robot is None else resolve_robot(config.robot)
 
 
 def dump_config(config: PipelineConfig) -> str:

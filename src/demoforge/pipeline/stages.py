@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
-from demoforge.pipeline.config import PipelineConfig, PipelineError
+from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card
 from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
@@ -104,7 +104,7 @@ def stage_envs(ctx: RunContext) -> dict:
 
     c = ctx.config
     manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
-                                 out=ctx.path("envs"))
+                                 out=ctx.path("envs"), robot=robot_card(c))
     return {"problems": len(manifest.problems)}
 
 
@@ -123,7 +123,7 @@ def stage_execute(ctx: RunContext) -> dict:
         from demoforge.pipeline.play import generate_play
 
         summary = generate_play(execute_inputs(ctx), ctx.path("execute"), episodes_per_problem=c.episodes_per_problem,
-                                goals=c.play_goals, envs=c.envs, seed=c.seed)
+                                goals=c.play_goals, envs=c.envs, seed=c.seed, robot=robot_card(c))
     else:
         summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
@@ -262,7 +262,10 @@ def stage_doctor(ctx: RunContext) -> dict:
     from demoforge.doctor import run_doctor, write_report
 
     root = final_dataset(ctx)
-    result = run_doctor(root, robot=ctx.config.robot)
+    # A card file gives the doctor the joint limits; a built-in robot is named by the dataset's
+    # robot_type, which the doctor reads itself.
+    robot = ctx.config.robot
+    result = run_doctor(root, robot=robot if robot is not None and robot.endswith((".yaml", ".yml")) else None)
     out = ctx.path("doctor")
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "doctor.json", result.to_json())

@@ -12,6 +12,7 @@ records `demoforge/eval_source` = {root, episode}.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -74,11 +75,26 @@ def recorded_task(root: Path, k: int, tick: int, problem: Problem, *, max_ticks:
     return SimTask(f"{problem.name}#{k}@{tick}", start, success, max_ticks, terminate_on_success)
 
 
+def recorded_robot(root: Path, cache: dict, robot) -> None:
+    """Give the problems in `cache` (recorded_problem's) the arm `robot` (a RobotCard): the one
+    their scene inputs record, which it must equal, or the one a dataset that records none ran."""
+    from demoforge.sim import card_to_dict
+
+    for name, problem in list(cache.items()):
+        if problem.robot is not None and card_to_dict(problem.robot) != card_to_dict(robot):
+            raise PolicyError(f"{root}: problem {name!r} ran with robot {problem.robot.name!r} (its "
+                              f"meta/demoforge/scenes/{name}.json), not {robot.name!r}; its recorded states need that "
+                              "arm: drop --robot")
+        cache[name] = dataclasses.replace(problem, robot=robot)
+
+
 def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, episodes: list[int] | None = None,
                           envs: int = 1, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-                          progress=None) -> dict:
+                          progress=None, robot=None) -> dict:
     """Run `policy` from the first recorded state of each of `episodes` (default all) of `root`;
-    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary."""
+    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary.
+    `robot` (a RobotCard): the arm the episodes ran with (see `recorded_robot`); None = the
+    recorded one."""
     root, out = Path(root), Path(out)
     guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
     reader = open_dataset(root)
@@ -88,6 +104,9 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
         raise PolicyError(f"{root}: episodes {unknown or indices} not available; it has {reader.num_episodes}")
     cache: dict = {}
     problems = [recorded_problem(root, row_extra(reader.episode(k), "problem"), cache) for k in indices]
+    if robot is not None:
+        recorded_robot(root, cache, robot)
+        problems = [cache[p.name] for p in problems]
     layout = run_layout(list({p.name: p for p in problems}.values()), fps=reader.info.fps)
     tasks = [recorded_task(root, k, 0, p, max_ticks=settings.max_ticks, cache=cache)
              for k, p in zip(indices, problems, strict=True)]

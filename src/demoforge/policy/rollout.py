@@ -55,7 +55,8 @@ from demoforge.policy.protocol import (
 )
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.layout import RunLayout, write_raw_meta
-from demoforge.raw.scene import Problem
+from demoforge.raw.scene import Problem, problem_robot
+from demoforge.sim import card_to_dict
 from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 
@@ -315,7 +316,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
                 ep.rig.close()
         raise
     writer.finalize()
-    write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings)})
+    write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings),
+                                        "robot": card_to_dict(problem_robot(problems[0]))})
     summary = summary_json(tallies, {"title": title, "policy": spec, "dataset": "dataset",
                                      "warmup_ticks": settings.warmup, "reference_ticks": settings.horizon})
     write_json_atomic(out / "summary.json", summary)
@@ -330,18 +332,18 @@ def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict
 
 def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
             seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-            domain: str = "blocks", progress=None, randomization=None) -> dict:
+            domain: str = "blocks", progress=None, randomization=None, robot=None) -> dict:
     """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
     packages) on `envs` envs, with physics randomization drawn per episode as `generate` does
-    when a `RandomizationSpec` is given; OUT/dataset, OUT/summary.json, OUT/SUMMARY.md.
-    Returns the summary."""
+    when a `RandomizationSpec` is given, the scenes with the arm of `robot` (a RobotCard, as in
+    `generate`); OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary."""
     from demoforge.execute.generate import run_problems
 
     if episodes < 1 or envs < 1:
         raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
     out = Path(out)
     guard_output_dir(out, inputs, error=PolicyError, resumable=_KILLED)
-    problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization)
+    problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization, robot=robot)
     check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
     layout = run_layout(problems, fps=round(settings.control_hz))
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]

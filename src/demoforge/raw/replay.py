@@ -33,7 +33,7 @@ def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episo
     """The scene (compiled model, fresh data) an episode of `problem` with `record` ran in, its
     scene draw built and its physics randomization draw applied, and the task's symbols bound to it."""
     draw = draw_from_dict(record.scene_draw, file=where)
-    scene, binding = build_task_scene(problem.task, problem.params, draw)
+    scene, binding = build_task_scene(problem.task, problem.params, draw, card=problem.robot)
     if record.randomization is not None:
         scene = apply_draw(scene, record.randomization)
     return scene, binding

@@ -1,9 +1,10 @@
 """A raw dataset's scene inputs: per problem, what rebuilds its models with a scene draw.
 
-`meta/demoforge/scenes/<problem>.json` holds the PDDL problem and domain text and the
-scene sidecar (`scene_inputs` writes it, `recorded_problem` reads it back as a `Problem`);
-with an episode's `scene_draw` record the scene builder, a pure function of those,
-rebuilds the very model the episode was stepped in (`demoforge.raw.replay`).
+`meta/demoforge/scenes/<problem>.json` holds the PDDL problem and domain text, the
+scene sidecar and the robot card (`scene_inputs` writes it, `recorded_problem` reads it back
+as a `Problem`); with an episode's `scene_draw` record the scene builder, a pure function of
+those, rebuilds the very model the episode was stepped in (`demoforge.raw.replay`). A file
+without `robot` was written before cards were recorded, when every scene had the built-in arm.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from demoforge.tasks.scene import scene_to_json
 
 if TYPE_CHECKING:
     from demoforge.envs import EnvProblem
+    from demoforge.sim import RobotCard
 
 SCENE_SCHEMA = "demoforge.execute.scene/1"  # the name it was first written under; kept so old datasets read
 
@@ -35,13 +37,24 @@ class Problem:
     source: str  # the file or package it came from
     package: EnvProblem | None = None  # set when it came from an environment package
     package_root: str | None = None  # that package's folder
+    robot: RobotCard | None = None  # the arm of its scenes; None = the built-in Panda
+
+
+def problem_robot(problem: Problem) -> RobotCard:
+    """The robot card of `problem`'s scenes."""
+    from demoforge.sim import panda_card
+
+    return problem.robot or panda_card()
 
 
 def scene_inputs(problem: Problem) -> dict:
     """meta/demoforge/scenes/<problem>.json: what rebuilds the problem's models with a draw."""
+    from demoforge.sim import card_to_dict
+
     return {"schema": SCENE_SCHEMA, "problem": problem.name, "problem_pddl": problem.problem_text,
             "domain_pddl": problem.task.domain_text, "domain_name": problem.task.domain_name,
-            "scene_sidecar": json.loads(scene_to_json(problem.params)), "source": problem.source}
+            "scene_sidecar": json.loads(scene_to_json(problem.params)), "source": problem.source,
+            "robot": card_to_dict(problem_robot(problem))}
 
 
 def write_scene_inputs(root: str | Path, problems: list[Problem]) -> None:
@@ -65,7 +78,12 @@ def recorded_problem(root: str | Path, name: str, cache: dict | None = None) -> 
     task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
                       domain_file=str(file))
     params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
-    problem = Problem(name, task, params, inputs["problem_pddl"], str(file))
+    robot = None
+    if inputs.get("robot") is not None:
+        from demoforge.sim import card_from_dict
+
+        robot = card_from_dict(inputs["robot"], where=f"{file}: robot")
+    problem = Problem(name, task, params, inputs["problem_pddl"], str(file), robot=robot)
     if cache is not None:
         cache[name] = problem
     return problem

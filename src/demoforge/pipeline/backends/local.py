@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from demoforge.execute import GenerateSummary, generate
-from demoforge.pipeline.config import PipelineConfig
+from demoforge.pipeline.config import PipelineConfig, robot_card
 
 
 class ProblemLogs:
@@ -45,4 +45,4 @@ def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
             progress(event)
 
     return generate(inputs, out, episodes_per_problem=config.episodes_per_problem, envs=config.envs,
-                    workers=config.workers, seed=config.seed, progress=on_event)
+                    workers=config.workers, seed=config.seed, progress=on_event, robot=robot_card(config))
