@@ -17,8 +17,8 @@ import pytest
 
 from demoforge.convert import BakeConfig, bake
 from demoforge.dataset.check import check_dataset
-from demoforge.export import EXPORT_PATH, ExportConfig, ExportError, export
-from tests.convert._sources import write_raw
+from demoforge.export import EXPORT_PATH, ExportConfig, ExportError, export, read_source
+from tests.convert._sources import law, write_raw
 from tests.export import gr00t_reading, openpi_reading
 
 OPENPI_H, GR00T_H = 4, 3
@@ -226,3 +226,19 @@ def test_bad_input_is_refused_with_the_fix_and_writes_nothing(baked, tmp_path, c
     assert _tree(src) == before
     assert not out.exists() or case == "not_empty"
     assert not list(out.parent.glob(".*export-partial"))
+
+
+@pytest.mark.parametrize("convention, relative", [
+    ("joint_pos", ["arm"]), ("joint_target", ["arm"]), ("raw_cmd", ["arm"]),  # raw_cmd: joint-position law
+    ("joint_vel", []), ("as_recorded", []),  # velocities; an action demoforge does not interpret
+])
+def test_relative_parts_follow_what_the_action_holds(baked, tmp_path, convention, relative):
+    src = read_source(bake([baked["raw"]], tmp_path / "b", BakeConfig(convention=convention, cams=())))
+    assert list(src.relative_parts) == relative
+    assert src.delta_mask == tuple(p in relative for p in ("arm",) * 3 + ("gripper",))
+
+
+def test_a_raw_command_that_is_not_joint_positions_stays_absolute(tmp_path):
+    raw = write_raw(tmp_path / "raw", lengths=(6,), cams=(), control=law("cartesian_delta"))
+    src = read_source(bake([raw], tmp_path / "b", BakeConfig(convention="raw_cmd", cams=())))
+    assert (src.convention, src.law_mode, src.relative_parts) == ("raw_cmd", "cartesian_delta", ())
