@@ -30,7 +30,8 @@ def export(
         root = run_export(source, out, config)
     except DemoforgeError as exc:
         raise fail(exc) from None
-    files = {"openpi": "meta/openpi/norm_stats.json, meta/openpi/demoforge_config.py",
-             "gr00t": "meta/modality.json, meta/relative_stats.json, meta/demoforge_modality_config.py"}
-    typer.echo(f"exported {source} for {trainer} into {root} (LeRobot v2.1; {files[trainer]}; "
+    files = {"openpi": ("meta/openpi/norm_stats.json", "meta/openpi/demoforge_config.py"),
+             "gr00t": ("meta/modality.json", "meta/relative_stats.json", "meta/demoforge_modality_config.py")}
+    written = ", ".join(f for f in files[trainer] if (root / f).is_file())
+    typer.echo(f"exported {source} for {trainer} into {root} (LeRobot v2.1; {written}; "
                f"action horizon {config.horizon()}; read by {TRAINERS[trainer].loader})")
