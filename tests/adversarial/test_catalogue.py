@@ -26,7 +26,8 @@ from demoforge.cli.main import app
 from tests.adversarial.conftest import tree_hash
 
 LATIN1 = "(define (problem caf\xe9) ; \xe9t\xe9\n".encode("latin-1")
-TEMP_MARKS = (".partial", ".bake-partial", ".merge-partial", ".render-shards", ".demoforge-staging", ".merging")
+TEMP_MARKS = (".partial", ".bake-partial", ".merge-partial", ".render-shards", ".demoforge-staging", ".merging",
+              ".export-partial")
 
 
 # ---- setups: each makes hostile inputs under `tmp` and returns extra placeholders ----
@@ -230,6 +231,21 @@ case("bake-fps-text", ["bake", "{ds}", "--out", "{out}"], needle="fps", setup=_i
 case("bake-fps-zero", ["bake", "{ds}", "--out", "{out}"], needle="fps", setup=_info_edit(fps=0))
 case("bake-info-not-json", ["bake", "{ds}", "--out", "{out}"], needle="info.json", setup=_info_bytes(b"{oops"))
 case("bake-info-latin1", ["bake", "{ds}", "--out", "{out}"], needle="info.json", setup=_info_bytes(LATIN1))
+
+# export
+EXPORT = ["export", "openpi", "{baked}", "--out", "{out}"]
+case("export-trainer-unknown", ["export", "rlds", "{baked}", "--out", "{out}"],
+     needle="choose one of ['gr00t', 'openpi']")
+case("export-out-inside-source", ["export", "gr00t", "{baked}", "--out", "{baked}/x"], needle="lies inside")
+case("export-out-nonempty", EXPORT, needle="not empty", setup=_nonempty_out, out_may_exist=True)
+case("export-horizon-zero", EXPORT + ["--action-horizon", "0"], needle="--action-horizon")
+case("export-horizon-huge", ["export", "gr00t", "{baked}", "--out", "{out}", "--action-horizon", "1000"],
+     needle="shorter than the action horizon 1000")
+case("export-repo-id-escapes", EXPORT + ["--repo-id", "../up"], needle="--repo-id")
+case("export-not-baked", ["export", "gr00t", "{rendered}", "--out", "{out}"], needle="bake it first")
+case("export-source-missing", ["export", "openpi", "{tmp}/none", "--out", "{out}"], needle="none")
+case("export-bake-json-junk", ["export", "openpi", "{ds}", "--out", "{out}"], needle="bake.json",
+     setup=lambda w, t: {"ds": _copy_and_write(w, "baked", t, "meta/bake.json", b"{oops")})
 
 # render
 RENDER = ["render", "{raw}", "--look", "plain", "--cameras", "front", "--out", "{out}"]

@@ -21,6 +21,8 @@ from tests.adversarial.test_catalogue import TEMP_MARKS, _names
 FULL_DISK = [
     ("generate", ["generate", "{problem}", "--episodes-per-problem", "1", "--out", "{out}"], "{out}/summary.json"),
     ("bake", ["bake", "{rendered}", "--out", "{out}"], "{out}"),
+    ("export-openpi", ["export", "openpi", "{baked}", "--out", "{out}", "--action-horizon", "4"], "{out}"),
+    ("export-gr00t", ["export", "gr00t", "{baked}", "--out", "{out}", "--action-horizon", "4"], "{out}"),
     ("render", ["render", "{raw}", "--look", "plain", "--cameras", "front", "--out", "{out}"],
      "{out}/meta/demoforge/render.json"),
     ("merge", ["dataset", "merge", "{raw}", "{raw}", "--out", "{out}"], "{out}"),

@@ -72,7 +72,7 @@ def read_source(root: str | Path) -> BakedSource:
     info_path = root / INFO_PATH
     if not info_path.is_file():
         raise ExportError(f"{root}: no {INFO_PATH}; give the root of a dataset written by `demoforge bake`")
-    version = json.loads(info_path.read_text(encoding="utf-8")).get("codebase_version")
+    version = _json(info_path).get("codebase_version")
     if version != CODEBASE_VERSION:
         raise ExportError(f"{info_path}: codebase_version {version!r}; export reads the {CODEBASE_VERSION} output "
                           "of bake (it writes the v2.1 layout the trainers read itself): bake again without "
@@ -81,7 +81,7 @@ def read_source(root: str | Path) -> BakedSource:
     if not stamp_path.is_file():
         raise ExportError(f"{root}: no {BAKE_PATH}, so what its actions mean (convention, parts) is unknown; "
                           f"bake it first: demoforge bake {root} --control-space joint_target --out BAKED")
-    stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
+    stamp = _json(stamp_path)
     reader = open_dataset(root)
     state_names, state_parts = _names_parts(stamp, "state", stamp_path)
     action_names, action_parts = _names_parts(stamp, "action", stamp_path)
@@ -101,6 +101,16 @@ def read_source(root: str | Path) -> BakedSource:
                        state_names=state_names, action_names=action_names, state_parts=state_parts,
                        action_parts=action_parts, relative_parts=relative,
                        camera_keys=tuple(reader.info.video_keys))
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ExportError(f"{path}: not a JSON file in UTF-8 ({exc}); restore it, or bake the dataset again") from None
+    if not isinstance(obj, dict):
+        raise ExportError(f"{path}: holds a JSON {type(obj).__name__}, not an object; bake the dataset again")
+    return obj
 
 
 def _names_parts(stamp: dict[str, Any], field: str, path: Path) -> tuple[tuple[str, ...], dict[str, tuple[int, int]]]:
