@@ -242,3 +242,15 @@ def test_a_raw_command_that_is_not_joint_positions_stays_absolute(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(6,), cams=(), control=law("cartesian_delta"))
     src = read_source(bake([raw], tmp_path / "b", BakeConfig(convention="raw_cmd", cams=())))
     assert (src.convention, src.law_mode, src.relative_parts) == ("raw_cmd", "cartesian_delta", ())
+
+
+@pytest.mark.parametrize("trainer", ["openpi", "gr00t"])
+def test_export_is_byte_identical_run_to_run_and_clears_a_killed_runs_folder(baked, tmp_path, trainer):
+    cfg = ExportConfig(trainer=trainer, action_horizon=3, repo_id="demo/stack")
+    stale = tmp_path / ".b.export-partial"  # what a SIGKILL leaves: an unlocked temporary folder
+    stale.mkdir()
+    (stale / "junk").write_text("left by a killed run")
+    a = export(baked["joint_target"], tmp_path / "a", cfg)
+    b = export(baked["joint_target"], tmp_path / "b", cfg)
+    assert _tree(a) == _tree(b)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
