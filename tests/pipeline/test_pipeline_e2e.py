@@ -39,6 +39,9 @@ def test_smoke_pipeline_end_to_end(smoke):
         assert check_dataset(root) == [], root
     annotated = open_dataset(result.run_dir / "annotated").info.features
     assert annotated["goal.position"].shape == (2,) and annotated["goal.action"].dtype == "string"
+    # baked at the native rate: every tick is rendered, and train holds the rendered episodes
+    assert not (result.run_dir / "render" / "ticks").exists()
+    assert open_dataset(result.run_dir / "dataset" / "train").info.video_keys == ["observation.images.front"]
     ds = open_dataset(result.final)
     assert ds.info.video_keys == ["observation.images.front"]
     assert ds.info.total_episodes == json.loads(

@@ -47,7 +47,7 @@ class PipelineConfig:
     render_passes: tuple[str, ...] = ()  # looks: "plain", "randomized:N", "LOOK.yaml[:N]"; none = no rendering
     cameras: tuple[str, ...] = ("front", "wrist")  # cameras rendered
     bake_convention: str | None = None  # bake the training split to this convention (convert.CONVENTIONS)
-    bake_control_freq: int | None = None  # baked rate [Hz]; None = native
+    bake_control_freq: int | None = None  # baked rate [Hz]; None = native; below it, only the kept ticks are rendered
     doctor_fail_on: str | None = None  # "warning" or "error": a doctor finding this grave fails the run
     robot: str | None = None  # the run's arm: a built-in card name (demoforge.sim.ROBOTS) or a card YAML; None = panda
     play: bool = False  # execute chains goals in one scene without resets (pipeline.play)

@@ -7,12 +7,19 @@ Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
     RUN/envs/                   environment package                     (demoforge env build)
     RUN/execute/                generate run: success/, failure/, shards (demoforge generate)
     RUN/render/success/         execute/success rendered under the looks (demoforge render)
-    RUN/dataset/train/          the training split (rendered when rendering ran) (demoforge dataset merge)
+    RUN/render/ticks/           when the run bakes below the native rate: the ticks the bake keeps, state-only with
+                                sim.state, which render/success renders instead (pipeline.baked_render)
+    RUN/dataset/train/          the training split (rendered when all its ticks were) (demoforge dataset merge)
     RUN/dataset/failures/       failed episodes, a separate split
     RUN/annotated/              train with goal.action and goal.position (pipeline.annotate)
-    RUN/baked/                  train baked to bake_convention            (demoforge bake)
+    RUN/baked/                  train baked to bake_convention            (demoforge bake; or render/success
+                                without sim.state, videos copied, when only the baked ticks were rendered)
     RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
     RUN/logs/execute/<problem>.log, RUN/.pipeline_state/<stage>.done
+
+A run that renders and bakes at a rate below the native one renders only the ticks the bake
+keeps (`pipeline.baked_render`): the render stage bakes execute/success state-only and renders
+that, the train split stays state-only, and the bake stage copies the rendered ticks into RUN/baked.
 
 Each stage is `fn(ctx) -> dict` (counts for its marker); `STAGE_OUTPUTS` names what a
 restarted stage removes first; stages in `CONTINUES` keep their partial outputs because
@@ -137,6 +144,26 @@ def _look_requests(config: PipelineConfig):
     return tuple(parse_look_arg(text) for text in config.render_passes)
 
 
+def bake_config(config: PipelineConfig):
+    """The bake stage's BakeConfig."""
+    from demoforge.convert import BakeConfig
+
+    return BakeConfig(convention=config.bake_convention, control_freq=config.bake_control_freq)
+
+
+def renders_baked_ticks(ctx: RunContext) -> bool:
+    """True when the run renders only the ticks its bake keeps (`pipeline.baked_render`): it renders
+    and bakes, at a rate below the native one."""
+    c = ctx.config
+    source = ctx.path("execute/success")
+    if not (c.render_passes and c.bake_convention is not None and c.runs("render") and c.runs("bake")
+            and (source / "meta/info.json").is_file()):
+        return False
+    from demoforge.pipeline.baked_render import baked_stride
+
+    return baked_stride(source, bake_config(c)) > 1
+
+
 def stage_render(ctx: RunContext) -> dict:
     from demoforge.execute import resolve_workers
     from demoforge.render import RenderConfig, render_dataset
@@ -149,8 +176,15 @@ def stage_render(ctx: RunContext) -> dict:
         raise PipelineError(f"{source}: no successful episodes to render")
     config = RenderConfig(looks=_look_requests(c), cameras=c.cameras, seed=c.seed)
     n_eps = json.loads((source / "meta/info.json").read_text())["total_episodes"]
+    ticks = renders_baked_ticks(ctx)
+    if ticks:
+        from demoforge.pipeline.baked_render import bake_ticks
+
+        source = bake_ticks(source, ctx.path("render/ticks"), bake_config(c))
+        ctx.notes["render"] = f"rendered only the ticks the bake keeps ({c.bake_control_freq} Hz)"
     summary = render_dataset(source, ctx.path("render/success"), config, workers=resolve_workers(c.workers, n_eps))
-    return {"rendered": True, "episodes": summary.episodes, "frames": summary.frames}
+    return {"rendered": True, "episodes": summary.episodes, "frames": summary.frames,
+            "ticks": "baked" if ticks else "native"}
 
 
 def looks_used(ctx: RunContext) -> list[dict]:
@@ -166,7 +200,8 @@ def looks_used(ctx: RunContext) -> list[dict]:
 
 def train_sources(ctx: RunContext) -> list[Path]:
     rendered = ctx.path("render/success")
-    if ctx.config.runs("render") and ctx.config.render_passes and (rendered / "meta/info.json").is_file():
+    if ctx.config.runs("render") and ctx.config.render_passes and (rendered / "meta/info.json").is_file() \
+            and not renders_baked_ticks(ctx):  # else render/success holds only the baked ticks
         return [rendered]
     source = ctx.path("execute/success")
     if not (source / "meta/info.json").is_file():
@@ -221,6 +256,9 @@ def stage_annotate(ctx: RunContext) -> dict:
     from demoforge.pipeline.annotate import annotate_dataset
 
     train = ctx.path("dataset/train")
+    if renders_baked_ticks(ctx):
+        ctx.echo(f"annotate: only the ticks the bake keeps ({ctx.config.bake_control_freq} Hz) were rendered, so the "
+                 "train split has no video to annotate; bake at the native rate to annotate rendered frames")
     record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo)
     _copy_source_meta(train, ctx.path("annotated"))
     _provenance(ctx, ctx.path("annotated"), [train], "annotate")
@@ -228,13 +266,20 @@ def stage_annotate(ctx: RunContext) -> dict:
 
 
 def stage_bake(ctx: RunContext) -> dict:
-    from demoforge.convert import BakeConfig, bake
+    from demoforge.convert import bake
 
     c = ctx.config
     if c.bake_convention is None:
         return {"baked": False, "reason": "no bake_convention"}
+    if renders_baked_ticks(ctx):
+        from demoforge.pipeline.baked_render import write_baked
+
+        rendered = ctx.path("render/success")
+        write_baked(rendered, ctx.path("render/ticks"), ctx.path("execute/success"), ctx.path("baked"), bake_config(c))
+        _provenance(ctx, ctx.path("baked"), [rendered], "bake")
+        return {"baked": True, "convention": c.bake_convention, "videos": "copied from the rendered baked ticks"}
     train = ctx.path("dataset/train")
-    bake([train], ctx.path("baked"), BakeConfig(convention=c.bake_convention, control_freq=c.bake_control_freq))
+    bake([train], ctx.path("baked"), bake_config(c))
     _provenance(ctx, ctx.path("baked"), [train], "bake")
     return {"baked": True, "convention": c.bake_convention}
 

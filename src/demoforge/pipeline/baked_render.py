@@ -1,0 +1,143 @@
+"""Render only the ticks the bake keeps: the pipeline's path when it renders and bakes below the
+native rate.
+
+Rendering every native 60 Hz tick and baking at 30 Hz draws and encodes twice the frames the
+training data keeps, then decodes them and encodes the kept half again. When a run renders and
+bakes at R Hz below the native rate, the pipeline bakes first and renders the result:
+
+1. `bake_ticks`: the successful raw episodes baked state-only at R Hz (the run's convention and
+   filters), carrying each kept tick's `sim.state` (`--keep sim.state`) and the raw dataset's
+   scene inputs: RUN/render/ticks;
+2. the render stage renders that dataset as it renders any: it replays the `sim.state` rows, one
+   frame per row, so it draws exactly the ticks the bake kept, each encoded once: RUN/render/success;
+3. `write_baked`: the baked dataset from that render without the carried `sim.state`, videos copied
+   packet for packet, stamped like any bake (meta/bake.json, meta/modality.json): RUN/baked.
+
+The state, action and raw-command columns are those baking the rendered 60 Hz split gives: the bake
+reads them from the same raw ticks under the same config. The look draws are the same (keyed by the
+same episode numbers); the frames are drawn from the same physics states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from demoforge.convert import BakeConfig, bake
+from demoforge.convert.bake import BAKE_PATH, bake_stamp, verify
+from demoforge.convert.conventions import stride_for
+from demoforge.convert.episode import BakeError
+from demoforge.convert.modality import MODALITY_PATH, modality_json
+from demoforge.convert.plan import make_plan
+from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
+from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, write_json_atomic
+from demoforge.guard import claim_temp, guard_output_dir, release_temp
+from demoforge.raw.schema import SCENES_DIR, SIM_STATE
+from demoforge.render.stage import RENDER_META
+
+RENDERED_VIDEO = "rendered"  # bake.json records' `video` value: drawn at the baked tick, encoded once
+
+
+def baked_stride(source: Path, config: BakeConfig) -> int:
+    """Native ticks per baked tick of `source` under `config` (1 at the native rate)."""
+    return stride_for(open_dataset(source).info.fps, config.control_freq)
+
+
+def ticks_config(config: BakeConfig) -> BakeConfig:
+    """`config` carrying `sim.state` too, so the baked ticks can be replayed and rendered."""
+    return dataclasses.replace(config, keep=(*config.keep, SIM_STATE))
+
+
+def bake_ticks(source: Path, out: Path, config: BakeConfig) -> Path:
+    """Bake `source` state-only under `config` with each kept tick's sim.state and the scene inputs
+    into `out` (see the module docstring); `out` is kept when it holds that bake already."""
+    want = ticks_config(config)
+    stamp = out / BAKE_PATH
+    if stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")).get("config") == _plain(want.stamp()):
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    tmp = out.with_name(f".{out.name}.ticks-partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    bake([source], tmp, want)
+    shutil.copytree(source / SCENES_DIR, tmp / SCENES_DIR)  # render rebuilds each episode's model from them
+    tmp.rename(out)
+    return out
+
+
+def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: BakeConfig) -> Path:
+    """Write the baked dataset `out` from `rendered` (the render of `bake_ticks`'s `ticks` of
+    `source`): every column but the carried sim.state, the videos copied without re-encoding,
+    bake.json as baking `source` under `config` describes it, plus how the cameras were rendered."""
+    guard_output_dir(out, [rendered, ticks, source], error=BakeError)
+    plan, _ = make_plan([source], config)
+    reader = open_dataset(rendered)
+    render = json.loads((rendered / DEMOFORGE_META_DIR / RENDER_META).read_text(encoding="utf-8"))
+    cams = tuple(reader.info.video_keys)
+    have = sorted(k for k, f in reader.info.features.items() if f.dtype != "video" and k not in INDEX_FEATURE_NAMES)
+    if reader.info.fps != plan.rate or have != sorted([*plan.features, SIM_STATE]) or plan.camera_keys:
+        raise BakeError(f"{rendered}: {reader.info.fps} Hz with columns {have} is not a render of the ticks "
+                        f"{source} bakes to at {plan.rate} Hz (columns {sorted(plan.features)} and {SIM_STATE}); "
+                        "render the output of bake_ticks")
+    ticks_records = {r["baked_episode"]: r for r in
+                     json.loads((ticks / BAKE_PATH).read_text(encoding="utf-8"))["sources"][0]["episodes"]}
+    features = {**plan.features, **{k: reader.info.features[k] for k in cams}}  # video info blocks as rendered
+    keys = list(plan.features)
+    records = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.bake-partial"
+    lock = claim_temp(tmp)
+    try:
+        v3 = tmp / "v3"
+        video = VideoSettings.from_json(render["video"])
+        with DatasetWriter.create(v3, fps=plan.rate, features=features, robot_type=plan.robot_type, video=video,
+                                  video_file_duration_s=config.max_video_file_s) as writer:
+            for n, item in zip(reader.episode_indices, render["episodes"], strict=True):
+                row = reader.episode(n)
+                writer.add_episode(reader.read_episode(n, keys), task=config.task or row["tasks"][0],
+                                   extra=episode_extras(row), encoded=_videos(reader, n, row))
+                records.append({**ticks_records[item["source_episode"]], "baked_episode": n,
+                                "video": {k: RENDERED_VIDEO for k in cams},
+                                "render": {"look": item["look"], "copy": item["copy"]}})
+        stamp = bake_stamp(dataclasses.replace(plan, camera_keys=cams, features=features), records)
+        stamp["video"].update(encoder=video.encoder, settings=video.to_json())
+        stamp["rendered"] = {
+            "how": f"the baked ticks rendered from their {SIM_STATE}, one frame per row, encoded once",
+            "cameras": render["cameras"], "seed": render["seed"], "depth": render["depth"],
+            "segmentation": render["segmentation"],
+            "looks": [{"file": r["file"], "copies": r["copies"], "name": r["look"]["name"]} for r in render["looks"]],
+        }
+        write_json_atomic(v3 / BAKE_PATH, stamp)
+        write_json_atomic(v3 / MODALITY_PATH, modality_json(plan.state_parts, plan.action_parts, list(cams)))
+        verify(v3)
+        final = v3
+        if config.lerobot_format == "v2.1":
+            from demoforge.convert.v21 import write_v21
+
+            final = tmp / "v21"
+            write_v21(v3, final)
+        if out.exists():
+            out.rmdir()
+        final.replace(out)
+    finally:
+        release_temp(lock)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _videos(reader, n: int, row: dict) -> dict[str, EncodedVideo]:
+    """Episode `n`'s camera streams as they are in `reader`'s files (copied, never re-encoded)."""
+    return {k: EncodedVideo(path=reader.video_path(n, k), from_timestamp=row[f"videos/{k}/from_timestamp"],
+                            to_timestamp=row[f"videos/{k}/to_timestamp"],
+                            histogram=None if row.get(HISTOGRAM_PREFIX + k) is None
+                            else np.asarray(row[HISTOGRAM_PREFIX + k]))
+            for k in reader.info.video_keys}
+
+
+def _plain(value):
+    """`value` as it reads back from JSON (tuples as lists)."""
+    return json.loads(json.dumps(value))
