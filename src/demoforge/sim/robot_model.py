@@ -16,6 +16,7 @@ import numpy as np
 from demoforge.errors import SimError
 from demoforge.sim.arm import build_panda_spec
 from demoforge.sim.controllers import law_problems
+from demoforge.sim.linkage import card_linkage, passive_joints
 from demoforge.sim.robot import RobotCard
 
 BUILDERS: dict[str, Callable[[], mujoco.MjSpec]] = {"builtin:panda": build_panda_spec}
@@ -37,6 +38,11 @@ class RobotIndex:
     finger_open: np.ndarray  # open positions per finger
     finger_closed: np.ndarray  # closed positions per finger
     finger_bodies: np.ndarray  # per finger: body id of its grasping surface (the card's `body`, else the joint's)
+    # A linkage gripper's passive joints (qpos addresses; none for slide fingers) and their
+    # positions (K, n) against closedness (K,): `sim.linkage`, for kinematic stand-ins.
+    linkage_qpos: np.ndarray
+    linkage_closedness: np.ndarray
+    linkage_positions: np.ndarray
     gripper_actuator: int  # actuator id
     gripper_ctrl: tuple[float, float]  # (open, closed) control
     body_ids: np.ndarray  # every body of the robot (int), for collision exclusions
@@ -230,6 +236,13 @@ def bind_robot(model: mujoco.MjModel, card: RobotCard, prefix: str = "") -> Robo
     if problems:
         raise SimError(f"robot card {card.name!r} does not match its model:\n  " + "\n  ".join(problems))
     root = model.body_rootid[model.jnt_bodyid[joints[0]]]
+    linkage = card_linkage(card) if passive_joints(model, card, prefix, int(root)) else None
+    linkage_qpos = np.zeros(0, dtype=int)
+    if linkage is not None:
+        ids = _ids(model, obj.mjOBJ_JOINT, linkage.names, prefix, "gripper linkage joint", problems)
+        if problems:
+            raise SimError(f"robot card {card.name!r} does not match its model:\n  " + "\n  ".join(problems))
+        linkage_qpos = model.jnt_qposadr[ids].astype(int)
     return RobotIndex(
         card=card, prefix=prefix,
         arm_qpos=model.jnt_qposadr[joints].astype(int), arm_dofs=model.jnt_dofadr[joints].astype(int),
@@ -240,7 +253,9 @@ def bind_robot(model: mujoco.MjModel, card: RobotCard, prefix: str = "") -> Robo
         finger_bodies=np.array([surfaces[f.name] if f.body is not None else int(model.jnt_bodyid[j])
                                 for f, j in zip(card.finger_joints, fingers, strict=True)], dtype=int),
         gripper_actuator=grip, gripper_ctrl=tuple(card.gripper_ctrl),
-        body_ids=np.flatnonzero(model.body_rootid == root), wrist_camera=cam,
+        body_ids=np.flatnonzero(model.body_rootid == root), wrist_camera=cam, linkage_qpos=linkage_qpos,
+        linkage_closedness=np.zeros(0) if linkage is None else linkage.closedness,
+        linkage_positions=np.zeros((0, 0)) if linkage is None else linkage.positions,
     )
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from demoforge.sim import IKOptions, nearest_ik, solve_ik, solve_ik_near
 from demoforge.sim.ik import densify
+from demoforge.sim.linkage import linkage_positions
 from demoforge.skills import geometry as geo
 from demoforge.skills.context import PHASES, SkillContext, SkillFailure, SkillPlan, failed
 from demoforge.skills.timing import joint_limits, time_path
@@ -340,6 +341,9 @@ class PlanBuilder:
         d.qpos[robot.arm_qpos] = q
         if self.check_grip is not None:
             d.qpos[robot.finger_qpos] = robot.finger_open + self.check_grip * (robot.finger_closed - robot.finger_open)
+            if robot.linkage_qpos.size:  # a linkage gripper's pads hang below its passive joints
+                d.qpos[robot.linkage_qpos] = linkage_positions(robot.linkage_closedness, robot.linkage_positions,
+                                                               self.check_grip)
         mujoco.mj_kinematics(m, d)
         if self.held is not None:
             name, tcp_p_block, tcp_R_block = self.held

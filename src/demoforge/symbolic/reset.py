@@ -19,6 +19,7 @@ import numpy as np
 
 from demoforge.randomize.scene import SceneDraw
 from demoforge.sim import Scene, snapshot
+from demoforge.sim.linkage import linkage_positions
 from demoforge.symbolic.abstract import abstract, disagreement
 from demoforge.symbolic.binding import Binding, SymbolError
 from demoforge.symbolic.orientation import block_rotation, rotation_quat
@@ -210,6 +211,9 @@ def _apply(scene: Scene, poses: list[BlockPose], draw: SceneDraw) -> None:
     closed = start is not None and start.gripper_closed
     d.qpos[robot.arm_qpos] = q
     d.qpos[robot.finger_qpos] = robot.finger_closed if closed else robot.finger_open
+    if robot.linkage_qpos.size:  # a linkage gripper's passive joints follow, or its pads stay open
+        d.qpos[robot.linkage_qpos] = linkage_positions(robot.linkage_closedness, robot.linkage_positions,
+                                                       1.0 if closed else 0.0)
     d.ctrl[:] = 0.0
     d.ctrl[robot.arm_actuators] = q
     d.ctrl[robot.gripper_actuator] = robot.gripper_ctrl[1 if closed else 0]
