@@ -5,10 +5,12 @@ import math
 
 import mujoco
 import numpy as np
+import pytest
 
 from demoforge.skills import PHASES, joint_limits, plan_skill
 from demoforge.skills import geometry as geo
 from demoforge.skills.builder import PlanBuilder
+from demoforge.skills.pick import PREGRASP_CLEARANCE
 from demoforge.skills.timing import check_limits
 from demoforge.skills.transit import plan_around
 
@@ -50,9 +52,9 @@ def test_grasp_yaw_is_the_symmetric_grasp_nearest_to_the_hand():
 
 
 def test_a_close_neighbour_along_the_pinch_axis_keeps_the_nearest_grasp():
-    # Alone, the cube is grasped at yaw psi; with a neighbour 6.5 cm away along that pinch axis
-    # (2.5 cm between their faces, less than fully open fingers need) the fingers open only as
-    # wide as the grasp needs, so the same grasp is taken without turning the wrist by 90 degrees.
+    # Alone, the cube is grasped at yaw psi with the fingers wide open; with a neighbour 6.5 cm away
+    # along that pinch axis (2.5 cm between their faces, less than wide open fingers need) they
+    # open only as wide as the grasp needs, so the same grasp is taken without turning the wrist.
     _, ctx = make(cube("a", 0.5, 0.0))
     alone = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(4))
     assert alone.ok, alone.failure
@@ -62,6 +64,10 @@ def test_a_close_neighbour_along_the_pinch_axis_keeps_the_nearest_grasp():
     b_before = scene.data.body("b").xpos.copy()
     plan = run(scene, ctx, "pick-up", ["a"], seed=4)
     assert plan.params["grasp_yaw"] == psi
+    stroke = float(np.sum(np.abs(scene.robot.finger_open - scene.robot.finger_closed)))
+    approach = plan.gripper[plan.phase == PHASES.index("approach")]
+    assert (1.0 - approach[-1]) * stroke == pytest.approx(0.04 + PREGRASP_CLEARANCE)  # the cube + clearance
+    assert alone.gripper[0] == 0.0  # alone, the fingers open wide
     wrist = np.abs(np.diff(np.vstack([plan.q[:1], plan.q])[:, -1])).sum()
     assert wrist < math.radians(30), math.degrees(wrist)
     assert np.linalg.norm(scene.data.body("b").xpos - b_before) < 0.002  # the neighbour was not touched

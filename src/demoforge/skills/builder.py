@@ -68,6 +68,7 @@ class PlanBuilder:
         self.held: tuple[str, np.ndarray, np.ndarray] | None = None
         # Finger closedness assumed by the collision checks (None: the fingers as they are now).
         self.check_grip: float | None = None
+        self.detours = 0  # transits planned around an obstacle so far (the straight path collided)
         self.limits = joint_limits(robot.card, ctx.settings.profile)
         self._is_robot = np.zeros(ctx.model.nbody, bool)
         self._is_robot[robot.body_ids] = True
@@ -185,6 +186,7 @@ class PlanBuilder:
                     raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
                                                                       "around it was found"))
                 path = planned
+                self.detours += 1
         finally:
             self.check_grip = saved if gripper is None else gripper
         if gripper is not None:

@@ -5,10 +5,10 @@ relative to the TCP, and lifted so its bottom is `carry_clearance` above the hig
 other prop; the block it stood on (unstack) or the table (pick-up) is left where it was.
 
 Motion: a transit to the pre-grasp pose `approach_height` above the grasp (planned around
-obstacles when the straight joint path collides) with the fingers opening only as wide as
-the block plus PREGRASP_CLEARANCE (so they fit beside a close neighbour and the nearest
-grasp needs no wrist turn), a straight Cartesian descent, closing, and a straight Cartesian
-lift to `carry_clearance` above the tallest other prop.
+obstacles when the straight joint path collides) with the fingers wide open, or, when they
+would touch a close neighbour, open only as wide as the block plus PREGRASP_CLEARANCE (so
+the nearest grasp needs no wrist turn), a straight Cartesian descent, closing, and a straight
+Cartesian lift to `carry_clearance` above the tallest other prop.
 
 Grasp choice: among the block's symmetric top-down grasps (pinch axis along one of its
 horizontal face normals, both directions: four for a cube; yaw within 135 degrees of the
@@ -69,6 +69,35 @@ def pregrasp_closedness(b: PlanBuilder, name: str, tcp_rot: np.ndarray) -> float
     return float(np.clip(1.0 - (width + PREGRASP_CLEARANCE) / stroke, 0.0, 1.0))
 
 
+def approach(b: PlanBuilder, name: str, pos: np.ndarray, rot: np.ndarray) -> None:
+    """Transit above the grasp (`pos`, `rot`) and descend to it with the fingers wide open (the
+    widest margin for a learned policy that imitates this), or, when the open fingers would touch
+    a neighbour on the way, opened only as wide as the block needs (`pregrasp_closedness`), so
+    the nearest grasp is kept instead of one turned 90 degrees."""
+    above, phases, narrow = b.ctx.settings.approach_height, ("approach", "descend"), pregrasp_closedness(b, name, rot)
+    mark, detours = b.mark(), b.detours
+    try:
+        b.descend(pos, rot, above, phases, gripper=0.0)
+    except Infeasible as exc:
+        if exc.failure.kind != "collision" or narrow <= 0.0:
+            raise
+        b.rollback(mark)
+        b.descend(pos, rot, above, phases, gripper=narrow)
+        return
+    if b.detours == detours or narrow <= 0.0:
+        return
+    # The open fingers forced a detour around a neighbour: narrower fingers may go straight.
+    wide, wide_travel = b.snapshot(), b.travel()
+    b.rollback(mark)
+    try:
+        b.descend(pos, rot, above, phases, gripper=narrow)
+        if b.travel() < wide_travel:
+            return
+    except Infeasible:
+        pass
+    b.restore(wide)
+
+
 def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np.ndarray]], *,
           lift_z: float, then: Callable[[dict, np.ndarray, np.ndarray], object] | None = None,
           shortest: bool = False):
@@ -88,7 +117,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
         try:
             # From straight above, whatever the tilt: the open fingers flank the block along the
             # pinch axis, and the pre-grasp pose stays inside the arm's reach.
-            b.descend(pos, rot, s.approach_height, ("approach", "descend"), gripper=pregrasp_closedness(b, name, rot))
+            approach(b, name, pos, rot)
             b.hold(s.close_s, "close", 1.0)
             centre, block_rot, _ = geo.block(b.ctx, name)
             b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)
