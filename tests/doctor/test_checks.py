@@ -339,3 +339,20 @@ def test_d007_counts_float32_states_at_a_limit_as_inside_and_just_past_it_as_out
     found = [f for f in run_doctor(b.write(tmp_path / "b", eps), robot="panda", checks=["D007"]).findings
              if "outside" in f.message]
     assert len(found) == 1 and found[0].evidence.values["frames"] == 2
+
+
+def test_the_doctor_knows_every_built_in_robot_by_name():
+    # A UR5e dataset names its robot in info.json and its joints by the card's names: the doctor
+    # finds the UR5e's limits without --robot, and --robot ur5e_2f85 names it too.
+    from demoforge.dataset.layout import DatasetInfo, Feature, index_features
+    from demoforge.doctor.limits import resolve_limits
+    from demoforge.sim.robots import ROBOTS
+
+    card = ROBOTS["ur5e_2f85"]()
+    names = [*card.arm_joints, "gripper"]
+    state = {"observation.state": Feature("float32", (len(names),), names)}
+    info = DatasetInfo(fps=30, features={**state, **index_features()}, robot_type="ur5e_2f85")
+    found = resolve_limits(info)
+    assert found is not None and found.names == tuple(card.arm_joints) and "ur5e" in found.source
+    named = resolve_limits(DatasetInfo(fps=30, features={**state, **index_features()}), "ur5e_2f85")
+    assert named.names == found.names and named.lower == found.lower

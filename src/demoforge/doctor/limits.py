@@ -21,7 +21,12 @@ from demoforge.dataset.keys import STATE
 from demoforge.dataset.layout import DatasetInfo
 from demoforge.errors import DemoforgeError
 
-BUILTIN_CARDS = ("panda",)
+
+def builtin_cards() -> tuple[str, ...]:
+    """Names of the built-in robot cards (demoforge.sim.robots.ROBOTS)."""
+    from demoforge.sim.robots import ROBOTS
+
+    return tuple(ROBOTS)
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,8 @@ class JointLimits:
 
 
 def _card_by_name(name: str):
-    from demoforge.sim.robot import panda_card
+    from demoforge.sim.robots import ROBOTS as cards
 
-    cards = {"panda": panda_card}
     key = name.removeprefix("builtin:")
     if key not in cards:
         raise DemoforgeError(f"robot {name!r}: no built-in card of that name; built-ins: {sorted(cards)}, "
@@ -111,10 +115,10 @@ def resolve_limits(info: DatasetInfo, robot: str | None = None) -> JointLimits |
     state_names = _state_names(info)
     card = None
     if robot is None:
-        if info.robot_type in BUILTIN_CARDS:
+        if info.robot_type in builtin_cards():
             robot = info.robot_type
         else:
-            for name in BUILTIN_CARDS:
+            for name in builtin_cards():
                 c = _card_by_name(name)
                 if state_names and list(c.arm_joints) == state_names[:len(c.arm_joints)]:
                     robot = name
