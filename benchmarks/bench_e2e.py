@@ -8,9 +8,10 @@ doctor, into a fresh folder. Reported:
   cores (what a user waiting on this machine gets; the headline), and by the CPU time the
   run used (user + system of this process and its children: steadier on a shared machine);
 - each stage's share of the wall time, and the frames rendered against the frames the
-  baked dataset keeps (render replays every native 60 Hz tick; the bake keeps 30 Hz).
+  baked dataset keeps (a run that bakes below the native rate renders only the ticks the bake
+  keeps, pipeline.baked_render; before that, render replayed every native 60 Hz tick).
 
-Run: python benchmarks/bench_e2e.py [--problems 5] [--episodes 4] [--workers auto]
+Run: python benchmarks/bench_e2e.py [--problems 5] [--episodes 4] [--workers auto] [--look plain]
 The last line is the headline.
 """
 
@@ -50,12 +51,13 @@ def main() -> None:
     ap.add_argument("--problems", type=int, default=5, help="stack_three problems")
     ap.add_argument("--episodes", type=int, default=4, help="episodes per problem")
     ap.add_argument("--workers", default="auto", help="worker slots (a count or auto)")
+    ap.add_argument("--look", default="plain", help="the render pass: plain, randomized or a look YAML")
     ap.add_argument("--keep", type=Path, default=None, help="write the run here and keep it (default: a temp folder)")
     args = ap.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench_e2e_"))
     config = config_from_dict({
         "experiment_id": "e2e", "out_dir": str(base), "family": "stack_three", "problems": args.problems,
-        "episodes_per_problem": args.episodes, "workers": args.workers, "render_passes": ["plain"],
+        "episodes_per_problem": args.episodes, "workers": args.workers, "render_passes": [args.look],
         "cameras": CAMERAS, "bake_convention": "joint_target", "bake_control_freq": BAKE_HZ, "progress": False})
     cores = os.cpu_count() or 1
     try:
@@ -69,7 +71,8 @@ def main() -> None:
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"{successes} successful episodes rendered ({len(CAMERAS)} cameras, 224x224) and baked at {BAKE_HZ} Hz "
+    print(f"{successes} successful episodes rendered ({len(CAMERAS)} cameras, 224x224, look {args.look}) and baked "
+          f"at {BAKE_HZ} Hz "
           f"in {wall:.1f} s wall, {cpu:.1f} s CPU, on {cores} cores")
     print(f"frames per camera: rendered {native}, kept by the bake {baked} ({native / max(baked, 1):.1f}x rendered)")
     print("| stage | wall [s] | share |")
