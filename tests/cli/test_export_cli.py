@@ -31,3 +31,15 @@ def test_cli_exports_for_both_trainers_and_refuses_bad_input(tmp_path):
     result = runner.invoke(app, ["export", "gr00t", str(baked), "--out", str(tmp_path / "z"), "--action-horizon", "0"])
     assert result.exit_code == 2 and "--action-horizon" in result.output
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+
+
+def test_export_reports_progress_off_a_terminal_and_not_when_quiet(tmp_path):
+    raw = write_raw(tmp_path / "raw", lengths=(12, 14))
+    baked = bake([raw], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    loud = runner.invoke(app, ["export", "openpi", str(baked), "--out", str(tmp_path / "a")])
+    assert loud.exit_code == 0, loud.output
+    assert "export: 2/2 episodes" in loud.stderr and "took" in loud.stderr
+    quiet = runner.invoke(app, ["export", "gr00t", str(baked), "--out", str(tmp_path / "b"), "--action-horizon", "2",
+                                "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "export:" not in quiet.stderr

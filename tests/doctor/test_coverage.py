@@ -143,9 +143,24 @@ def test_cli_coverage(corridor_root, tmp_path):
     assert res.exit_code == 0, res.output
     assert "D007 findings 7 ->" in res.output and "(warnings 0 -> 0)" in res.output and (tmp_path / "c.json").is_file()
     assert "a dataset of their own" in res.output and "note: action:" in res.output
+    assert "coverage: 4/4 episodes" in res.stderr and "took" in res.stderr  # CliRunner's stderr is no terminal
     assert "Coverage: D007 findings 7 ->" in (tmp_path / "r.md").read_text()
     assert open_dataset(tmp_path / "out").num_episodes == 4
     assert DoctorConfig().bins == 10
+
+
+def test_cli_coverage_quiet_prints_no_progress(corridor_root, tmp_path):
+    res = CliRunner().invoke(app, ["coverage", str(corridor_root), str(tmp_path / "out"), "--robot", "panda",
+                                   "-n", "2", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "coverage:" not in res.stderr and "a dataset of their own" in res.stdout
+
+
+def test_coverage_calls_back_once_per_episode(corridor_root, tmp_path):
+    calls = []
+    generate_coverage(corridor_root, tmp_path / "out", robot="panda", config=CoverageConfig(episodes=3),
+                      on_episode=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
 
 
 def _planner(monkeypatch, accept):

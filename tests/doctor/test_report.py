@@ -77,3 +77,16 @@ def test_json_is_deterministic(flawed):
     a = json.dumps(run_doctor(flawed).to_json(), sort_keys=True)
     assert a == json.dumps(run_doctor(flawed).to_json(), sort_keys=True)
     assert np.isfinite(json.loads(a)["frames"])
+
+
+def test_doctor_reports_progress_off_a_terminal_and_not_when_quiet(flawed):
+    calls = []
+    run_doctor(flawed, on_episode=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (7, 7) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    loud = CliRunner().invoke(app, ["doctor", str(flawed), "--checks", "D009"])
+    assert loud.exit_code == 0, loud.output
+    assert "doctor: 7/7 episodes" in loud.stderr and "took" in loud.stderr
+    assert "doctor:" not in loud.stdout  # the findings stay on stdout, the progress on stderr
+    quiet = CliRunner().invoke(app, ["doctor", str(flawed), "--checks", "D009", "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "doctor:" not in quiet.stderr

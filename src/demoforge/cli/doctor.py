@@ -24,8 +24,10 @@ def doctor(
     max_action_speed: float = typer.Option(3.0, "--max-action-speed", callback=finite(0.0, 1e6, low_open=True),
                                            help="D008: bound on |d action/dt|, in (0, 1e6] [unit/s]."),
     decode_video: bool = typer.Option(False, "--decode-video", help="D006: decode every frame, not only demux."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix."""
+    from demoforge.cli.progress import StepProgress
     from demoforge.doctor import DoctorConfig, run_doctor, write_report
 
     if fail_on not in ("warning", "error"):
@@ -42,7 +44,8 @@ def doctor(
         guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
     cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
     codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
-    result = run_doctor(dataset, robot=robot, config=cfg, checks=codes)
+    with StepProgress("doctor", "episodes", quiet=quiet) as progress:
+        result = run_doctor(dataset, robot=robot, config=cfg, checks=codes, on_episode=progress.update)
     if json_out is not None:
         write_file(json_out, json.dumps(result.to_json(), indent=1) + "\n")
     if report is not None:
@@ -71,9 +74,11 @@ def coverage(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the coverage report as JSON."),
     report_out: Optional[Path] = typer.Option(None, "--report", help="Doctor report of OUTPUT with a before/after "
                                               "occupancy plot: FILE.html or FILE.md."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Generate episodes into the joint-limit bins the dataset never visits, as a separate dataset; judge
     the input with them against D007."""
+    from demoforge.cli.progress import StepProgress
     from demoforge.doctor import DoctorConfig
     from demoforge.doctor.coverage import CoverageConfig, generate_coverage
 
@@ -84,7 +89,8 @@ def coverage(
         if path is not None:
             guard_output_file(path, [input_root, output_root], what=what)
     cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
-    report = generate_coverage(input_root, output_root, robot=robot, config=cfg)
+    with StepProgress("coverage", "episodes", quiet=quiet) as progress:
+        report = generate_coverage(input_root, output_root, robot=robot, config=cfg, on_episode=progress.update)
     if report_out is not None:
         from demoforge.doctor import run_doctor
         from demoforge.doctor.report import coverage_plot, write_report

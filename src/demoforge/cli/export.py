@@ -19,15 +19,18 @@ def export(
                                             "in [1, 1000] (default: openpi 50, gr00t 16)."),
     repo_id: str = typer.Option(None, "--repo-id", help="openpi: the dataset's name under $HF_LEROBOT_HOME "
                                                         "(default: the --out folder's name)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Write SOURCE as LeRobot v2.1 with the trainer's files: openpi's norm_stats.json and training config
     (delta-action mask), or GR00T's modality.json, relative_stats.json and modality config."""
+    from demoforge.cli.progress import StepProgress
     from demoforge.export import ExportConfig, export as run_export
     from demoforge.export.run import TRAINERS
 
     try:
         config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
-        root = run_export(source, out, config)
+        with StepProgress("export", "episodes", quiet=quiet) as progress:
+            root = run_export(source, out, config, on_episode=progress.update)
     except DemoforgeError as exc:
         raise fail(exc) from None
     files = {"openpi": ("meta/openpi/norm_stats.json", "meta/openpi/demoforge_config.py"),

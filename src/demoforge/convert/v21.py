@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,10 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def write_v21(v3_root: str | Path, out: str | Path) -> Path:
-    """Write the v3.0 dataset at `v3_root` to the new root `out` in the v2.1 layout."""
+def write_v21(v3_root: str | Path, out: str | Path, *,
+              on_episode: Callable[[int, int], None] | None = None) -> Path:
+    """Write the v3.0 dataset at `v3_root` to the new root `out` in the v2.1 layout, calling
+    `on_episode(done, total)` after each episode's files are written."""
     v3_root, out = Path(v3_root), Path(out)
     ds = open_dataset(v3_root)
     info = json.loads((v3_root / INFO_PATH).read_text())
@@ -71,6 +74,8 @@ def write_v21(v3_root: str | Path, out: str | Path) -> Path:
             if f"stats/{key}/min" in row:
                 stats[key] = {k: _plain(row[f"stats/{key}/{k}"]) for k in V21_STATS_KEYS}
         stats_rows.append({"episode_index": i, "stats": stats})
+        if on_episode is not None:
+            on_episode(len(episodes), ds.num_episodes)
     _jsonl(out / EPISODES_JSONL, episodes)
     _jsonl(out / TASKS_JSONL, [{"task_index": k, "task": t} for k, t in enumerate(ds.tasks)])
     _jsonl(out / EPISODES_STATS_JSONL, stats_rows)

@@ -19,6 +19,7 @@ Same seed, same bytes.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,9 +94,11 @@ class CoverageReport:
 
 
 def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot: str | None = None,
-                      config: CoverageConfig | None = None) -> CoverageReport:
+                      config: CoverageConfig | None = None,
+                      on_episode: Callable[[int, int], None] | None = None) -> CoverageReport:
     """Episodes into the joint ranges `input_root` never visits, as the new dataset `output_root`
-    (see the module docstring); `output_root` must not exist."""
+    (see the module docstring); `output_root` must not exist. `on_episode(done, total)` is called
+    as each episode finishes in the simulator."""
     from demoforge.dataset import open_dataset
 
     cfg = config or CoverageConfig()
@@ -127,7 +130,7 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
         planned.append(planner.plan(k, np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(k,))),
                                     scene, scene.data.qpos[scene.robot.arm_qpos].copy(),
                                     sources[k % len(sources)] if raw else None))
-    run = execute(planned, start, layout.run_fps, cfg.envs, cfg.seed, layout.raw)
+    run = execute(planned, start, layout.run_fps, cfg.envs, cfg.seed, layout.raw, on_episode=on_episode)
     episodes = [labelled(layout, k, cols) for k, cols in enumerate(run)]
     partial = out.with_name(out.name + PARTIAL_SUFFIX)
     if partial.exists():

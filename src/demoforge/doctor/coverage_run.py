@@ -15,6 +15,7 @@ gripper closedness as action. Either way the episodes run in the slots of one Ve
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,9 +189,10 @@ def labelled(layout: Layout, k: int, cols: dict[str, np.ndarray]) -> dict[str, n
 
 
 def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: int,
-            layout=None) -> list[dict[str, np.ndarray]]:
+            layout=None, *, on_episode: Callable[[int, int], None] | None = None) -> list[dict[str, np.ndarray]]:
     """Run every planned episode in VecSimEnv. `starts(k)` gives episode k's start (a Scene, or a
-    RawStart when `layout` is given); returns each episode's columns in order."""
+    RawStart when `layout` is given); returns each episode's columns in order, calling
+    `on_episode(done, total)` as each one finishes."""
     from demoforge.execute import SimTask, VecSimEnv
 
     paths = [p.path for p in planned]
@@ -212,6 +214,8 @@ def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: in
             e, t = ident[1], int(env.ticks[i])
             if t >= len(paths[e]):  # shorter than the longest: end it here
                 out[e] = _columns(recorders.pop(e, None), rows.pop(e, []))
+                if on_episode is not None:
+                    on_episode(len(out), len(planned))
                 env.finish(i)
                 ident = env.ids[i]
                 if ident is None:
@@ -233,6 +237,8 @@ def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: in
         obs, *_ = env.step(actions)
         for _, e in finished:
             out[e] = _columns(recorders.pop(e, None), rows.pop(e, []))
+            if on_episode is not None:
+                on_episode(len(out), len(planned))
     return [out[e] for e in range(len(planned))]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -78,10 +79,12 @@ def _read_json(path: Path, problems: list[Finding], code: str) -> dict[str, Any]
 
 
 def build_context(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,
-                  structure: bool = True) -> tuple[Context, list[Finding]]:
+                  structure: bool = True, on_episode: Callable[[int, int], None] | None = None,
+                  ) -> tuple[Context, list[Finding]]:
     """Read metadata, run the structural check and the scan. Returns the context and findings met on the way.
 
     `structure=False` skips check_dataset (D001/D006 then see no problems): the coverage loop uses it.
+    `on_episode(done, total)` follows the scan (see `scan_dataset`).
     """
     root = Path(root)
     cfg = config or DoctorConfig()
@@ -112,7 +115,7 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
         if robot is not None:
             raise
         note = str(exc)
-    scan = scan_dataset(root, info, episodes, cfg, limits)
+    scan = scan_dataset(root, info, episodes, cfg, limits, on_episode=on_episode)
     stats = _read_json(root / STATS_PATH, early, "D011")
     bake = _read_json(root / BAKE_PATH, early, "D013")
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
@@ -121,14 +124,16 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
 
 
 def run_doctor(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,
-               checks: Sequence[str] | None = None, structure: bool = True) -> DoctorResult:
+               checks: Sequence[str] | None = None, structure: bool = True,
+               on_episode: Callable[[int, int], None] | None = None) -> DoctorResult:
     """Every registered check (or those in `checks`) on the dataset at `root`.
 
     `robot` is a built-in card name, a card YAML or an MJCF/URDF file giving the joint limits
     for D007; without it they come from the dataset's robot_type or state names.
+    `on_episode(done, total)` is called as the scan summarizes each episode.
     """
     codes = [get_check(c).code for c in checks] if checks is not None else list(CHECKS)
-    ctx, early = build_context(root, robot=robot, config=config, structure=structure)
+    ctx, early = build_context(root, robot=robot, config=config, structure=structure, on_episode=on_episode)
     findings = [f for f in early if f.code in codes]
     for code in codes:
         findings += CHECKS[code].run(ctx)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,8 +173,9 @@ def summarize_episode(e: int, cols: dict[str, np.ndarray], fps: int, cfg: Doctor
 
 
 def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorConfig,
-                 limits: JointLimits | None) -> Scan:
-    """Stream every data file once; see the module docstring."""
+                 limits: JointLimits | None, *, on_episode: Callable[[int, int], None] | None = None) -> Scan:
+    """Stream every data file once; see the module docstring. `on_episode(done, total)` is called
+    as episodes are summarized (or found unreadable), and once more at the end with done == total."""
     keys = numeric_keys(info)
     success = success_keys(info)
     ids = episodes.column("episode_index").to_pylist()
@@ -188,6 +190,11 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
         occ, out = np.zeros((len(limits.dims), cfg.bins), np.int64), np.zeros(len(limits.dims), np.int64)
     summaries: dict[int, EpisodeSummary] = {}
     unreadable: dict[int, str] = {}
+    total = len(ids)
+
+    def report() -> None:
+        if on_episode is not None:
+            on_episode(min(len(summaries) + len(unreadable), total), total)
 
     def finish(e: int, pieces: list[dict[str, np.ndarray]]) -> None:
         nonlocal occ, out
@@ -200,6 +207,7 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
             occ += c
             out += o
         summaries[e] = summarize_episode(e, cols, info.fps, cfg, success, None if limits is None else limits.dims)
+        report()
 
     for (chunk, file), eps in sorted(files.items()):
         path = root / info.data_path.format(chunk_index=chunk, file_index=file)
@@ -234,4 +242,7 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
         for e in eps:
             if e not in summaries and e not in unreadable:
                 unreadable[e] = f"{path.name}: no rows"
+        report()
+    if on_episode is not None:
+        on_episode(total, total)
     return Scan(info, tuple(summaries[e] for e in sorted(summaries)), sums, occ, out, limits, unreadable)

@@ -80,8 +80,10 @@ def check_config(config: ExportConfig) -> None:
                           "dataset's path under $HF_LEROBOT_HOME)")
 
 
-def export(source: str | Path, out: str | Path, config: ExportConfig) -> Path:
-    """Export the baked dataset `source` for `config.trainer` into the new root `out`; returns `out`."""
+def export(source: str | Path, out: str | Path, config: ExportConfig, *,
+           on_episode: Callable[[int, int], None] | None = None) -> Path:
+    """Export the baked dataset `source` for `config.trainer` into the new root `out`; returns `out`.
+    `on_episode(done, total)` is called as each episode is written in the v2.1 layout."""
     source, out = Path(source), Path(out)
     check_config(config)
     guard_output_dir(out, [source], error=ExportError)
@@ -94,7 +96,7 @@ def export(source: str | Path, out: str | Path, config: ExportConfig) -> Path:
     tmp = out.parent / f".{out.name}.export-partial"  # a fixed name: the next export into `out` removes a killed one's
     lock = claim_temp(tmp)
     try:
-        root = write_v21(source, tmp / "v21")
+        root = write_v21(source, tmp / "v21", on_episode=on_episode)
         fields = trainer.write(root, src, repo_id=repo_id, horizon=horizon)
         write_json_atomic(root / EXPORT_PATH, {
             "trainer": config.trainer,
