@@ -18,7 +18,7 @@ from demoforge.pipeline.stages import STAGE_OUTPUTS
 from demoforge.pipeline.state import STATE_DIR
 
 # Two stack_three problems, two episodes each, plain look on the front camera, baked to
-# joint_target (the default convention): a few minutes on 2 cores.
+# joint_target (the default convention): about 20 s on a 2-core CPU.
 DEMO_CONFIG = {
     "experiment_id": "demo", "family": "stack_three", "problems": 2, "task_seed": 0, "reset_states": 2,
     "episodes_per_problem": 2, "envs": 2, "workers": "auto", "seed": 0, "render_passes": ["plain"],
