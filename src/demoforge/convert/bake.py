@@ -59,23 +59,29 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
         records = _write(plan, tmp, v3, on_episode)
         for n, rec in enumerate(records):
             rec["baked_episode"] = n
-        write_json_atomic(v3 / BAKE_PATH, bake_stamp(plan, records))
-        write_json_atomic(v3 / MODALITY_PATH, modality_json(plan.state_parts, plan.action_parts,
-                                                            list(plan.camera_keys)))
-        verify(v3)
-        final = v3
-        if config.lerobot_format == "v2.1":
-            from demoforge.convert.v21 import write_v21
-
-            final = tmp / "v21"
-            write_v21(v3, final)
-        if out.exists():
-            out.rmdir()
-        final.replace(out)
+        publish(plan, bake_stamp(plan, records), tmp, out)
     finally:
         release_temp(lock)
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path) -> None:
+    """Finish the v3.0 dataset written at `tmp/v3`: its bake.json (`stamp`) and modality.json,
+    verified, converted to v2.1 when the plan asks, then moved to `out` (empty or absent)."""
+    v3 = tmp / "v3"
+    write_json_atomic(v3 / BAKE_PATH, stamp)
+    write_json_atomic(v3 / MODALITY_PATH, modality_json(plan.state_parts, plan.action_parts, list(plan.camera_keys)))
+    verify(v3)
+    final = v3
+    if plan.config.lerobot_format == "v2.1":
+        from demoforge.convert.v21 import write_v21
+
+        final = tmp / "v21"
+        write_v21(v3, final)
+    if out.exists():
+        out.rmdir()
+    final.replace(out)
 
 
 def _write(plan: BakePlan, tmp: Path, v3: Path, on_episode) -> list[dict[str, Any]]:

@@ -28,14 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.convert import BakeConfig, bake
-from demoforge.convert.bake import BAKE_PATH, bake_stamp, verify
+from demoforge.convert.bake import BAKE_PATH, bake_stamp, publish
 from demoforge.convert.conventions import stride_for
 from demoforge.convert.episode import BakeError
-from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import make_plan
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, write_json_atomic
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
 from demoforge.guard import claim_temp, guard_output_dir, release_temp
 from demoforge.raw.schema import SCENES_DIR, SIM_STATE
 from demoforge.render.stage import RENDER_META
@@ -103,7 +102,8 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
                 records.append({**ticks_records[item["source_episode"]], "baked_episode": n,
                                 "video": {k: RENDERED_VIDEO for k in cams},
                                 "render": {"look": item["look"], "copy": item["copy"]}})
-        stamp = bake_stamp(dataclasses.replace(plan, camera_keys=cams, features=features), records)
+        plan = dataclasses.replace(plan, camera_keys=cams, features=features)
+        stamp = bake_stamp(plan, records)
         stamp["video"].update(encoder=video.encoder, settings=video.to_json())
         stamp["rendered"] = {
             "how": f"the baked ticks rendered from their {SIM_STATE}, one frame per row, encoded once",
@@ -111,18 +111,7 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
             "segmentation": render["segmentation"],
             "looks": [{"file": r["file"], "copies": r["copies"], "name": r["look"]["name"]} for r in render["looks"]],
         }
-        write_json_atomic(v3 / BAKE_PATH, stamp)
-        write_json_atomic(v3 / MODALITY_PATH, modality_json(plan.state_parts, plan.action_parts, list(cams)))
-        verify(v3)
-        final = v3
-        if config.lerobot_format == "v2.1":
-            from demoforge.convert.v21 import write_v21
-
-            final = tmp / "v21"
-            write_v21(v3, final)
-        if out.exists():
-            out.rmdir()
-        final.replace(out)
+        publish(plan, stamp, tmp, out)
     finally:
         release_temp(lock)
         shutil.rmtree(tmp, ignore_errors=True)
