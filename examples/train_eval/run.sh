@@ -3,8 +3,9 @@
 # demoforge env on the test split. Needs the Python 3.12 venv with demoforge, the plugin and
 # lerobot (`make lerobot-dev` builds .venv-lerobot). Sizes are environment variables:
 #   FAMILY=pnp PROBLEMS=40 EPISODES=5 STEPS=2000 EVAL=50 RATE=15 OUT=out/train_eval bash examples/train_eval/run.sh
-# STEPS defaults to 2000 for pnp (80-84% test success on 50-200 demos, about 18 CPU-minutes) and
-# 6000 for the other families (BENCHMARKS.md, "Closing the loop").
+# STEPS defaults to 2000 for pnp (80% test success on 200 demos, about 6 CPU-minutes) and 6000 for
+# the other families (stack_three: 62% on 200 demos, about 18 CPU-minutes; BENCHMARKS.md, "Closing
+# the loop", fifth round).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FAMILY="${FAMILY:-pnp}"; PROBLEMS="${PROBLEMS:-40}"; EPISODES="${EPISODES:-5}"
