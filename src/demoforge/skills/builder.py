@@ -38,6 +38,7 @@ LINE_JUMP = 0.1  # largest joint change between neighbouring samples before the 
 LINE_FALLBACK = 6.0  # most joint travel (sum over joints) accepted for a straight move's fallback [rad]
 MIN_RISE = 0.03  # lowest pre-pose accepted above a grasp or placement when the full height is out of reach [m]
 LINE_DETOUR = 1.5  # joint travel of a line over its endpoints' distance beyond which it counts as a detour [-]
+PLAN_REFINES = 2  # times a planned transit whose timed path clips an obstacle is planned again, each twice as finely checked
 # A held block resting on its support overlaps it by ~0.02 mm; only deeper overlaps are hits.
 HELD_PENETRATION = 0.001  # [m]
 
@@ -177,21 +178,31 @@ class PlanBuilder:
         if gripper is not None:  # the fingers move on the way: checked at the wider of the two openings
             self.check_grip = min(self._grip_now() if saved is None else saved, gripper)
         try:
+            ticks = None
             what = self._path_hits(path, bodies)
-            if what:
+            resolution = ctx.settings.collision_step
+            for _ in range(PLAN_REFINES + 1) if what else ():
                 planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), ctx.robot.limits,
-                                      rng=self.rng, resolution=ctx.settings.collision_step)
+                                      rng=self.rng, resolution=resolution)
                 self._reset_scratch()
                 if planned is None:
-                    raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
-                                                                      "around it was found"))
-                path = planned
-                self.detours += 1
+                    break
+                # The planner checks its segments every `resolution`; the timed path is checked
+                # as it will run, and planned again finer when it clips an obstacle in between.
+                ticks = time_path(planned, self.limits, self.dt)
+                if not self._path_hits(np.vstack([self.q[None], ticks]), bodies):
+                    path = planned
+                    self.detours += 1
+                    break
+                ticks, resolution = None, resolution / 2
+            if what and ticks is None:
+                raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
+                                                                  "around it was found"))
         finally:
             self.check_grip = saved if gripper is None else gripper
         if gripper is not None:
             self.grip = gripper
-        self._append(time_path(path, self.limits, self.dt), self.grip, phase)
+        self._append(time_path(path, self.limits, self.dt) if ticks is None else ticks, self.grip, phase)
         self.q = q_target.copy()
 
     def _grip_now(self) -> float:
