@@ -18,7 +18,7 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
-from demoforge.sim import IKOptions, nearest_ik, solve_ik, solve_ik_near
+from demoforge.sim import IKOptions, gripper_closedness, nearest_ik, solve_ik, solve_ik_near
 from demoforge.sim.ik import densify
 from demoforge.sim.linkage import linkage_positions
 from demoforge.skills import geometry as geo
@@ -176,7 +176,7 @@ class PlanBuilder:
         path = np.stack([self.q, q_target])
         saved = self.check_grip
         if gripper is not None:  # the fingers move on the way: checked at the wider of the two openings
-            self.check_grip = min(self._grip_now() if saved is None else saved, gripper)
+            self.check_grip = min(gripper_closedness(ctx.robot, ctx.data.qpos) if saved is None else saved, gripper)
         try:
             ticks = None
             what = self._path_hits(path, bodies)
@@ -204,12 +204,6 @@ class PlanBuilder:
             self.grip = gripper
         self._append(time_path(path, self.limits, self.dt) if ticks is None else ticks, self.grip, phase)
         self.q = q_target.copy()
-
-    def _grip_now(self) -> float:
-        """Finger closedness [0 open, 1 closed] of the live state."""
-        robot = self.ctx.robot
-        q = self.ctx.data.qpos[robot.finger_qpos]
-        return float(np.mean((q - robot.finger_open) / (robot.finger_closed - robot.finger_open)))
 
     def line(self, pos, rot: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
              gripper: float | None = None) -> np.ndarray:
