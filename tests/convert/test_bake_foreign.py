@@ -95,6 +95,17 @@ def test_keep_all_carries_every_column_the_bake_does_not_write(foreign, tmp_path
         bake([foreign], tmp_path / "mixed", BakeConfig(convention="joint_pos", keep=("all", "next.reward")))
 
 
+def test_keep_all_on_a_baked_dataset_carries_its_raw_command(tmp_path):
+    # A baked dataset is read as plain LeRobot data: its raw_command is a column like any other,
+    # which --keep all carries (it used to fail: "episode 0 has no raw_command").
+    baked = bake([write_raw(tmp_path / "raw")], tmp_path / "baked", BakeConfig(convention="joint_target"))
+    again = bake([baked], tmp_path / "again", BakeConfig(convention="as_recorded", keep=("all",)))
+    for k in open_dataset(baked).episode_indices:
+        src, got = open_dataset(baked).read_episode(k), open_dataset(again).read_episode(k)
+        np.testing.assert_array_equal(got["raw_command"], src["raw_command"])
+        np.testing.assert_array_equal(got["action"], src["action"])
+
+
 def test_robot_type_comes_from_the_source_and_a_pool_holds_one_robot(foreign, tmp_path):
     out = bake([foreign], tmp_path / "a", BakeConfig(convention="joint_pos"))
     assert open_dataset(out).info.robot_type == "so100"

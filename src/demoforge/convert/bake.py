@@ -146,7 +146,7 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
     keep = keep_mask(dead_ticks(ep, proj.ticks, cfg.idle)) if cfg.filter_idle else np.ones(len(proj.ticks), bool)
     rows = proj.ticks[keep]
     cols = {schema.STATE: proj.state[keep], schema.ACTION: proj.action[keep]}
-    if schema.RAW_COMMAND in plan.features:
+    if schema.RAW_COMMAND in plan.features and schema.RAW_COMMAND not in plan.kept:  # a kept one comes with `kept`
         if ep.raw_command is None:
             raise BakeError(f"{ep.source}: episode {ep.index} has no raw_command, unlike the pool's first episode")
         cols[schema.RAW_COMMAND] = ep.raw_command[rows].astype(np.float32)
