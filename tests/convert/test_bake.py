@@ -196,6 +196,12 @@ def test_v21_layout(raw, tmp_path):
     with av.open(str(out / f"videos/chunk-000/{CAMS[0]}/episode_000001.mp4")) as c:
         assert sum(1 for _ in c.decode(video=0)) == 5
     assert check_dataset(out) == []  # checked as v2.1: its own layout, not v3.0's
+    from typer.testing import CliRunner
+
+    from demoforge.cli.main import app
+
+    cli = CliRunner().invoke(app, ["dataset", "check", str(out)])  # the command too, not only the library
+    assert cli.exit_code == 0 and "OK" in cli.output and "LeRobot v2.1, 2 episodes, 11 frames" in cli.output, cli.output
     from demoforge.doctor import run_doctor
 
     doctor = run_doctor(out)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from demoforge.dataset.check import Problem, check_dataset
+from demoforge.dataset.check import Problem, check_dataset, v21_info
 from demoforge.dataset.reader import open_dataset, summarize
 from demoforge.errors import DemoforgeError
 from demoforge.cli.ranges import finite
@@ -25,7 +25,12 @@ def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
     """Verify files, counts, indices, timestamps and video spans; exit 1 listing every problem."""
     problems = check_dataset(root)
     summary = None
-    if not problems:
+    v21 = None if problems else v21_info(root)
+    if v21 is not None:  # the v3.0 reader does not read v2.1: its checked info.json says the counts
+        videos = [k for k, f in v21.get("features", {}).items() if isinstance(f, dict) and f.get("dtype") == "video"]
+        summary = f"LeRobot v2.1, {v21['total_episodes']} episodes, {v21['total_frames']} frames, " \
+                  f"{v21['total_tasks']} tasks, {len(videos)} video features"
+    elif not problems:
         try:
             ds = open_dataset(root)
             summary = f"{ds.num_episodes} episodes, {ds.num_frames} frames, {len(ds.tasks)} tasks, " \
