@@ -82,6 +82,10 @@ def generate(
     robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
                                      "(panda, ur5e_2f85) or a card YAML [default: panda]; an environment package "
                                      "has the arm it was built with."),
+    control_law: str | None = typer.Option(None, "--control-law", help="How the arm is commanded and what "
+                                           "raw_command holds: joint_position (joint targets) or cartesian_delta "
+                                           "(TCP deltas per tick through differential IK) [default: the robot "
+                                           "card's law]."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -113,7 +117,7 @@ def generate(
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
                                    settings=settings, domain=domain, progress=display, randomization=spec,
-                                   record_videos=videos, robot=card)
+                                   record_videos=videos, robot=card, control_law=control_law)
         finally:
             display.stop()
     except DemoforgeError as exc:

@@ -57,6 +57,7 @@ from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_t
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
 from demoforge.sim import RobotCard, card_to_dict
+from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
 MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
@@ -137,14 +138,18 @@ def _domain_identity(domain: str | Path) -> str | dict:
 
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
                 settings: RunnerSettings, randomization: RandomizationSpec | None,
-                videos: InlineVideo | None = None, domain: str | Path = "blocks") -> dict:
+                videos: InlineVideo | None = None, domain: str | Path = "blocks",
+                control_law: str | None = None) -> dict:
+    card = problem_robot(problems[0])
     record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
-              "domain": _domain_identity(domain), "robot": card_to_dict(problem_robot(problems[0])),
+              "domain": _domain_identity(domain), "robot": card_to_dict(card),
               "problems": [p.name for p in problems],
               "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
               "randomization": None if randomization is None else spec_to_dict(randomization)}
     if videos is not None:
         record["videos"] = asdict(videos)
+    if control_law is not None and control_law != card.controller.mode:  # the card's own law is not recorded twice
+        record["control_law"] = control_law
     return record
 
 
@@ -251,14 +256,17 @@ def generate(
     workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
-    robot: RobotCard | None = None,
+    robot: RobotCard | None = None, control_law: str | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
     physics domain randomization drawn per episode when `randomization` is given, and
     camera videos rendered inline when `record_videos` is given. `robot`: the arm of PDDL
     problems' scenes (None: the built-in Panda; a package has its own, see `load_problems`);
-    recorded in run.json, so a rerun with another robot is refused as another run."""
+    recorded in run.json, so a rerun with another robot is refused as another run. `control_law`:
+    the mode the arm is commanded in (joint_position, or cartesian_delta: the expert's planned
+    joint motion sent as TCP deltas through the differential-IK controller); None: the robot
+    card's law. It is stamped in each split's meta/demoforge/controller.json."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -267,6 +275,8 @@ def generate(
         problems_msg.append(f"envs: {envs} must be >= 1")
     if not (isinstance(seed, int) and 0 <= seed < 2**63):
         problems_msg.append(f"seed: {seed!r} must be an integer in [0, 2^63)")
+    if control_law is not None and control_law not in MODES:
+        problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     # at most one per problem: a PDDL file is one, an environment package folder may hold many
@@ -280,14 +290,14 @@ def generate(
         inputs = [str(p) for p in inputs]
         out = Path(out)
         problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot)
-        layout = run_layout(problems, fps=round(settings.control_hz))
+        layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         n_workers = min(requested, len(problems))
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)
         record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
-                             domain)
+                             domain, control_law)
         summary = finished_run(out, record, problems)
         if summary is not None:
             return summary
