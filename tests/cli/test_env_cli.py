@@ -68,6 +68,13 @@ def test_bad_probability_exits_2(tmp_path):
     assert result.exit_code == 2 and "'--p-closed': 2.0 is not a finite number in [0, 1]" in result.output
 
 
+def test_p_closed_without_a_random_start_exits_2(tmp_path):
+    result = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "1", "--seed", "1",
+                                 "--out", str(tmp_path / "pkg"), "--p-closed", "0.2"])
+    assert result.exit_code == 2 and "--p-closed 0.2" in result.output and "add --robot-start" in result.output
+    assert not (tmp_path / "pkg").exists()
+
+
 def test_env_help_lists_build():
     result = runner.invoke(app, ["env", "--help"])
     assert result.exit_code == 0 and "build" in result.output

@@ -1,6 +1,7 @@
 """Random robot starts: windows, orientation, IK, self- and scene collision, per reset state."""
 
 import dataclasses
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -111,6 +112,8 @@ def test_every_bad_window_is_reported_at_once_and_a_spec_file_round_trips(tmp_pa
         load_robot_start(spec)
     with pytest.raises(DemoforgeError, match="does not exist"):
         load_robot_start(tmp_path / "none.yaml")
+    shipped = load_robot_start(Path(__file__).parents[2] / "examples/generate/robot-start.yaml")
+    assert shipped == dataclasses.replace(RobotStartParams(), yaw_rad=(-1.5708, 1.5708))  # the defaults, written out
 
 
 def _scene(family="stack_three", **options):

@@ -10,7 +10,8 @@ independent of `--envs` and `--workers`.
 
 Seeding: `episode_seed(run_seed, problem, episode)` is a `SeedSequence` with entropy
 (run seed, crc32 of the problem name) and spawn key (episode,); its children, in order,
-drive the scene draw, the reset state, the skills' parameters and the physics
+drive the scene draw, the reset state (and, with robot start windows, the arm's start drawn
+from a child of it: `symbolic.sample_reset_state`), the skills' parameters and the physics
 randomization draw.
 """
 

@@ -85,7 +85,7 @@ def robot_start_problems(opts: RobotStartParams, where: str = "robot_start") -> 
         problems.append(f"{where}.tcp_z_m: z minimum {z[0]} [m] is at or below the table top (z = 0 in the robot base "
                         "frame); raise it above the blocks, e.g. 0.25")
     yaw = opts.yaw_rad
-    if not any(p.startswith(f"{where}.yaw_rad") for p in problems) and (yaw[1] - yaw[0] > 2 * math.pi):
+    if not any(p.startswith(f"{where}.yaw_rad") for p in problems) and (yaw[1] - yaw[0] > 2 * math.pi + 0.01):
         problems.append(f"{where}.yaw_rad: {list(yaw)} spans more than a full turn (2 pi); narrow it, e.g. "
                         "[-1.5708, 1.5708]")
     if not _is_number(opts.tilt_max_rad) or not 0.0 <= opts.tilt_max_rad <= _MAX_TILT:
@@ -148,6 +148,9 @@ def resolve_robot_start(enabled: bool, spec: str | Path | None = None, *,
     """The windows the command-line flags ask for: `--robot-start` (the defaults) or
     `--robot-start-spec FILE.yaml` (implies it), `p_closed` replacing the probability; None = home."""
     if not enabled and spec is None:
+        if p_closed is not None:
+            raise RobotStartError(f"--p-closed {p_closed}: the gripper's start is drawn only with a random robot "
+                                  "start; add --robot-start (or --robot-start-spec FILE)")
         return None
     opts = load_robot_start(spec) if spec is not None else RobotStartParams()
     if p_closed is not None:
