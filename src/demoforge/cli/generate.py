@@ -86,6 +86,10 @@ def generate(
                                            "raw_command holds: joint_position (joint targets) or cartesian_delta "
                                            "(TCP deltas per tick through differential IK) [default: the robot "
                                            "card's law]."),
+    robot_start: bool = typer.Option(False, "--robot-start", help="PDDL inputs: each episode's arm starts at a pose "
+                                     "drawn from the default windows (README 'Robot start') instead of home."),
+    robot_start_spec: Path | None = typer.Option(None, "--robot-start-spec", help="YAML of robot start windows "
+                                                 "(RobotStartParams fields); implies --robot-start."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -108,16 +112,19 @@ def generate(
             cams = tuple(c.strip() for c in record_videos.split(",") if c.strip())
             videos = InlineVideo(cameras=cams, look=look, seed=seed)
         from demoforge.execute import load_problems
+        from demoforge.randomize.robot_start import resolve_robot_start
         from demoforge.sim import resolve_robot
 
         card = resolve_robot(robot) if robot is not None else None
-        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card))
+        starts = resolve_robot_start(robot_start, robot_start_spec)
+        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card, robot_start=starts))
         display = _Display(n_problems * episodes_per_problem, sys.stdout.isatty())
         try:
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
                                    settings=settings, domain=domain, progress=display, randomization=spec,
-                                   record_videos=videos, robot=card, control_law=control_law)
+                                   record_videos=videos, robot=card, control_law=control_law,
+                                   robot_start=starts)
         finally:
             display.stop()
     except DemoforgeError as exc:

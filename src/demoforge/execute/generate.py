@@ -54,6 +54,7 @@ from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
+from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
 from demoforge.sim import RobotCard, card_to_dict
@@ -150,6 +151,9 @@ def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed:
         record["videos"] = asdict(videos)
     if control_law is not None and control_law != card.controller.mode:  # the card's own law is not recorded twice
         record["control_law"] = control_law
+    starts = [p.robot_start for p in problems if p.robot_start is not None]
+    if starts:  # absent when every episode starts at home, so such runs keep their run.json
+        record["robot_start"] = params_to_dict(starts[0])
     return record
 
 
@@ -186,11 +190,11 @@ def open_run_folder(out: Path, record: dict) -> None:
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None,
-                 robot: RobotCard | None = None) -> list[Problem]:
-    """The run's problems, with the arm of `robot` (see `load_problems`); the spec's scene-range
-    overrides replace PDDL problems' sidecar ranges (an environment package's scenes are baked
-    and stay as they are)."""
-    problems = load_problems(inputs, domain=domain, robot=robot)
+                 robot: RobotCard | None = None, robot_start: RobotStartParams | None = None) -> list[Problem]:
+    """The run's problems, with the arm of `robot` starting as `robot_start` draws (see
+    `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges (an
+    environment package's scenes are baked and stay as they are)."""
+    problems = load_problems(inputs, domain=domain, robot=robot, robot_start=robot_start)
     if randomization is None:
         return problems
     return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
@@ -257,6 +261,7 @@ def generate(
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
     robot: RobotCard | None = None, control_law: str | None = None,
+    robot_start: RobotStartParams | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -266,7 +271,8 @@ def generate(
     recorded in run.json, so a rerun with another robot is refused as another run. `control_law`:
     the mode the arm is commanded in (joint_position, or cartesian_delta: the expert's planned
     joint motion sent as TCP deltas through the differential-IK controller); None: the robot
-    card's law. It is stamped in each split's meta/demoforge/controller.json."""
+    card's law. It is stamped in each split's meta/demoforge/controller.json. `robot_start`:
+    the windows each PDDL episode's arm start is drawn from (None: home), recorded in run.json."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -289,7 +295,8 @@ def generate(
     try:
         inputs = [str(p) for p in inputs]
         out = Path(out)
-        problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot)
+        problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot,
+                                robot_start=robot_start)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         n_workers = min(requested, len(problems))
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)

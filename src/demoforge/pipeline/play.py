@@ -141,16 +141,17 @@ class PlayRunner(runner_mod.ExpertRunner):
 
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
                   envs: int = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
-                  domain: str = "blocks", robot=None) -> GenerateSummary:
+                  domain: str = "blocks", robot=None, robot_start=None) -> GenerateSummary:
     """Play episodes of every problem into OUT/success and OUT/failure (generate's layout), with
-    the arm of `robot` (a RobotCard; None: the built-in Panda, see `execute.load_problems`).
+    the arm of `robot` (a RobotCard; None: the built-in Panda, see `execute.load_problems`) starting
+    as `robot_start` (RobotStartParams) draws, for PDDL inputs.
 
     Like `generate`, each finished episode is durable in its problem's shard at once, and a
     rerun with the same arguments continues a killed run where it stopped."""
     if goals < 1 or episodes_per_problem < 1 or envs < 1:
         raise ExecuteError(f"play: goals {goals}, episodes {episodes_per_problem}, envs {envs} must all be >= 1")
     inputs, out = [str(p) for p in inputs], Path(out)
-    problems = run_problems(inputs, domain=domain, randomization=None, robot=robot)
+    problems = run_problems(inputs, domain=domain, randomization=None, robot=robot, robot_start=robot_start)
     layout = run_layout(problems, fps=round(settings.control_hz))
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
     record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
