@@ -82,6 +82,14 @@ def generate(
     robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
                                      "(panda, ur5e_2f85) or a card YAML [default: panda]; an environment package "
                                      "has the arm it was built with."),
+    control_law: str | None = typer.Option(None, "--control-law", help="How the arm is commanded and what "
+                                           "raw_command holds: joint_position (joint targets) or cartesian_delta "
+                                           "(TCP deltas per tick through differential IK) [default: the robot "
+                                           "card's law]."),
+    robot_start: bool = typer.Option(False, "--robot-start", help="PDDL inputs: each episode's arm starts at a pose "
+                                     "drawn from the default windows (README 'Robot start') instead of home."),
+    robot_start_spec: Path | None = typer.Option(None, "--robot-start-spec", help="YAML of robot start windows "
+                                                 "(RobotStartParams fields); implies --robot-start."),
     play: bool = typer.Option(False, "--play", help="Play data: after the problem's goal, chain goals sampled from "
                               "the reached state (a random walk over every operator of the domain) in one episode "
                               "without resets."),
@@ -115,16 +123,19 @@ def generate(
         if play:
             from demoforge.pipeline.play import generate_play as run_generate
         from demoforge.execute import load_problems
+        from demoforge.randomize.robot_start import resolve_robot_start
         from demoforge.sim import resolve_robot
 
         card = resolve_robot(robot) if robot is not None else None
-        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card))
+        starts = resolve_robot_start(robot_start, robot_start_spec)
+        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card, robot_start=starts))
         display = _Display(n_problems * episodes_per_problem, sys.stdout.isatty())
         try:
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
                                    settings=settings, domain=domain, progress=display, randomization=spec,
-                                   record_videos=videos, robot=card, **options)
+                                   record_videos=videos, robot=card, control_law=control_law,
+                                   robot_start=starts, **options)
         finally:
             display.stop()
     except DemoforgeError as exc:

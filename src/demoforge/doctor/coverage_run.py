@@ -26,7 +26,7 @@ from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
 from demoforge.raw import EpisodeRecord, own_states
-from demoforge.raw.schema import SIM_STATE, SYMBOLIC_STATE, read_vocab
+from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
 
 GRIPPER_OPEN = 0.0  # closedness commanded throughout: coverage moves the arm, it grasps nothing
 BAKE_PATH = "meta/bake.json"  # written by demoforge.convert.bake
@@ -80,9 +80,15 @@ def home_start(card):
 
 def raw_layout(root: Path, info: DatasetInfo, card):
     """The input's RunLayout, read back from its features (camera videos aside) and meta/demoforge/vocab.json."""
+    from demoforge.convert.episode import read_law
     from demoforge.raw.layout import RunLayout
 
     vocab = read_vocab(root, required=True)
+    mode = (read_law(root) or {}).get("mode", card.controller.mode)
+    if mode != "joint_position":
+        raise CoverageError(f"{root / CONTROLLER_PATH}: the input was recorded under a {mode!r} control law, and "
+                            "coverage episodes of a raw dataset run joint-target paths under a joint_position law; "
+                            "bake the input (e.g. --control-space joint_target) and run coverage on the baked dataset")
     layout = RunLayout(tuple(info.features[SYMBOLIC_STATE].names), tuple(vocab["operators"]),
                        tuple(vocab["phases"]), tuple(card.arm_joints), card.controller,
                        int(info.features[SIM_STATE].shape[0]), int(info.fps), card.name)

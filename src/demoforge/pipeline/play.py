@@ -156,14 +156,15 @@ class PlayRunner(runner_mod.ExpertRunner):
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
                   envs: int = 1, workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
                   domain: str = "blocks", robot=None, progress=None, randomization=None,
-                  record_videos=None) -> GenerateSummary:
+                  record_videos=None, control_law: str | None = None, robot_start=None) -> GenerateSummary:
     """Play episodes of every problem into OUT/success and OUT/failure: `generate` (its layout,
-    workers, resume, physics randomization and inline videos, see `execute.generate`) with
-    episodes that chain `goals` goals, each allowed `settings.max_episode_s`. The goal count is
-    recorded in run.json, so a rerun with another count is refused as another run."""
+    workers, resume, physics randomization, inline videos, control law and robot start, see
+    `execute.generate`) with episodes that chain `goals` goals, each allowed `settings.max_episode_s`.
+    The goal count is recorded in run.json, so a rerun with another count is refused as another run."""
     if goals < 1:
         raise ExecuteError(f"play: goals {goals} must be >= 1 (the problem's own goal is the first)")
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
     return generate(inputs, out, episodes_per_problem=episodes_per_problem, envs=envs, workers=workers, seed=seed,
                     settings=settings, domain=domain, progress=progress, randomization=randomization,
-                    record_videos=record_videos, robot=robot, runner=PlayRunner, runner_options={"goals": goals})
+                    record_videos=record_videos, robot=robot, control_law=control_law, robot_start=robot_start,
+                    runner=PlayRunner, runner_options={"goals": goals})

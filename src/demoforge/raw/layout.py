@@ -36,7 +36,7 @@ class RunLayout:
     operators: tuple[str, ...]  # plan.operator vocabulary, sorted
     phases: tuple[str, ...]  # plan.phase vocabulary (skills.PHASES)
     joint_names: tuple[str, ...]  # arm joints
-    law: ControlLaw  # the robot card's control law (joint_position)
+    law: ControlLaw  # the run's control law (the robot card's gains; joint_position or cartesian_delta)
     n_state: int  # sim.state width: the largest state size of the problems (narrower episodes zero padded)
     fps: int  # control and recording rate [Hz]
     robot_type: str | None = None  # info.json robot_type: the robot card's name
@@ -52,8 +52,10 @@ class RunLayout:
         return self._op_col[name]
 
     def features(self) -> dict[str, Feature]:
+        from demoforge.sim.controllers import command_size  # the simulator's, only where a run writes
+
         n = len(self.joint_names)
-        return raw_features(n_arm=n, n_command=n, n_state=self.n_state, atoms=list(self.atoms),
+        return raw_features(n_arm=n, n_command=command_size(self.law, n), n_state=self.n_state, atoms=list(self.atoms),
                             joint_names=list(self.joint_names))
 
     def vocab(self) -> dict:

@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from demoforge.execute import GenerateSummary, RunnerSettings
-from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card
+from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, robot_start_params
 
 MAX_RETRIES = 3  # attempts of a work item after its worker dies
 
@@ -55,7 +55,8 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     from demoforge.execute.record import run_layout
 
     out = Path(out).resolve()
-    problems = run_problems(inputs, domain=domain, randomization=None, robot=robot_card(config))
+    problems = run_problems(inputs, domain=domain, randomization=None, robot=robot_card(config),
+                            robot_start=robot_start_params(config, inputs))
     layout = run_layout(problems, fps=round(settings.control_hz))
     record = _run_record(inputs, problems, config.episodes_per_problem, config.seed, settings, None)
     if (done := finished_run(out, record, problems)) is not None:
