@@ -41,7 +41,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 
@@ -215,13 +215,13 @@ class RunSpec:
     settings: RunnerSettings
     randomization: RandomizationSpec | None = None
     videos: InlineVideo | None = None
+    runner: type[ExpertRunner] = ExpertRunner  # the expert each item runs (play data's chains goals)
+    runner_options: dict = field(default_factory=dict)  # its keyword arguments beyond ExpertRunner's
 
 
-def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None, *,
-             runner: type[ExpertRunner] = ExpertRunner, **runner_options) -> ProblemTally:
+def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None) -> ProblemTally:
     """Run work item `k` (problem k) in this process, continuing its shards if interrupted;
-    returns its tally (also in its done.json once its shards are final). `runner` and
-    `runner_options`: another expert (play data's chains goals)."""
+    returns its tally (also in its done.json once its shards are final)."""
     problem = run.problems[k]
     folder = _item_dir(run.out, k, problem.name)
     done_file = folder / "done.json"
@@ -244,8 +244,9 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
     queue = [(0, e) for e in range(writers.next_episode, run.episodes)]
     try:
         if queue:
-            runner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue, settings=run.settings,
-                   after_skill=after_skill, randomization=run.randomization, **runner_options).run(on_episode)
+            run.runner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue, settings=run.settings,
+                       after_skill=after_skill, randomization=run.randomization,
+                       **run.runner_options).run(on_episode)
     except BaseException:
         writers.close()
         raise
@@ -261,7 +262,8 @@ def generate(
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
     robot: RobotCard | None = None, control_law: str | None = None,
-    robot_start: RobotStartParams | None = None,
+    robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
+    runner_options: dict | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -272,7 +274,9 @@ def generate(
     the mode the arm is commanded in (joint_position, or cartesian_delta: the expert's planned
     joint motion sent as TCP deltas through the differential-IK controller); None: the robot
     card's law. It is stamped in each split's meta/demoforge/controller.json. `robot_start`:
-    the windows each PDDL episode's arm start is drawn from (None: home), recorded in run.json."""
+    the windows each PDDL episode's arm start is drawn from (None: home), recorded in run.json.
+    `runner` (a module-level ExpertRunner subclass, so workers can import it) with
+    `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`)."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -305,12 +309,14 @@ def generate(
             check_inline_video(record_videos, problems)
         record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
                              domain, control_law)
+        if runner is not ExpertRunner:
+            record["runner"] = {"class": f"{runner.__module__}.{runner.__qualname__}", "options": runner_options or {}}
         summary = finished_run(out, record, problems)
         if summary is not None:
             return summary
         open_run_folder(out, record)
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
-                      record_videos)
+                      record_videos, runner, dict(runner_options or {}))
         items = [k for k, p in enumerate(problems) if not (_item_dir(out, k, p.name) / "done.json").is_file()]
         with ShardMerge(out, problems, layout, record, threads=n_workers) as merge:
             merge.feed()  # the items a resumed run finished before

@@ -5,9 +5,12 @@ union over the run's problems), the operator and phase vocabularies, the arm, th
 law (the robot card's, or the card's gains under another mode) and the physics-state width. `EpisodeRecorder` accumulates one episode's ticks (and
 drops a failed attempt's ticks when the runner restores a snapshot).
 
-sim.state width: a dataset feature has one shape, and the writer refuses non-finite values,
-so a run's problems must share one MuJoCo state size (the same number of blocks, e.g. one
-family per run); `run_layout` refuses a mix and names the sizes.
+sim.state width: a dataset feature has one shape, so a run mixing problems of several MuJoCo
+state sizes (flip, pnp and unstack problems: one block, one block and two regions, three blocks)
+records sim.state as wide as its widest problem's state, each row zero padded past its own
+episode's size; the episode record says that size (`EpisodeRecord.sim_state_width`, read back
+with `demoforge.raw.episode.own_states`). The width is fixed from the problems before any
+episode runs, so it does not depend on which episodes ran where.
 """
 
 from __future__ import annotations
@@ -50,20 +53,12 @@ def run_layout(problems: list[Problem], *, fps: int = 60, control_law: str | Non
         elif scene.robot.card != card:
             raise ExecuteError(f"problem {p.name!r} uses robot {scene.robot.card.name!r}, others {card.name!r}; "
                                "one robot per run")
-    if len(set(sizes)) > 1:
-        by_size = {}
-        for p, n in zip(problems, sizes, strict=True):
-            by_size.setdefault(n, []).append(p.name)
-        raise ExecuteError("the problems' physics states differ in size, and sim.state has one width per dataset: "
-                           + "; ".join(f"{n} values: {names[:3]}{' ...' if len(names) > 3 else ''}"
-                                       for n, names in sorted(by_size.items()))
-                           + "; generate problems with the same number of blocks (e.g. one family) per run")
     law = card.controller
     if control_law is not None and control_law != law.mode:
         # the card's gains and gripper drive; scales are per command component, which differ by mode
         law = dataclasses.replace(law, mode=control_law, scales=())
     return RunLayout(tuple(sorted(atoms)), tuple(sorted(operators)), tuple(PHASES), tuple(card.arm_joints), law,
-                     sizes[0], int(fps), card.name)
+                     max(sizes), int(fps), card.name)
 
 
 class EpisodeRecorder:
@@ -83,6 +78,11 @@ class EpisodeRecorder:
     @property
     def length(self) -> int:
         return len(self._rows[schema.STATE])
+
+    @property
+    def state_width(self) -> int:
+        """This episode's physics-state size (sim.state values before the run's zero padding)."""
+        return state_size(self.scene.model)
 
     def _symbols(self, atoms: frozenset) -> np.ndarray:
         vec = self._vec.get(atoms)
@@ -146,9 +146,20 @@ class EpisodeRecorder:
             out[np.ix_(sampled, cols[keep])] = truth[:, keep]
         return out
 
+    def _padded_states(self) -> np.ndarray:
+        """(T, layout.n_state) snapshots, zeros past this episode's own `state_width`."""
+        width, n = self.state_width, self.layout.n_state
+        if width > n:
+            raise ExecuteError(f"episode state has {width} values, more than the run's sim.state width {n}; the run "
+                               "layout was built from other problems than this episode's (build it from all of them)")
+        out = np.zeros((len(self._rows[schema.SIM_STATE]), n))
+        out[:, :width] = self._rows[schema.SIM_STATE]
+        return out
+
     def columns(self) -> dict[str, np.ndarray]:
         rows = self._rows
-        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND, schema.SIM_STATE)}
+        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND)}
+        out[schema.SIM_STATE] = self._padded_states()
         out[schema.SYMBOLIC_STATE] = self._symbolic_column()
         out[schema.OPERATOR] = np.asarray(rows[schema.OPERATOR], np.int64).reshape(-1, 1)
         out[schema.PHASE] = np.asarray(rows[schema.PHASE], np.int64).reshape(-1, 1)

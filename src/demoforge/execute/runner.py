@@ -300,7 +300,7 @@ class ExpertEpisode:
             randomization=self.r.env.randomization_draws[self.i],
             goal=tuple(format_atom(a) for a in goal_atoms(self.task)), plan=tuple(self.executed),
             retries=tuple(self.retries), replans={"count": len(self.replans), "why": self.replans},
-            outcome="success" if ok else "failure", failure=failure)
+            outcome="success" if ok else "failure", failure=failure, sim_state_width=self.rec.state_width)
         return EpisodeResult(self.problem.name, self.ep.start.episode, ok, self.rec.columns(),
                              goal_words(self.task), record.to_extras())
 
