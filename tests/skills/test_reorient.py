@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from demoforge.skills.flip import REFERENCE_AXIS, flipped
+from demoforge.skills.flip import REFERENCE_AXIS, TILTS, flipped
 
 from .conftest import CUBE, TABLE_Z, cube, make, pose, run, yaw_quat
 
@@ -32,7 +32,7 @@ def test_flip_puts_the_adjacent_face_up_in_place_keeping_the_yaw(to, yaw):
     assert _deg_off(heading, _face_and_heading(rot0)[1]) < 5  # the domain's yaw is kept
     assert abs(now[2] - (TABLE_Z + CUBE / 2)) < 0.002  # resting on the table
     assert np.linalg.norm(now[:2] - start[:2]) < 0.008
-    assert plan.params["flip_tilt"] in [math.radians(a) for a in (45, 30, 60)]
+    assert plan.params["flip_tilt"] in TILTS
 
 
 def test_flip_target_matches_the_symbolic_orientation_convention():

@@ -11,8 +11,10 @@ Motion (a parallel gripper cannot roll a block in its fingers, so the wrist does
 the fingers pinch the block's two faces normal to k, the hand tilted by -alpha about k
 from top-down; lift; turn the hand by +90 degrees about k (and about the vertical as
 needed) while lifted, the block turning with it; lower to the table, the hand now tilted
-by 90 - alpha; open; retreat straight up. alpha is 45, 30 or 60 degrees, whichever (with either pinch direction)
-gives the feasible plan whose joints travel least. The block creeps a few millimetres in the pads while
+by 90 - alpha; open; retreat straight up. alpha is 20, 30, 45, 60 or 70 degrees, whichever
+(with either pinch direction) gives the feasible plan whose joints travel least. The turn
+the block needs is 120 degrees, not 90: with the domain's yaw convention the vertical turn
+is +-90 degrees for every pair of adjacent faces. The block creeps a few millimetres in the pads while
 it turns, so it lands within ~6 mm of its old centre (measured). The grasp point is drawn 4-7 mm
 off the centre both upwards and towards face ?to: after the turn the second offset
 points up, so the TCP sits above the block centre at both ends and the tilted
@@ -34,13 +36,20 @@ from demoforge.skills.pick import carry_z, grasp, pinch_width
 from demoforge.skills.place import place_on
 
 FACES = ("px", "nx", "py", "ny", "pz", "nz")  # the domain's face constants: sign and block axis
-TILTS = tuple(math.radians(a) for a in (45.0, 30.0, 60.0))
+# Grasp tilts: the hand turns through 90 degrees about k from -alpha to 90 - alpha, so a small
+# alpha leans the hand little at the grasp and much at the release, a large one the other way
+# round; which end the arm leans cheaply depends on where k points (along joint 6's axis, in
+# the arm's vertical plane, or across it). 20 and 70 degrees (added to 30-60) took the median
+# flip from 10.4 to 8.6 rad of joint travel (benchmarks/bench_motion.py); 10 and 80 gained
+# 0.07 rad more for 40% more planning time.
+TILTS = tuple(math.radians(a) for a in (45.0, 30.0, 60.0, 20.0, 70.0))
 # The domain's yaw is the heading of a reference axis that lies flat while a face is up
 # (pz, nz: +x; px, nx: +y; py, ny: +z); this must agree with demoforge.symbolic.orientation,
 # and a test holds them together. Kept here so skills do not import the evaluator.
 REFERENCE_AXIS = {"x": 1, "y": 2, "z": 0}  # up axis -> block axis whose heading is the yaw
-# Deepest reach of the built-in fingertips below the TCP at a 30-60 degree tilt (9 mm tip,
-# 11 mm pad half-width) plus 4 mm of clearance [m]; any gripper is still collision-checked.
+# Deepest reach of the built-in fingertips below the TCP at any tilt (9 mm tip, 11 mm pad
+# half-width: at most 14.2 mm, at 51 degrees) plus 4 mm of clearance [m]; any gripper is
+# still collision-checked.
 FINGER_REACH = 0.018
 OFFSET_SPREAD = 0.002  # grasp offsets are drawn from [needed, needed + this] [m]
 
