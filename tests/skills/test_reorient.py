@@ -47,6 +47,22 @@ def test_flip_target_matches_the_symbolic_orientation_convention():
                     assert orientation.yaw_of(target, end, 0.01) == yaw
 
 
+def test_every_flip_turns_its_block_120_degrees():
+    """A 90-degree tip that keeps the domain's yaw is also a 90-degree turn about the vertical: one
+    rotation of 120 degrees for every face pair and yaw (the turn bench_motion counts flip's
+    travel beyond)."""
+    orientation = pytest.importorskip("demoforge.symbolic.orientation")
+    angles = set()
+    for face in orientation.FACES:
+        for yaw in orientation.YAWS:
+            rot = orientation.block_rotation(face, yaw)
+            for end in orientation.FACES:
+                if end[1] != face[1]:
+                    turn = flipped(rot, end) @ rot.T
+                    angles.add(round(math.degrees(math.acos(np.clip((np.trace(turn) - 1) / 2, -1, 1))), 6))
+    assert angles == {120.0}
+
+
 @pytest.mark.parametrize(("start", "end", "turn"), [("yaw0", "yaw90", 90.0), ("yaw90", "yaw0", -90.0)])
 def test_rotate_turns_the_block_90_degrees_in_place(start, end, turn):
     scene, ctx = make(cube("a", 0.45, 0.05, quat=yaw_quat(5)))
