@@ -53,7 +53,7 @@ class RunContext:
     config: PipelineConfig
     run_dir: Path
     echo: Callable[[str], None]
-    progress: Callable[[tuple], None] | None = None
+    progress: Callable | None = None
     notes: dict[str, Any] = field(default_factory=dict)  # stage -> what it said for the summary
 
     def path(self, rel: str) -> Path:
