@@ -58,7 +58,7 @@ def invoke(argv: list[str]):
 
 
 def no_temporaries(*roots: Path) -> None:
-    marks = (".partial", ".merge-partial", ".bake-partial", ".render-shards", ".demoforge-staging", ".shards",
+    marks = (".partial", ".merge-partial", ".bake-partial", "-shards", ".demoforge-staging", ".shards",
              ".merging")
     left = [p for root in roots for p in root.rglob(".*") if any(m in p.name for m in marks)]
     assert not left, left
@@ -121,7 +121,8 @@ def test_render_killed_resumes_byte_identically_and_a_rerun_is_a_no_op(world, tm
     argv = ["render", str(world["raw"]), "--look", "plain", "--cameras", "front,wrist", "--out"]
     invoke([*argv, str(tmp_path / "ref")])
     out = tmp_path / "out"
-    killed = kill_when([*argv, "out"], lambda: any((out / ".demoforge-staging" / "episodes").glob("*.json")),
+    shards = tmp_path / ".out.render-shards" / ".shards"
+    killed = kill_when([*argv, "out"], lambda: any(shards.glob("*/data/.demoforge-staging/episodes/*.json")),
                        cwd=tmp_path)
     assert killed, "render finished before it could be killed"
     invoke([*argv, str(out)])
