@@ -94,9 +94,9 @@ def test_generate_killed_resumes_byte_identically_under_another_spelling(world, 
 @pytest.mark.slow
 def test_bake_killed_then_rerun_is_byte_identical_and_clean(world, tmp_path):
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "ref"), "--control-space", "joint_pos"])
-    partial = tmp_path / ".baked.bake-partial"
+    shards = tmp_path / ".baked.bake-shards"
     killed = kill_when(["bake", str(world["rendered"]), "--out", "baked", "--control-space", "joint_pos"],
-                       lambda: partial.is_dir(), cwd=tmp_path)
+                       lambda: shards.is_dir(), cwd=tmp_path)
     assert killed, "bake finished before it could be killed"
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "baked"), "--control-space", "joint_pos"])
     assert files(tmp_path / "baked") == files(tmp_path / "ref")
@@ -162,7 +162,7 @@ def test_failed_merge_leaves_nothing_and_reruns(world, tmp_path, monkeypatch):
 def test_stale_temporaries_of_killed_runs_are_removed(world, tmp_path):
     """What a SIGKILL leaves (an unlocked temporary folder beside the output) is removed by the
     next run of the same command."""
-    for name in (".b.bake-partial", ".m.merge-partial/.demoforge-staging", ".e.partial"):
+    for name in (".b.bake-shards", ".m.merge-partial/.demoforge-staging", ".e.partial"):
         (tmp_path / name).mkdir(parents=True)
         (tmp_path / name / "junk").write_text("left by a killed run")
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "b"), "--control-space", "joint_pos"])
