@@ -1,0 +1,53 @@
+"""The merge stage: datasets merged in order into a new one (`dataset.merge_datasets`) as a stage.
+
+One work item per source; an item checks that its source is a readable dataset and records
+its info hash, so a resumed merge refuses a source that changed since (the fingerprint names
+the sources and their info hashes). The merge itself runs once the last item is final: it is
+the one step that writes, through its own temporary root beside OUT (a killed merge starts it
+again; the sources are datasets already, there is nothing smaller to keep).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from demoforge.dataset import merge_datasets, open_dataset
+from demoforge.dataset.layout import INFO_PATH
+from demoforge.errors import DatasetError
+from demoforge.stage.protocol import MergeAtEnd, Progress, ProgressEvent
+
+
+@dataclass(frozen=True)
+class MergeStage:
+    sources: tuple[Path, ...]  # merged in this order
+    video_file_duration_s: float | None = None  # see merge_datasets
+    name: ClassVar[str] = "merge"
+    error: ClassVar[type] = DatasetError
+
+    def fingerprint(self) -> dict:
+        return {"stage": "merge", "sources": [{"root": str(Path(s).resolve()), "info_sha256": _info_sha(s)}
+                                              for s in self.sources],
+                "video_file_duration_s": self.video_file_duration_s}
+
+    def items(self) -> list[str]:
+        return [f"source-{k}" for k in range(len(self.sources))]
+
+    def total(self) -> int | None:
+        return None
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        n = open_dataset(self.sources[k]).num_episodes
+        if progress is not None:
+            progress(ProgressEvent("merge", "episode", self.items()[k]))
+        return {"episodes": n, "info_sha256": _info_sha(self.sources[k])}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: merge_datasets(
+            list(self.sources), out, video_file_duration_s=self.video_file_duration_s))
+
+
+def _info_sha(root: Path) -> str:
+    return hashlib.sha256((Path(root) / INFO_PATH).read_bytes()).hexdigest()
