@@ -117,6 +117,8 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
             abort = getattr(feed.merger, "__exit__", None)  # release what the merge holds; shards stay
             if abort is not None:
                 abort(type(exc), exc, exc.__traceback__)
+            if own_work and not _resumable(work):
+                shutil.rmtree(work, ignore_errors=True)  # nothing finished to resume: leave nothing behind
             raise
     finally:
         if made:
@@ -125,6 +127,15 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     if own_work:
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _resumable(work: Path) -> bool:
+    """WORK holds something a rerun keeps: a final shard, or a finished episode in a shard's staging."""
+    from demoforge.dataset.writer import STAGING_DIR
+
+    shards = work / SHARDS_DIR
+    return shards.is_dir() and (any(shards.glob(f"*/{DONE_FILE}"))
+                                or any(shards.glob(f"*/**/{STAGING_DIR}/episodes/*.json")))
 
 
 class _Feed:
