@@ -105,14 +105,14 @@ def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, t
 
 
 _CHILD = """
-import json, sys, threading
+import dataclasses, json, sys, threading
 from demoforge.execute import generate
 
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
 def progress(event):
     if threading.current_thread() is not threading.main_thread():
         with open(out + ".worker-events", "a") as f:
-            f.write(json.dumps(event) + "\\n")
+            f.write(json.dumps(dataclasses.asdict(event)) + "\\n")
 if __name__ == "__main__":
     generate(paths, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
 """
@@ -150,7 +150,7 @@ def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, 
     while not (events.is_file() and events.read_text()):  # the worker has run the first episode of an item
         assert child.poll() is None and time.monotonic() < deadline, "the worker ran no episode"
         time.sleep(0.01)
-    problem = json.loads(events.read_text().splitlines()[0])[1]
+    problem = json.loads(events.read_text().splitlines()[0])["item"]
     workers = _spawned_children(child.pid)
     assert workers
     os.kill(child.pid, signal.SIGKILL)
