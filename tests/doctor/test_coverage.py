@@ -247,6 +247,19 @@ def test_raw_execute_input_gets_raw_episodes_that_replay(raw_run, tmp_path):
     assert tree_digest(again.output) == tree_digest(report.output)
 
 
+def test_a_raw_input_under_a_cartesian_delta_law_is_refused_with_the_fix(raw_run, tmp_path):
+    import json
+    import shutil
+
+    src = tmp_path / "cartesian"
+    shutil.copytree(raw_run, src)
+    law_file = src / "meta/demoforge/controller.json"
+    law_file.write_text(json.dumps({**json.loads(law_file.read_text()), "mode": "cartesian_delta"}))
+    with pytest.raises(CoverageError, match="'cartesian_delta' control law.*bake the input"):
+        generate_coverage(src, tmp_path / "out", config=CoverageConfig(episodes=2, seed=0))
+    assert not (tmp_path / "out").exists()
+
+
 def test_rendered_and_baked_datasets_get_coverage_episodes_they_can_be_trained_beside(raw_run, tmp_path):
     from demoforge.convert import BakeConfig, bake
     from demoforge.render import RenderConfig, parse_look_arg, render_dataset

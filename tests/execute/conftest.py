@@ -26,6 +26,14 @@ def rotate(tmp_path_factory) -> list[Path]:
     return problem_files(tmp_path_factory.mktemp("rotate"), "rotate", 2)
 
 
+@pytest.fixture(scope="session")
+def mixed(tmp_path_factory) -> list[Path]:
+    """One flip, one pnp and one unstack problem: physics states of three sizes (one block; one
+    block and two regions; three blocks)."""
+    base = tmp_path_factory.mktemp("mixed")
+    return [p for f in ("flip", "pnp", "unstack") for p in problem_files(base / f, f, 1)]
+
+
 def nudge(scene, body: str, dx: float, dy: float) -> None:
     """Move a free body sideways (a bump after release) and recompute kinematics."""
     adr = scene.model.jnt_qposadr[scene.model.body(body).jntadr[0]]

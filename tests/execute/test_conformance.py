@@ -60,3 +60,29 @@ def test_a_ur5e_dataset_loads_in_real_lerobot_with_its_joint_names(pnp, tmp_path
     assert dump.meta["names"]["action"] == [*card.arm_joints, "gripper"]
     ours = open_dataset(root).read_episode(0, ["observation.state"])["observation.state"]
     np.testing.assert_array_equal(np.asarray(dump.columns["observation.state"]).reshape(ours.shape), ours)
+
+
+@pytest.mark.conformance
+@pytest.mark.slow
+def test_a_mixed_run_and_its_bake_load_in_real_lerobot(mixed, tmp_path):
+    import os
+
+    from demoforge.convert import BakeConfig, bake
+
+    reason = missing_lerobot_reason()
+    if reason is not None:
+        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
+            pytest.fail(f"real lerobot unavailable: {reason}")
+        pytest.skip(f"real lerobot unavailable: {reason}")
+    raw = generate(mixed, tmp_path / "run", episodes_per_problem=1, seed=3).roots["success"]
+    baked = bake([raw], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    roots = [raw, baked]
+    for root, result in zip(roots, probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], roots, tmp_path / "probe")):
+        dump = require_dump(result)
+        ours = open_dataset(root)
+        assert dump.meta["num_episodes"] == ours.num_episodes == 3
+        keys = ("observation.state", "action", "sim.state") if root == raw else ("observation.state", "action")
+        for key in keys:
+            mine = np.concatenate([ours.read_episode(i, [key])[key] for i in ours.episode_indices])
+            theirs = np.asarray(dump.columns[key]).reshape(mine.shape)
+            np.testing.assert_array_equal(theirs.astype(np.float32), mine.astype(np.float32))

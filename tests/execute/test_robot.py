@@ -80,7 +80,7 @@ def test_episodes_that_start_with_the_gripper_closed(pnp, ur5e, tmp_path):
     """A closed 2F-85 at the start: its pads are set closed with the drivers (the linkage table),
     and the approach's collision check opens them with the drivers too."""
     from demoforge.envs import build_env_package
-    from demoforge.randomize.scene import RobotStartParams
+    from demoforge.randomize.robot_start import RobotStartParams
 
     build_env_package(pnp[:1], reset_states=2, profiles=2, seed=0, out=tmp_path / "pkg", robot=ur5e,
                       robot_start=RobotStartParams(p_closed=1.0))

@@ -118,14 +118,21 @@ def test_run_layout_names_atoms_and_vocab(pnp):
     assert "place-in-region" in layout.operators and layout.phases[0] == "approach"
 
 
-def test_a_run_mixing_state_sizes_is_refused(pnp, tmp_path):
-    from demoforge.execute import ExecuteError
+def test_a_run_mixing_state_sizes_takes_the_widest_and_refuses_a_wider_episode(pnp, tmp_path):
+    from demoforge.execute import EpisodeRecorder, ExecuteError
+    from demoforge.execute.problems import start_layout_scene
+    from demoforge.sim import state_size
 
     from .conftest import problem_files
 
-    stack = problem_files(tmp_path / "stack", "stack_three", 1)
-    with pytest.raises(ExecuteError, match="same number of blocks"):
-        run_layout(load_problems(pnp[:1] + stack))
+    problems = load_problems(pnp[:1] + problem_files(tmp_path / "stack", "stack_three", 1))
+    sizes = [state_size(start_layout_scene(p)[0].model) for p in problems]
+    assert sizes[0] < sizes[1] and run_layout(problems).n_state == sizes[1]
+    narrow = run_layout(problems[:1])
+    rec = EpisodeRecorder(narrow, start_layout_scene(problems[1])[0])
+    rec.record(frozenset(), np.zeros(7), 0.0, -1, -1)
+    with pytest.raises(ExecuteError, match=f"{sizes[1]} values, more than the run's sim.state width {sizes[0]}"):
+        rec.columns()
 
 
 def test_motion_profile_sets_the_expert_speed_and_unknown_ones_are_refused(pnp, tmp_path):

@@ -90,3 +90,27 @@ def test_robot_is_checked_up_front_and_is_part_of_the_output(tmp_path):
     run_pipeline(c, echo=lambda s: None)
     with pytest.raises(PipelineError, match="robot"):
         run_pipeline(config_from_dict({**c.to_dict(), "robot": "ur5e_2f85"}), resume=True, echo=lambda s: None)
+
+
+def test_robot_start_windows_are_validated_and_saved_in_full(tmp_path):
+    from demoforge.pipeline.config import robot_start_params
+    from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
+
+    base = {"experiment_id": "r"}
+    assert config_from_dict(base).robot_start is None and config_from_dict(base).profiles == 8
+    assert config_from_dict({**base, "robot_start": False}).robot_start is None
+    assert config_from_dict({**base, "robot_start": True}).robot_start == params_to_dict(RobotStartParams())
+    c = config_from_dict({**base, "robot_start": {"tcp_x_m": [0.35, 0.45], "p_closed": 0}})
+    assert c.robot_start["tcp_x_m"] == [0.35, 0.45] and c.robot_start["tcp_y_m"] == [-0.2, 0.2]
+    assert config_from_dict(yaml.safe_load(dump_config(c))) == c  # what config.yaml holds is what ran
+    assert robot_start_params(c, ["p.pddl"]).tcp_x_m == (0.35, 0.45)
+    assert robot_start_params(c, [str(tmp_path)]) is None  # the run's env package holds its starts
+    with pytest.raises(PipelineError) as err:
+        config_from_dict({**base, "robot_start": {"tcp_y_m": [0.2, -0.2], "tcp_z_m": [-0.01, 0.3], "p_closed": 7,
+                                                  "zmin": 1}})
+    msg = str(err.value)
+    for needle in ("robot_start.tcp_y_m: lo 0.2 > hi -0.2; swap them", "robot_start.tcp_z_m: z minimum -0.01",
+                   "raise it", "robot_start.p_closed: 7 must be a probability in [0, 1]", "unknown key 'zmin'"):
+        assert needle in msg, needle
+    with pytest.raises(PipelineError, match="robot_start: 'yes' must be a mapping"):
+        config_from_dict({**base, "robot_start": "yes"})

@@ -161,3 +161,21 @@ def test_run_with_another_robot(tmp_path):
     prov = json.loads((run / "annotated" / PROVENANCE_DIR / "provenance.json").read_text())
     assert prov["config"]["robot"] == "ur5e_2f85"
     assert "doctor: " in r.output
+
+
+def test_random_robot_starts_through_the_env_package_and_without_it(tmp_path):
+    """`robot_start` reaches the env package (a start per reset state) and, with envs skipped,
+    execution of the PDDL problems (a start per episode); provenance keeps the windows."""
+    starts = {"p_closed": 1.0}
+    for exp, skip in (("pkg", ["render", "annotate", "bake", "doctor"]), ("pddl", ["envs", "render", "annotate",
+                                                                                   "bake", "doctor"])):
+        c = config_from_dict(_config(tmp_path, exp, family="pnp", episodes_per_problem=2, reset_states=1, profiles=2,
+                                     robot_start=starts, skip=skip))
+        result = run_pipeline(c, echo=lambda s: None)
+        reader = open_dataset(result.run_dir / "dataset/train")
+        recorded = [json.loads(reader.episode(k)["demoforge/scene_draw"])["robot_start"] for k in reader.episode_indices]
+        assert len(recorded) == 2 and all(r["gripper_closed"] for r in recorded) and recorded[0] != recorded[1], exp
+        prov = json.loads((result.run_dir / "dataset/train" / PROVENANCE_DIR / "provenance.json").read_text())
+        assert prov["config"]["robot_start"]["p_closed"] == 1.0
+    manifest = json.loads((tmp_path / "pkg/envs/manifest.json").read_text())
+    assert manifest["profiles"] == 2 and manifest["robot_start"]["p_closed"] == 1.0

@@ -24,6 +24,22 @@ def test_cli_maps_flags_onto_the_saved_config(tmp_path):
     assert saved["bake_convention"] == "joint_target" and len(saved["skip"]) == 8
 
 
+def test_cli_robot_start_flags_land_in_the_saved_config(tmp_path):
+    spec = tmp_path / "start.yaml"
+    spec.write_text("p_closed: 1.0\n")
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), "--robot-start-spec",
+                                   str(spec), *ALL])
+    assert res.exit_code == 0, res.output
+    saved = yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())
+    assert saved["robot_start"]["p_closed"] == 1.0 and saved["robot_start"]["tcp_z_m"] == [0.25, 0.4]
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "b", "--out-dir", str(tmp_path), "--robot-start", *ALL])
+    assert res.exit_code == 0 and yaml.safe_load((tmp_path / "b/config.yaml").read_text())["robot_start"]["p_closed"] == 0.5
+    spec.write_text("p_closed: 2\n")
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "c", "--out-dir", str(tmp_path), "--robot-start-spec",
+                                   str(spec), *ALL])
+    assert res.exit_code == 2 and "p_closed: 2 must be a probability in [0, 1]" in res.output
+
+
 def test_cli_refuses_unknown_keys_with_exit_2(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("episodes: 3\n")

@@ -1,14 +1,12 @@
-"""Scene draws: ranges, per-quantity streams, seeding, profiles, JSON, robot start poses."""
+"""Scene draws: ranges, per-quantity streams, seeding, profiles, JSON."""
 
 import dataclasses
 import json
 
-import mujoco
-import numpy as np
 import pytest
 
+from demoforge.randomize.robot_start import RobotStart
 from demoforge.randomize.scene import (
-    RobotStartParams,
     SceneDrawError,
     bake_profiles,
     draw_from_json,
@@ -16,7 +14,6 @@ from demoforge.randomize.scene import (
     episode_rng,
     sample_scene,
 )
-from demoforge.sim import bind_robot, panda_card, robot_spec
 from demoforge.tasks import generate_family
 
 PARAMS = generate_family("stack_three", count=1, seed=4, distractors=2)[0].scene
@@ -58,11 +55,19 @@ def test_degenerate_ranges_give_their_value():
 
 
 def test_json_round_trip_is_exact_and_stable():
-    draw = sample_scene(PARAMS, episode_rng(PARAMS, 1), robot_start=RobotStartParams())
+    start = RobotStart((0.41, -0.1, 0.3), (0.1, -0.2, 0.0, -2.4, 0.0, 2.3, -0.7), True, (0.0, 1.0, 0.0, 0.0), 0.3, 0.1)
+    draw = dataclasses.replace(sample_scene(PARAMS, episode_rng(PARAMS, 1)), robot_start=start)
     text = draw_to_json(draw)
     assert draw_from_json(text) == draw
     assert text == json.dumps(json.loads(text), sort_keys=True) + "\n"
     assert draw_to_json(draw_from_json(text)) == text
+
+
+def test_a_start_recorded_before_orientations_were_drawn_reads_as_gripper_down():
+    data = json.loads(draw_to_json(sample_scene(PARAMS, episode_rng(PARAMS, 1))))
+    data["robot_start"] = {"tcp_pos_base_m": [0.4, 0.0, 0.3], "arm_q_rad": [0.0] * 7, "gripper_closed": False}
+    start = draw_from_json(json.dumps(data)).robot_start
+    assert (start.tcp_quat_base_wxyz, start.yaw_rad, start.tilt_rad) == (None, 0.0, 0.0)
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -89,45 +94,3 @@ def test_baked_profiles_are_fixed_per_package_seed():
     assert profiles[0] != sample_scene(PARAMS, episode_rng(PARAMS, 0))  # profiles and episodes never coincide
     with pytest.raises(SceneDrawError, match="must be >= 1"):
         bake_profiles(PARAMS, 0, seed=7)
-
-
-def test_robot_start_reaches_its_target_gripper_down():
-    card = panda_card()
-    model = robot_spec(card).compile()
-    data = mujoco.MjData(model)
-    index = bind_robot(model, card)
-    data.qpos[index.arm_qpos] = card.home
-    mujoco.mj_kinematics(model, data)
-    down = data.site_xmat[index.tcp_site].copy()
-    opts = RobotStartParams()
-    for episode in range(5):
-        start = sample_scene(PARAMS, episode_rng(PARAMS, episode), robot_start=opts).robot_start
-        lo, hi = np.array([opts.tcp_x_m, opts.tcp_y_m, opts.tcp_z_m]).T
-        assert np.all(lo <= start.tcp_pos_base_m) and np.all(np.array(start.tcp_pos_base_m) <= hi)
-        data.qpos[index.arm_qpos] = start.arm_q_rad
-        mujoco.mj_kinematics(model, data)
-        assert np.linalg.norm(data.site_xpos[index.tcp_site] - start.tcp_pos_base_m) < 2e-3
-        assert np.allclose(data.site_xmat[index.tcp_site], down, atol=0.03)
-
-
-def test_gripper_start_follows_its_probability():
-    def closed(p):
-        opts = RobotStartParams(p_closed=p)
-        return [sample_scene(PARAMS, episode_rng(PARAMS, e), robot_start=opts).robot_start.gripper_closed
-                for e in range(12)]
-
-    assert not any(closed(0.0)) and all(closed(1.0))
-    assert 0 < sum(closed(0.5)) < 12
-
-
-def test_unreachable_robot_window_is_a_clear_error():
-    far = RobotStartParams(tcp_x_m=(2.0, 2.1), ik_tries=2)
-    with pytest.raises(SceneDrawError, match="no IK solution for 2 robot start targets"):
-        sample_scene(PARAMS, episode_rng(PARAMS, 0), robot_start=far)
-
-
-def test_bad_robot_start_options_are_all_reported():
-    bad = RobotStartParams(tcp_z_m=(0.4, 0.2), p_closed=1.5, ik_tries=0)
-    with pytest.raises(SceneDrawError) as err:
-        sample_scene(PARAMS, episode_rng(PARAMS, 0), robot_start=bad)
-    assert "tcp_z_m: lo 0.4 > hi 0.2" in str(err.value) and "p_closed" in str(err.value) and "ik_tries" in str(err.value)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import DatasetWriter, Feature, open_dataset
-from demoforge.raw import EpisodeRecord, FailureCause, FailureKind, RawError
+from demoforge.raw import EpisodeRecord, FailureCause, FailureKind, RawError, own_states
 
 SEED = {"run_seed": 3, "entropy": [3, 77], "spawn_key": [1], "episode": 1, "streams": ["scene"]}
 DRAW = {"problem": "p", "block_size_m": {"a": 0.04}, "friction": 0.8}
@@ -54,3 +54,16 @@ def test_an_unknown_failure_kind_is_refused_with_the_kinds():
 def test_more_may_not_shadow_a_field():
     with pytest.raises(RawError, match="outcome"):
         EpisodeRecord("p", SEED, DRAW, more={"outcome": "success"}).to_extras()
+
+
+def test_own_states_cuts_an_episode_to_its_width_and_refuses_damaged_padding():
+    rows = np.zeros((3, 6))
+    rows[:, :4] = np.arange(12).reshape(3, 4) + 1.0
+    narrow = EpisodeRecord("p", SEED, DRAW, sim_state_width=4)
+    np.testing.assert_array_equal(own_states(rows, narrow), rows[:, :4])
+    np.testing.assert_array_equal(own_states(rows, EpisodeRecord("p", SEED, DRAW)), rows)  # no width: the row
+    assert EpisodeRecord.from_extras(narrow.to_extras()).sim_state_width == 4
+    with pytest.raises(RawError, match="non-zero values past the episode's width 3"):
+        own_states(rows, EpisodeRecord("p", SEED, DRAW, sim_state_width=3))
+    with pytest.raises(RawError, match="sim_state_width 7 is not a width in 1..6"):
+        own_states(rows, EpisodeRecord("p", SEED, DRAW, sim_state_width=7))

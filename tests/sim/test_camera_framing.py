@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from demoforge.envs import build_task_scene
-from demoforge.randomize.scene import RobotStartParams, bake_profiles
+from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.randomize.scene import bake_profiles
 from demoforge.sim import intrinsics, project, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, generate_family, parse_task
@@ -33,10 +34,11 @@ def _states():
         for generated in generate_family(family, count=2, seed=31, **FAMILY_OPTIONS[family]):
             task = parse_task(generated.problem_pddl, domain_text=domain_text("blocks"),
                               problem_file=f"{generated.name}.pddl")
-            for k, draw in enumerate(bake_profiles(generated.scene, 2, 5, robot_start=RobotStartParams())):
+            for k, draw in enumerate(bake_profiles(generated.scene, 2, 5)):
                 scene, binding = build_task_scene(task, generated.scene, draw)
                 for i in range(2):
-                    sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 5, k, i))
+                    sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 5, k, i),
+                                       robot_start=RobotStartParams())
                     yield family, scene, generated.scene, binding.blocks
 
 

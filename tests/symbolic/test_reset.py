@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from demoforge.envs import build_task_scene
-from demoforge.randomize.scene import RobotStartParams, bake_profiles, episode_rng, sample_scene
+from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.randomize.scene import bake_profiles, episode_rng, sample_scene
 from demoforge.sim import restore
 from demoforge.symbolic import ResetOptions, SymbolError, Tolerances, abstract, reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, generate_family, parse_task
@@ -18,9 +19,9 @@ SMALL = {"stack_three": {}, "stack_n": {"n": 3}, "unstack": {"n": 3}, "pnp": {"n
          "flip": {"n": 2, "distractors": 1}, "rotate": {"n": 2, "distractors": 1}}
 
 
-def _setup(generated, *, profile_seed=0, robot_start=None):
+def _setup(generated, *, profile_seed=0):
     task = parse_task(generated.problem_pddl, domain_text=domain_text("blocks"), problem_file=f"{generated.name}.pddl")
-    draw = bake_profiles(generated.scene, 1, profile_seed, robot_start=robot_start)[0]
+    draw = bake_profiles(generated.scene, 1, profile_seed)[0]
     scene, binding = build_task_scene(task, generated.scene, draw)
     return task, draw, scene, binding
 
@@ -45,9 +46,10 @@ def test_reset_abstraction_equals_init_over_seeds(family):
 @pytest.mark.parametrize("family", sorted(SMALL))
 def test_reset_states_stay_true_for_a_second_and_with_random_robot_starts(family):
     for generated in generate_family(family, count=2, seed=5, **SMALL[family]):
-        task, draw, scene, binding = _setup(generated, robot_start=RobotStartParams(p_closed=0.5))
+        task, draw, scene, binding = _setup(generated)
         for k in range(2):
-            sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 1, 0, k))
+            sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 1, 0, k),
+                               robot_start=RobotStartParams(p_closed=0.5))
             mujoco.mj_step(scene.model, scene.data, round(1.0 / scene.model.opt.timestep))
             assert abstract(scene.model, scene.data, binding) == frozenset(task.init), (generated.name, k)
 
@@ -58,9 +60,10 @@ def test_reset_abstraction_equals_init_over_many_seeds_with_distractors(family):
     if family in ("stack_n", "unstack"):
         options["n"] = 5
     for generated in generate_family(family, count=8, seed=21, **options):
-        task, draw, scene, binding = _setup(generated, robot_start=RobotStartParams())
+        task, draw, scene, binding = _setup(generated)
         for k in range(4):
-            state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 2, 0, k))
+            state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 2, 0, k),
+                                       robot_start=RobotStartParams())
             fresh = mujoco.MjData(scene.model)
             restore(scene.model, fresh, state.state)
             assert abstract(scene.model, fresh, binding) == frozenset(task.init), (generated.name, k)
@@ -119,15 +122,30 @@ def test_disjoint_placement_windows_are_all_used():
     assert any(x < 0 for x in xs) and any(x > 0 for x in xs)
 
 
-def test_robot_start_pose_comes_from_the_draw():
+def test_the_arm_starts_at_the_reset_states_drawn_start():
     generated = generate_family("stack_three", count=1, seed=2)[0]
-    start = RobotStartParams(p_closed=1.0)
-    _, draw, scene, binding = _setup(generated, robot_start=start)
-    sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 0, 0, 0))
+    _, draw, scene, binding = _setup(generated)
+    state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 0, 0, 0),
+                               robot_start=RobotStartParams(p_closed=1.0))
+    start = state.robot_start
     q = scene.data.qpos[scene.robot.arm_qpos]
-    assert np.allclose(q, draw.robot_start.arm_q_rad, atol=0.02)
-    assert np.allclose(scene.data.ctrl[scene.robot.arm_actuators], draw.robot_start.arm_q_rad)
+    assert np.allclose(q, start.arm_q_rad, atol=0.02)
+    assert np.allclose(scene.data.ctrl[scene.robot.arm_actuators], start.arm_q_rad)
     assert scene.data.ctrl[scene.robot.gripper_actuator] == scene.robot.gripper_ctrl[1]
+
+
+def test_a_start_fixed_in_the_draw_is_kept_and_home_is_the_default():
+    generated = generate_family("stack_three", count=1, seed=2)[0]
+    _, draw, scene, binding = _setup(generated)
+    home = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 0, 0, 0))
+    assert home.robot_start is None
+    assert np.allclose(scene.data.ctrl[scene.robot.arm_actuators], scene.robot.card.home)
+    drawn = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, 0, 0, 0),
+                               robot_start=RobotStartParams(p_closed=0.0))
+    assert drawn.poses == home.poses  # the start draws from its own stream: the blocks stay where they were
+    fixed = dataclasses.replace(draw, robot_start=drawn.robot_start)
+    again = sample_reset_state(scene, binding, generated.scene, fixed, reset_rng(generated.scene, 0, 0, 0))
+    assert again.robot_start == drawn.robot_start and again.state.tobytes() == drawn.state.tobytes()
 
 
 def test_disagreeing_atoms_are_named_after_the_last_attempt():

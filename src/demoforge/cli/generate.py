@@ -82,6 +82,20 @@ def generate(
     robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
                                      "(panda, ur5e_2f85) or a card YAML [default: panda]; an environment package "
                                      "has the arm it was built with."),
+    control_law: str | None = typer.Option(None, "--control-law", help="How the arm is commanded and what "
+                                           "raw_command holds: joint_position (joint targets) or cartesian_delta "
+                                           "(TCP deltas per tick through differential IK) [default: the robot "
+                                           "card's law]."),
+    robot_start: bool = typer.Option(False, "--robot-start", help="PDDL inputs: each episode's arm starts at a pose "
+                                     "drawn from the default windows (README 'Robot start') instead of home."),
+    robot_start_spec: Path | None = typer.Option(None, "--robot-start-spec", help="YAML of robot start windows "
+                                                 "(RobotStartParams fields); implies --robot-start."),
+    play: bool = typer.Option(False, "--play", help="Play data: after the problem's goal, chain goals sampled from "
+                              "the reached state (a random walk over every operator of the domain) in one episode "
+                              "without resets."),
+    play_goals: int | None = typer.Option(None, "--play-goals", min=1, max=100, help="Goals per --play episode, "
+                                          "the problem's own first; each may take the episode time limit "
+                                          "[default: 3]."),
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets."""
@@ -103,17 +117,25 @@ def generate(
         if record_videos:
             cams = tuple(c.strip() for c in record_videos.split(",") if c.strip())
             videos = InlineVideo(cameras=cams, look=look, seed=seed)
+        if play_goals is not None and not play:
+            raise DemoforgeError(f"--play-goals {play_goals}: goals are chained only with --play; add --play")
+        options = {"goals": play_goals or 3} if play else {}
+        if play:
+            from demoforge.pipeline.play import generate_play as run_generate
         from demoforge.execute import load_problems
+        from demoforge.randomize.robot_start import resolve_robot_start
         from demoforge.sim import resolve_robot
 
         card = resolve_robot(robot) if robot is not None else None
-        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card))
+        starts = resolve_robot_start(robot_start, robot_start_spec)
+        n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card, robot_start=starts))
         display = _Display(n_problems * episodes_per_problem, sys.stdout.isatty())
         try:
             summary = run_generate([str(p) for p in inputs], out, episodes_per_problem=episodes_per_problem,
                                    envs=envs, workers=workers if workers == "auto" else int(workers), seed=seed,
                                    settings=settings, domain=domain, progress=display, randomization=spec,
-                                   record_videos=videos, robot=card)
+                                   record_videos=videos, robot=card, control_law=control_law,
+                                   robot_start=starts, **options)
         finally:
             display.stop()
     except DemoforgeError as exc:

@@ -62,6 +62,10 @@ def run(
     seed: int | None = typer.Option(None, "--seed", help="Seed of env packages, execution and look draws."),
     robot: str | None = typer.Option(None, "--robot", help="Arm of every scene: a built-in robot card (panda, "
                                                             "ur5e_2f85) or a card YAML [default: panda]."),
+    robot_start: bool = typer.Option(False, "--robot-start", help="Each reset state's arm starts at a pose drawn "
+                                     "from the default windows (README 'Robot start') instead of home."),
+    robot_start_spec: Path | None = typer.Option(None, "--robot-start-spec", help="YAML of robot start windows "
+                                                 "(RobotStartParams fields); implies --robot-start."),
     render_pass: list[str] = typer.Option([], "--render-pass", help="Look: plain, randomized:N or LOOK.yaml[:N]; "
                                                                     "repeatable; none = no rendering."),
     camera: list[str] = typer.Option([], "--camera", help="Camera to render; repeatable [default: front, wrist]."),
@@ -91,7 +95,7 @@ def run(
     flags = {"experiment_id": experiment_id, "out_dir": out_dir, "family": family, "problems": problems,
              "task_seed": task_seed, "problem_files": problem_file or None, "reset_states": reset_states,
              "episodes_per_problem": episodes_per_problem, "envs": envs, "workers": workers, "seed": seed,
-             "robot": robot,
+             "robot": robot, "robot_start": _robot_start_flag(robot_start, robot_start_spec),
              "render_passes": render_pass or None, "cameras": camera or None, "bake_convention": bake_convention,
              "doctor_fail_on": doctor_fail_on, "backend": backend, "ray_address": ray_address,
              "smoke_test": smoke_test or None, "play": play or None, "play_goals": play_goals}
@@ -113,6 +117,15 @@ def run(
     typer.echo(result.doctor_summary)
     if result.doctor_failed:
         raise typer.Exit(1)
+
+
+def _robot_start_flag(enabled: bool, spec: Path | None):
+    """The config's `robot_start` from the flags: the spec's windows, the defaults (true) or not given."""
+    from demoforge.randomize.robot_start import load_robot_start, params_to_dict
+
+    if spec is not None:
+        return params_to_dict(load_robot_start(spec))
+    return True if enabled else None
 
 
 def _problem_count(cfg) -> int:

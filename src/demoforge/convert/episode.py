@@ -67,7 +67,7 @@ class Episode:
     target: np.ndarray | None  # (T, n_arm) commanded joint targets in force during the tick [rad]; None if unknown
     target_gripper: np.ndarray | None  # (T,) commanded closedness, unclamped (> 1 squeezes); None if unknown
     raw_command: np.ndarray | None  # (T, m) controller input verbatim (+ gripper); None if not recorded
-    sim_state: np.ndarray | None  # (T, n_state) physics snapshots (NaN padded); None for non-sim sources
+    sim_state: np.ndarray | None  # (T, n_state) physics snapshots (zero padded past the episode's sim_state_width)
     law: dict[str, Any] | None  # the control law (ControlLaw fields); None if the source has none
     cameras: dict[str, CameraRef] = field(default_factory=dict)  # camera key -> reference
     outcome: str | None = None  # "success", "failure", or None when the source does not say

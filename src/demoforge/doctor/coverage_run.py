@@ -25,8 +25,8 @@ import numpy as np
 from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
-from demoforge.raw import EpisodeRecord
-from demoforge.raw.schema import SIM_STATE, SYMBOLIC_STATE, read_vocab
+from demoforge.raw import EpisodeRecord, own_states
+from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
 
 GRIPPER_OPEN = 0.0  # closedness commanded throughout: coverage moves the arm, it grasps nothing
 BAKE_PATH = "meta/bake.json"  # written by demoforge.convert.bake
@@ -67,7 +67,8 @@ def raw_start(root: Path, reader, episode: int) -> RawStart:
     record = EpisodeRecord.from_row(reader.episode(episode))
     problem = recorded_problem(root, record.problem)
     scene, _ = record_scene(problem, record, where=f"{root} episode {episode}")
-    restore(scene.model, scene.data, reader.read_episode(episode, [SIM_STATE])[SIM_STATE][0])
+    states = reader.read_episode(episode, [SIM_STATE])[SIM_STATE][:1]
+    restore(scene.model, scene.data, own_states(states, record, where=f"{root} episode {episode}")[0])
     return RawStart(scene, bind_symbols(scene, problem.task, problem.params))
 
 
@@ -79,9 +80,15 @@ def home_start(card):
 
 def raw_layout(root: Path, info: DatasetInfo, card):
     """The input's RunLayout, read back from its features (camera videos aside) and meta/demoforge/vocab.json."""
+    from demoforge.convert.episode import read_law
     from demoforge.raw.layout import RunLayout
 
     vocab = read_vocab(root, required=True)
+    mode = (read_law(root) or {}).get("mode", card.controller.mode)
+    if mode != "joint_position":
+        raise CoverageError(f"{root / CONTROLLER_PATH}: the input was recorded under a {mode!r} control law, and "
+                            "coverage episodes of a raw dataset run joint-target paths under a joint_position law; "
+                            "bake the input (e.g. --control-space joint_target) and run coverage on the baked dataset")
     layout = RunLayout(tuple(info.features[SYMBOLIC_STATE].names), tuple(vocab["operators"]),
                        tuple(vocab["phases"]), tuple(card.arm_joints), card.controller,
                        int(info.features[SIM_STATE].shape[0]), int(info.fps), card.name)
@@ -255,4 +262,4 @@ def raw_extras(source_row: dict[str, Any], planned: PlannedEpisode, seed: int) -
     # What replay needs to rebuild the source's scene is kept; nothing of its run is.
     return EpisodeRecord(source.problem, {"run_seed": seed, "coverage_episode": planned.index}, source.scene_draw,
                          source.env_package, source.reset_state, source.randomization,
-                         more={"coverage": planned.to_json()}).to_extras()
+                         sim_state_width=source.sim_state_width, more={"coverage": planned.to_json()}).to_extras()

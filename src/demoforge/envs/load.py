@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.envs.package import SCHEMA, EnvPackageError, Manifest, ProblemEntry, ProfileEntry
+from demoforge.envs.package import SCHEMA, EnvPackageError, Manifest, ProblemEntry, ProfileEntry, manifest_robot_start
 from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.errors import DemoforgeError
 from demoforge.randomize.scene import draw_from_dict
@@ -80,7 +80,8 @@ def _manifest(data: dict, file: str) -> Manifest:
         )
         robot = None if data.get("robot") is None else card_from_dict(data["robot"], where=f"{file}: robot")
         return Manifest(str(data["schema"]), int(data["seed"]), int(data["reset_states"]), int(data["profiles"]),
-                        str(data["demoforge_version"]), str(data["mujoco_version"]), problems, robot)
+                        str(data["demoforge_version"]), str(data["mujoco_version"]), problems, robot,
+                        manifest_robot_start(data, file))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EnvPackageError(f"{file}: malformed manifest: {type(exc).__name__}: {exc}") from None
     except DemoforgeError as exc:

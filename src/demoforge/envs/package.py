@@ -9,11 +9,14 @@
     DIR/<problem>/profile-<k>/draw.json    scene profile k: a SceneDraw (demoforge.randomize.scene)
     DIR/<problem>/profile-<k>/reset_states.npz   `states`: (K, state_size) float64 snapshots
     DIR/<problem>/profile-<k>/reset_states.json  per state: its SeedSequence entropy and spawn key,
-                                           attempts, sampled block poses (symbolic.poses_to_json)
+                                           attempts, sampled block poses (symbolic.poses_to_json) and
+                                           `robot_start` (its drawn start, randomize.robot_start's
+                                           JSON; null: home)
 
 manifest.json (sorted keys) holds `schema`, `seed`, `reset_states` (per profile), `profiles`
 (per problem), `demoforge_version`, `mujoco_version`, `robot` (the robot card every scene has,
-as `demoforge.sim.card_to_dict` writes it; a manifest without it is the built-in Panda's) and
+as `demoforge.sim.card_to_dict` writes it; a manifest without it is the built-in Panda's),
+`robot_start` (the windows each reset state's start was drawn from; null: home) and
 `problems`: per problem its
 `name`, `source` (the path it was built from), `sha256` {file in its folder: hex} and
 `profiles`: [{`index`, `path`, `draw`, `model_fingerprint`, `state_size`, `reset_states`,
@@ -48,7 +51,14 @@ import demoforge
 from demoforge.guard import LOCK_NAME, claim_temp, overlap, release_temp
 from demoforge.errors import DemoforgeError
 from demoforge.envs.scene import build_task_scene, model_fingerprint
-from demoforge.randomize.scene import RobotStartParams, SceneDraw, bake_profiles, draw_to_dict, draw_to_json
+from demoforge.randomize.robot_start import (
+    RobotStartParams,
+    params_from_dict,
+    params_to_dict,
+    robot_start_problems,
+    start_to_dict,
+)
+from demoforge.randomize.scene import SceneDraw, bake_profiles, draw_to_dict, draw_to_json
 from demoforge.sim import RobotCard, card_to_dict, panda_card
 from demoforge.sim.lint import lint_contact_stability
 from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, reset_seed_key, sample_reset_state
@@ -98,6 +108,7 @@ class Manifest:
     mujoco_version: str  # the rebuild is exact only under this version
     problems: tuple[ProblemEntry, ...]  # by name
     robot: RobotCard | None = None  # the arm of every scene; None = the built-in Panda
+    robot_start: RobotStartParams | None = None  # windows of the reset states' robot starts; None = home
 
 
 def _sha256(path: Path) -> str:
@@ -132,15 +143,17 @@ def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states
     (folder / "domain.pddl").write_text(task.domain_text, encoding="utf-8")
     (folder / "scene.json").write_bytes(sidecar.read_bytes())
     entries = []
-    for k, draw in enumerate(bake_profiles(params, profiles, seed, robot_start=robot_start, card=robot)):
+    for k, draw in enumerate(bake_profiles(params, profiles, seed)):
         scene, binding = build_task_scene(task, params, draw, card=robot)
         states, infos, findings = [], [], []
         for i in range(reset_states):
-            r = sample_reset_state(scene, binding, params, draw, reset_rng(params, seed, k, i), options=options)
+            r = sample_reset_state(scene, binding, params, draw, reset_rng(params, seed, k, i), options=options,
+                                   robot_start=robot_start)
             states.append(r.state)
             entropy, key = reset_seed_key(params, seed, k, i)
             infos.append({"index": i, "entropy": entropy, "spawn_key": list(key), "attempts": r.attempts,
-                          "poses": poses_to_json(r.poses)})
+                          "poses": poses_to_json(r.poses),
+                          "robot_start": None if r.robot_start is None else start_to_dict(r.robot_start)})
             if i == 0:
                 findings = _lint_at(scene.model, scene.data)
         explosions = [f for f in findings if f.code == "C001"]
@@ -174,6 +187,7 @@ def manifest_to_dict(manifest: Manifest) -> dict:
             prof["draw"] = draw_to_dict(entry.draw)
     if manifest.robot is not None:
         data["robot"] = card_to_dict(manifest.robot)
+    data["robot_start"] = None if manifest.robot_start is None else params_to_dict(manifest.robot_start)
     return data
 
 
@@ -199,6 +213,8 @@ def build_env_package(
         problems.append(f"output {str(out)!r} exists; packages are never overwritten: pick a new --out or remove it")
     if (hit := overlap(out, paths)) is not None:
         problems.append(f"output {str(out)!r} overlaps the input {str(hit)!r}; choose an --out outside the inputs")
+    if robot_start is not None:
+        problems += robot_start_problems(robot_start)
     if problems:
         raise EnvPackageError("cannot build the environment package:\n" + "\n".join(problems))
     tmp = out.with_name(f".{out.name}.partial")  # a fixed name: the next build of `out` removes a killed one's
@@ -216,7 +232,7 @@ def build_env_package(
             os.replace(tmp / f".{name}", tmp / entry.name)
             entries.append(_renamed(entry, f".{name}", entry.name))
         manifest = Manifest(SCHEMA, seed, reset_states, profiles, demoforge.__version__, mujoco.__version__,
-                            tuple(sorted(entries, key=lambda e: e.name)), robot or panda_card())
+                            tuple(sorted(entries, key=lambda e: e.name)), robot or panda_card(), robot_start)
         (tmp / "manifest.json").write_text(json.dumps(manifest_to_dict(manifest), indent=1, sort_keys=True) + "\n",
                                            encoding="utf-8")
         (tmp / LOCK_NAME).unlink()  # the lock is held through its open descriptor until released
@@ -232,3 +248,9 @@ def build_env_package(
 def _renamed(entry: ProblemEntry, old: str, new: str) -> ProblemEntry:
     profiles = tuple(dataclasses.replace(p, path=new + p.path[len(old):]) for p in entry.profiles)
     return dataclasses.replace(entry, profiles=profiles)
+
+
+def manifest_robot_start(data: dict, file: str) -> RobotStartParams | None:
+    """The `robot_start` windows of a manifest's JSON (absent in packages built before they were recorded)."""
+    value = data.get("robot_start")
+    return None if value is None else params_from_dict(value, where=f"{file}: robot_start")

@@ -41,7 +41,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -55,10 +55,12 @@ from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
+from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
 from demoforge.sim import RobotCard, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
+from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
 MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
@@ -137,14 +139,21 @@ def _domain_identity(domain: str | Path) -> str | dict:
 
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
                 settings: RunnerSettings, randomization: RandomizationSpec | None,
-                videos: InlineVideo | None = None, domain: str | Path = "blocks") -> dict:
+                videos: InlineVideo | None = None, domain: str | Path = "blocks",
+                control_law: str | None = None) -> dict:
+    card = problem_robot(problems[0])
     record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
-              "domain": _domain_identity(domain), "robot": card_to_dict(problem_robot(problems[0])),
+              "domain": _domain_identity(domain), "robot": card_to_dict(card),
               "problems": [p.name for p in problems],
               "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
               "randomization": None if randomization is None else spec_to_dict(randomization)}
     if videos is not None:
         record["videos"] = asdict(videos)
+    if control_law is not None and control_law != card.controller.mode:  # the card's own law is not recorded twice
+        record["control_law"] = control_law
+    starts = [p.robot_start for p in problems if p.robot_start is not None]
+    if starts:  # absent when every episode starts at home, so such runs keep their run.json
+        record["robot_start"] = params_to_dict(starts[0])
     return record
 
 
@@ -181,11 +190,11 @@ def open_run_folder(out: Path, record: dict) -> None:
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None,
-                 robot: RobotCard | None = None) -> list[Problem]:
-    """The run's problems, with the arm of `robot` (see `load_problems`); the spec's scene-range
-    overrides replace PDDL problems' sidecar ranges (an environment package's scenes are baked
-    and stay as they are)."""
-    problems = load_problems(inputs, domain=domain, robot=robot)
+                 robot: RobotCard | None = None, robot_start: RobotStartParams | None = None) -> list[Problem]:
+    """The run's problems, with the arm of `robot` starting as `robot_start` draws (see
+    `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges (an
+    environment package's scenes are baked and stay as they are)."""
+    problems = load_problems(inputs, domain=domain, robot=robot, robot_start=robot_start)
     if randomization is None:
         return problems
     return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
@@ -206,13 +215,13 @@ class RunSpec:
     settings: RunnerSettings
     randomization: RandomizationSpec | None = None
     videos: InlineVideo | None = None
+    runner: type[ExpertRunner] = ExpertRunner  # the expert each item runs (play data's chains goals)
+    runner_options: dict = field(default_factory=dict)  # its keyword arguments beyond ExpertRunner's
 
 
-def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None, *,
-             runner: type[ExpertRunner] = ExpertRunner, **runner_options) -> ProblemTally:
+def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None) -> ProblemTally:
     """Run work item `k` (problem k) in this process, continuing its shards if interrupted;
-    returns its tally (also in its done.json once its shards are final). `runner` and
-    `runner_options`: another expert (play data's chains goals)."""
+    returns its tally (also in its done.json once its shards are final)."""
     problem = run.problems[k]
     folder = _item_dir(run.out, k, problem.name)
     done_file = folder / "done.json"
@@ -235,8 +244,9 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
     queue = [(0, e) for e in range(writers.next_episode, run.episodes)]
     try:
         if queue:
-            runner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue, settings=run.settings,
-                   after_skill=after_skill, randomization=run.randomization, **runner_options).run(on_episode)
+            run.runner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue, settings=run.settings,
+                       after_skill=after_skill, randomization=run.randomization,
+                       **run.runner_options).run(on_episode)
     except BaseException:
         writers.close()
         raise
@@ -281,14 +291,22 @@ def generate(
     workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
-    robot: RobotCard | None = None, executor=None,
+    robot: RobotCard | None = None, control_law: str | None = None,
+    robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
+    runner_options: dict | None = None, executor=None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
     physics domain randomization drawn per episode when `randomization` is given, and
     camera videos rendered inline when `record_videos` is given. `robot`: the arm of PDDL
     problems' scenes (None: the built-in Panda; a package has its own, see `load_problems`);
-    recorded in run.json, so a rerun with another robot is refused as another run.
+    recorded in run.json, so a rerun with another robot is refused as another run. `control_law`:
+    the mode the arm is commanded in (joint_position, or cartesian_delta: the expert's planned
+    joint motion sent as TCP deltas through the differential-IK controller); None: the robot
+    card's law. It is stamped in each split's meta/demoforge/controller.json. `robot_start`:
+    the windows each PDDL episode's arm start is drawn from (None: home), recorded in run.json.
+    `runner` (a module-level ExpertRunner subclass, so workers can import it) with
+    `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
     `executor`: where the items run (a `demoforge.stage` executor, e.g. `RayExecutor`); by
     default `workers` local slots."""
     refuse_in_worker_start_up("generate")
@@ -299,6 +317,8 @@ def generate(
         problems_msg.append(f"envs: {envs} must be >= 1")
     if not (isinstance(seed, int) and 0 <= seed < 2**63):
         problems_msg.append(f"seed: {seed!r} must be an integer in [0, 2^63)")
+    if control_law is not None and control_law not in MODES:
+        problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     if executor is None:
@@ -316,21 +336,24 @@ def generate(
     try:
         inputs = [str(p) for p in inputs]
         out = Path(out)
-        problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot)
-        layout = run_layout(problems, fps=round(settings.control_hz))
+        problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot,
+                                robot_start=robot_start)
+        layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)
         record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
-                             domain)
+                             domain, control_law)
+        if runner is not ExpertRunner:
+            record["runner"] = {"class": f"{runner.__module__}.{runner.__qualname__}", "options": runner_options or {}}
         summary = finished_run(out, record, problems)
         if summary is not None:
             return summary
         if out.exists() and not out.is_dir():
             raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
-                      record_videos)
+                      record_videos, runner, dict(runner_options or {}))
         return run_stage(GenerateStage(run, record, after_skill), out, work=out, executor=executor,
                          progress=progress)
     finally:

@@ -10,12 +10,14 @@ independent of `--envs` and `--workers`.
 
 Seeding: `episode_seed(run_seed, problem, episode)` is a `SeedSequence` with entropy
 (run seed, crc32 of the problem name) and spawn key (episode,); its children, in order,
-drive the scene draw, the reset state, the skills' parameters and the physics
+drive the scene draw, the reset state (and, with robot start windows, the arm's start drawn
+from a child of it: `symbolic.sample_reset_state`), the skills' parameters and the physics
 randomization draw.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ import numpy as np
 from demoforge.envs import load_env_package, open_profile, restore_reset
 from demoforge.errors import DemoforgeError
 from demoforge.envs.scene import build_task_scene
+from demoforge.randomize.robot_start import RobotStartParams, check_robot_start
 from demoforge.randomize.scene import draw_to_dict, sample_scene
 from demoforge.raw.scene import Problem
 from demoforge.sim import RobotCard, Scene, panda_card
@@ -41,14 +44,18 @@ class ExecuteError(DemoforgeError):
 
 
 def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
-                  robot: RobotCard | None = None) -> list[Problem]:
+                  robot: RobotCard | None = None, robot_start: RobotStartParams | None = None) -> list[Problem]:
     """Problems from PDDL files (each with its `<stem>.scene.json` sidecar) and environment
     package folders (all their problems), in the order given; every bad path reported at once.
 
     `robot`: the arm of the PDDL problems' scenes (None: the built-in Panda); a package's scenes
-    have the arm it was built with, and a `robot` other than that one is refused."""
+    have the arm it was built with, and a `robot` other than that one is refused. `robot_start`:
+    the windows each PDDL episode's arm start is drawn from (None: home); a package's reset
+    states hold the starts it was built with, so windows given with one are refused."""
     out: list[Problem] = []
     problems: list[str] = []
+    if robot_start is not None:
+        check_robot_start(robot_start)
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -58,6 +65,11 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
                 problems.append(str(exc))
                 continue
             built = pkg.manifest.robot or panda_card()
+            if robot_start is not None:
+                problems.append(f"{str(path)!r}: an environment package's reset states hold the robot starts it was "
+                                "built with; drop --robot-start, or build the package with `demoforge env build "
+                                "--robot-start`")
+                continue
             if robot is not None and robot != built:
                 problems.append(f"{str(path)!r}: the environment package was built for robot {built.name!r}, not "
                                 f"{robot.name!r}; drop --robot, or rebuild the package with `demoforge env build "
@@ -87,7 +99,7 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
                             f"{exc.start}); save it as UTF-8")
             continue
         out.append(Problem(task.name, task, params, path.read_text(encoding="utf-8"), str(path.resolve()),
-                           robot=robot or panda_card()))
+                           robot=robot or panda_card(), robot_start=robot_start))
     seen: dict[str, str] = {}
     for p in out:
         if (bad := name_problem(p.name, p.source)) is not None:
@@ -165,17 +177,20 @@ def start_episode(problem: Problem, run_seed: int, episode: int) -> EpisodeStart
         k, i = episode % len(profiles), (episode // len(profiles)) % len(profiles[0].states)
         scene, binding = open_profile(problem.package, k)
         restore_reset(scene, profiles[k], i)
-        draw = profiles[k].entry.draw
         env = {"package": problem.package_root, "profile": k, "reset_state": i}
         reset = profiles[k].samples[i]
+        draw_record = draw_to_dict(profiles[k].entry.draw)
+        if "robot_start" in reset:  # the state's own start (a package older than per-state starts has its profile's)
+            draw_record["robot_start"] = reset["robot_start"]
     else:
         draw = sample_scene(problem.params, rngs["scene"])
         scene, binding = build_task_scene(problem.task, problem.params, draw, card=problem.robot)
-        state = sample_reset_state(scene, binding, problem.params, draw, rngs["reset"])
+        state = sample_reset_state(scene, binding, problem.params, draw, rngs["reset"], robot_start=problem.robot_start)
         env = None
         reset = {"attempts": state.attempts, "poses": poses_to_json(state.poses)}
+        draw_record = draw_to_dict(dataclasses.replace(draw, robot_start=state.robot_start))
     records = {"seed": seed_record(run_seed, problem.name, episode), "env_package": env,
-               "scene_draw": draw_to_dict(draw), "reset_state": reset}
+               "scene_draw": draw_record, "reset_state": reset}
     return EpisodeStart(problem, episode, scene, binding, rngs, records)
 
 

@@ -2,22 +2,28 @@
 
 `run_layout` builds a run's `RunLayout` (`demoforge.raw.layout`): the atom names (sorted
 union over the run's problems), the operator and phase vocabularies, the arm, the control
-law and the physics-state width. `EpisodeRecorder` accumulates one episode's ticks (and
+law (the robot card's, or the card's gains under another mode) and the physics-state width. `EpisodeRecorder` accumulates one episode's ticks (and
 drops a failed attempt's ticks when the runner restores a snapshot).
 
-sim.state width: a dataset feature has one shape, and the writer refuses non-finite values,
-so a run's problems must share one MuJoCo state size (the same number of blocks, e.g. one
-family per run); `run_layout` refuses a mix and names the sizes.
+sim.state width: a dataset feature has one shape, so a run mixing problems of several MuJoCo
+state sizes (flip, pnp and unstack problems: one block, one block and two regions, three blocks)
+records sim.state as wide as its widest problem's state, each row zero padded past its own
+episode's size; the episode record says that size (`EpisodeRecord.sim_state_width`, read back
+with `demoforge.raw.episode.own_states`). The width is fixed from the problems before any
+episode runs, so it does not depend on which episodes ran where.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.raw import schema
 from demoforge.raw.layout import RunLayout
-from demoforge.sim import Scene, gripper_closedness, snapshot, state_size
+from demoforge.sim import Scene, gripper_closedness, joint_targets, snapshot, state_size
+from demoforge.sim.controllers import MODES
 from demoforge.skills import PHASES
 from demoforge.symbolic import Binding
 from demoforge.symbolic.abstract import truth_of_samples
@@ -26,10 +32,14 @@ from demoforge.tasks import Task, goal_atoms
 from demoforge.tasks.pddl_text import Atom, format_atom
 
 
-def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
-    """The layout of a run over `problems` (builds one scene per problem to read its symbols)."""
+def run_layout(problems: list[Problem], *, fps: int = 60, control_law: str | None = None) -> RunLayout:
+    """The layout of a run over `problems` (builds one scene per problem to read its symbols).
+    `control_law`: the mode the arm is commanded in (`demoforge.sim.controllers.MODES`); None:
+    the robot card's law."""
     from demoforge.execute.problems import start_layout_scene
 
+    if control_law is not None and control_law not in MODES:
+        raise ExecuteError(f"control law {control_law!r} is not one of {list(MODES)}")
     atoms: set[str] = set()
     operators: set[str] = set()
     sizes, card = [], None
@@ -43,20 +53,12 @@ def run_layout(problems: list[Problem], *, fps: int = 60) -> RunLayout:
         elif scene.robot.card != card:
             raise ExecuteError(f"problem {p.name!r} uses robot {scene.robot.card.name!r}, others {card.name!r}; "
                                "one robot per run")
-    if len(set(sizes)) > 1:
-        by_size = {}
-        for p, n in zip(problems, sizes, strict=True):
-            by_size.setdefault(n, []).append(p.name)
-        raise ExecuteError("the problems' physics states differ in size, and sim.state has one width per dataset: "
-                           + "; ".join(f"{n} values: {names[:3]}{' ...' if len(names) > 3 else ''}"
-                                       for n, names in sorted(by_size.items()))
-                           + "; generate problems with the same number of blocks (e.g. one family) per run")
     law = card.controller
-    if law.mode != "joint_position":
-        raise ExecuteError(f"robot {card.name!r} has control law mode {law.mode!r}; the expert's skills command "
-                           "joint targets, so the card's controller must be joint_position")
+    if control_law is not None and control_law != law.mode:
+        # the card's gains and gripper drive; scales are per command component, which differ by mode
+        law = dataclasses.replace(law, mode=control_law, scales=())
     return RunLayout(tuple(sorted(atoms)), tuple(sorted(operators)), tuple(PHASES), tuple(card.arm_joints), law,
-                     sizes[0], int(fps), card.name)
+                     max(sizes), int(fps), card.name)
 
 
 class EpisodeRecorder:
@@ -77,6 +79,11 @@ class EpisodeRecorder:
     def length(self) -> int:
         return len(self._rows[schema.STATE])
 
+    @property
+    def state_width(self) -> int:
+        """This episode's physics-state size (sim.state values before the run's zero padding)."""
+        return state_size(self.scene.model)
+
     def _symbols(self, atoms: frozenset) -> np.ndarray:
         vec = self._vec.get(atoms)
         if vec is None:
@@ -89,18 +96,26 @@ class EpisodeRecorder:
         return vec
 
     def record(self, atoms: frozenset | None, command: np.ndarray, gripper: float, operator: int, phase: int) -> None:
-        """The tick about to be stepped: state before the command, and the command; `atoms`
-        None: sampled now, abstracted in `columns()` (needs the recorder's binding)."""
+        """The tick about to be stepped: state before the command, and the command (under the
+        layout's law: joint targets, or a TCP delta whose joint targets are recorded as the action);
+        `atoms` None: sampled now, abstracted in `columns()` (needs the recorder's binding)."""
         m, d, robot = self.scene.model, self.scene.data, self.scene.robot
         rows = self._rows
         obs = np.empty(len(robot.arm_qpos) + 1, np.float32)
         obs[:-1] = d.qpos[robot.arm_qpos]
         obs[-1] = gripper_closedness(robot, d.qpos)
         act = np.empty_like(obs)
-        act[:-1], act[-1] = command, gripper
+        law = self.layout.law
+        if law.mode == "joint_position":
+            act[:-1], act[-1] = command, gripper
+            raw = act
+        else:  # action: the joint targets the controller turns the command into this tick
+            act[:-1], act[-1] = joint_targets(m, d, robot, law, command), gripper
+            raw = np.empty(len(command) + 1, np.float32)
+            raw[:-1], raw[-1] = command, gripper
         rows[schema.STATE].append(obs)
         rows[schema.ACTION].append(act)
-        rows[schema.RAW_COMMAND].append(act)
+        rows[schema.RAW_COMMAND].append(raw)
         rows[schema.SIM_STATE].append(snapshot(m, d))
         if atoms is None:
             if self.binding is None:
@@ -131,9 +146,20 @@ class EpisodeRecorder:
             out[np.ix_(sampled, cols[keep])] = truth[:, keep]
         return out
 
+    def _padded_states(self) -> np.ndarray:
+        """(T, layout.n_state) snapshots, zeros past this episode's own `state_width`."""
+        width, n = self.state_width, self.layout.n_state
+        if width > n:
+            raise ExecuteError(f"episode state has {width} values, more than the run's sim.state width {n}; the run "
+                               "layout was built from other problems than this episode's (build it from all of them)")
+        out = np.zeros((len(self._rows[schema.SIM_STATE]), n))
+        out[:, :width] = self._rows[schema.SIM_STATE]
+        return out
+
     def columns(self) -> dict[str, np.ndarray]:
         rows = self._rows
-        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND, schema.SIM_STATE)}
+        out = {k: np.stack(rows[k]) for k in (schema.STATE, schema.ACTION, schema.RAW_COMMAND)}
+        out[schema.SIM_STATE] = self._padded_states()
         out[schema.SYMBOLIC_STATE] = self._symbolic_column()
         out[schema.OPERATOR] = np.asarray(rows[schema.OPERATOR], np.int64).reshape(-1, 1)
         out[schema.PHASE] = np.asarray(rows[schema.PHASE], np.int64).reshape(-1, 1)

@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
 from demoforge.envs.scene import REGION_PREFIX
@@ -27,7 +28,7 @@ from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
 from demoforge.randomize import RandomizationSpec
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
-from demoforge.sim import restore, snapshot
+from demoforge.sim import command_size, command_toward, restore, snapshot
 from demoforge.skills import PROFILES, SkillSettings, plan_skill, skill_context
 from demoforge.tasks import Step, apply, goal_atoms, holds
 from demoforge.tasks.fast_downward import FastDownwardPlanner
@@ -85,7 +86,7 @@ AfterSkill = Callable[[int, PddlEpisode, Step, int], None]
 class ExpertEpisode:
     """One env's episode under the expert: planning, skills, verification and recovery.
 
-    Per tick, `command()` gives (arm targets, gripper, operator, phase) and, after the env
+    Per tick, `command()` gives (arm command, gripper, operator, phase) and, after the env
     stepped, `advance()` moves along the plan; `outcome` is set once the episode ended and
     `result()` then gives it for the writer. `runner` supplies env, problems, layout,
     settings and after_skill (the ExpertRunner, or a client's object with those: the expert
@@ -124,6 +125,9 @@ class ExpertEpisode:
         self.outcome: tuple[bool, FailureCause | None] | None = None
         self.settle_ticks = round(runner.settings.settle_s * runner.settings.control_hz)
         self.hold = (self.scene.data.ctrl[self.scene.robot.arm_actuators].copy(), self._gripper_now())
+        # skills plan joint targets; under another law each tick's target becomes that law's command
+        self.law = runner.layout.law
+        self._fk = None if self.law.mode == "joint_position" else mujoco.MjData(self.scene.model)
         self._begin()
 
     def _gripper_now(self) -> float:
@@ -204,9 +208,18 @@ class ExpertEpisode:
             q = self._q32[1][self.t]
             g = float(self._q32[2][self.t])
             self.hold = (q, g)
-            return q, g, self.op, int(plan.phase[self.t])
+            return self._arm_command(q), g, self.op, int(plan.phase[self.t])
         last = int(plan.phase[-1]) if plan is not None and plan.ticks else -1
-        return self.hold[0], self.hold[1], self.op, last
+        return self._arm_command(self.hold[0]), self.hold[1], self.op, last
+
+    def _arm_command(self, q: np.ndarray) -> np.ndarray:
+        """The command asking for joint targets `q` under the run's law. A cartesian_delta command
+        is the TCP delta from the pose of the targets in force to the pose of `q` (closed on the
+        controller's own targets, so diff-IK drift does not accumulate over a skill)."""
+        if self._fk is None:
+            return q
+        cmd = command_toward(self.scene.model, self.scene.data, self.scene.robot, self.law, q, self._fk)
+        return cmd.astype(np.float32).astype(np.float64)  # step what is recorded (float32): replay is bit-exact
 
     def advance(self) -> None:
         """After a tick: move along the plan; after the settle, verify."""
@@ -287,7 +300,7 @@ class ExpertEpisode:
             randomization=self.r.env.randomization_draws[self.i],
             goal=tuple(format_atom(a) for a in goal_atoms(self.task)), plan=tuple(self.executed),
             retries=tuple(self.retries), replans={"count": len(self.replans), "why": self.replans},
-            outcome="success" if ok else "failure", failure=failure)
+            outcome="success" if ok else "failure", failure=failure, sim_state_width=self.rec.state_width)
         return EpisodeResult(self.problem.name, self.ep.start.episode, ok, self.rec.columns(),
                              goal_words(self.task), record.to_extras())
 
@@ -304,15 +317,15 @@ class ExpertRunner:
         self.problems, self.layout, self.settings, self.after_skill = problems, layout, settings, after_skill
         max_ticks = round(settings.max_episode_s * settings.control_hz)
         tasks = [pddl_task(p, max_ticks=max_ticks + 1, terminate_on_success=False) for p in problems]
-        self.env = VecSimEnv(tasks, num_envs, episodes=episodes, seed=seed, control_hz=settings.control_hz,
-                             randomization=randomization)
+        self.env = VecSimEnv(tasks, num_envs, episodes=episodes, seed=seed, law=layout.law,
+                             control_hz=settings.control_hz, randomization=randomization)
         self.max_ticks = max_ticks
 
     def run(self, on_episode: Callable[[EpisodeResult], None]) -> None:
         env = self.env
         env.reset()
         slots: list[ExpertEpisode | None] = [None] * env.num_envs
-        n_arm = None
+        n_cmd = None
 
         def fill(i: int) -> None:
             while env.ids[i] is not None:
@@ -327,17 +340,17 @@ class ExpertRunner:
         for i in range(env.num_envs):
             fill(i)
         while any(s is not None for s in slots):
-            n_arm = n_arm or env.n_arm
-            actions = np.zeros((env.num_envs, n_arm + 1))
+            n_cmd = n_cmd or command_size(self.layout.law, env.n_arm)
+            actions = np.zeros((env.num_envs, n_cmd + 1))
             for i, slot in enumerate(slots):
                 if slot is None:
                     continue
                 q, g, op, ph = slot.command()
                 slot.rec.record(None, q, g, op, ph)  # symbolic state sampled now, abstracted per episode
-                actions[i, :n_arm], actions[i, n_arm] = q, g
+                actions[i, :n_cmd], actions[i, n_cmd] = q, g
             for i, slot in enumerate(slots):
                 if slot is not None:
-                    env.step_one(i, actions[i, :n_arm], actions[i, n_arm])
+                    env.step_one(i, actions[i, :n_cmd], actions[i, n_cmd])
             for i, slot in enumerate(slots):
                 if slot is None:
                     continue

@@ -39,7 +39,7 @@ class PipelineConfig:
     task_seed: int = 0  # seed of the task generator
     problem_files: tuple[str, ...] = ()  # PDDL problem files (with sidecars) used instead of generating
     reset_states: int = 4  # environment package: reset states per profile
-    profiles: int = 1  # environment package: scene profiles per problem
+    profiles: int = 8  # environment package: scene profiles per problem
     episodes_per_problem: int = 4  # execution episodes per problem
     envs: int = 2  # environments stepped together per worker slot
     workers: int | str = "auto"  # worker slots: a count or "auto" (one per core)
@@ -50,6 +50,7 @@ class PipelineConfig:
     bake_control_freq: int | None = None  # baked rate [Hz]; None = native; below it, only the kept ticks are rendered
     doctor_fail_on: str | None = None  # "warning" or "error": a doctor finding this grave fails the run
     robot: str | None = None  # the run's arm: a built-in card name (demoforge.sim.ROBOTS) or a card YAML; None = panda
+    robot_start: dict | None = None  # windows of each reset state's arm start (RobotStartParams fields; YAML true = the defaults); None = home
     play: bool = False  # execute chains goals in one scene without resets (pipeline.play)
     play_goals: int = 3  # goals per play episode
     skip: tuple[str, ...] = ()  # stages not run (see STAGES)
@@ -136,6 +137,7 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
     if not values.get("cameras", ("x",)):
         problems.append(f"{source}: cameras: give at least one camera")
     problems += [f"{source}: {p}" for p in _input_problems(values)]
+    problems += _robot_start(values, source)
     if problems:
         raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
     config = PipelineConfig(**values)
@@ -145,6 +147,32 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
 
 
 SMOKE = {"problems": 1, "episodes_per_problem": 2, "envs": 2, "reset_states": 2, "profiles": 1, "cameras": ("front",)}
+
+
+def _robot_start(values: dict[str, Any], source: str) -> list[str]:
+    """Validate `robot_start` (true, false/null or a mapping of RobotStartParams fields) and store
+    its full windows, so the saved config says exactly what ran."""
+    from demoforge.randomize.robot_start import params_from_dict, params_to_dict
+
+    value = values.get("robot_start")
+    if value is None or value is False:
+        values["robot_start"] = None
+        return []
+    try:
+        values["robot_start"] = params_to_dict(params_from_dict(value, where="robot_start"))
+    except DemoforgeError as exc:
+        return [f"{source}: {line.strip()}" for line in str(exc).splitlines()[1:] or [str(exc)]]
+    return []
+
+
+def robot_start_params(config: PipelineConfig, inputs: list[str]):
+    """The RobotStartParams execution draws PDDL inputs' starts from (None: home, or the inputs are
+    the run's environment package, whose reset states hold their starts)."""
+    from demoforge.randomize.robot_start import params_from_dict
+
+    if config.robot_start is None or any(Path(p).is_dir() for p in inputs):
+        return None
+    return params_from_dict(config.robot_start)
 
 
 def _input_problems(values: dict[str, Any]) -> list[str]:

@@ -5,15 +5,19 @@
 
 Each episode starts like an execute episode (same start states and seeds) and runs the
 expert to the problem's goal; then a next goal is sampled from the reached symbolic state
-(a seeded random walk of `PLAY_OPERATORS` from it, ending hand-empty; the goal is the
-walk's new atoms), planned from where the scene is and executed, `goals` times in all. The
-episode's `plan` extra lists every executed step (so `annotate` gives a goal.action that
-changes over time) and the `play` extra lists each goal with its tick range. An episode
-that fails a goal ends there and goes to the failure split with the goals it reached.
+(a seeded random walk from it over every operator of the domain, ending hand-empty; the
+goal is the walk's new atoms), planned from where the scene is and executed, `goals` times
+in all. Each walk step first draws an operator, uniformly among those with an applicable
+grounding, then one of its groundings, so flips, rotations and region placements are as
+likely as picks, puts and stacks (drawing groundings alone would let flip's many face pairs
+crowd the rest out). The episode's `plan` extra lists every executed step (so `annotate`
+gives a goal.action that changes over time) and the `play` extra lists each goal with its
+tick range and the operators executed for it. An episode that fails a goal ends there and
+goes to the failure split with the goals it reached.
 
-This builds on the expert's episode (`demoforge.execute.ExpertEpisode`, subclassed) and
-generate's item runner and shard merge (`run_item`, `ShardMerge`). Play runs in one
-process; an interrupted run continues from its finished episodes.
+This builds on the expert's episode (`demoforge.execute.ExpertEpisode`, subclassed) run by
+`generate` itself (its `runner`): workers, resume, randomization and inline videos as there,
+and the bytes do not depend on the worker or env count.
 """
 
 from __future__ import annotations
@@ -25,28 +29,23 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.errors import PlanningError
-from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, goal_words
+from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, generate, goal_words
 from demoforge.execute import runner as runner_mod
-from demoforge.execute.generate import (RunSpec, ShardMerge, _run_record, finished_run, open_run_folder, run_item,
-                                       run_problems)
 from demoforge.execute.problems import STREAMS, episode_seed
-from demoforge.execute.record import run_layout
 from demoforge.tasks import goal_atoms, parse_task
 from demoforge.tasks.pddl_text import format_atom, problem_to_pddl
 from demoforge.tasks.simulate import Step, apply
 from demoforge.tasks.validate import type_of
 
-PLAY_OPERATORS = ("pick-up", "put-down", "stack", "unstack")  # what the random walk may use
 IGNORED_IN_GOALS = ("hand_empty", "holding", "clear")  # implied by the placement atoms
-WALK_STEPS = 6  # random-walk length before a goal is read off [steps]
+WALK_STEPS = 6  # longest random walk before a goal is read off [steps]
+STOP_P = 0.5  # chance that a walk stops at a hand-empty state with new atoms (short walks: goals of few atoms)
 
 
 def ground_steps(task, state: frozenset) -> list[Step]:
-    """Every applicable step of a `PLAY_OPERATORS` operator in `state`, sorted."""
+    """Every applicable step of every operator of the domain in `state`, sorted."""
     out = []
     for name in sorted(task.index.actions):
-        if name not in PLAY_OPERATORS:
-            continue
         params = list(task.index.actions[name].parameters)
         choices = [task.index.of_type.get(type_of(p.type_tags), ()) for p in params]
         for args in itertools.product(*choices):
@@ -59,25 +58,39 @@ def ground_steps(task, state: frozenset) -> list[Step]:
     return out
 
 
+def _draw_step(steps: list[Step], rng: np.random.Generator) -> Step:
+    """An operator uniformly among those in `steps`, then one of its steps uniformly."""
+    operators = sorted({st.action for st in steps})
+    name = operators[int(rng.integers(len(operators)))]
+    mine = [st for st in steps if st.action == name]
+    return mine[int(rng.integers(len(mine)))]
+
+
 def sample_goal(task, state: frozenset, rng: np.random.Generator) -> list[tuple]:
-    """Atoms of a state a seeded random walk reaches from `state` that do not hold now
-    (fluent placement atoms only); [] when no walk finds one."""
+    """Atoms of a state a seeded random walk over the domain's operators reaches from `state`
+    that do not hold now (fluent atoms but hand_empty, holding and clear); [] when no walk finds one."""
     for _ in range(8):
         s = state
         for _ in range(WALK_STEPS):
             steps = ground_steps(task, s)
             if not steps:
                 break
-            s = apply(task, s, steps[int(rng.integers(len(steps)))])
-        if any(a[0] == "holding" for a in s):
-            steps = [st for st in ground_steps(task, s) if st.action in ("put-down", "stack")]
+            s = apply(task, s, _draw_step(steps, rng))
+            if ("hand_empty",) in s and _new_atoms(task, state, s) and rng.random() < STOP_P:
+                break
+        if any(a[0] == "holding" for a in s):  # end hand-empty: put the held block somewhere
+            steps = [st for st in ground_steps(task, s) if "hand_empty" in {a[0] for a in apply(task, s, st)}]
             if not steps:
                 continue
-            s = apply(task, s, steps[int(rng.integers(len(steps)))])
-        new = sorted(a for a in s - state if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS)
+            s = apply(task, s, _draw_step(steps, rng))
+        new = _new_atoms(task, state, s)
         if new:
             return new
     return []
+
+
+def _new_atoms(task, before: frozenset, after: frozenset) -> list[tuple]:
+    return sorted(a for a in after - before if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS)
 
 
 def task_with_goal(task, atoms: list[tuple]):
@@ -103,8 +116,9 @@ class PlaySlot(runner_mod.ExpertEpisode):
         super().__init__(runner, i)
 
     def _close_segment(self) -> None:
+        ran = sorted({s["operator"] for s in self.executed if s["ticks"][0] >= self.goal_start})
         self.segments.append({"goal": [format_atom(a) for a in goal_atoms(self.task)], "words": goal_words(self.task),
-                              "ticks": [self.goal_start, self.rec.length]})
+                              "ticks": [self.goal_start, self.rec.length], "operators": ran})
         self.goal_start = self.rec.length
 
     def _finish_if_goal(self, atoms: frozenset) -> None:
@@ -140,26 +154,17 @@ class PlayRunner(runner_mod.ExpertRunner):
 
 
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
-                  envs: int = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
-                  domain: str = "blocks", robot=None) -> GenerateSummary:
-    """Play episodes of every problem into OUT/success and OUT/failure (generate's layout), with
-    the arm of `robot` (a RobotCard; None: the built-in Panda, see `execute.load_problems`).
-
-    Like `generate`, each finished episode is durable in its problem's shard at once, and a
-    rerun with the same arguments continues a killed run where it stopped."""
-    if goals < 1 or episodes_per_problem < 1 or envs < 1:
-        raise ExecuteError(f"play: goals {goals}, episodes {episodes_per_problem}, envs {envs} must all be >= 1")
-    inputs, out = [str(p) for p in inputs], Path(out)
-    problems = run_problems(inputs, domain=domain, randomization=None, robot=robot)
-    layout = run_layout(problems, fps=round(settings.control_hz))
+                  envs: int = 1, workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
+                  domain: str = "blocks", robot=None, progress=None, randomization=None,
+                  record_videos=None, control_law: str | None = None, robot_start=None) -> GenerateSummary:
+    """Play episodes of every problem into OUT/success and OUT/failure: `generate` (its layout,
+    workers, resume, physics randomization, inline videos, control law and robot start, see
+    `execute.generate`) with episodes that chain `goals` goals, each allowed `settings.max_episode_s`.
+    The goal count is recorded in run.json, so a rerun with another count is refused as another run."""
+    if goals < 1:
+        raise ExecuteError(f"play: goals {goals} must be >= 1 (the problem's own goal is the first)")
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
-    record = {**_run_record(inputs, problems, episodes_per_problem, seed, settings, None), "play_goals": goals}
-    if (done := finished_run(out, record, problems)) is not None:
-        return done  # the same run, finished: nothing to do
-    open_run_folder(out, record)
-    run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings)
-    with ShardMerge(out, problems, layout, record) as merge:
-        for k in range(len(problems)):
-            run_item(run, k, runner=PlayRunner, goals=goals)
-            merge.feed()
-        return merge.finish()
+    return generate(inputs, out, episodes_per_problem=episodes_per_problem, envs=envs, workers=workers, seed=seed,
+                    settings=settings, domain=domain, progress=progress, randomization=randomization,
+                    record_videos=record_videos, robot=robot, control_law=control_law, robot_start=robot_start,
+                    runner=PlayRunner, runner_options={"goals": goals})

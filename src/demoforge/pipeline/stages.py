@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
-from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card
+from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, robot_start_params
 from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
@@ -110,8 +110,11 @@ def stage_envs(ctx: RunContext) -> dict:
     from demoforge.envs import build_env_package
 
     c = ctx.config
+    from demoforge.randomize.robot_start import params_from_dict
+
+    starts = None if c.robot_start is None else params_from_dict(c.robot_start)
     manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
-                                 out=ctx.path("envs"), robot=robot_card(c))
+                                 out=ctx.path("envs"), robot=robot_card(c), robot_start=starts)
     return {"problems": len(manifest.problems)}
 
 
@@ -129,8 +132,10 @@ def stage_execute(ctx: RunContext) -> dict:
     if c.play:
         from demoforge.pipeline.play import generate_play
 
-        summary = generate_play(execute_inputs(ctx), ctx.path("execute"), episodes_per_problem=c.episodes_per_problem,
-                                goals=c.play_goals, envs=c.envs, seed=c.seed, robot=robot_card(c))
+        inputs = execute_inputs(ctx)
+        summary = generate_play(inputs, ctx.path("execute"), episodes_per_problem=c.episodes_per_problem,
+                                goals=c.play_goals, envs=c.envs, seed=c.seed, robot=robot_card(c),
+                                robot_start=robot_start_params(c, inputs))
     else:
         summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "

@@ -24,7 +24,7 @@ from demoforge.execute.vecenv import PddlEpisode, SimTask
 from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
-from demoforge.raw import EpisodeRecord, RawError, schema
+from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.replay import record_scene
 from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import restore
@@ -48,7 +48,8 @@ def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None,
     name, seed = record.problem, record.seed
     problem = recorded_problem(root, name, cache)
     scene, binding = record_scene(problem, record, where=f"{root} episode {k}")
-    states = reader.read_episode(k, [schema.SIM_STATE])[schema.SIM_STATE]
+    states = own_states(reader.read_episode(k, [schema.SIM_STATE])[schema.SIM_STATE], record,
+                        where=f"{root} episode {k}")
     if not 0 <= tick < len(states):
         raise PolicyError(f"{root} episode {k}: tick {tick} outside 0..{len(states) - 1}")
     restore(scene.model, scene.data, states[tick])

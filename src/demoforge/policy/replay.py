@@ -31,7 +31,7 @@ from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import Assist, apply_assist
-from demoforge.raw import schema
+from demoforge.raw import EpisodeRecord, own_states, schema
 from demoforge.raw.replay import episode_scene
 from demoforge.sim import ControlLaw, control_step, gripper_closedness, restore, snapshot
 
@@ -81,7 +81,7 @@ def _assist(row: dict) -> Assist | None:
 def replay_episode(root: Path, k: int, *, law: ControlLaw | None, fps: int, kinematic: bool) -> EpisodeDivergence:
     reader = open_dataset(root)
     cols = reader.read_episode(k, [schema.SIM_STATE, schema.RAW_COMMAND, schema.STATE])
-    states = cols[schema.SIM_STATE]
+    states = own_states(cols[schema.SIM_STATE], EpisodeRecord.from_row(reader.episode(k)), where=f"{root} episode {k}")
     scene = episode_scene(root, k)
     m, d, robot = scene.model, scene.data, scene.robot
     if states.shape[1] != len(snapshot(m, d)):

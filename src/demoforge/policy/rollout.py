@@ -244,7 +244,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         record = EpisodeRecord(
             problem.name, start["seed"], start["scene_draw"], start["env_package"], start["reset_state"],
             randomization=ep.draw, goal=tuple(format_atom(a) for a in goal),
-            outcome="success" if success else "failure", failure=failure,
+            outcome="success" if success else "failure", failure=failure, sim_state_width=ep.rec.state_width,
             more={"assist": None if settings.assist is None else asdict(settings.assist), "policy": spec, **metrics},
         ).to_extras()
         if extra is not None:

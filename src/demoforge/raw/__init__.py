@@ -17,7 +17,7 @@ This package's `__init__` imports only what needs no simulator and no planner, s
 reader of raw datasets (bake of a real-robot log) loads neither.
 """
 
-from demoforge.raw.episode import EpisodeRecord, FailureCause, FailureKind
+from demoforge.raw.episode import EpisodeRecord, FailureCause, FailureKind, own_states
 from demoforge.raw.schema import RawError
 
-__all__ = ["EpisodeRecord", "FailureCause", "FailureKind", "RawError"]
+__all__ = ["EpisodeRecord", "FailureCause", "FailureKind", "RawError", "own_states"]

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from demoforge.dataset.keys import EXTRA_PREFIX, episode_extras
 from demoforge.raw.schema import RawError
 
@@ -68,6 +70,8 @@ class EpisodeRecord:
     replans: dict = field(default_factory=lambda: {"count": 0, "why": []})  # number of re-plans and why
     outcome: str | None = None  # "success", "failure", or None (not run yet: a coverage episode)
     failure: FailureCause | None = None  # set when outcome is "failure"
+    sim_state_width: int | None = None  # this episode's physics-state size; sim.state values past it are zero
+    #                                     padding (a run mixing problems of several sizes); None: the whole row
     more: dict = field(default_factory=dict)  # records of other stages by name (look, bake_source, ...), verbatim
 
     @property
@@ -108,3 +112,20 @@ class EpisodeRecord:
     def from_row(cls, row: Mapping[str, Any]) -> EpisodeRecord:
         """From an episodes-parquet row (`DatasetReader.episode`)."""
         return cls.from_extras(episode_extras(row), where=f"episode {row.get('episode_index')}")
+
+
+def own_states(states: np.ndarray, record: EpisodeRecord, *, where: str = "episode") -> np.ndarray:
+    """An episode's recorded sim.state rows (T, n) cut to its own physics-state width
+    (`record.sim_state_width`): a dataset's sim.state is as wide as its widest problem's state,
+    the rest of a narrower episode's row zeros. Rows as they are when the record gives no width."""
+    states = np.asarray(states)
+    width = record.sim_state_width
+    if width is None:
+        return states
+    if not (isinstance(width, int) and 0 < width <= states.shape[-1]):
+        raise RawError(f"{where}: {EXTRA_PREFIX}sim_state_width {width!r} is not a width in 1..{states.shape[-1]} "
+                       "(the sim.state feature's); the record is damaged, regenerate the episode")
+    if np.any(states[..., width:]):
+        raise RawError(f"{where}: sim.state holds non-zero values past the episode's width {width} "
+                       f"({EXTRA_PREFIX}sim_state_width); the padding or the record is damaged, regenerate the episode")
+    return states[..., :width]

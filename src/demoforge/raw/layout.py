@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from demoforge.sim import ControlLaw
 
 PROVENANCE_META = "provenance.json"
+# how an episode narrower than the dataset's sim.state fills its rows (raw.episode.own_states)
+SIM_STATE_PADDING = "zeros past each episode's demoforge/sim_state_width"
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,8 +36,8 @@ class RunLayout:
     operators: tuple[str, ...]  # plan.operator vocabulary, sorted
     phases: tuple[str, ...]  # plan.phase vocabulary (skills.PHASES)
     joint_names: tuple[str, ...]  # arm joints
-    law: ControlLaw  # the robot card's control law (joint_position)
-    n_state: int  # sim.state width: the problems' common state size
+    law: ControlLaw  # the run's control law (the robot card's gains; joint_position or cartesian_delta)
+    n_state: int  # sim.state width: the largest state size of the problems (narrower episodes zero padded)
     fps: int  # control and recording rate [Hz]
     robot_type: str | None = None  # info.json robot_type: the robot card's name
 
@@ -50,8 +52,10 @@ class RunLayout:
         return self._op_col[name]
 
     def features(self) -> dict[str, Feature]:
+        from demoforge.sim.controllers import command_size  # the simulator's, only where a run writes
+
         n = len(self.joint_names)
-        return raw_features(n_arm=n, n_command=n, n_state=self.n_state, atoms=list(self.atoms),
+        return raw_features(n_arm=n, n_command=command_size(self.law, n), n_state=self.n_state, atoms=list(self.atoms),
                             joint_names=list(self.joint_names))
 
     def vocab(self) -> dict:
@@ -68,5 +72,6 @@ def write_raw_meta(root: str | Path, layout: RunLayout, problems: list[Problem],
     write_json_atomic(meta / VOCAB_META, layout.vocab())
     write_json_atomic(meta / PROVENANCE_META, {"stage": stage, "demoforge_version": demoforge.__version__,
                                                "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
-                                               "sim_state_width": layout.n_state})
+                                               "sim_state_width": layout.n_state,
+                                               "sim_state_padding": SIM_STATE_PADDING})
     write_scene_inputs(root, problems)

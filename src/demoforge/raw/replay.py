@@ -23,7 +23,7 @@ from demoforge.envs.randomization import apply_draw
 from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.raw import schema
-from demoforge.raw.episode import EpisodeRecord
+from demoforge.raw.episode import EpisodeRecord, own_states
 from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import Scene, restore, state_size
 from demoforge.symbolic import Binding
@@ -62,15 +62,24 @@ def episode_scene(root: str | Path, episode_index: int, cache: dict | None = Non
     return record_scene(problem, record, where=f"{root} episode {episode_index}")[0]
 
 
+def episode_states(root: str | Path, episode_index: int, scene: Scene) -> np.ndarray:
+    """(T, n) the recorded physics states of episode `episode_index` of `root`, cut to the
+    episode's own width (`own_states`), checked against `scene`'s model (n values)."""
+    reader = open_dataset(root)
+    where = f"{root} episode {episode_index}"
+    record = EpisodeRecord.from_row(reader.episode(episode_index))
+    states = own_states(reader.read_episode(episode_index, [schema.SIM_STATE])[schema.SIM_STATE], record, where=where)
+    n = state_size(scene.model)
+    if states.shape[1] != n:
+        raise schema.RawError(f"{where}: sim.state rows have {states.shape[1]} values, the rebuilt model needs {n}; "
+                              "the model differs from the recorded one")
+    return states
+
+
 def replay_states(root: str | Path, episode_index: int, scene: Scene | None = None) -> Iterator[Scene]:
     """Restore each recorded tick's physics state into `scene` (default: `episode_scene`) and
     yield the scene; kinematics are current after each restore."""
     scene = scene or episode_scene(root, episode_index)
-    states = open_dataset(root).read_episode(episode_index, [schema.SIM_STATE])[schema.SIM_STATE]
-    n = state_size(scene.model)
-    if states.shape[1] != n:
-        raise schema.RawError(f"{root} episode {episode_index}: sim.state rows have {states.shape[1]} values, the "
-                              f"rebuilt model needs {n}; the model differs from the recorded one")
-    for row in states:
+    for row in episode_states(root, episode_index, scene):
         restore(scene.model, scene.data, row)
         yield scene

@@ -21,6 +21,7 @@ from demoforge.tasks.scene import scene_to_json
 
 if TYPE_CHECKING:
     from demoforge.envs import EnvProblem
+    from demoforge.randomize.robot_start import RobotStartParams
     from demoforge.sim import RobotCard
 
 SCENE_SCHEMA = "demoforge.execute.scene/1"  # the name it was first written under; kept so old datasets read
@@ -38,6 +39,7 @@ class Problem:
     package: EnvProblem | None = None  # set when it came from an environment package
     package_root: str | None = None  # that package's folder
     robot: RobotCard | None = None  # the arm of its scenes; None = the built-in Panda
+    robot_start: RobotStartParams | None = None  # windows of each episode's drawn arm start (PDDL input); None = home
 
 
 def problem_robot(problem: Problem) -> RobotCard:

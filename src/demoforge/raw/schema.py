@@ -11,7 +11,7 @@ Per-tick features (data parquet columns):
 | observation.state    | float32 | (n_arm + 1,) | achieved arm joint positions [rad] + gripper closedness [0..1] at the tick |
 | action               | float32 | (n_arm + 1,) | commanded arm joint targets [rad] + commanded gripper closedness in force during the tick |
 | raw_command          | float32 | (m,)         | the controller input verbatim (joint targets, or TCP delta for cartesian_delta) + gripper |
-| sim.state            | float64 | (n_state,)   | MuJoCo mjSTATE_INTEGRATION snapshot at the tick (before the tick's command is applied) |
+| sim.state            | float64 | (n_state,)   | MuJoCo mjSTATE_INTEGRATION snapshot at the tick (before the tick's command is applied); n_state is the run's widest problem state, an episode's row zero past its own `sim_state_width` record (`raw.episode.own_states`) |
 | symbolic.state       | bool    | (n_atoms,)   | truth of each atom at the tick; names are the atoms, e.g. "(on a b)", the sorted union over the run's problems (an atom of another problem is false) |
 | plan.operator        | int64   | (1,)         | index into meta/demoforge/vocab.json "operators" of the operator running (-1 = none) |
 | plan.phase           | int64   | (1,)         | index into meta/demoforge/vocab.json "phases" of the skill phase running (-1 = none) |

@@ -35,7 +35,8 @@ class SheetSettings:
 def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.ndarray:
     """(H, W, 3) uint8: the sheet of `look` (see the module docstring)."""
     from demoforge.envs import build_task_scene
-    from demoforge.randomize.scene import RobotStartParams, bake_profiles
+    from demoforge.randomize.robot_start import RobotStartParams
+    from demoforge.randomize.scene import bake_profiles
     from demoforge.symbolic import reset_rng, sample_reset_state
     from demoforge.tasks import generate_family, parse_task
     from demoforge.tasks.library import domain_text
@@ -45,9 +46,10 @@ def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.nda
                         f"cameras {list(settings.cameras)} not empty")
     generated = generate_family(settings.family, count=1, seed=settings.seed)[0]
     task = parse_task(generated.problem_pddl, domain_text=domain_text("blocks"), problem_file=f"{generated.name}.pddl")
-    draw = bake_profiles(generated.scene, 1, settings.seed, robot_start=RobotStartParams())[0]
+    draw = bake_profiles(generated.scene, 1, settings.seed)[0]
     scene, binding = build_task_scene(task, generated.scene, draw)
-    state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, settings.seed, 0, 0))
+    state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, settings.seed, 0, 0),
+                               robot_start=RobotStartParams())
     cells, recorder = [], None
     try:
         for k in range(settings.draws):

@@ -103,12 +103,50 @@ def joint_targets(
         command = command * np.asarray(law.scales)
     if law.mode == "joint_position":
         return command
+    # The Jacobian at the current qpos: after mj_step the kinematics in `data` are one substep
+    # old, and a restored snapshot has them fresh; refreshed here, the targets are a function of
+    # the state alone (qpos and the last targets), so a recorded episode replays bit for bit.
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)  # mj_jacSite reads the com-based dof frames
     jac = site_jacobian(model, data, robot)
     lam2 = law.damping**2
     dq = jac.T @ np.linalg.solve(jac @ jac.T + lam2 * np.eye(6), command)
     # Integrate from the last joint targets, not the measured joints: a position servo lags its
     # target, and restarting from the lagging joints each tick would shrink every motion.
     return data.ctrl[robot.arm_actuators] + dq
+
+
+def command_toward(
+    model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex, law: ControlLaw, q_target: np.ndarray,
+    scratch: mujoco.MjData,
+) -> np.ndarray:
+    """The arm command under `law` that asks for joint targets `q_target` [rad] from the state in `data`.
+
+    joint_position: `q_target` itself. cartesian_delta: the TCP displacement [m] and world-frame
+    rotation vector [rad] from the pose of the joint targets in force (forward kinematics of the
+    arm's `data.ctrl`) to the pose of `q_target`, divided by the law's scales. Measured from the
+    targets, not the measured joints: the controller integrates from its last targets, so the
+    command corrects its own linearization error without winding up the servo's lag. `scratch`:
+    an MjData of `model` for the forward kinematics (`data` is not touched)."""
+    q_target = np.asarray(q_target, dtype=float)
+    if law.mode == "joint_position":
+        return q_target
+    if law.mode != "cartesian_delta":
+        raise SimError(f"control law mode {law.mode!r} is not one of {list(MODES)}")
+    scratch.qpos[robot.arm_qpos] = data.ctrl[robot.arm_actuators]
+    mujoco.mj_kinematics(model, scratch)
+    pos, quat = scratch.site_xpos[robot.tcp_site].copy(), np.zeros(4)
+    mujoco.mju_mat2Quat(quat, scratch.site_xmat[robot.tcp_site])
+    scratch.qpos[robot.arm_qpos] = q_target
+    mujoco.mj_kinematics(model, scratch)
+    goal, inv, diff = np.zeros(4), np.zeros(4), np.zeros(4)
+    mujoco.mju_mat2Quat(goal, scratch.site_xmat[robot.tcp_site])
+    mujoco.mju_negQuat(inv, quat)
+    mujoco.mju_mulQuat(diff, goal, inv)  # world frame: goal = diff * current
+    command = np.empty(6)
+    command[:3] = scratch.site_xpos[robot.tcp_site] - pos
+    mujoco.mju_quat2Vel(command[3:], diff, 1.0)
+    return command / np.asarray(law.scales) if law.scales else command
 
 
 def site_jacobian(model: mujoco.MjModel, data: mujoco.MjData, robot: RobotIndex) -> np.ndarray:

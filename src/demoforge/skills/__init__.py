@@ -9,7 +9,8 @@
         plan.failure.kind, plan.failure.phase, plan.failure.message  # "ik", "collision", ...
 
 A plan is computed from the state when the skill starts and is open loop; its ticks are
-joint_position commands for the robot card's control law. Planning reads `scene.data`
+joint targets (joint_position commands; under cartesian_delta `execute` and the runner send
+the TCP delta toward each, `sim.command_toward`). Planning reads `scene.data`
 and writes only `ctx.scratch`. Each skill module's docstring states the skill's expected
 geometric effect and its draws (kept in `plan.params`).
 """

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
-from demoforge.sim import control_step
+from demoforge.sim import command_toward, control_step
 from demoforge.skills import flip, pick, place, region, rotate
 from demoforge.skills.builder import SkillBody, run_skill
 from demoforge.skills.context import SkillContext, SkillError, SkillPlan
@@ -53,16 +54,18 @@ def plan_skill(ctx: SkillContext, operator: str, args, rng: np.random.Generator)
 
 
 def execute(scene, plan: SkillPlan, *, law=None) -> None:
-    """Step one scene through every tick of `plan` under a joint_position `law` (default:
-    the robot card's). The vectorized runner gathers ticks itself; this is for one env."""
+    """Step one scene through every tick of `plan` under `law` (default: the robot card's): the
+    planned joint targets themselves under joint_position, under cartesian_delta the TCP delta
+    toward each tick's target (`sim.command_toward`). The vectorized runner gathers ticks itself;
+    this is for one env."""
     if not plan.ok:
         raise SkillError(f"plan of {plan.skill} failed ({plan.failure.kind}): {plan.failure.message}; nothing to execute")
     law = scene.robot.card.controller if law is None else law
-    if law.mode != "joint_position":
-        raise SkillError(f"skill plans are joint targets; control law mode {law.mode!r} needs 'joint_position'")
     substeps = round(1.0 / (plan.control_hz * scene.model.opt.timestep))
     if substeps < 1 or abs(substeps * scene.model.opt.timestep * plan.control_hz - 1.0) > 1e-6:
         raise SkillError(f"control rate {plan.control_hz} Hz is not a whole number of physics steps of "
                          f"{scene.model.opt.timestep} s; pick a rate that divides {1 / scene.model.opt.timestep:.0f} Hz")
+    scratch = None if law.mode == "joint_position" else mujoco.MjData(scene.model)
     for q, g in zip(plan.q, plan.gripper, strict=True):
-        control_step(scene, law, q, float(g), substeps)
+        command = q if scratch is None else command_toward(scene.model, scene.data, scene.robot, law, q, scratch)
+        control_step(scene, law, command, float(g), substeps)

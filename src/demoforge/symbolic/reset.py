@@ -4,8 +4,11 @@ From the init: towers bottom-up from `on` / `on_table`, each block's face and ya
 `face_up` / `yaw`, a tower base inside its region for `in_region`, otherwise inside the
 sidecar's placement windows (several disjoint intervals per axis) with its centre kept
 out of every region. Bases are placed with their whole footprint inside the window and
-apart from other towers by `clearance_m`; the arm takes the draw's start pose. The
-scene then settles for `settle_s`, and a sample is kept only if `abstract` gives back
+apart from other towers by `clearance_m`. The arm takes the draw's start pose (home unless the
+draw carries one), or, given `robot_start` windows, a start drawn for this reset state
+(`demoforge.randomize.robot_start`: IK, self-collision) from a child of the reset's generator,
+drawn again while it touches the table or a block (up to `RobotStartParams.tries` per attempt).
+The scene then settles for `settle_s`, and a sample is kept only if `abstract` gives back
 exactly the initial facts; otherwise the next attempt starts, up to `attempts`.
 A kept state is a full physics snapshot (`demoforge.sim.snapshot`, time reset to 0).
 """
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from demoforge.randomize.robot_start import RobotStart, RobotStartParams, check_robot_start, describe, propose_start
 from demoforge.randomize.scene import SceneDraw
 from demoforge.sim import Scene, snapshot
 from demoforge.sim.linkage import linkage_positions
@@ -62,6 +66,7 @@ class ResetState:
     state: np.ndarray  # full integration state (demoforge.sim.snapshot), float64
     poses: tuple[BlockPose, ...]  # sampled block poses, sorted by block
     attempts: int  # samples tried, this one included
+    robot_start: RobotStart | None = None  # the arm's start (drawn, or the draw's); None: home
 
 
 def reset_seed_key(params: SceneParams, seed: int, profile: int, index: int) -> tuple[int, tuple[int, ...]]:
@@ -198,7 +203,7 @@ def _place(scene: Scene, binding: Binding, params: SceneParams, layout: _Layout,
     return sorted(poses, key=lambda p: p.block), None
 
 
-def _apply(scene: Scene, poses: list[BlockPose], draw: SceneDraw) -> None:
+def _apply(scene: Scene, poses: list[BlockPose], start: RobotStart | None) -> None:
     m, d, robot = scene.model, scene.data, scene.robot
     mujoco.mj_resetData(m, d)
     d.qpos[:] = m.key_qpos[0] if m.nkey else m.qpos0  # robot home (the card's keyframe) under the props
@@ -206,7 +211,6 @@ def _apply(scene: Scene, poses: list[BlockPose], draw: SceneDraw) -> None:
         adr = scene.prop_qpos[p.block]
         d.qpos[adr:adr + 3] = p.pos
         d.qpos[adr + 3:adr + 7] = p.quat
-    start = draw.robot_start
     q = np.asarray(robot.card.home if start is None else start.arm_q_rad, float)
     closed = start is not None and start.gripper_closed
     d.qpos[robot.arm_qpos] = q
@@ -232,11 +236,39 @@ def _robot_contacts(scene: Scene) -> list[str]:
     return sorted(hits)
 
 
+def _start(scene: Scene, poses: list[BlockPose], draw: SceneDraw, opts: RobotStartParams | None,
+           rngs: tuple[np.random.Generator, np.random.Generator] | None) -> tuple[RobotStart | None, str, bool]:
+    """Put the blocks at `poses` and the arm at its start: (start, why not, whether other block
+    poses could help). Without `opts` the draw's start (or home) is the only one."""
+    if opts is None:
+        _apply(scene, poses, draw.robot_start)
+        hits = _robot_contacts(scene)
+        return draw.robot_start, f"the robot start pose touches {hits}" if hits else "", True
+    reasons: dict[str, int] = {}
+    blocks = set(scene.prop_qpos)
+    for _ in range(opts.tries):
+        start, why = propose_start(opts, scene.robot.card, *rngs)
+        if start is not None:
+            _apply(scene, poses, start)
+            hits = _robot_contacts(scene)
+            if not hits:
+                return start, "", True
+            why = f"touches {hits}"
+            if blocks & set(hits):
+                why = "touches a block"
+        reasons[why] = reasons.get(why, 0) + 1
+    tally = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+    return None, (f"none of {opts.tries} robot starts drawn from the windows ({describe(opts)}) was reachable and "
+                  f"collision-free ({tally}); move the windows away from the table, the blocks and the arm's limits, "
+                  "or raise RobotStartParams.tries"), "touches a block" in reasons
+
+
 def sample_reset_state(
     scene: Scene, binding: Binding, params: SceneParams, draw: SceneDraw, rng: np.random.Generator,
-    *, options: ResetOptions = ResetOptions(),
+    *, options: ResetOptions = ResetOptions(), robot_start: RobotStartParams | None = None,
 ) -> ResetState:
-    """A settled physics state of `scene` whose abstraction is exactly the task's init.
+    """A settled physics state of `scene` whose abstraction is exactly the task's init, the arm
+    at a start drawn from `robot_start`'s windows (None: the draw's start, or home).
 
     `scene.data` is overwritten and left in the kept state. Raises `SymbolError` naming the
     problem and the atoms that disagreed in the last attempt."""
@@ -244,27 +276,36 @@ def sample_reset_state(
     layout = _layout(binding)
     expected = frozenset(task.init)
     steps = max(1, round(options.settle_s / scene.model.opt.timestep))
-    last = "no attempt was made (attempts < 1)"
+    rngs = None
+    if robot_start is not None:
+        check_robot_start(robot_start)
+        # the start's own streams, spawned before any placement draw: the block poses stay
+        # those of a home start, and a changed p_closed never moves a pose
+        pose_rng, grip_rng = rng.spawn(1)[0].spawn(2)
+        rngs = (pose_rng, grip_rng)
+    last, tried = "no attempt was made (attempts < 1)", 0
     for attempt in range(1, options.attempts + 1):
+        tried = attempt
         poses, why = _place(scene, binding, params, layout, rng, options)
         if why is not None:
             last = why
             continue
-        _apply(scene, poses, draw)
-        hits = _robot_contacts(scene)
-        if hits:
-            last = f"the robot start pose touches {hits}"
+        start, why, retry = _start(scene, poses, draw, robot_start, rngs)
+        if why:
+            last = why
+            if not retry:  # the arm cannot start anywhere in the windows, wherever the blocks are
+                break
             continue
         mujoco.mj_step(scene.model, scene.data, steps)
         scene.data.time = 0.0
         mujoco.mj_forward(scene.model, scene.data)
         actual = abstract(scene.model, scene.data, binding)
         if actual == expected:
-            return ResetState(task.name, snapshot(scene.model, scene.data), tuple(poses), attempt)
+            return ResetState(task.name, snapshot(scene.model, scene.data), tuple(poses), attempt, start)
         last = f"after settling {options.settle_s} s the abstraction differs: {disagreement(actual, expected)}"
     raise SymbolError(
         f"no reset state of {task.name!r} ({task.problem_file}) matches its initial facts after "
-        f"{options.attempts} attempts; last attempt: {last}"
+        f"{tried} attempts; last attempt: {last}"
     )
 
 

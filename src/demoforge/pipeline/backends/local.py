@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from demoforge.execute import GenerateSummary, generate
-from demoforge.pipeline.config import PipelineConfig, robot_card
+from demoforge.pipeline.config import PipelineConfig, robot_card, robot_start_params
 from demoforge.stage import ProgressEvent
 
 
@@ -48,4 +48,4 @@ def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
 
     return generate(inputs, out, episodes_per_problem=config.episodes_per_problem, envs=config.envs,
                     workers=config.workers, seed=config.seed, progress=on_event, robot=robot_card(config),
-                    executor=executor)
+                    robot_start=robot_start_params(config, inputs), executor=executor)
