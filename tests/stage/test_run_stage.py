@@ -184,3 +184,24 @@ def test_ray_executor_bakes_with_every_setting_as_the_local_pool_does(tmp_path):
     stamp = json.loads((on_ray / "meta" / "bake.json").read_text())
     assert stamp["control_freq"] == 20 and stamp["task_override"] == "a task set here"
     assert list((tmp_path / ".ray.bake-shards").glob("*")) == []  # merged and removed
+
+
+def test_a_second_live_run_into_the_same_output_is_refused_and_leaves_the_first_intact(tmp_path):
+    """The work folder beside OUT is held by its live run: a second run of the same stage into the
+    same OUT is refused (it would otherwise replace or mix into the first one's shards)."""
+    from demoforge.guard import hold_folder, release_temp
+
+    stage = Words("ab", n=3)
+    out = tmp_path / "out.txt"
+    work = out.parent / f".{out.name}.{stage.name}-shards"
+    fd = hold_folder(work)  # as a live run holds it
+    (work / "marker").write_text("the first run's")
+    try:
+        with pytest.raises(Exception, match="another run of this command is writing it"):
+            run_stage(stage, out)
+        assert (work / "marker").read_text() == "the first run's"
+        assert not out.exists()
+    finally:
+        release_temp(fd)
+    run_stage(stage, out)  # once the first run is gone, the folder is ours
+    assert out.read_text() == "ab|abab|ababab" and not work.exists()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.dataset.layout import write_json_atomic
+from demoforge.guard import LOCK_NAME, OutputError, hold_folder, release_temp
 from demoforge.stage.protocol import Progress, ProgressEvent, Stage, check_items
 
 RUN_FILE = "run.json"  # WORK/run.json: the fingerprint of the run the folder holds
@@ -61,19 +62,27 @@ def open_work(stage: Stage, work: Path, *, keep_other: bool) -> None:
                           if not isinstance(old, dict) or old.get(k) != record.get(k))
             raise stage.error(f"{work}: holds a run with other inputs ({run_file}; differing: {', '.join(keys)}); use "
                               "a new --out, or rerun with the same inputs and settings to resume it")
-        shutil.rmtree(work)
-    elif work.exists() and any(work.iterdir()):
+        _empty(work)
+    elif work.exists() and any(p.name != LOCK_NAME for p in work.iterdir()):
         if keep_other:
             raise stage.error(f"{work}: exists and is not a run folder of this command; choose a new --out")
-        shutil.rmtree(work)
-    new = not work.exists()
+        _empty(work)
+    new = not work.exists() or not any(p.name != LOCK_NAME for p in work.iterdir())
     work.mkdir(parents=True, exist_ok=True)
     try:
         write_json_atomic(run_file, record)
     except BaseException:
         if new:  # nothing of the run is in it yet (a full disk): leave no folder that blocks the rerun
-            shutil.rmtree(work, ignore_errors=True)
+            _empty(work)
         raise
+
+
+def _empty(work: Path) -> None:
+    """Remove what WORK holds, except its lock file (held by this run)."""
+    for p in work.iterdir():
+        if p.name == LOCK_NAME:
+            continue
+        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
 
 
 def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=None,
@@ -91,9 +100,15 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     work = out.parent / f".{out.name}.{stage.name}-shards" if work is None else Path(work)
     made = executor is None
     executor = LocalExecutor(1) if made else executor
+    lock = None
     try:
         labels = tuple(stage.items())
         check_items(stage, labels)
+        if own_work:  # a folder of ours beside OUT: one live run at a time (a second is refused, not mixed in)
+            try:
+                lock = hold_folder(work)
+            except OutputError as exc:
+                raise stage.error(str(exc)) from None
         open_work(stage, work, keep_other=not own_work)
         run = StageRun(stage, work, labels)
         finished = [k for k in range(len(labels)) if (run.shard(k) / DONE_FILE).is_file()]
@@ -118,11 +133,15 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
             if abort is not None:
                 abort(type(exc), exc, exc.__traceback__)
             if own_work and not _resumable(work):
+                release_temp(lock)
+                lock = None
                 shutil.rmtree(work, ignore_errors=True)  # nothing finished to resume: leave nothing behind
             raise
     finally:
         if made:
             executor.close()
+        if lock is not None:
+            release_temp(lock)
     shutil.rmtree(work / SHARDS_DIR, ignore_errors=True)
     if own_work:
         shutil.rmtree(work, ignore_errors=True)
