@@ -44,6 +44,8 @@ class Stage(Protocol):
 
     name: str  # "generate", "render", ... (events, messages)
     error: type[DemoforgeError]  # what its run errors are raised as
+    # Optional `keeps_shards: bool` (default True): a failed run keeps its finished shards beside
+    # OUT for the same command to resume; False where an item is too cheap to keep (merge).
 
     def fingerprint(self) -> dict:
         """Everything that decides the output (JSON; never the worker count): a resume must match it."""

@@ -104,12 +104,21 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     try:
         labels = tuple(stage.items())
         check_items(stage, labels)
+        stage.fingerprint()  # the inputs are read (and refused) before anything is written
+        existed = work.exists()
         if own_work:  # a folder of ours beside OUT: one live run at a time (a second is refused, not mixed in)
             try:
                 lock = hold_folder(work)
             except OutputError as exc:
                 raise stage.error(str(exc)) from None
-        open_work(stage, work, keep_other=not own_work)
+        try:
+            open_work(stage, work, keep_other=not own_work)
+        except BaseException:
+            if own_work and not existed:
+                release_temp(lock)
+                lock = None
+                shutil.rmtree(work, ignore_errors=True)
+            raise
         run = StageRun(stage, work, labels)
         finished = [k for k in range(len(labels)) if (run.shard(k) / DONE_FILE).is_file()]
         done_before = sum(int(json.loads((run.shard(k) / DONE_FILE).read_text()).get("episodes", 0))
@@ -132,7 +141,7 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
             abort = getattr(feed.merger, "__exit__", None)  # release what the merge holds; shards stay
             if abort is not None:
                 abort(type(exc), exc, exc.__traceback__)
-            if own_work and not _resumable(work):
+            if own_work and not (getattr(stage, "keeps_shards", True) and _resumable(work)):
                 release_temp(lock)
                 lock = None
                 shutil.rmtree(work, ignore_errors=True)  # nothing finished to resume: leave nothing behind
