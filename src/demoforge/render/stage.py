@@ -317,7 +317,10 @@ class RenderStage:
     def _merge(self, shards: list[Path], out: Path) -> Path:
         merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
         shutil.rmtree(merged, ignore_errors=True)
-        merge_datasets([s / "data" for s in shards], merged)
+        if len(shards) == 1:  # one item (at most 7 episodes) wrote the dataset itself: no copy
+            (shards[0] / "data").replace(merged)
+        else:
+            merge_datasets([s / "data" for s in shards], merged)
         _copy_meta(self.source, merged, self.config, list(self.plan))
         if out.exists():
             out.rmdir()  # empty (checked before the run)
