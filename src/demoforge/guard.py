@@ -141,6 +141,25 @@ def claim_temp(tmp: str | Path) -> int:
     return fd
 
 
+def hold_folder(folder: str | Path) -> int:
+    """Lock `folder` (made if absent) for this process, keeping what it holds (a resumable work
+    folder): refused while another live run holds it. Returns the lock's file descriptor: hold it
+    while writing, then `release_temp`. The lock file is LOCK_NAME inside the folder."""
+    import fcntl
+    import os
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputError(f"{folder}: another run of this command is writing it; wait for it to finish or choose "
+                          "another output") from None
+    return fd
+
+
 def release_temp(fd: int) -> None:
     import os
 

@@ -58,7 +58,7 @@ def invoke(argv: list[str]):
 
 
 def no_temporaries(*roots: Path) -> None:
-    marks = (".partial", ".merge-partial", ".bake-partial", ".render-shards", ".demoforge-staging", ".shards",
+    marks = (".partial", ".merge-partial", ".bake-partial", "-shards", ".demoforge-staging", ".shards",
              ".merging")
     left = [p for root in roots for p in root.rglob(".*") if any(m in p.name for m in marks)]
     assert not left, left
@@ -94,9 +94,9 @@ def test_generate_killed_resumes_byte_identically_under_another_spelling(world, 
 @pytest.mark.slow
 def test_bake_killed_then_rerun_is_byte_identical_and_clean(world, tmp_path):
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "ref"), "--control-space", "joint_pos"])
-    partial = tmp_path / ".baked.bake-partial"
+    shards = tmp_path / ".baked.bake-shards"
     killed = kill_when(["bake", str(world["rendered"]), "--out", "baked", "--control-space", "joint_pos"],
-                       lambda: partial.is_dir(), cwd=tmp_path)
+                       lambda: shards.is_dir(), cwd=tmp_path)
     assert killed, "bake finished before it could be killed"
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "baked"), "--control-space", "joint_pos"])
     assert files(tmp_path / "baked") == files(tmp_path / "ref")
@@ -121,7 +121,8 @@ def test_render_killed_resumes_byte_identically_and_a_rerun_is_a_no_op(world, tm
     argv = ["render", str(world["raw"]), "--look", "plain", "--cameras", "front,wrist", "--out"]
     invoke([*argv, str(tmp_path / "ref")])
     out = tmp_path / "out"
-    killed = kill_when([*argv, "out"], lambda: any((out / ".demoforge-staging" / "episodes").glob("*.json")),
+    shards = tmp_path / ".out.render-shards" / ".shards"
+    killed = kill_when([*argv, "out"], lambda: any(shards.glob("*/data/.demoforge-staging/episodes/*.json")),
                        cwd=tmp_path)
     assert killed, "render finished before it could be killed"
     invoke([*argv, str(out)])
@@ -161,7 +162,7 @@ def test_failed_merge_leaves_nothing_and_reruns(world, tmp_path, monkeypatch):
 def test_stale_temporaries_of_killed_runs_are_removed(world, tmp_path):
     """What a SIGKILL leaves (an unlocked temporary folder beside the output) is removed by the
     next run of the same command."""
-    for name in (".b.bake-partial", ".m.merge-partial/.demoforge-staging", ".e.partial"):
+    for name in (".b.bake-shards", ".m.merge-partial/.demoforge-staging", ".e.partial"):
         (tmp_path / name).mkdir(parents=True)
         (tmp_path / name / "junk").write_text("left by a killed run")
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "b"), "--control-space", "joint_pos"])

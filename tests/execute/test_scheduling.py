@@ -42,10 +42,10 @@ def test_this_process_and_a_worker_share_the_items(four, reference, tmp_path):
     ran: dict[str, list[str]] = {"here": [], "worker": []}
 
     def progress(event):
-        if event[0] != "item":
+        if event.kind != "item":
             return
         here = threading.current_thread() is threading.main_thread()  # worker events arrive on the listener
-        ran["here" if here else "worker"].append(event[1])
+        ran["here" if here else "worker"].append(event.item)
         if here and len(ran["here"]) == 1:  # hold this slot until the worker has finished an item
             deadline = time.monotonic() + WAIT_S
             while len(list(out.glob(".shards/*/done.json"))) < 2:
@@ -65,10 +65,10 @@ def test_a_killed_worker_is_reported_and_its_run_resumes(four, reference, tmp_pa
 
     def progress(event):
         here = threading.current_thread() is threading.main_thread()
-        if event[0] == "episode" and not here and not killed:  # the worker is inside an item
+        if event.kind == "episode" and not here and not killed:  # the worker is inside an item
             (child,) = multiprocessing.active_children()
             os.kill(child.pid, signal.SIGKILL)
-            killed.append(event[1])
+            killed.append(event.item)
 
     with pytest.raises(ExecuteError, match="died .*rerun the same command"):
         generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
@@ -89,7 +89,7 @@ def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, t
     blocker.write_text("a file where item 1's folder goes")
 
     def progress(event):
-        if event[0] == "episode" and threading.current_thread() is threading.main_thread():
+        if event.kind == "episode" and threading.current_thread() is threading.main_thread():
             deadline = time.monotonic() + WAIT_S
             (child,) = multiprocessing.active_children() or (None,)
             while child is not None and child.exitcode is None:  # hold item 0 here until the worker failed
@@ -105,14 +105,14 @@ def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, t
 
 
 _CHILD = """
-import json, sys, threading
+import dataclasses, json, sys, threading
 from demoforge.execute import generate
 
 paths, out = json.loads(sys.argv[1]), sys.argv[2]
 def progress(event):
     if threading.current_thread() is not threading.main_thread():
         with open(out + ".worker-events", "a") as f:
-            f.write(json.dumps(event) + "\\n")
+            f.write(json.dumps(dataclasses.asdict(event)) + "\\n")
 if __name__ == "__main__":
     generate(paths, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
 """
@@ -150,7 +150,7 @@ def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, 
     while not (events.is_file() and events.read_text()):  # the worker has run the first episode of an item
         assert child.poll() is None and time.monotonic() < deadline, "the worker ran no episode"
         time.sleep(0.01)
-    problem = json.loads(events.read_text().splitlines()[0])[1]
+    problem = json.loads(events.read_text().splitlines()[0])["item"]
     workers = _spawned_children(child.pid)
     assert workers
     os.kill(child.pid, signal.SIGKILL)

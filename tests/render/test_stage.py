@@ -83,11 +83,14 @@ def test_copies_differ_and_the_recorded_draw_reproduces_the_frames(raw, rendered
 def test_any_worker_count_gives_the_same_bytes(raw, tmp_path):
     config = RenderConfig(looks=(parse_look_arg("randomized"),), cameras=("front",), depth=True, seed=1)
     seen: dict[int, list] = {1: [], 2: []}
-    one = render_dataset(raw, tmp_path / "one", config, workers=1, on_episode=lambda *a: seen[1].append(a))
-    two = render_dataset(raw, tmp_path / "two", config, workers=2, on_episode=lambda *a: seen[2].append(a))
+    def progress(workers):
+        return lambda e: seen[workers].append((e.done, e.total)) if e.kind == "episode" else None
+
+    one = render_dataset(raw, tmp_path / "one", config, workers=1, progress=progress(1))
+    two = render_dataset(raw, tmp_path / "two", config, workers=2, progress=progress(2))
     assert digest(one.root) == digest(two.root)
     assert seen[1] == [(1, 2), (2, 2)]  # after each written episode
-    assert seen[2][-1] == (2, 2) and seen[2] == sorted(seen[2])  # polled from the shards
+    assert sorted(seen[2]) == [(1, 2), (2, 2)]  # from both slots
     ds = open_dataset(two.root)
     assert ds.info.features["observation.images.front_depth"].info["is_depth_map"] is True
     with CameraRecorder(episode_scene(raw, 1), json.loads(ds.episode(1)["demoforge/look"]), ("front",), depth=True) as rec:
@@ -159,8 +162,9 @@ def test_a_killed_run_continues_to_the_same_bytes(raw, tmp_path, monkeypatch, wo
         with pytest.raises(Killed):
             render_dataset(raw, tmp_path / "run", config, workers=2)
         monkeypatch.undo()
-        assert sorted(p.name for p in (tmp_path / ".run.render-shards").iterdir()) == [
-            ".demoforge-render", "shard-000", "shard-001"]
+        shards = sorted(p.name for p in (tmp_path / ".run.render-shards" / ".shards").iterdir())
+        assert shards == [f"{k:04d}-episodes-{k}-{k}" for k in range(4)]  # every item final, kept
+        assert all((tmp_path / ".run.render-shards" / ".shards" / s / "done.json").is_file() for s in shards)
     else:
         from demoforge.dataset import DatasetWriter
 
@@ -177,9 +181,10 @@ def test_a_killed_run_continues_to_the_same_bytes(raw, tmp_path, monkeypatch, wo
         with pytest.raises(Killed):
             render_dataset(raw, tmp_path / "run", config)
         monkeypatch.undo()
-        other = RenderConfig(looks=(parse_look_arg("randomized:2"),), cameras=("front",), seed=6)
-        with pytest.raises(LookError, match="not an interrupted render with these same arguments"):
-            render_dataset(raw, tmp_path / "run", other)
+        shards = tmp_path / ".run.render-shards" / ".shards"
+        assert [(p.name, (p / "done.json").is_file()) for p in sorted(shards.iterdir())] == [
+            ("0000-episodes-0-0", True), ("0001-episodes-1-1", True), ("0002-episodes-2-2", False)]
+        assert not (tmp_path / "run").exists()  # the output appears whole or not at all
     resumed = render_dataset(raw, tmp_path / "run", config, workers=workers)
     assert resumed.episodes == 4 and resumed.frames == 64
     assert digest(resumed.root) == digest(reference.root)

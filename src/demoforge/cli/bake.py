@@ -62,7 +62,7 @@ def bake(
             environment_state=environment_state, keep=tuple(k for k in keep.split(",") if k.strip()),
         )
         with StepProgress("bake", "episodes", quiet=quiet) as progress:
-            root = run_bake(sources, out, config, on_episode=progress.update)
+            root = run_bake(sources, out, config, progress=progress.event)
     except DemoforgeError as exc:
         raise fail(exc) from None
     rate = f"{control_freq} Hz" if control_freq else "native rate"

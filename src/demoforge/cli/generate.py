@@ -36,17 +36,17 @@ class _Display:
         yield_ = 100.0 * self.ok / self.done if self.done else 0.0
         return f"success {yield_:.1f}%  {rate:.1f} episodes/min  eta {eta:.0f} s"
 
-    def __call__(self, event: tuple) -> None:
-        if event[0] == "episode":
+    def __call__(self, event) -> None:  # a demoforge.stage.ProgressEvent
+        if event.kind == "episode":
             self.done += 1
-            self.ok += bool(event[2])
+            self.ok += bool(event.success)
             if self.progress is not None:
                 self.progress.update(self.task, completed=self.done, stats=self.stats())
             else:
-                status = "success" if event[2] else f"failure ({event[3]})"
-                typer.echo(f"[{self.done}/{self.total}] {event[1]}: {status}; {self.stats()}")
-        elif event[0] == "item" and self.progress is None:
-            typer.echo(f"problem {event[1]}: done")
+                status = "success" if event.success else f"failure ({event.failure})"
+                typer.echo(f"[{self.done}/{self.total}] {event.item}: {status}; {self.stats()}")
+        elif event.kind == "item" and self.progress is None:
+            typer.echo(f"problem {event.item}: done")
 
     def stop(self) -> None:
         if self.progress is not None:

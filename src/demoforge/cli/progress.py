@@ -1,7 +1,8 @@
 """Progress of a long command: a rich bar with rate and ETA on a terminal, plain lines otherwise.
 
     with StepProgress("render", "episodes", quiet=quiet) as progress:
-        render_dataset(..., on_episode=progress.update)
+        render_dataset(..., progress=progress.event)     # a stage's ProgressEvents
+        write_tiles(..., on_episode=progress.update)     # or (done, total) calls
 
 On a terminal (stderr a TTY) a rich bar shows done/total, the rate and the time left. Elsewhere
 (CI logs, pipes) a line per step goes to stderr, at most one every `PLAIN_EVERY_S` seconds plus
@@ -60,3 +61,8 @@ class StepProgress:
         elif done >= total or now - self.last_line >= PLAIN_EVERY_S:
             self.last_line = now
             typer.echo(self.line(done, total, now), err=True)
+
+    def event(self, event) -> None:
+        """A stage's `demoforge.stage.ProgressEvent`: its episode events drive the display."""
+        if event.kind == "episode" and event.total is not None:
+            self.update(event.done, event.total)

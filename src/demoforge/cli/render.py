@@ -42,7 +42,7 @@ def render(
                               depth=depth, segmentation=segmentation, seed=seed,
                               episodes=None if chosen is None else tuple(chosen))
         with StepProgress("render", "episodes", quiet=quiet) as progress:
-            summary = render_dataset(dataset, out, config, workers=workers, on_episode=progress.update)
+            summary = render_dataset(dataset, out, config, workers=workers, progress=progress.event)
     except DemoforgeError as exc:
         raise fail(exc) from None
     rate = summary.frames / summary.seconds if summary.seconds > 0 else 0.0

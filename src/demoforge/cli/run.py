@@ -30,18 +30,18 @@ class _Progress:
         return (f"[{self.stage}] problems {self.items}/{self.problems}  episodes {self.done}/{self.total}  "
                 f"success {yield_:.0f}%  eta {eta}")
 
-    def __call__(self, event: tuple) -> None:
-        if event[0] == "episode":
+    def __call__(self, event) -> None:  # a demoforge.stage.ProgressEvent of the execute stage
+        if event.kind == "episode":
             self.done += 1
-            self.ok += bool(event[2])
-        elif event[0] == "item":
+            self.ok += bool(event.success)
+        elif event.kind == "item":
             self.items += 1
         if self.tty:
             sys.stderr.write("\r" + self.line().ljust(90))
             sys.stderr.flush()
             if self.items == self.problems:
                 sys.stderr.write("\n")
-        elif event[0] == "item":
+        elif event.kind == "item":
             typer.echo(self.line(), err=True)
 
 

@@ -1,24 +1,27 @@
 """Bake: source episodes -> a training dataset under one convention at one rate.
 
-Each worker reads its contiguous share of the plan's episodes one at a time, projects
-them (conventions), filters ticks, writes a shard with DatasetWriter (cameras copied
-packet for packet when nothing changes, else decoded, decimated and encoded as
-streams); shards are merged in order, so the result does not depend on the number of
-workers. The output is stamped (meta/bake.json, meta/modality.json), checked, and
-renamed into place only when complete.
+Bake is a stage run by `demoforge.stage.run_stage`: the plan's episodes are cut into
+contiguous work items (independent of the worker count); a slot reads its item's episodes one
+at a time, projects them (conventions), filters ticks and writes a shard with DatasetWriter
+(cameras copied packet for packet when nothing changes, else decoded, decimated and encoded
+as streams); shards are merged in order, so the result does not depend on the number of
+workers. The output is stamped (meta/bake.json, meta/modality.json), checked, and renamed
+into place only when complete. A killed bake keeps its finished shards in `.OUT.bake-shards`
+beside OUT, and the same command resumes from them.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,39 +34,90 @@ from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.decode import probe_video
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
 from demoforge.dataset.merge import merge_datasets
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
-from demoforge.guard import claim_temp, guard_output_dir, release_temp
+from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
 
 BAKE_PATH = "meta/bake.json"
 MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s
 
 
+@dataclass(frozen=True)
+class BakeStage:
+    """The bake as a stage (`demoforge.stage`): the plan's episodes in contiguous work items (not
+    depending on the worker count), each baked into its own shard; the shards are merged in
+    order, stamped, verified and moved to OUT. A killed bake keeps its finished shards."""
+
+    plan: BakePlan
+    name: ClassVar[str] = "bake"
+    error: ClassVar[type] = BakeError
+
+    def parts(self) -> list[range]:
+        return chunks(len(self.plan.items))
+
+    def fingerprint(self) -> dict:
+        sources = [{"root": str(Path(p).resolve()), "info_sha256": hashlib.sha256((Path(p) / INFO_PATH).read_bytes())
+                    .hexdigest()} for p in self.plan.sources]
+        return json.loads(json.dumps({"stage": "bake", "config": self.plan.config.stamp(), "sources": sources}))
+
+    def items(self) -> list[str]:
+        return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return len(self.plan.items)
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        part, label = self.parts()[k], self.items()[k]
+        root = shard / "data"
+        shutil.rmtree(root, ignore_errors=True)  # an item is baked whole: a killed one starts over
+        on_episode = None if progress is None else (lambda done, total: progress(ProgressEvent("bake", "episode",
+                                                                                               label)))
+        records = write_shard(self.plan, part.start, part.stop, root, on_episode)
+        return {"episodes": len(part), "records": records}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._publish(shards, results, out))
+
+    def _publish(self, shards: list[Path], results: list[dict], out: Path) -> Path:
+        tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
+        shutil.rmtree(tmp, ignore_errors=True)
+        v3 = tmp / "v3"
+        merge_datasets([s / "data" for s in shards], v3, video_file_duration_s=self.plan.config.max_video_file_s)
+        # merge's own stamp names the temporary shards; bake.json records the real sources
+        (v3 / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)
+        if not any((v3 / DEMOFORGE_META_DIR).iterdir()):
+            (v3 / DEMOFORGE_META_DIR).rmdir()
+        records = [rec for result in results for rec in result["records"]]
+        for n, rec in enumerate(records):
+            rec["baked_episode"] = n
+        publish(self.plan, bake_stamp(self.plan, records), tmp, out)
+        return out
+
+
 def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = BakeConfig(), *,
-         on_episode: Callable[[int, int], None] | None = None) -> Path:
-    """Bake `sources` into the new root `out`; returns `out`. `on_episode(done, total)` reports progress."""
+         workers: int | None = None, progress: Progress | None = None, executor=None) -> Path:
+    """Bake `sources` into the new root `out` with `run_stage` on `workers` local slots (default
+    `config.workers`) or on `executor`; returns `out`. `progress` takes a `ProgressEvent` per
+    baked episode. A killed bake resumes from its finished shards when run again the same way."""
     out = Path(out)
     guard_output_dir(out, sources, error=BakeError)
     if config.max_video_file_s > MAX_VIDEO_FILE_S:
         raise BakeError(f"--max-video-file-seconds {config.max_video_file_s} is over {MAX_VIDEO_FILE_S:.0f} s, past "
                         "which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
+    workers = config.workers if workers is None else workers
+    if not (isinstance(workers, int) and workers >= 1):
+        raise BakeError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
     plan, _ = make_plan(list(sources), config)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.bake-partial"  # a fixed name: the next bake into `out` removes a killed one's
-    lock = claim_temp(tmp)
-    try:
-        v3 = tmp / "v3"
-        records = _write(plan, tmp, v3, on_episode)
-        for n, rec in enumerate(records):
-            rec["baked_episode"] = n
-        publish(plan, bake_stamp(plan, records), tmp, out)
-    finally:
-        release_temp(lock)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    stage = BakeStage(plan)
+    if executor is not None:
+        return run_stage(stage, out, executor=executor, progress=progress)
+    with LocalExecutor(min(workers, len(stage.parts()))) as local:
+        return run_stage(stage, out, executor=local, progress=progress)
 
 
 def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path) -> None:
@@ -82,32 +136,6 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path) -> None
     if out.exists():
         out.rmdir()
     final.replace(out)
-
-
-def _write(plan: BakePlan, tmp: Path, v3: Path, on_episode) -> list[dict[str, Any]]:
-    n = len(plan.items)
-    workers = min(plan.config.workers, n)
-    if workers == 1:
-        return write_shard(plan, 0, n, v3, on_episode)
-    bounds = np.linspace(0, n, workers + 1).round().astype(int)
-    shards = [tmp / f"shard-{k:03d}" for k in range(workers)]
-    ctx = multiprocessing.get_context("spawn")  # the writer runs encoder threads; forking those is unsafe
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        jobs = [pool.submit(write_shard, plan, int(bounds[k]), int(bounds[k + 1]), shards[k], None)
-                for k in range(workers)]
-        records = []
-        for job in jobs:
-            records += job.result()
-            if on_episode:
-                on_episode(len(records), n)
-    merge_datasets(shards, v3, video_file_duration_s=plan.config.max_video_file_s)
-    # merge's own stamp names the temporary shards; bake.json records the real sources
-    (v3 / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)
-    if not any((v3 / DEMOFORGE_META_DIR).iterdir()):
-        (v3 / DEMOFORGE_META_DIR).rmdir()
-    for shard in shards:
-        shutil.rmtree(shard)
-    return records
 
 
 def write_shard(plan: BakePlan, start: int, stop: int, root: Path,

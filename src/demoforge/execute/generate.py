@@ -12,7 +12,7 @@ Layout of OUT:
     OUT/success, OUT/failure  the merged splits (a split without episodes is not written)
     OUT/summary.json          per-problem yield and failure causes by kind
 
-Scheduling (`demoforge.execute.pool`): with `workers` > 1 this process and `workers - 1` spawned workers each take
+Scheduling (`demoforge.stage`: generate is a stage run by `run_stage`): with `workers` > 1 this process and `workers - 1` spawned workers each take
 the next unfinished item (in problem order) whenever they are free; this process starts
 on the first item at once while the workers import, and the workers receive the run's
 problems and layout from it instead of rebuilding them. The merge runs in this process
@@ -43,11 +43,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
-from demoforge.execute.pool import WorkerPool, refuse_in_worker_start_up
+from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
@@ -58,6 +59,7 @@ from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
 from demoforge.sim import RobotCard, card_to_dict
+from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
 from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -94,8 +96,6 @@ class GenerateSummary:
                 "roots": {k: None if v is None else k for k, v in self.roots.items()}}
 
 
-# Progress events: ("episode", problem, success, kind) from any worker; ("item", problem) when its shards are final.
-Progress = Callable[[tuple], None]
 
 
 def resolve_workers(workers: int | str, n_items: int) -> int:
@@ -239,7 +239,7 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
             writers.add(r)
             tally.add(r.success, r.failure_kind)
             if progress:
-                progress(("episode", r.problem, r.success, r.failure_kind))
+                progress(ProgressEvent("generate", "episode", r.problem, success=r.success, failure=r.failure_kind))
 
     queue = [(0, e) for e in range(writers.next_episode, run.episodes)]
     try:
@@ -251,9 +251,39 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
         writers.close()
         raise
     writers.finalize(tally)
-    if progress:
-        progress(("item", problem.name))
     return tally
+
+
+@dataclass(frozen=True)
+class GenerateStage:
+    """generate as a stage (`demoforge.stage`): one work item per problem, its shards under
+    OUT/.shards/, merged in problem order into OUT/success and OUT/failure."""
+
+    run: RunSpec
+    record: dict  # run.json: the run's inputs and settings
+    after_skill: Callable | None = None  # a hook of the expert (one slot only: it is not sent to workers)
+    name: ClassVar[str] = "generate"
+    error: ClassVar[type] = ExecuteError
+
+    def fingerprint(self) -> dict:
+        return self.record
+
+    def items(self) -> list[str]:
+        return [p.name for p in self.run.problems]
+
+    def total(self) -> int:
+        return len(self.run.problems) * self.run.episodes
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        assert shard == _item_dir(self.run.out, k, self.run.problems[k].name), shard
+        return asdict(run_item(self.run, k, progress, self.after_skill))
+
+    def merger(self, out: Path, threads: int) -> "ShardMerge":
+        for split in (*SPLITS, MERGING_DIR):  # a resumed run's partial splits are rebuilt from the shards
+            if (out / split).exists():
+                shutil.rmtree(out / split)
+        return ShardMerge(out, list(self.run.problems), self.run.layout, self.record,
+                          threads=min(threads, len(self.run.problems)))
 
 
 def generate(
@@ -263,7 +293,7 @@ def generate(
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
     robot: RobotCard | None = None, control_law: str | None = None,
     robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
-    runner_options: dict | None = None,
+    runner_options: dict | None = None, executor=None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -276,7 +306,9 @@ def generate(
     card's law. It is stamped in each split's meta/demoforge/controller.json. `robot_start`:
     the windows each PDDL episode's arm start is drawn from (None: home), recorded in run.json.
     `runner` (a module-level ExpertRunner subclass, so workers can import it) with
-    `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`)."""
+    `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
+    `executor`: where the items run (a `demoforge.stage` executor, e.g. `RayExecutor`); by
+    default `workers` local slots."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -289,20 +321,24 @@ def generate(
         problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
-    # at most one per problem: a PDDL file is one, an environment package folder may hold many
-    most = len(inputs) if all(Path(p).is_file() for p in inputs) else sys.maxsize
-    requested = min(resolve_workers(workers, most), max(1, most))
-    if requested > 1 and after_skill is not None:
-        raise ExecuteError("after_skill hooks run only with workers=1")
-    # the workers start now and import while this process loads the problems
-    pool = WorkerPool(requested - 1, work=run_item, report=progress is not None) if requested > 1 else None
+    if executor is None:
+        # at most one per problem: a PDDL file is one, an environment package folder may hold many
+        most = len(inputs) if all(Path(p).is_file() for p in inputs) else sys.maxsize
+        requested = min(resolve_workers(workers, most), max(1, most))
+        if requested > 1 and after_skill is not None:
+            raise ExecuteError("after_skill hooks run only with workers=1")
+        # the workers start now and import while this process loads the problems
+        local = executor = LocalExecutor(requested)
+    else:
+        if after_skill is not None:
+            raise ExecuteError("after_skill hooks run only on the local executor with workers=1")
+        local = None
     try:
         inputs = [str(p) for p in inputs]
         out = Path(out)
         problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot,
                                 robot_start=robot_start)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
-        n_workers = min(requested, len(problems))
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
@@ -314,25 +350,15 @@ def generate(
         summary = finished_run(out, record, problems)
         if summary is not None:
             return summary
-        open_run_folder(out, record)
+        if out.exists() and not out.is_dir():
+            raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
                       record_videos, runner, dict(runner_options or {}))
-        items = [k for k, p in enumerate(problems) if not (_item_dir(out, k, p.name) / "done.json").is_file()]
-        with ShardMerge(out, problems, layout, record, threads=n_workers) as merge:
-            merge.feed()  # the items a resumed run finished before
-            if pool is not None:
-                # between its own items this process merges only a backlog (the work items come
-                # first); once none is left to take it merges while the workers finish theirs
-                pool.run(run, items, progress,
-                         between=lambda idle: merge.feed() if idle or merge.backlog() > 2 * requested else 0)
-            else:
-                for k in items:
-                    run_item(run, k, progress, after_skill)
-                    merge.feed()
-            return merge.finish()
+        return run_stage(GenerateStage(run, record, after_skill), out, work=out, executor=executor,
+                         progress=progress)
     finally:
-        if pool is not None:
-            pool.close()
+        if local is not None:
+            local.close()
 
 
 def check_inline_video(videos: InlineVideo, problems: list[Problem]) -> None:
@@ -388,6 +414,10 @@ class ShardMerge:
         if exc_type is not None:
             for merger in self._mergers.values():
                 merger.__exit__(exc_type, exc, tb)
+
+    def add(self, k: int, shard: Path, result: dict) -> None:
+        """The stage merger's hand-over (`demoforge.stage.Merger`): item `k` is final."""
+        self.feed()
 
     def backlog(self) -> int:
         """How many items from `next` on are finished and not merged yet."""

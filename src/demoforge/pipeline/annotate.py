@@ -10,7 +10,8 @@ centre projected with the camera's intrinsics at the stored image size, so it is
 every look. The operator comes from the episode's recorded plan (`demoforge/plan`: each
 step's operator, arguments and tick range); frames after the last step keep the last one.
 Videos are copied (remuxed), never re-encoded. A dataset without the camera is copied with
-a warning and no goal features.
+a warning and no goal features. Annotate is a stage run by `demoforge.stage.run_stage`
+(contiguous runs of episodes as work items, shards merged in order), so a killed run resumes.
 
 `goal.action` is a string feature (dtype "string", shape [1]: one text per frame, as
 lerobot declares texts; it has no statistics). Frames before the first plan step are
@@ -19,15 +20,21 @@ lerobot declares texts; it has no statistics). Frames before the first plan step
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
-from demoforge.dataset import DatasetWriter, EncodedVideo, Feature, open_dataset
+from demoforge.dataset import DatasetWriter, EncodedVideo, Feature, merge_datasets, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras, image_key, row_extra
-from demoforge.dataset.layout import INDEX_FEATURE_NAMES
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
+from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
 
 ACTION_KEY = "goal.action"
 POSITION_KEY = "goal.position"
@@ -92,28 +99,72 @@ def episode_goals(root: Path, episode: int, row: dict, width: int, height: int) 
     return actions, np.asarray(positions, np.float32)
 
 
-def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str], None] = print) -> dict:
-    """Write `source` with goal.action and goal.position added into the new root `out`."""
-    source, out = Path(source), Path(out)
+@dataclass(frozen=True)
+class AnnotateStage:
+    """Annotate as a stage (`demoforge.stage`): the source's episodes in contiguous work items,
+    each annotated into its own shard; the shards are merged in order and moved to OUT."""
+
+    source: Path
+    has_camera: bool  # False: copied without goal features (the caller has warned)
+    name: ClassVar[str] = "annotate"
+    error: ClassVar[type] = PipelineError
+
+    def episodes(self) -> list[int]:
+        return open_dataset(self.source).episode_indices
+
+    def parts(self) -> list[range]:
+        return chunks(len(self.episodes()))
+
+    def fingerprint(self) -> dict:
+        info = hashlib.sha256((self.source / INFO_PATH).read_bytes()).hexdigest()
+        return {"stage": "annotate", "source": str(self.source.resolve()), "info_sha256": info,
+                "camera": CAMERA if self.has_camera else None}
+
+    def items(self) -> list[str]:
+        return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return len(self.episodes())
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        part, label = self.parts()[k], self.items()[k]
+        root = shard / "data"
+        shutil.rmtree(root, ignore_errors=True)  # an item is annotated whole: a killed one starts over
+        episodes = self.episodes()[part.start:part.stop]
+        _annotate(self.source, root, episodes, self.has_camera,
+                  None if progress is None else (lambda: progress(ProgressEvent("annotate", "episode", label))))
+        return {"episodes": len(episodes)}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        def merge(shards: list[Path], results: list[dict]) -> Path:
+            merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
+            shutil.rmtree(merged, ignore_errors=True)
+            merge_datasets([s / "data" for s in shards], merged)
+            (merged / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)  # shard bookkeeping
+            if not any((merged / DEMOFORGE_META_DIR).iterdir()):
+                (merged / DEMOFORGE_META_DIR).rmdir()
+            merged.replace(out)
+            return out
+
+        return MergeAtEnd(merge)
+
+
+def _annotate(source: Path, out: Path, episodes: list[int], has_camera: bool, on_episode) -> None:
+    """Write `episodes` of `source` with goal.action and goal.position into the new root `out`."""
     reader = open_dataset(source)
     user = {k: f for k, f in reader.info.features.items() if k not in INDEX_FEATURE_NAMES}
-    camera_key = image_key(CAMERA)
-    has_camera = camera_key in reader.info.video_keys
     features = dict(user)
     if has_camera:
-        h, w = user[camera_key].shape[:2]
+        h, w = user[image_key(CAMERA)].shape[:2]
         features[ACTION_KEY] = Feature("string", (1,))
         features[POSITION_KEY] = Feature("float32", (2,), names=["u", "v"])
-    else:
-        warn(f"annotate: {source} has no {camera_key} video; copied without goal.action/goal.position")
     data_keys = [k for k, f in user.items() if f.dtype != "video"]
-    goals = {i: episode_goals(source, i, reader.episode(i), w, h) for i in reader.episode_indices} if has_camera else {}
     with DatasetWriter.create(out, fps=reader.info.fps, features=features, robot_type=reader.info.robot_type) as wr:
-        for i in reader.episode_indices:
+        for i in episodes:
             row = reader.episode(i)
             cols = reader.read_episode(i, data_keys) if data_keys else {}
             if has_camera:
-                actions, positions = goals[i]
+                actions, positions = episode_goals(source, i, row, w, h)
                 cols[ACTION_KEY] = np.asarray(actions, dtype=object)
                 cols[POSITION_KEY] = positions
             encoded = {k: EncodedVideo(path=reader.video_path(i, k), from_timestamp=row[f"videos/{k}/from_timestamp"],
@@ -121,6 +172,27 @@ def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str
                                        histogram=None if row.get(HISTOGRAM_PREFIX + k) is None
                                        else np.asarray(row[HISTOGRAM_PREFIX + k]))
                        for k in reader.info.video_keys}
-            extra = episode_extras(row)
-            wr.add_episode(cols, task=row["tasks"][0], extra=extra, encoded=encoded)
+            wr.add_episode(cols, task=row["tasks"][0], extra=episode_extras(row), encoded=encoded)
+            if on_episode is not None:
+                on_episode()
+
+
+def annotate_dataset(source: str | Path, out: str | Path, *, warn: Callable[[str], None] = print,
+                     workers: int = 1, progress: Progress | None = None, executor=None) -> dict:
+    """Write `source` with goal.action and goal.position added into the new root `out`, with
+    `run_stage` on `workers` local slots (or on `executor`); a killed run resumes from its
+    finished shards in `.OUT.annotate-shards`."""
+    source, out = Path(source), Path(out)
+    guard_output_dir(out, [source], error=PipelineError)
+    reader = open_dataset(source)
+    camera_key = image_key(CAMERA)
+    has_camera = camera_key in reader.info.video_keys
+    if not has_camera:
+        warn(f"annotate: {source} has no {camera_key} video; copied without goal.action/goal.position")
+    stage = AnnotateStage(source, has_camera)
+    if executor is not None:
+        run_stage(stage, out, executor=executor, progress=progress)
+    else:
+        with LocalExecutor(max(1, min(workers, len(stage.parts())))) as local:
+            run_stage(stage, out, executor=local, progress=progress)
     return {"annotated": has_camera, "episodes": reader.num_episodes}

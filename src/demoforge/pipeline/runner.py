@@ -63,7 +63,7 @@ def _prepare(config: PipelineConfig, resume: bool) -> Path:
 
 
 def run_pipeline(config: PipelineConfig, *, resume: bool = False, echo: Callable[[str], None] = print,
-                 progress: Callable[[tuple], None] | None = None,
+                 progress: Callable | None = None,
                  on_stage: Callable[[str], None] | None = None) -> PipelineResult:
     """Run the configured stages into `config.run_dir` (see the module docstring)."""
     from demoforge.execute.pool import refuse_in_worker_start_up

@@ -53,7 +53,7 @@ class RunContext:
     config: PipelineConfig
     run_dir: Path
     echo: Callable[[str], None]
-    progress: Callable[[tuple], None] | None = None
+    progress: Callable | None = None
     notes: dict[str, Any] = field(default_factory=dict)  # stage -> what it said for the summary
 
     def path(self, rel: str) -> Path:
@@ -237,9 +237,17 @@ def _copy_source_meta(source: Path, root: Path) -> None:
             shutil.copyfile(entry, dst / entry.name)
 
 
-def stage_merge(ctx: RunContext) -> dict:
-    from demoforge.dataset import merge_datasets
+def merge_datasets(sources: list[Path], out: Path):
+    """`sources` merged in order into `out` by the merge stage (`demoforge.stage.merge`); its info."""
+    from demoforge.dataset import open_dataset
+    from demoforge.stage import run_stage
+    from demoforge.stage.merge import MergeStage
 
+    run_stage(MergeStage(tuple(Path(s) for s in sources)), out)
+    return open_dataset(out).info
+
+
+def stage_merge(ctx: RunContext) -> dict:
     out = ctx.path("dataset")
     out.mkdir(parents=True, exist_ok=True)
     sources = train_sources(ctx)
@@ -257,6 +265,13 @@ def stage_merge(ctx: RunContext) -> dict:
     return record
 
 
+def _workers(ctx: RunContext, source: Path) -> int:
+    """The run's worker slots for a stage over the episodes of `source`."""
+    from demoforge.execute import resolve_workers
+
+    return resolve_workers(ctx.config.workers, json.loads((source / "meta/info.json").read_text())["total_episodes"])
+
+
 def stage_annotate(ctx: RunContext) -> dict:
     from demoforge.pipeline.annotate import annotate_dataset
 
@@ -264,7 +279,7 @@ def stage_annotate(ctx: RunContext) -> dict:
     if renders_baked_ticks(ctx):
         ctx.echo(f"annotate: only the ticks the bake keeps ({ctx.config.bake_control_freq} Hz) were rendered, so the "
                  "train split has no video to annotate; bake at the native rate to annotate rendered frames")
-    record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo)
+    record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo, workers=_workers(ctx, train))
     _copy_source_meta(train, ctx.path("annotated"))
     _provenance(ctx, ctx.path("annotated"), [train], "annotate")
     return record

@@ -11,10 +11,12 @@ copy. The source is never modified.
 
 Speed: the main thread of a worker only replays and renders; a writer thread takes each
 frame from a short queue and encodes and writes it (x264 and numpy release the GIL), so
-rendering and encoding overlap. `workers > 1` splits the canonical order into contiguous shards rendered in
-separate processes and merges them in order; the result equals one worker's byte for byte.
-A killed run continues where it stopped when run again with the same arguments (finished
-episodes are kept; with workers, finished and interrupted shards are kept).
+rendering and encoding overlap. The render is a stage run by `demoforge.stage.run_stage`: the
+canonical order is cut into contiguous work items (independent of the worker count), each
+rendered into its shard in `.OUT.render-shards/` by one of `workers` slots, and the shards are
+merged in order, so the result is the same bytes for any worker count. A killed run continues
+where it stopped when run again with the same arguments (finished shards are kept, and the
+finished episodes of interrupted ones); another render's shards there are discarded.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import multiprocessing
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from demoforge.dataset import DatasetWriter, VideoSettings, merge_datasets, open_dataset
 from demoforge.dataset.keys import episode_extras, extra_column
@@ -41,6 +43,7 @@ from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
 from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render.writer_thread import WriterThread
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
 
 RENDER_META = "render.json"
 # x264 with its own threads gives different bytes for the same frames when the machine is busy
@@ -48,7 +51,6 @@ RENDER_META = "render.json"
 # streams still encode in parallel, each on its own writer thread. Preset veryfast: at 224x224
 # the default preset costs about as much CPU as drawing the frame, which a CPU renderer needs.
 DETERMINISTIC_VIDEO = VideoSettings(preset="veryfast", extra_options={"threads": "1"})
-POLL_S = 1.0  # with several workers, how often progress is read from the shards [s]
 MARKER = ".demoforge-render"  # beside the writer's staging: the fingerprint of the render being written
 SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
 
@@ -137,18 +139,6 @@ def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]
         chosen = [i for i in chosen if i in set(config.episodes)]
     # Draws are keyed by source episode, so a subset renders exactly as in a full run.
     return [(i, k, c, int(lengths[i])) for i in chosen for k, req in enumerate(config.looks) for c in range(req.copies)]
-
-
-def _shards(items: list, workers: int) -> list[list]:
-    """Contiguous runs of `items` with about equal frame counts."""
-    total, out, current, done = sum(it[3] for it in items), [], [], 0
-    for it in items:
-        current.append(it)
-        done += it[3]
-        if done >= total * (len(out) + 1) / workers and len(out) < workers - 1:
-            out.append(current)
-            current = []
-    return [s for s in out + [current] if s]
 
 
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str,
@@ -244,11 +234,6 @@ def _fingerprint(source: Path, config: RenderConfig, shards: int) -> str:
     return hashlib.sha256(json.dumps(record, sort_keys=True, default=list).encode()).hexdigest()
 
 
-def _resumable(root: Path, fingerprint: str) -> bool:
-    marker = root / MARKER
-    return (root / STAGING_DIR).is_dir() and marker.is_file() and marker.read_text(encoding="utf-8") == fingerprint
-
-
 def _finished(out: Path, fingerprint: str) -> bool:
     """`out` is a finished render of the same source with the same config."""
     record = out / DEMOFORGE_META_DIR / RENDER_META
@@ -260,14 +245,11 @@ def _finished(out: Path, fingerprint: str) -> bool:
         return False
 
 
-def _check_out(out: Path, fingerprint: str | None) -> None:
-    """`out` must be new, or (single worker) an interrupted run of the same render."""
-    if not (out.exists() and any(out.iterdir())):
-        return
-    if fingerprint is not None and _resumable(out, fingerprint):
-        return
-    raise LookError(f"--out {out}: not empty (and not an interrupted render with these same arguments); "
-                    "choose a new folder")
+def _check_out(out: Path) -> None:
+    """`out` must be new (or empty): an interrupted render continues from its shards beside it."""
+    if out.exists() and any(out.iterdir()):
+        raise LookError(f"--out {out}: not empty (and not a finished render with these same arguments); "
+                        "choose a new folder")
 
 
 def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> None:
@@ -297,22 +279,60 @@ def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> No
     tmp.replace(dst / RENDER_META)
 
 
-def _rendered(roots: list[Path]) -> int:
-    """Episodes the shards at `roots` have written so far (finished shards by their info.json)."""
-    n = 0
-    for root in roots:
-        if (root / INFO_PATH).is_file():
-            n += int(json.loads((root / INFO_PATH).read_text(encoding="utf-8"))["total_episodes"])
+@dataclass(frozen=True)
+class RenderStage:
+    """The render as a stage (`demoforge.stage`): work items are contiguous runs of the canonical
+    order (`chunks`, not depending on the worker count), each rendered into its own shard;
+    the shards are merged in order and stamped with render.json, then moved to OUT."""
+
+    source: Path
+    config: RenderConfig
+    plan: tuple[tuple[int, int, int, int], ...]  # (source episode, look index, copy, length), canonical order
+    name: ClassVar[str] = "render"
+    error: ClassVar[type] = LookError
+
+    def parts(self) -> list[range]:
+        return chunks(len(self.plan))
+
+    def fingerprint(self) -> dict:
+        return {"stage": "render", "fingerprint": _fingerprint(self.source, self.config, 0)}
+
+    def items(self) -> list[str]:
+        return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return len(self.plan)
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        part = self.parts()[k]
+        label = self.items()[k]
+        on_episode = None if progress is None else (lambda n: progress(ProgressEvent("render", "episode", label)))
+        _render_shard(self.source, shard / "data", list(self.plan[part.start:part.stop]), self.config,
+                      _fingerprint(self.source, self.config, 0), on_episode)
+        return {"episodes": len(part)}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._merge(shards, out))
+
+    def _merge(self, shards: list[Path], out: Path) -> Path:
+        merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
+        shutil.rmtree(merged, ignore_errors=True)
+        if len(shards) == 1:  # one item (at most 7 episodes) wrote the dataset itself: no copy
+            (shards[0] / "data").replace(merged)
         else:
-            n += sum(1 for _ in (root / STAGING_DIR / "episodes").glob("*.json"))
-    return n
+            merge_datasets([s / "data" for s in shards], merged)
+        _copy_meta(self.source, merged, self.config, list(self.plan))
+        if out.exists():
+            out.rmdir()  # empty (checked before the run)
+        merged.replace(out)
+        return out
 
 
 def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,
-                   on_episode: Callable[[int, int], None] | None = None) -> RenderSummary:
-    """Render `source` into the new dataset `out` (see the module docstring).
-    `on_episode(done, total)` reports rendered episodes (with several workers, polled from the
-    shards' finished episodes every POLL_S seconds)."""
+                   progress: Progress | None = None, executor=None) -> RenderSummary:
+    """Render `source` into the new dataset `out` (see the module docstring) with `run_stage` on
+    `workers` local slots (or on `executor`). `progress` takes a `ProgressEvent` per rendered
+    episode and per finished work item."""
     start = time.perf_counter()
     source, out = Path(source), Path(out)
     _check_config(config)
@@ -324,47 +344,13 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     items = _items(source, config)
     if not items:
         raise LookError(f"{source}: no episodes to render")
-    shards = _shards(items, workers)
-    fingerprint = _fingerprint(source, config, len(shards))
     if _finished(out, _fingerprint(source, config, 0)):  # the same render, rerun: nothing to do
         return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)
-    if len(shards) == 1:
-        _check_out(out, fingerprint)
-        shutil.rmtree(out.parent / f".{out.name}.render-shards", ignore_errors=True)  # a killed multi-worker run's
-        made = not out.exists()
-        try:
-            _render_shard(source, out, items, config, fingerprint,
-                          None if on_episode is None else (lambda n: on_episode(n, len(items))))
-        except BaseException:
-            if made and not any((out / STAGING_DIR / "episodes").glob("*.json")):
-                shutil.rmtree(out, ignore_errors=True)  # nothing finished to resume: leave nothing behind
-            raise
+    _check_out(out)
+    stage = RenderStage(source, config, tuple(items))
+    if executor is not None:
+        run_stage(stage, out, executor=executor, progress=progress)
     else:
-        tmp = out.parent / f".{out.name}.render-shards"
-        ours = (tmp / MARKER).is_file() and (tmp / MARKER).read_text(encoding="utf-8") == fingerprint
-        if ours and out.is_dir() and [p.name for p in out.iterdir()] == [STAGING_DIR]:
-            shutil.rmtree(out)  # a merge of these shards was interrupted: merge again
-        _check_out(out, None)
-        if tmp.exists() and not ours:
-            shutil.rmtree(tmp)  # shards of another render: not continuable
-        tmp.mkdir(parents=True, exist_ok=True)
-        (tmp / MARKER).write_text(fingerprint, encoding="utf-8")
-        roots = [tmp / f"shard-{s:03d}" for s in range(len(shards))]
-        ctx = multiprocessing.get_context("spawn")  # GL contexts and encoder threads do not survive fork
-        with ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
-            pending = {pool.submit(_render_shard, source, r, s, config, fingerprint)
-                       for r, s in zip(roots, shards, strict=True)}
-            while pending:
-                finished, pending = wait(pending, timeout=POLL_S)
-                for job in finished:
-                    job.result()
-                if on_episode:
-                    on_episode(_rendered(roots), len(items))
-        merge_datasets(roots, out)
-        shutil.rmtree(tmp)
-    try:
-        _copy_meta(source, out, config, items)
-    except BaseException:  # a full disk at the last step: out holds only this render, unmarked; a rerun
-        shutil.rmtree(out, ignore_errors=True)  # would refuse it, so leave nothing (the rerun renders again)
-        raise
+        with LocalExecutor(min(workers, len(stage.parts()))) as local:
+            run_stage(stage, out, executor=local, progress=progress)
     return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)

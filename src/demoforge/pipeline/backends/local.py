@@ -13,6 +13,7 @@ from pathlib import Path
 
 from demoforge.execute import GenerateSummary, generate
 from demoforge.pipeline.config import PipelineConfig, robot_card, robot_start_params
+from demoforge.stage import ProgressEvent
 
 
 class ProblemLogs:
@@ -22,12 +23,12 @@ class ProblemLogs:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
 
-    def __call__(self, event: tuple) -> None:
-        if event[0] == "episode":
-            _, problem, ok, kind = event
-            line = "success" if ok else f"failure ({kind})"
-        elif event[0] == "item":
-            problem, line = event[1], "problem done"
+    def __call__(self, event: ProgressEvent) -> None:
+        problem = event.item
+        if event.kind == "episode":
+            line = "success" if event.success else f"failure ({event.failure})"
+        elif event.kind == "item":
+            line = "problem done"
         else:
             return
         with open(self.folder / f"{problem}.log", "a", encoding="utf-8") as f:
@@ -35,15 +36,16 @@ class ProblemLogs:
 
 
 def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
-                  progress: Callable[[tuple], None] | None = None) -> GenerateSummary:
-    """Run every problem of `inputs` into `out` (a generate run folder) on local worker slots."""
+                  progress: Callable[[ProgressEvent], None] | None = None, *, executor=None) -> GenerateSummary:
+    """Run every problem of `inputs` into `out` (a generate run folder) on local worker slots, or on
+    `executor` (a `demoforge.stage` executor: the Ray backend passes its own)."""
     logs = ProblemLogs(config.run_dir / "logs" / "execute")
 
-    def on_event(event: tuple) -> None:
+    def on_event(event: ProgressEvent) -> None:
         logs(event)
         if progress is not None:
             progress(event)
 
     return generate(inputs, out, episodes_per_problem=config.episodes_per_problem, envs=config.envs,
                     workers=config.workers, seed=config.seed, progress=on_event, robot=robot_card(config),
-                    robot_start=robot_start_params(config, inputs))
+                    robot_start=robot_start_params(config, inputs), executor=executor)

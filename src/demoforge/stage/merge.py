@@ -1,0 +1,60 @@
+"""The merge stage: datasets merged in order into a new one (`dataset.merge_datasets`) as a stage.
+
+One work item per source; an item checks that its source is a readable dataset and records
+its info hash, so a resumed merge refuses a source that changed since (the fingerprint names
+the sources and their info hashes). The merge itself runs once the last item is final: it is
+the one step that writes, through its own temporary root beside OUT (a killed merge starts it
+again; the sources are datasets already, there is nothing smaller to keep, so a failed merge
+leaves no work folder either: `keeps_shards` False).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from demoforge.dataset import merge_datasets, open_dataset
+from demoforge.dataset.layout import INFO_PATH
+from demoforge.errors import DatasetError
+from demoforge.stage.protocol import MergeAtEnd, Progress, ProgressEvent
+
+
+@dataclass(frozen=True)
+class MergeStage:
+    sources: tuple[Path, ...]  # merged in this order
+    video_file_duration_s: float | None = None  # see merge_datasets
+    on_episode: Callable[[int, int], None] | None = field(default=None, compare=False)  # (done, total) per episode
+    name: ClassVar[str] = "merge"
+    error: ClassVar[type] = DatasetError
+    keeps_shards: ClassVar[bool] = False  # an item only checks a source: nothing worth keeping after a failure
+
+    def fingerprint(self) -> dict:
+        return {"stage": "merge", "sources": [{"root": str(Path(s).resolve()), "info_sha256": _info_sha(s)}
+                                              for s in self.sources],
+                "video_file_duration_s": self.video_file_duration_s}
+
+    def items(self) -> list[str]:
+        return [f"source-{k}" for k in range(len(self.sources))]
+
+    def total(self) -> int | None:
+        return None
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        n = open_dataset(self.sources[k]).num_episodes
+        if progress is not None:
+            progress(ProgressEvent("merge", "episode", self.items()[k]))
+        return {"episodes": n, "info_sha256": _info_sha(self.sources[k])}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: merge_datasets(
+            list(self.sources), out, video_file_duration_s=self.video_file_duration_s, on_episode=self.on_episode))
+
+
+def _info_sha(root: Path) -> str:
+    info = Path(root) / INFO_PATH
+    if not info.is_file():
+        raise DatasetError(f"merge source {root}: no {INFO_PATH} (not a LeRobot dataset root); pass dataset roots")
+    return hashlib.sha256(info.read_bytes()).hexdigest()

@@ -1,0 +1,202 @@
+"""`run_stage`: one stage run, from its fingerprint to its merged output (see `demoforge.stage`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from demoforge.dataset.layout import write_json_atomic
+from demoforge.guard import LOCK_NAME, OutputError, hold_folder, release_temp
+from demoforge.stage.protocol import Progress, ProgressEvent, Stage, check_items
+
+RUN_FILE = "run.json"  # WORK/run.json: the fingerprint of the run the folder holds
+SHARDS_DIR = ".shards"  # WORK/.shards/<k>-<label>/: item k's shard
+DONE_FILE = "done.json"  # in a shard: the item's result, written once the shard is final
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """What a slot needs to run items (pickled to workers): the stage and its work folder."""
+
+    stage: Stage
+    work: Path  # WORK
+    labels: tuple[str, ...]  # the items' labels, in order
+
+    def shard(self, k: int) -> Path:
+        return self.work / SHARDS_DIR / f"{k:04d}-{self.labels[k]}"
+
+
+def run_one(run: StageRun, k: int, progress: Progress | None = None) -> dict:
+    """Run item `k` into its shard unless it is final; returns its result (also its shard's done.json)."""
+    shard = run.shard(k)
+    done = shard / DONE_FILE
+    if done.is_file():
+        return json.loads(done.read_text(encoding="utf-8"))
+    shard.mkdir(parents=True, exist_ok=True)
+    result = run.stage.run_item(k, shard, progress)
+    write_json_atomic(done, result)  # the shard is final: a resume skips it
+    if progress is not None:
+        progress(ProgressEvent(run.stage.name, "item", run.labels[k]))
+    return result
+
+
+def open_work(stage: Stage, work: Path, *, keep_other: bool) -> None:
+    """Make WORK the folder of this run: new, or this same run's (resumed); another run's folder
+    is refused (`keep_other`, a folder the user named) or replaced (a temporary folder of ours)."""
+    record = stage.fingerprint()
+    run_file = work / RUN_FILE
+    if work.exists() and not work.is_dir():
+        raise stage.error(f"{work}: is a file, not a folder; choose a folder path")
+    if run_file.is_file():
+        try:
+            old = json.loads(run_file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            old = None
+        if old == record:
+            return
+        if keep_other:
+            keys = sorted(k for k in set(record) | set(old if isinstance(old, dict) else {})
+                          if not isinstance(old, dict) or old.get(k) != record.get(k))
+            raise stage.error(f"{work}: holds a run with other inputs ({run_file}; differing: {', '.join(keys)}); use "
+                              "a new --out, or rerun with the same inputs and settings to resume it")
+        _empty(work)
+    elif work.exists() and any(p.name != LOCK_NAME for p in work.iterdir()):
+        if keep_other:
+            raise stage.error(f"{work}: exists and is not a run folder of this command; choose a new --out")
+        _empty(work)
+    new = not work.exists() or not any(p.name != LOCK_NAME for p in work.iterdir())
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        write_json_atomic(run_file, record)
+    except BaseException:
+        if new:  # nothing of the run is in it yet (a full disk): leave no folder that blocks the rerun
+            _empty(work)
+        raise
+
+
+def _empty(work: Path) -> None:
+    """Remove what WORK holds, except its lock file (held by this run)."""
+    for p in work.iterdir():
+        if p.name == LOCK_NAME:
+            continue
+        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+
+
+def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=None,
+              progress: Progress | None = None) -> Any:
+    """Run `stage` into `out` (see `demoforge.stage`); returns what its merge returns.
+
+    `work`: the run folder of fingerprint and shards; by default `.OUT.<stage>-shards` beside
+    `out` (replaced when it holds another run, removed once merged). A `work` that is `out`
+    itself (generate's run folder) is refused when it holds another run, and kept. `executor`:
+    `LocalExecutor(1)` by default (closed here only when made here)."""
+    from demoforge.stage.local import LocalExecutor
+
+    out = Path(out)
+    own_work = work is None
+    work = out.parent / f".{out.name}.{stage.name}-shards" if work is None else Path(work)
+    made = executor is None
+    executor = LocalExecutor(1) if made else executor
+    lock = None
+    try:
+        labels = tuple(stage.items())
+        check_items(stage, labels)
+        stage.fingerprint()  # the inputs are read (and refused) before anything is written
+        existed = work.exists()
+        if own_work:  # a folder of ours beside OUT: one live run at a time (a second is refused, not mixed in)
+            try:
+                lock = hold_folder(work)
+            except OutputError as exc:
+                raise stage.error(str(exc)) from None
+        try:
+            open_work(stage, work, keep_other=not own_work)
+        except BaseException:
+            if own_work and not existed:
+                release_temp(lock)
+                lock = None
+                shutil.rmtree(work, ignore_errors=True)
+            raise
+        run = StageRun(stage, work, labels)
+        finished = [k for k in range(len(labels)) if (run.shard(k) / DONE_FILE).is_file()]
+        done_before = sum(int(json.loads((run.shard(k) / DONE_FILE).read_text()).get("episodes", 0))
+                          for k in finished)
+        report = _counting(progress, done_before, stage.total()) if progress is not None else None
+        todo = [k for k in range(len(labels)) if k not in set(finished)]
+        feed = _Feed(run, stage.merger(out, executor.slots))
+        try:
+            feed()  # the items a resumed run finished before
+            slots = executor.slots
+            # between its own items this process merges only a backlog (the items come first); once
+            # none is left to take it merges while the other slots finish theirs
+            executor.run(run, todo, report, between=lambda idle: feed() if idle or feed.backlog() > 2 * slots else 0)
+            feed()
+            if feed.next < len(labels):
+                raise stage.error(f"{run.shard(feed.next)}: the item is not finished; rerun the same command to "
+                                  "resume it")
+            result = feed.merger.finish()
+        except BaseException as exc:
+            abort = getattr(feed.merger, "__exit__", None)  # release what the merge holds; shards stay
+            if abort is not None:
+                abort(type(exc), exc, exc.__traceback__)
+            if own_work and not (getattr(stage, "keeps_shards", True) and _resumable(work)):
+                release_temp(lock)
+                lock = None
+                shutil.rmtree(work, ignore_errors=True)  # nothing finished to resume: leave nothing behind
+            raise
+    finally:
+        if made:
+            executor.close()
+        if lock is not None:
+            release_temp(lock)
+    shutil.rmtree(work / SHARDS_DIR, ignore_errors=True)
+    if own_work:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _resumable(work: Path) -> bool:
+    """WORK holds something a rerun keeps: a final shard, or a finished episode in a shard's staging."""
+    from demoforge.dataset.writer import STAGING_DIR
+
+    shards = work / SHARDS_DIR
+    return shards.is_dir() and (any(shards.glob(f"*/{DONE_FILE}"))
+                                or any(shards.glob(f"*/**/{STAGING_DIR}/episodes/*.json")))
+
+
+class _Feed:
+    """Hands the merger every finished shard from `next` on, in item order."""
+
+    def __init__(self, run: StageRun, merger):
+        self.run, self.merger, self.next = run, merger, 0
+
+    def backlog(self) -> int:
+        k = self.next
+        while k < len(self.run.labels) and (self.run.shard(k) / DONE_FILE).is_file():
+            k += 1
+        return k - self.next
+
+    def __call__(self) -> int:
+        fed = 0
+        while self.next < len(self.run.labels):
+            done = self.run.shard(self.next) / DONE_FILE
+            if not done.is_file():
+                break
+            self.merger.add(self.next, self.run.shard(self.next), json.loads(done.read_text(encoding="utf-8")))
+            self.next += 1
+            fed += 1
+        return fed
+
+
+def _counting(progress: Progress, done: int, total: int | None) -> Progress:
+    """`progress` with each event's `done` (episodes so far) and `total` filled in."""
+    count = [done]
+
+    def report(event: ProgressEvent) -> None:
+        if event.kind == "episode":
+            count[0] += 1
+        progress(replace(event, done=count[0], total=total))
+
+    return report

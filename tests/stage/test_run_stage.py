@@ -1,0 +1,207 @@
+"""run_stage: a stage killed inside an item resumes from its finished shards to the bytes of an
+uninterrupted run, any worker count gives the same bytes, a work folder of another run is
+replaced (beside OUT) or refused (a folder the user named); bake and annotate resume; the Ray
+executor runs a non-execute stage with every setting it carries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from demoforge.convert import BakeConfig, bake
+from demoforge.convert.bake import BakeStage
+from demoforge.errors import DemoforgeError
+from demoforge.pipeline.annotate import AnnotateStage, annotate_dataset
+from demoforge.stage import LocalExecutor, MergeAtEnd, ProgressEvent, StageError, chunks, run_stage
+from tests.convert._sources import write_raw
+
+
+class Killed(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Words:
+    """A toy stage: item k writes `word * (k + 1)` into its shard; the merge joins them."""
+
+    word: str
+    n: int = 5
+    name: ClassVar[str] = "words"
+    error: ClassVar[type] = StageError
+
+    def fingerprint(self) -> dict:
+        return {"word": self.word, "n": self.n}
+
+    def items(self) -> list[str]:
+        return [f"w{k}" for k in range(self.n)]
+
+    def total(self) -> int:
+        return self.n
+
+    def run_item(self, k: int, shard: Path, progress) -> dict:
+        (shard / "text").write_text(self.word * (k + 1), encoding="utf-8")
+        with open(shard.parent.parent / "calls", "a", encoding="utf-8") as f:  # which items ran (this run folder)
+            f.write(f"{k}\n")
+        if progress is not None:
+            progress(ProgressEvent("words", "episode", f"w{k}"))
+        return {"episodes": 1}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: out.write_text(
+            "|".join((s / "text").read_text(encoding="utf-8") for s in shards), encoding="utf-8"))
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_chunks_cover_in_order_and_ignore_workers():
+    assert chunks(5, most=2) == [range(0, 2), range(2, 5)] or chunks(5, most=2) == [range(0, 3), range(3, 5)]
+    assert [i for r in chunks(37) for i in r] == list(range(37)) and len(chunks(37)) == 16
+    assert chunks(0) == []
+
+
+def test_a_killed_run_resumes_from_its_finished_items(tmp_path, monkeypatch):
+    stage, out = Words("ab"), tmp_path / "out.txt"
+    work = tmp_path / ".out.txt.words-shards"
+    real = Words.run_item
+
+    def dies_at_item_3(self, k, shard, progress):
+        if k == 3:
+            raise Killed
+        return real(self, k, shard, progress)
+
+    monkeypatch.setattr(Words, "run_item", dies_at_item_3)
+    with pytest.raises(Killed):
+        run_stage(stage, out)
+    monkeypatch.undo()
+    assert not out.exists()
+    assert sorted(p.name for p in (work / ".shards").iterdir()) == ["0000-w0", "0001-w1", "0002-w2", "0003-w3"]
+    assert not (work / ".shards" / "0003-w3" / "done.json").exists()
+    events = []
+    run_stage(stage, out, progress=events.append)
+    assert out.read_text() == "|".join("ab" * (k + 1) for k in range(5))
+    assert not work.exists()  # merged: the work folder is gone
+    # the rerun ran only the unfinished items, and counted the finished ones as done
+    assert [e.done for e in events if e.kind == "episode"] == [4, 5]
+    assert {e.total for e in events} == {5}
+
+
+def test_another_runs_work_folder_is_replaced_beside_out_and_refused_when_named(tmp_path, monkeypatch):
+    out = tmp_path / "out.txt"
+    monkeypatch.setattr(Words, "run_item", lambda self, k, shard, progress: (_ for _ in ()).throw(Killed))
+    with pytest.raises(Killed):
+        run_stage(Words("ab"), out)
+    monkeypatch.undo()
+    run_stage(Words("cd", n=2), out)  # other settings: the stale shards are not continued
+    assert out.read_text() == "cd|cdcd"
+    named = tmp_path / "run"
+    run_stage(Words("ab", n=1), named / "out.txt", work=named)
+    with pytest.raises(StageError, match="other inputs .*differing: word"):
+        run_stage(Words("xy", n=1), named / "out2.txt", work=named)
+
+
+def test_one_and_two_workers_give_the_same_bytes(tmp_path):
+    with LocalExecutor(2) as two:
+        run_stage(Words("ab", n=6), tmp_path / "two.txt", executor=two)
+    run_stage(Words("ab", n=6), tmp_path / "one.txt")
+    assert (tmp_path / "one.txt").read_bytes() == (tmp_path / "two.txt").read_bytes()
+
+
+def test_stage_errors_are_demoforge_errors():
+    assert issubclass(StageError, DemoforgeError)
+    with pytest.raises(StageError, match="workers"):
+        LocalExecutor(0)
+
+
+def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
+    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7))
+    cfg = BakeConfig(convention="joint_vel", control_freq=30)
+    ref = bake([src], tmp_path / "ref", cfg)
+    real, ran, kill = BakeStage.run_item, [], [True]
+
+    def killed_at_item_2(self, k, shard, progress):
+        ran.append(k)
+        if k == 2 and kill[0]:
+            raise Killed
+        return real(self, k, shard, progress)
+
+    monkeypatch.setattr(BakeStage, "run_item", killed_at_item_2)
+    with pytest.raises(Killed):
+        bake([src], tmp_path / "out", cfg)
+    assert ran == [0, 1] + [2] and not (tmp_path / "out").exists()
+    shards = tmp_path / ".out.bake-shards" / ".shards"
+    assert [(p / "done.json").is_file() for p in sorted(shards.iterdir())] == [True, True, False]
+    ran.clear()
+    kill[0] = False
+    bake([src], tmp_path / "out", cfg)
+    assert ran == [2]  # only the unfinished item ran again
+    assert _tree(tmp_path / "out") == _tree(ref)
+    assert not list(tmp_path.glob(".*-shards"))
+
+
+def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
+    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6), cams=())  # no front camera: copied
+    ref = tmp_path / "ref"
+    annotate_dataset(src, ref, warn=lambda s: None)
+    real = AnnotateStage.run_item
+
+    def killed(self, k, shard, progress):
+        if k == 1:
+            raise Killed
+        return real(self, k, shard, progress)
+
+    monkeypatch.setattr(AnnotateStage, "run_item", killed)
+    with pytest.raises(Killed):
+        annotate_dataset(src, tmp_path / "out", warn=lambda s: None)
+    monkeypatch.undo()
+    assert (tmp_path / ".out.annotate-shards" / ".shards" / "0000-episodes-0-0" / "done.json").is_file()
+    annotate_dataset(src, tmp_path / "out", warn=lambda s: None, workers=2)
+    assert _tree(tmp_path / "out") == _tree(ref)
+
+
+@pytest.mark.slow
+def test_ray_executor_bakes_with_every_setting_as_the_local_pool_does(tmp_path):
+    pytest.importorskip("ray")
+    from demoforge.stage.ray import RayExecutor
+
+    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7))
+    cfg = BakeConfig(convention="joint_vel", control_freq=20, task="a task set here")
+    local = bake([src], tmp_path / "local", cfg, workers=2)
+    try:
+        executor = RayExecutor()
+    except Exception as e:  # noqa: BLE001 - a machine where Ray cannot start skips cleanly
+        pytest.skip(f"ray cannot start here: {e}")
+    with executor:
+        on_ray = bake([src], tmp_path / "ray", cfg, executor=executor)
+    assert _tree(on_ray) == _tree(local)
+    stamp = json.loads((on_ray / "meta" / "bake.json").read_text())
+    assert stamp["control_freq"] == 20 and stamp["task_override"] == "a task set here"
+    assert list((tmp_path / ".ray.bake-shards").glob("*")) == []  # merged and removed
+
+
+def test_a_second_live_run_into_the_same_output_is_refused_and_leaves_the_first_intact(tmp_path):
+    """The work folder beside OUT is held by its live run: a second run of the same stage into the
+    same OUT is refused (it would otherwise replace or mix into the first one's shards)."""
+    from demoforge.guard import hold_folder, release_temp
+
+    stage = Words("ab", n=3)
+    out = tmp_path / "out.txt"
+    work = out.parent / f".{out.name}.{stage.name}-shards"
+    fd = hold_folder(work)  # as a live run holds it
+    (work / "marker").write_text("the first run's")
+    try:
+        with pytest.raises(Exception, match="another run of this command is writing it"):
+            run_stage(stage, out)
+        assert (work / "marker").read_text() == "the first run's"
+        assert not out.exists()
+    finally:
+        release_temp(fd)
+    run_stage(stage, out)  # once the first run is gone, the folder is ours
+    assert out.read_text() == "ab|abab|ababab" and not work.exists()
