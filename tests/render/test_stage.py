@@ -152,19 +152,21 @@ def test_a_killed_run_continues_to_the_same_bytes(raw, tmp_path, monkeypatch, wo
     config = RenderConfig(looks=(parse_look_arg("randomized:2"),), cameras=("front",), seed=5)
     reference = render_dataset(raw, tmp_path / "ref", config)
     if workers == 2:
-        # a shard killed in its worker process cannot be simulated here; kill the merge instead
+        # a shard killed in its worker process cannot be simulated here; kill the merge instead, after
+        # the one item's dataset was moved into the work folder's merged root (4 episodes: one item)
         import demoforge.render.stage as stage
 
-        def killed_merge(*args, **kwargs):
+        def killed_meta(*args, **kwargs):
             raise Killed
 
-        monkeypatch.setattr(stage, "merge_datasets", killed_merge)
+        monkeypatch.setattr(stage, "_copy_meta", killed_meta)
         with pytest.raises(Killed):
             render_dataset(raw, tmp_path / "run", config, workers=2)
         monkeypatch.undo()
         shards = sorted(p.name for p in (tmp_path / ".run.render-shards" / ".shards").iterdir())
-        assert shards == [f"{k:04d}-episodes-{k}-{k}" for k in range(4)]  # every item final, kept
-        assert all((tmp_path / ".run.render-shards" / ".shards" / s / "done.json").is_file() for s in shards)
+        assert shards == ["0000-episodes-0-3"]  # the item is final and kept
+        assert (tmp_path / ".run.render-shards" / ".shards" / shards[0] / "done.json").is_file()
+        assert (tmp_path / ".run.render-shards" / "merged" / "meta" / "info.json").is_file()
     else:
         from demoforge.dataset import DatasetWriter
 
@@ -182,8 +184,10 @@ def test_a_killed_run_continues_to_the_same_bytes(raw, tmp_path, monkeypatch, wo
             render_dataset(raw, tmp_path / "run", config)
         monkeypatch.undo()
         shards = tmp_path / ".run.render-shards" / ".shards"
+        # four episodes make one item (chunks of at least 4): it resumes after its two durable episodes
         assert [(p.name, (p / "done.json").is_file()) for p in sorted(shards.iterdir())] == [
-            ("0000-episodes-0-0", True), ("0001-episodes-1-1", True), ("0002-episodes-2-2", False)]
+            ("0000-episodes-0-3", False)]
+        assert len(list(shards.glob("0000-episodes-0-3/data/.demoforge-staging/episodes/*.json"))) == 2
         assert not (tmp_path / "run").exists()  # the output appears whole or not at all
     resumed = render_dataset(raw, tmp_path / "run", config, workers=workers)
     assert resumed.episodes == 4 and resumed.frames == 64

@@ -62,9 +62,12 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 def test_chunks_cover_in_order_and_ignore_workers():
-    assert chunks(5, most=2) == [range(0, 2), range(2, 5)] or chunks(5, most=2) == [range(0, 3), range(3, 5)]
-    assert [i for r in chunks(37) for i in r] == list(range(37)) and len(chunks(37)) == 16
+    assert chunks(5, most=2, least=1) in ([range(0, 2), range(2, 5)], [range(0, 3), range(3, 5)])
+    assert [i for r in chunks(37, least=1) for i in r] == list(range(37)) and len(chunks(37, least=1)) == 16
     assert chunks(0) == []
+    # items of at least 4 episodes where there are that many (each item pays a start and a merge share)
+    assert [len(r) for r in chunks(3)] == [3] and [len(r) for r in chunks(20)] == [4] * 5
+    assert [i for r in chunks(101) for i in r] == list(range(101)) and len(chunks(101)) == 16
 
 
 def test_a_killed_run_resumes_from_its_finished_items(tmp_path, monkeypatch):
@@ -121,7 +124,7 @@ def test_stage_errors_are_demoforge_errors():
 
 
 def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7))
+    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7, 5) * 3)  # 12 episodes: 3 items of 4
     cfg = BakeConfig(convention="joint_vel", control_freq=30)
     ref = bake([src], tmp_path / "ref", cfg)
     real, ran, kill = BakeStage.run_item, [], [True]
@@ -147,7 +150,7 @@ def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
 
 
 def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6), cams=())  # no front camera: copied
+    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 3, cams=())  # 3 items of 4; no front camera: copied
     ref = tmp_path / "ref"
     annotate_dataset(src, ref, warn=lambda s: None)
     real = AnnotateStage.run_item
@@ -161,7 +164,7 @@ def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
     with pytest.raises(Killed):
         annotate_dataset(src, tmp_path / "out", warn=lambda s: None)
     monkeypatch.undo()
-    assert (tmp_path / ".out.annotate-shards" / ".shards" / "0000-episodes-0-0" / "done.json").is_file()
+    assert (tmp_path / ".out.annotate-shards" / ".shards" / "0000-episodes-0-3" / "done.json").is_file()
     annotate_dataset(src, tmp_path / "out", warn=lambda s: None, workers=2)
     assert _tree(tmp_path / "out") == _tree(ref)
 

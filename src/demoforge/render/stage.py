@@ -261,7 +261,7 @@ def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> No
             if path.name in ("merge.json", RENDER_META):
                 continue
             if path.is_dir():
-                shutil.copytree(path, dst / path.name)
+                shutil.copytree(path, dst / path.name, dirs_exist_ok=True)  # a rerun of an interrupted merge
             else:
                 shutil.copy2(path, dst / path.name)
     record = {
@@ -316,10 +316,13 @@ class RenderStage:
 
     def _merge(self, shards: list[Path], out: Path) -> Path:
         merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
-        shutil.rmtree(merged, ignore_errors=True)
         if len(shards) == 1:  # one item (at most 7 episodes) wrote the dataset itself: no copy
-            (shards[0] / "data").replace(merged)
+            data = shards[0] / "data"
+            if data.is_dir():  # else an interrupted merge moved it already
+                shutil.rmtree(merged, ignore_errors=True)
+                data.replace(merged)
         else:
+            shutil.rmtree(merged, ignore_errors=True)
             merge_datasets([s / "data" for s in shards], merged)
         _copy_meta(self.source, merged, self.config, list(self.plan))
         if out.exists():
