@@ -33,7 +33,8 @@ from demoforge.tasks.simulate import State, Step, apply, holds, run_plan
 
 __all__ = [
     "goal_atoms", "make_planner", "with_goal",
-    "DOMAINS", "PLANNERS", "FAMILIES", "Atom", "BlockLook", "FallbackPlanner", "FamilyOptions", "GeneratedTask", "PlanResult",
+    "DOMAINS", "PLANNERS", "FAMILIES", "Atom", "BlockLook", "FallbackPlanner", "FamilyOptions", "GeneratedTask",
+    "PlanResult",
     "PlanStatus", "Planner", "Region", "SceneParams", "State", "Step", "Task", "apply", "check_state",
     "default_planner", "domain_path", "domain_text", "generate_family", "holds", "load_task", "parse_domain",
     "parse_task", "plan", "problem_text", "run_plan", "scene_from_json", "scene_to_json", "static_facts",
