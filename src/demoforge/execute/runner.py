@@ -88,6 +88,19 @@ class EpisodeResult:
 _KIND = {"ik": "ik", "collision": "collision", "timeout": "timeout", "precondition": "physics"}
 
 
+@dataclass(frozen=True)
+class AttemptFailure:
+    """Why one attempt of a step failed: an entry of the episode's `retries` record."""
+
+    kind: FailureKind
+    message: str  # what happened, for people
+    phase: str | None = None  # the skill phase that could not be planned (None: the skill ran)
+    predicate: str | None = None  # the atom found wrong after the skill, e.g. "(on a b)", when one was
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind.value, "phase": self.phase, "predicate": self.predicate, "message": self.message}
+
+
 class ExpertEpisode:
     """One env's episode under the expert: planning, skills, verification and recovery.
 
@@ -177,14 +190,14 @@ class ExpertEpisode:
                 self.plan, self.t = plan, 0
                 self.op = self.layout.operator_index(step.action)
                 return
-            cause = {"kind": _KIND.get(plan.failure.kind, "physics"), "phase": plan.failure.phase,
-                     "predicate": None, "message": f"{plan.failure.kind}: {plan.failure.message}"}
+            cause = AttemptFailure(FailureKind(_KIND.get(plan.failure.kind, "physics")),
+                                   f"{plan.failure.kind}: {plan.failure.message}", phase=plan.failure.phase)
             if not self._note_failure(step, cause):
                 return
 
-    def _note_failure(self, step: Step, cause: dict) -> bool:
+    def _note_failure(self, step: Step, cause: AttemptFailure) -> bool:
         """Record a failed attempt; True when step k is to be attempted again (state restored)."""
-        self._retry_record(step)["attempts"].append(cause)
+        self._retry_record(step)["attempts"].append(cause.to_json())
         self.attempt += 1
         snap, frames, _ = self.pre
         if self.attempt <= self.settings.max_retries:
@@ -194,13 +207,13 @@ class ExpertEpisode:
             return True
         if len(self.replans) < self.settings.max_replans:
             atoms = self.ep.atoms()
-            self.replans.append({"step": self.k, "why": f"{step} failed {self.attempt} time(s); last: {cause['message']}",
+            self.replans.append({"step": self.k, "why": f"{step} failed {self.attempt} time(s); last: {cause.message}",
                                  "state": sorted(format_atom(a) for a in atoms if a[0] in self.task.fluent_predicates)})
             self.attempt, self.pre = 0, None
             if self._make_plan(atoms, why=f"re-plan {len(self.replans)}"):
                 return True
             return False
-        self._fail(step, self.k, cause["predicate"], cause["kind"], cause["message"])
+        self._fail(step, self.k, cause.predicate, cause.kind, cause.message)
         return False
 
     def _retry_record(self, step: Step) -> dict:
@@ -259,13 +272,13 @@ class ExpertEpisode:
         if self._note_failure(step, cause):
             self._start_step()
 
-    def _verify(self, step: Step) -> dict | None:
+    def _verify(self, step: Step) -> AttemptFailure | None:
         actual = self.ep.atoms()
         before = self.pre[2]
         try:
             expected = apply(self.task, before, step)
         except PlanningError as exc:
-            return {"kind": "physics", "phase": None, "predicate": None, "message": f"precondition: {exc}"}
+            return AttemptFailure(FailureKind.PHYSICS, f"precondition: {exc}")
         adds, dels = expected - before, before - expected
         fluent = self.task.fluent_predicates
         missing = sorted(adds - actual)
@@ -274,8 +287,8 @@ class ExpertEpisode:
         for kind, atoms in (("add effect missing", missing), ("delete effect still holds", lingering),
                             ("unexpected change", other)):
             if atoms:
-                return {"kind": "physics", "phase": None, "predicate": format_atom(atoms[0]),
-                        "message": f"{step}: {kind}: " + " ".join(format_atom(a) for a in atoms)}
+                message = f"{step}: {kind}: " + " ".join(format_atom(a) for a in atoms)
+                return AttemptFailure(FailureKind.PHYSICS, message, predicate=format_atom(atoms[0]))
         return None
 
     def _finish_if_goal(self, atoms: frozenset) -> None:
@@ -303,7 +316,7 @@ class ExpertEpisode:
         missing = [format_atom(a) for a in goal_atoms(self.task) if a not in atoms]
         self._fail(step, self.k, missing[0] if missing else None, "physics", "the goal does not hold at the end")
 
-    def _fail(self, step: Step | None, k: int, predicate: str | None, kind: str, message: str) -> None:
+    def _fail(self, step: Step | None, k: int, predicate: str | None, kind: FailureKind | str, message: str) -> None:
         self.plan = None
         cause = FailureCause(FailureKind(kind), message, None if step is None else step.action,
                              None if step is None else tuple(step.args), k, predicate)

@@ -102,9 +102,6 @@ def _new_atoms(task, before: frozenset, after: frozenset) -> list[tuple]:
     return sorted(a for a in after - before if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS)
 
 
-task_with_goal = with_goal  # the play goal's task: `demoforge.tasks.with_goal`
-
-
 class PlayGoals:
     """The goal source of one play episode: after the problem's goal, `goals - 1` goals sampled
     from the reached state (`sample_goal`), fewer when no walk finds one. It also keeps the
