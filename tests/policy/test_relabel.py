@@ -74,7 +74,7 @@ def test_the_failure_state_is_the_last_one_the_planner_can_still_solve(cut_exper
     import sys
 
     mod = sys.modules["demoforge.policy.relabel"]
-    real = mod.FallbackPlanner
+    real = mod.make_planner
 
     class NoHolding:  # a planner that finds holding the block hopeless
         def __init__(self, *a):
@@ -85,7 +85,7 @@ def test_the_failure_state_is_the_last_one_the_planner_can_still_solve(cut_exper
                 return type("R", (), {"solved": False})()
             return self.inner.plan(task, state=state, time_budget_s=time_budget_s)
 
-    monkeypatch.setattr(mod, "FallbackPlanner", NoHolding)
+    monkeypatch.setattr(mod, "make_planner", NoHolding)
     tick = failure_tick(cut_expert, 0)
     assert tick is not None and tick < 129
     assert "(holding white)" not in atoms_at(cut_expert, 0, tick)

@@ -6,7 +6,8 @@
     summary.successes, summary.failure_kinds(), summary.roots["success"]
 
 Modules: `problems` (inputs, per-episode seeds and start states), `vecenv` (VecSimEnv,
-SimTask), `runner` (the expert), `record` (the raw dataset rows, see `demoforge.raw.schema`),
+SimTask), `runner` (the expert), `seams` (what a caller plugs into the expert's episode: its
+planner, goal source and hooks), `record` (the raw dataset rows, see `demoforge.raw.schema`),
 `generate` (shards, workers, merge, resume). Reading a raw dataset back (replay, the typed
 episode record, scene inputs) is `demoforge.raw`.
 """
@@ -23,11 +24,12 @@ from demoforge.execute.problems import (
 )
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertEpisode, ExpertRunner, RunnerSettings
+from demoforge.execute.seams import EpisodeHooks, GoalSource, ProblemGoal
 from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
 
 __all__ = [
-    "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertEpisode", "ExpertRunner",
-    "GenerateSummary",
+    "EpisodeHooks", "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertEpisode", "ExpertRunner",
+    "GenerateSummary", "GoalSource", "ProblemGoal",
     "PddlEpisode", "Problem", "ProblemTally", "RunLayout", "RunnerSettings", "SimTask", "VecSimEnv",
     "canonical_episodes", "episode_rngs", "episode_seed", "generate", "goal_words",
     "load_problems", "pddl_task", "resolve_workers", "run_layout", "start_episode",

@@ -118,8 +118,7 @@ def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
     """Raise before a run starts if a problem's goal already holds in its initial state (every
     episode would be a one-frame "success") or the planner proves it unreachable (every episode
     would fail at planning). A planner that only runs out of time is not a verdict: it passes."""
-    from demoforge.tasks.mimir import MimirPlanner
-    from demoforge.tasks.planning import PlanStatus
+    from demoforge.tasks.planning import PlanStatus, make_planner
     from demoforge.tasks.simulate import holds
 
     bad = []
@@ -128,7 +127,7 @@ def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
             bad.append(f"{p.source}: the goal of {p.name} already holds in its initial state, so every episode would "
                        "end at its first frame; give a goal that needs work")
             continue
-        result = MimirPlanner().plan(p.task, time_budget_s=time_budget_s)
+        result = make_planner("pymimir").plan(p.task, time_budget_s=time_budget_s)
         if result.status is PlanStatus.UNSOLVABLE:
             bad.append(f"{p.source}: the goal of {p.name} is unsolvable from its initial state ({result.detail}); "
                        "fix the goal or the init (check with `demoforge tasks plan`)")

@@ -10,6 +10,8 @@ dropped from the recording and the step is retried with fresh parameters, up to
 `max_retries` times; then the runner re-plans from the abstraction of the current
 (settled) state, up to `max_replans` times. An episode succeeds only if the goal holds
 in the final, settled state; otherwise its cause is {skill, step, predicate, kind}.
+
+A caller gives an episode its planner, goal source and hooks (`demoforge.execute.seams`).
 """
 
 from __future__ import annotations
@@ -23,17 +25,23 @@ import numpy as np
 
 from demoforge.envs.scene import REGION_PREFIX
 from demoforge.errors import PlanningError
-from demoforge.execute.problems import ExecuteError, Problem
+from demoforge.execute.problems import EpisodeStart, ExecuteError, Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words
+from demoforge.execute.seams import (
+    DEFAULT_PLANNER,
+    AfterSkill,
+    EpisodeHooks,
+    GoalSource,
+    PlannerFactory,
+    ProblemGoal,
+    slot_after_skill,
+)
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
 from demoforge.randomize import RandomizationSpec
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import command_size, command_toward, restore, snapshot
 from demoforge.skills import PROFILES, SkillSettings, plan_skill, skill_context
-from demoforge.tasks import Step, apply, goal_atoms, holds
-from demoforge.tasks.fast_downward import FastDownwardPlanner
-from demoforge.tasks.mimir import MimirPlanner
-from demoforge.tasks.planning import FallbackPlanner
+from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
 
 
@@ -79,38 +87,55 @@ class EpisodeResult:
 # A skill's own failure kinds mapped onto the episode cause kinds of the schema.
 _KIND = {"ik": "ik", "collision": "collision", "timeout": "timeout", "precondition": "physics"}
 
-# Injection point for tests: called after each skill's settle, before verification.
-AfterSkill = Callable[[int, PddlEpisode, Step, int], None]
+
+@dataclass(frozen=True)
+class AttemptFailure:
+    """Why one attempt of a step failed: an entry of the episode's `retries` record."""
+
+    kind: FailureKind
+    message: str  # what happened, for people
+    phase: str | None = None  # the skill phase that could not be planned (None: the skill ran)
+    predicate: str | None = None  # the atom found wrong after the skill, e.g. "(on a b)", when one was
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind.value, "phase": self.phase, "predicate": self.predicate, "message": self.message}
 
 
 class ExpertEpisode:
     """One env's episode under the expert: planning, skills, verification and recovery.
 
+    It runs `problem` in slot `slot` of `env` (reset to the episode's start), recorded with
+    `layout`'s vocabularies under `settings`. `planner` builds its planner (at the start and for
+    each next goal); `goals` gives the goals after the problem's own (default: none); `hooks` are
+    called after each skill, when a goal is reached, on failure and on the result (see
+    `demoforge.execute.seams`).
+
     Per tick, `command()` gives (arm command, gripper, operator, phase) and, after the env
     stepped, `advance()` moves along the plan; `outcome` is set once the episode ended and
-    `result()` then gives it for the writer. `runner` supplies env, problems, layout,
-    settings and after_skill (the ExpertRunner, or a client's object with those: the expert
-    policy, play data). Subclass and set `ExpertRunner.episode_class` to change behaviour."""
+    `result()` then gives it for the writer; `timeout()` ends it as a timeout."""
 
-    def __init__(self, runner, i: int):
-        self.r, self.i = runner, i
-        env = runner.env
-        self.ep: PddlEpisode = env.contexts[i]
-        self.problem: Problem = runner.problems[env.ids[i][0]]
+    def __init__(self, env: VecSimEnv, slot: int, problem: Problem, layout: RunLayout, settings: RunnerSettings, *,
+                 planner: PlannerFactory = DEFAULT_PLANNER, goals: GoalSource | None = None,
+                 hooks: EpisodeHooks = EpisodeHooks()):
+        self.env, self.slot, self.problem, self.layout, self.settings = env, slot, problem, layout, settings
+        self.new_planner, self.hooks = planner, hooks
+        self.goals: GoalSource = ProblemGoal() if goals is None else goals
+        self.goal_number = 1  # the goal being pursued: 1 is the problem's own, then the goal source's
+        self.ep: PddlEpisode = env.contexts[slot]
         self.task = self.problem.task
         self.scene = self.ep.scene
         b = self.ep.binding
         regions = {name: tuple(float(v) for v in box) for name, box in zip(b.regions, b.region_box, strict=True)}
         ctx = skill_context(self.scene, regions=regions,
-                            settings=SkillSettings(profile=PROFILES[runner.settings.motion_profile]))
+                            settings=SkillSettings(profile=PROFILES[settings.motion_profile]))
         # Region slabs are scene props but not blocks: a skill must not treat them as obstacles.
         self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]
-        self.rec = EpisodeRecorder(runner.layout, self.scene, self.ep.binding)
+        self.rec = EpisodeRecorder(layout, self.scene, self.ep.binding)
         # A planner per episode: the pymimir backend caches the problem it loaded, and a search
         # from a state can depend on which init that was; sharing it across episodes would let
         # the order episodes run in (env and worker counts) change a plan.
-        self.planner = FallbackPlanner(MimirPlanner(), FastDownwardPlanner())
+        self.planner = planner()
         self.steps: list[Step] = []
         self.k = 0  # index into steps
         self.attempt = 0
@@ -123,10 +148,10 @@ class ExpertEpisode:
         self.pre = None  # (snapshot, frames, atoms) before the current step
         self.op = -1
         self.outcome: tuple[bool, FailureCause | None] | None = None
-        self.settle_ticks = round(runner.settings.settle_s * runner.settings.control_hz)
+        self.settle_ticks = round(settings.settle_s * settings.control_hz)
         self.hold = (self.scene.data.ctrl[self.scene.robot.arm_actuators].copy(), self._gripper_now())
         # skills plan joint targets; under another law each tick's target becomes that law's command
-        self.law = runner.layout.law
+        self.law = layout.law
         self._fk = None if self.law.mode == "joint_position" else mujoco.MjData(self.scene.model)
         self._begin()
 
@@ -143,7 +168,7 @@ class ExpertEpisode:
         self._start_step()
 
     def _make_plan(self, atoms: frozenset, *, why: str) -> bool:
-        result = self.planner.plan(self.task, state=atoms, time_budget_s=self.r.settings.plan_budget_s)
+        result = self.planner.plan(self.task, state=atoms, time_budget_s=self.settings.plan_budget_s)
         if not result.solved:
             self._fail(None, self.k, None, "planning", f"{why}: planner {result.planner} says {result.status.value}: "
                        f"{result.detail}")
@@ -163,32 +188,32 @@ class ExpertEpisode:
             plan = plan_skill(self.ctx, step.action, step.args, self.rng)
             if plan.ok:
                 self.plan, self.t = plan, 0
-                self.op = self.r.layout.operator_index(step.action)
+                self.op = self.layout.operator_index(step.action)
                 return
-            cause = {"kind": _KIND.get(plan.failure.kind, "physics"), "phase": plan.failure.phase,
-                     "predicate": None, "message": f"{plan.failure.kind}: {plan.failure.message}"}
+            cause = AttemptFailure(FailureKind(_KIND.get(plan.failure.kind, "physics")),
+                                   f"{plan.failure.kind}: {plan.failure.message}", phase=plan.failure.phase)
             if not self._note_failure(step, cause):
                 return
 
-    def _note_failure(self, step: Step, cause: dict) -> bool:
+    def _note_failure(self, step: Step, cause: AttemptFailure) -> bool:
         """Record a failed attempt; True when step k is to be attempted again (state restored)."""
-        self._retry_record(step)["attempts"].append(cause)
+        self._retry_record(step)["attempts"].append(cause.to_json())
         self.attempt += 1
         snap, frames, _ = self.pre
-        if self.attempt <= self.r.settings.max_retries:
+        if self.attempt <= self.settings.max_retries:
             restore(self.scene.model, self.scene.data, snap)
             self.ep.touch()
             self.rec.truncate(frames)
             return True
-        if len(self.replans) < self.r.settings.max_replans:
+        if len(self.replans) < self.settings.max_replans:
             atoms = self.ep.atoms()
-            self.replans.append({"step": self.k, "why": f"{step} failed {self.attempt} time(s); last: {cause['message']}",
+            self.replans.append({"step": self.k, "why": f"{step} failed {self.attempt} time(s); last: {cause.message}",
                                  "state": sorted(format_atom(a) for a in atoms if a[0] in self.task.fluent_predicates)})
             self.attempt, self.pre = 0, None
             if self._make_plan(atoms, why=f"re-plan {len(self.replans)}"):
                 return True
             return False
-        self._fail(step, self.k, cause["predicate"], cause["kind"], cause["message"])
+        self._fail(step, self.k, cause.predicate, cause.kind, cause.message)
         return False
 
     def _retry_record(self, step: Step) -> dict:
@@ -229,8 +254,8 @@ class ExpertEpisode:
         if self.t < self.plan.ticks + self.settle_ticks:
             return
         step = self.steps[self.k]
-        if self.r.after_skill is not None:
-            self.r.after_skill(self.i, self.ep, step, self.attempt)
+        if self.hooks.after_skill is not None:
+            self.hooks.after_skill(self, step, self.attempt)
             self.ep.touch()
         cause = self._verify(step)
         if cause is None:
@@ -247,13 +272,13 @@ class ExpertEpisode:
         if self._note_failure(step, cause):
             self._start_step()
 
-    def _verify(self, step: Step) -> dict | None:
+    def _verify(self, step: Step) -> AttemptFailure | None:
         actual = self.ep.atoms()
         before = self.pre[2]
         try:
             expected = apply(self.task, before, step)
         except PlanningError as exc:
-            return {"kind": "physics", "phase": None, "predicate": None, "message": f"precondition: {exc}"}
+            return AttemptFailure(FailureKind.PHYSICS, f"precondition: {exc}")
         adds, dels = expected - before, before - expected
         fluent = self.task.fluent_predicates
         missing = sorted(adds - actual)
@@ -262,16 +287,27 @@ class ExpertEpisode:
         for kind, atoms in (("add effect missing", missing), ("delete effect still holds", lingering),
                             ("unexpected change", other)):
             if atoms:
-                return {"kind": "physics", "phase": None, "predicate": format_atom(atoms[0]),
-                        "message": f"{step}: {kind}: " + " ".join(format_atom(a) for a in atoms)}
+                message = f"{step}: {kind}: " + " ".join(format_atom(a) for a in atoms)
+                return AttemptFailure(FailureKind.PHYSICS, message, predicate=format_atom(atoms[0]))
         return None
 
     def _finish_if_goal(self, atoms: frozenset) -> None:
         if holds(self.task, self.task.goal, atoms):
-            self.outcome = (True, None)
+            if self.hooks.on_goal_reached is not None:
+                self.hooks.on_goal_reached(self, atoms)
+            goal = self.goals.next_goal(self, atoms)
+            if not goal:
+                self.outcome = (True, None)
+                return
+            self.goal_number += 1
+            self.task = with_goal(self.task, goal)
+            self.planner = self.new_planner()  # a fresh cache: the next plans do not depend on the ones before
+            self.replans = []
+            if self._make_plan(atoms, why=f"{self.goals.name} goal {self.goal_number}"):
+                self._start_step()
             return
         step = self.steps[-1] if self.steps else None
-        if len(self.replans) < self.r.settings.max_replans:
+        if len(self.replans) < self.settings.max_replans:
             self.replans.append({"step": self.k, "why": "the plan ended without the goal holding",
                                  "state": sorted(format_atom(a) for a in atoms if a[0] in self.task.fluent_predicates)})
             if self._make_plan(atoms, why=f"re-plan {len(self.replans)}"):
@@ -280,14 +316,17 @@ class ExpertEpisode:
         missing = [format_atom(a) for a in goal_atoms(self.task) if a not in atoms]
         self._fail(step, self.k, missing[0] if missing else None, "physics", "the goal does not hold at the end")
 
-    def _fail(self, step: Step | None, k: int, predicate: str | None, kind: str, message: str) -> None:
+    def _fail(self, step: Step | None, k: int, predicate: str | None, kind: FailureKind | str, message: str) -> None:
         self.plan = None
-        self.outcome = (False, FailureCause(FailureKind(kind), message, None if step is None else step.action,
-                                            None if step is None else tuple(step.args), k, predicate))
+        cause = FailureCause(FailureKind(kind), message, None if step is None else step.action,
+                             None if step is None else tuple(step.args), k, predicate)
+        self.outcome = (False, cause)
+        if self.hooks.on_failure is not None:
+            self.hooks.on_failure(self, cause)
 
     def timeout(self) -> None:
         step = self.steps[self.k] if self.k < len(self.steps) else None
-        self._fail(step, self.k, None, "timeout", f"the episode ran past {self.r.settings.max_episode_s} s")
+        self._fail(step, self.k, None, "timeout", f"the episode ran past {self.settings.max_episode_s} s")
 
     def result(self) -> EpisodeResult:
         ok, failure = self.outcome
@@ -297,29 +336,45 @@ class ExpertEpisode:
         start = self.ep.start.records
         record = EpisodeRecord(
             self.problem.name, start["seed"], start["scene_draw"], start["env_package"], start["reset_state"],
-            randomization=self.r.env.randomization_draws[self.i],
+            randomization=self.env.randomization_draws[self.slot],
             goal=tuple(format_atom(a) for a in goal_atoms(self.task)), plan=tuple(self.executed),
             retries=tuple(self.retries), replans={"count": len(self.replans), "why": self.replans},
             outcome="success" if ok else "failure", failure=failure, sim_state_width=self.rec.state_width)
-        return EpisodeResult(self.problem.name, self.ep.start.episode, ok, self.rec.columns(),
-                             goal_words(self.task), record.to_extras())
+        result = EpisodeResult(self.problem.name, self.ep.start.episode, ok, self.rec.columns(),
+                               goal_words(self.task), record.to_extras())
+        return result if self.hooks.on_result is None else self.hooks.on_result(self, result)
 
 
 class ExpertRunner:
     """Runs `episodes` episodes of each problem on `num_envs` envs and hands each finished
-    episode to `on_episode` (in completion order; the caller orders them)."""
-
-    episode_class: type[ExpertEpisode] = ExpertEpisode  # what each env's episode runs as
+    episode to `on_episode` (in completion order; the caller orders them). Each episode gets a
+    planner from `planner`, a goal source from `goal_source(start)` (None: the problem's goal
+    only) and `hooks`; `after_skill` is the run-level form of `hooks.after_skill`."""
 
     def __init__(self, problems: list[Problem], layout: RunLayout, *, num_envs: int, seed: int,
                  episodes: list[tuple[int, int]], settings: RunnerSettings = RunnerSettings(),
-                 after_skill: AfterSkill | None = None, randomization: RandomizationSpec | None = None):
-        self.problems, self.layout, self.settings, self.after_skill = problems, layout, settings, after_skill
+                 after_skill: AfterSkill | None = None, randomization: RandomizationSpec | None = None,
+                 planner: PlannerFactory = DEFAULT_PLANNER,
+                 goal_source: Callable[[EpisodeStart], GoalSource] | None = None,
+                 hooks: EpisodeHooks = EpisodeHooks()):
+        if after_skill is not None:
+            if hooks.after_skill is not None:
+                raise ExecuteError("ExpertRunner: give after_skill or hooks.after_skill, not both")
+            hooks = dataclasses.replace(hooks, after_skill=slot_after_skill(after_skill))
+        self.problems, self.layout, self.settings = problems, layout, settings
+        self.planner, self.goal_source, self.hooks = planner, goal_source, hooks
         max_ticks = round(settings.max_episode_s * settings.control_hz)
         tasks = [pddl_task(p, max_ticks=max_ticks + 1, terminate_on_success=False) for p in problems]
         self.env = VecSimEnv(tasks, num_envs, episodes=episodes, seed=seed, law=layout.law,
                              control_hz=settings.control_hz, randomization=randomization)
         self.max_ticks = max_ticks
+
+    def episode(self, i: int) -> ExpertEpisode:
+        """The expert's episode of the episode env slot `i` was just reset to."""
+        env = self.env
+        goals = None if self.goal_source is None else self.goal_source(env.contexts[i].start)
+        return ExpertEpisode(env, i, self.problems[env.ids[i][0]], self.layout, self.settings, planner=self.planner,
+                             goals=goals, hooks=self.hooks)
 
     def run(self, on_episode: Callable[[EpisodeResult], None]) -> None:
         env = self.env
@@ -329,7 +384,7 @@ class ExpertRunner:
 
         def fill(i: int) -> None:
             while env.ids[i] is not None:
-                slot = self.episode_class(self, i)
+                slot = self.episode(i)
                 if slot.outcome is None:
                     slots[i] = slot
                     return

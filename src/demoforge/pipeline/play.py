@@ -15,25 +15,34 @@ gives a goal.action that changes over time) and the `play` extra lists each goal
 tick range and the operators executed for it. An episode that fails a goal ends there and
 goes to the failure split with the goals it reached.
 
-This builds on the expert's episode (`demoforge.execute.ExpertEpisode`, subclassed) run by
-`generate` itself (its `runner`): workers, resume, randomization and inline videos as there,
-and the bytes do not depend on the worker or env count.
+This is the expert's episode (`demoforge.execute.ExpertEpisode`) with a goal source that
+samples the next goals (`PlayGoals`) and hooks that keep and record the segments, run by
+`generate` itself (its `runner`, `PlayRunner`): workers, resume, randomization and inline
+videos as there, and the bytes do not depend on the worker or env count.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from pathlib import Path
 
 import numpy as np
 
 from demoforge.errors import PlanningError
-from demoforge.execute import ExecuteError, GenerateSummary, RunnerSettings, generate, goal_words
-from demoforge.execute import runner as runner_mod
+from demoforge.execute import (
+    EpisodeHooks,
+    ExecuteError,
+    ExpertRunner,
+    GenerateSummary,
+    RunnerSettings,
+    generate,
+    goal_words,
+)
 from demoforge.execute.problems import STREAMS, episode_seed
-from demoforge.tasks import goal_atoms, parse_task
-from demoforge.tasks.pddl_text import format_atom, problem_to_pddl
+from demoforge.tasks import goal_atoms, with_goal
+from demoforge.tasks.pddl_text import format_atom
 from demoforge.tasks.simulate import Step, apply
 from demoforge.tasks.validate import type_of
 
@@ -93,64 +102,66 @@ def _new_atoms(task, before: frozenset, after: frozenset) -> list[tuple]:
     return sorted(a for a in after - before if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS)
 
 
-def task_with_goal(task, atoms: list[tuple]):
-    text = "(and " + " ".join(format_atom(a) for a in atoms) + ")"
-    pddl = problem_to_pddl(name=task.name, domain_name=task.domain_name, objects=task.objects, init=task.init,
-                           goal=text, requirements=task.index.requirements)
-    return parse_task(pddl, domain_text=task.domain_text, problem_file=task.problem_file,
-                      domain_file=task.domain_file)
+class PlayGoals:
+    """The goal source of one play episode: after the problem's goal, `goals - 1` goals sampled
+    from the reached state (`sample_goal`), fewer when no walk finds one. It also keeps the
+    episode's segments: each reached goal with its tick range and the operators run for it."""
 
+    name = "play"  # a next goal's planning is "play goal <n>"
 
-class PlaySlot(runner_mod.ExpertEpisode):
-    """An episode slot that, on reaching its goal, samples and pursues the next one."""
-
-    def __init__(self, runner: PlayRunner, i: int):
-        self.goals_left = runner.goals - 1
+    def __init__(self, goals: int, rng: np.random.Generator):
+        self.goals_left = goals - 1
+        self.rng = rng
         self.segments: list[dict] = []
-        self.goal_start = 0
-        start = runner.env.contexts[i].start
-        # a fifth child of the episode's seed (after execute's STREAMS): the goals depend only on
-        # (run seed, problem, episode), not on which other problems share the runner
-        streams = episode_seed(runner.seed, start.problem.name, start.episode).spawn(len(STREAMS) + 1)
-        self.goal_rng = np.random.default_rng(streams[-1])
-        super().__init__(runner, i)
+        self.goal_start = 0  # tick the current goal's segment starts at
 
-    def _close_segment(self) -> None:
-        ran = sorted({s["operator"] for s in self.executed if s["ticks"][0] >= self.goal_start})
-        self.segments.append({"goal": [format_atom(a) for a in goal_atoms(self.task)], "words": goal_words(self.task),
-                              "ticks": [self.goal_start, self.rec.length], "operators": ran})
-        self.goal_start = self.rec.length
+    @classmethod
+    def of_episode(cls, goals: int, seed: int, start) -> PlayGoals:
+        """The source of the episode `start` (an `EpisodeStart`) of a run with `seed`: a fifth child of
+        the episode's seed (after execute's STREAMS) draws its goals, so they depend only on (run
+        seed, problem, episode), not on which other problems share the runner."""
+        streams = episode_seed(seed, start.problem.name, start.episode).spawn(len(STREAMS) + 1)
+        return cls(goals, np.random.default_rng(streams[-1]))
 
-    def _finish_if_goal(self, atoms: frozenset) -> None:
-        if self.goals_left > 0 and runner_mod.holds(self.task, self.task.goal, atoms):
-            goal = sample_goal(self.task, atoms, self.goal_rng)
-            if goal:
-                self._close_segment()
-                self.goals_left -= 1
-                self.task = task_with_goal(self.task, goal)
-                self.planner = runner_mod.FallbackPlanner(runner_mod.MimirPlanner(), runner_mod.FastDownwardPlanner())
-                self.replans = []
-                if self._make_plan(atoms, why=f"play goal {len(self.segments) + 1}"):
-                    self._start_step()
-                return
-        super()._finish_if_goal(atoms)
+    def next_goal(self, episode, state: frozenset) -> list[tuple] | None:
+        if self.goals_left <= 0:
+            return None
+        goal = sample_goal(episode.task, state, self.rng)
+        if goal:
+            self.goals_left -= 1
+        return goal
 
-    def result(self):
-        if self.outcome is not None and self.outcome[0]:
-            self._close_segment()
-        res = super().result()
-        words = "; then ".join(s["words"] for s in self.segments) or goal_words(self.task)
-        return dataclasses.replace(res, task=words, extra={**res.extra, "play": self.segments})
+    def goal_reached(self, episode, state: frozenset) -> None:
+        """Close the segment of the goal that holds now."""
+        ran = sorted({s["operator"] for s in episode.executed if s["ticks"][0] >= self.goal_start})
+        self.segments.append({"goal": [format_atom(a) for a in goal_atoms(episode.task)],
+                              "words": goal_words(episode.task), "ticks": [self.goal_start, episode.rec.length],
+                              "operators": ran})
+        self.goal_start = episode.rec.length
+
+    def label(self, episode, result):
+        """The episode's result with every reached goal in its task words and its `play` extra."""
+        words = "; then ".join(s["words"] for s in self.segments) or goal_words(episode.task)
+        return dataclasses.replace(result, task=words, extra={**result.extra, "play": self.segments})
 
 
-class PlayRunner(runner_mod.ExpertRunner):
-    """ExpertRunner whose episodes chain `goals` goals."""
+# Play's hooks: the episode's goal source (a PlayGoals) keeps its segments and labels its result.
+PLAY_HOOKS = EpisodeHooks(on_goal_reached=lambda episode, state: episode.goals.goal_reached(episode, state),
+                          on_result=lambda episode, result: episode.goals.label(episode, result))
 
-    def __init__(self, *args, goals: int, seed: int, **kwargs):
-        super().__init__(*args, seed=seed, **kwargs)
+
+class PlayRunner(ExpertRunner):
+    """The expert runner with play's goal source and hooks: episodes chain `goals` goals. A named
+    class, so `generate` records it in run.json and workers build it by name."""
+
+    def __init__(self, *args, goals: int, seed: int, hooks: EpisodeHooks = EpisodeHooks(), **kwargs):
+        taken = [n for n in ("on_goal_reached", "on_result") if getattr(hooks, n) is not None]
+        if taken:
+            raise ExecuteError(f"PlayRunner: hooks {taken} are play's own; give only after_skill and on_failure")
+        hooks = dataclasses.replace(hooks, on_goal_reached=PLAY_HOOKS.on_goal_reached, on_result=PLAY_HOOKS.on_result)
+        super().__init__(*args, seed=seed, goal_source=functools.partial(PlayGoals.of_episode, goals, seed),
+                         hooks=hooks, **kwargs)
         self.goals, self.seed = goals, seed
-
-    episode_class = PlaySlot
 
 
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,

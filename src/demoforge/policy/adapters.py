@@ -114,23 +114,6 @@ class ReplayPolicy:
         return out
 
 
-class _RunnerShim:
-    """What execute.runner's per-slot state machine reads from its runner."""
-
-    def __init__(self, env, problems, layout, settings):
-        self.env, self.problems, self.layout, self.settings, self.after_skill = env, problems, layout, settings, None
-
-
-class _Always:
-    """problems[k] for any k: the slot's own problem."""
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def __getitem__(self, k):
-        return self.problem
-
-
 class ExpertPolicy:
     """The planner + skills as a policy. It acts only through actions: snapshot retries are
     off (max_retries=0); a failed step re-plans from the current state."""
@@ -152,9 +135,7 @@ class ExpertPolicy:
     def reset(self, slot: int, start: EpisodeStartInfo) -> None:
         from demoforge.execute import ExpertEpisode
 
-        env = start.env
-        shim = _RunnerShim(env, _Always(start.problem), start.layout, self.settings)
-        self._slots[slot] = ExpertEpisode(shim, slot)
+        self._slots[slot] = ExpertEpisode(start.env, slot, start.problem, start.layout, self.settings)
         self._stepped.discard(slot)
 
     def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -32,9 +32,7 @@ from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
 from demoforge.raw import schema
 from demoforge.raw.scene import recorded_problem
-from demoforge.tasks.fast_downward import FastDownwardPlanner
-from demoforge.tasks.mimir import MimirPlanner
-from demoforge.tasks.planning import FallbackPlanner
+from demoforge.tasks import make_planner
 
 
 # a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
@@ -47,7 +45,7 @@ def failure_tick(root: Path, k: int, *, plan_budget_s: float = 1.0, cache: dict 
     symbols = reader.read_episode(k, [schema.SYMBOLIC_STATE])[schema.SYMBOLIC_STATE]
     change = np.flatnonzero((symbols[1:] != symbols[:-1]).any(axis=1))
     ends = sorted({len(symbols) - 1, *change.tolist()}, reverse=True)  # last tick of each distinct segment
-    planner = FallbackPlanner(MimirPlanner(), FastDownwardPlanner())
+    planner = make_planner("fallback")
     for tick in ends:
         ep = recorded_start(root, k, tick, cache)
         task = ep.start.problem.task

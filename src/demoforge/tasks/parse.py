@@ -18,7 +18,7 @@ from pddl.parser.problem import ProblemParser
 
 from demoforge.errors import TaskError
 from demoforge.tasks import library
-from demoforge.tasks.pddl_text import Atom, format_formula, problem_to_pddl
+from demoforge.tasks.pddl_text import Atom, format_atom, format_formula, problem_to_pddl
 from demoforge.tasks.validate import ROOT_TYPE, atoms_in, check_domain, check_problem, is_subtype, locate, signatures, type_of
 
 
@@ -209,6 +209,15 @@ def problem_text(task: Task, *, init: tuple[Atom, ...] | frozenset[Atom] | None 
         goal=task.index.goal_text,
         requirements=task.index.requirements,
     )
+
+
+def with_goal(task: Task, atoms: list[Atom] | tuple[Atom, ...]) -> Task:
+    """`task` (same domain, objects and init) with the conjunction of `atoms` as its goal."""
+    text = "(and " + " ".join(format_atom(a) for a in atoms) + ")"
+    pddl = problem_to_pddl(name=task.name, domain_name=task.domain_name, objects=task.objects, init=task.init,
+                           goal=text, requirements=task.index.requirements)
+    return parse_task(pddl, domain_text=task.domain_text, problem_file=task.problem_file,
+                      domain_file=task.domain_file)
 
 
 def check_state(task: Task, state: frozenset[Atom] | set[Atom], *, what: str = "state") -> None:

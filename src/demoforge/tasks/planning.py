@@ -1,4 +1,5 @@
-"""The planner plug-in point, its result record, and the fallback chain.
+"""The planner plug-in point, its result record, the fallback chain and the one planner factory
+(`make_planner(name, **options)`, names in `PLANNERS`).
 
 Every backend checks its plan with our symbolic simulator (`simulate.run_plan`) before
 returning it, so a `SOLVED` result always carries a plan that reaches the goal from the
@@ -7,9 +8,11 @@ state it was asked about.
 
 import enum
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from demoforge.errors import PlanningError
 from demoforge.tasks.parse import Task
 from demoforge.tasks.simulate import State, Step, run_plan
 
@@ -90,17 +93,51 @@ class FallbackPlanner:
         )
 
 
-_default: FallbackPlanner | None = None
+def _pymimir(**options) -> Planner:
+    from demoforge.tasks.mimir import MimirPlanner
+
+    return MimirPlanner(**options)
 
 
-def default_planner() -> FallbackPlanner:
+def _fast_downward(**options) -> Planner:
+    from demoforge.tasks.fast_downward import FastDownwardPlanner
+
+    return FastDownwardPlanner(**options)
+
+
+def _fallback(*, fallback_budget_s: float = 30.0) -> Planner:
+    return FallbackPlanner(_pymimir(), _fast_downward(), fallback_budget_s=fallback_budget_s)
+
+
+# name -> (constructor, the keyword options it takes): every planner demoforge builds comes from here
+PLANNERS: dict[str, tuple[Callable[..., Planner], tuple[str, ...]]] = {
+    "pymimir": (_pymimir, ("mode", "cache_size")),  # MimirPlanner: in-process GBFS + FF
+    "fast-downward": (_fast_downward, ("search",)),  # FastDownwardPlanner: lama-first as a subprocess
+    "fallback": (_fallback, ("fallback_budget_s",)),  # pymimir within the caller's budget, then fast-downward
+}
+
+
+def make_planner(name: str = "fallback", **options) -> Planner:
+    """A new planner of backend `name` (a key of `PLANNERS`) with its keyword `options`. Each call
+    builds a fresh one: a backend caches the problems it loaded, so a planner shared between
+    episodes would let the order they ran in change a plan."""
+    if name not in PLANNERS:
+        raise PlanningError(f"planner {name!r} is not one of {sorted(PLANNERS)}; pick one of those names")
+    make, known = PLANNERS[name]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise PlanningError(f"planner {name!r}: unknown options {unknown}; it takes {list(known)}")
+    return make(**options)
+
+
+_default: Planner | None = None
+
+
+def default_planner() -> Planner:
     """The process-wide pymimir -> Fast Downward chain (shared so its cache is reused)."""
     global _default
     if _default is None:
-        from demoforge.tasks.fast_downward import FastDownwardPlanner
-        from demoforge.tasks.mimir import MimirPlanner
-
-        _default = FallbackPlanner(MimirPlanner(), FastDownwardPlanner())
+        _default = make_planner("fallback")
     return _default
 
 
