@@ -72,7 +72,7 @@ def _array_difference(a: np.ndarray, b: np.ndarray, path: str) -> str | None:
     k = int(np.flatnonzero((raw_a != raw_b).any(axis=1))[0])
     index = np.unravel_index(k, a.shape) if a.ndim else ()
     where = "[" + ", ".join(str(int(i)) for i in index) + "]"
-    return f"{path}{where}: {flat_a[k]!r} vs {flat_b[k]!r}"
+    return f"{path}{where}: {flat_a[k].item()!r} vs {flat_b[k].item()!r}"
 
 
 def first_difference(a: Any, b: Any, path: str = "output") -> str | None:
@@ -85,10 +85,10 @@ def first_difference(a: Any, b: Any, path: str = "output") -> str | None:
     if type(a) is not type(b):
         return f"{path}: type {type(a).__name__} vs {type(b).__name__}"
     if isinstance(a, float | np.floating):
-        return None if _float_bits(float(a)) == _float_bits(float(b)) else f"{path}: {a!r} vs {b!r}"
+        return None if _float_bits(float(a)) == _float_bits(float(b)) else f"{path}: {float(a)!r} vs {float(b)!r}"
     if isinstance(a, Mapping):
         if set(a) != set(b):
-            missing, extra = sorted(map(repr, set(a) - set(b))), sorted(map(repr, set(b) - set(a)))
+            missing, extra = sorted(set(a) - set(b), key=repr), sorted(set(b) - set(a), key=repr)
             return f"{path}: keys only in the first run {missing}, only in the second {extra}"
         for key in sorted(a, key=repr):
             found = first_difference(a[key], b[key], f"{path}[{key!r}]")
