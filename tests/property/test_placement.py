@@ -59,9 +59,8 @@ def crowded_tables(draw):
     region = draw(st.none() | st.tuples(st.floats(0.35, 0.55), st.floats(-0.25, 0.15), st.floats(0.04, 0.12),
                                         st.floats(0.04, 0.12)))
     x0, y0 = draw(st.floats(0.35, 0.55)), draw(st.floats(-0.25, 0.15))
-    # small areas crowd it; at least the widest footprint (5 cm cube turned 45 degrees), as callers ensure
-    # (place-in-region refuses a smaller region; free_spot itself fails with numpy's ValueError)
-    area = (x0, x0 + draw(st.floats(0.075, 0.3)), y0, y0 + draw(st.floats(0.075, 0.3)))
+    # small areas crowd it; some narrower than the footprint (a 5 cm cube turned 45 degrees spans ~7 cm)
+    area = (x0, x0 + draw(st.floats(0.02, 0.3)), y0, y0 + draw(st.floats(0.02, 0.3)))
     return others, (edge, yaw), region, area, draw(st.booleans()), draw(st.integers(0, 2**32 - 1))
 
 

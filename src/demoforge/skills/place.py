@@ -108,6 +108,10 @@ def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> 
             others.append((c[:2], geo.footprint_radius(h, r)))
     regions = sorted(ctx.regions.values()) if avoid_regions else []
     x_lo, x_hi, y_lo, y_hi = area
+    if x_hi - x_lo < 2 * radius or y_hi - y_lo < 2 * radius:
+        raise Infeasible(SkillFailure("collision", "carry", (
+            f"no free table spot for {name!r}: the area x [{x_lo:.3f}, {x_hi:.3f}] y [{y_lo:.3f}, {y_hi:.3f}] is "
+            f"narrower than its footprint ({2 * radius:.3f} m across); widen the workspace")))
     for _ in range(s.free_spot_tries):
         xy = b.rng.uniform([x_lo + radius, y_lo + radius], [x_hi - radius, y_hi - radius])
         if any(np.linalg.norm(xy - c) < radius + r + s.free_spot_margin for c, r in others):
