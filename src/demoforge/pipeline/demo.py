@@ -10,9 +10,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
-from demoforge.pipeline.config import PipelineConfig, PipelineError, config_from_dict, output_fields
+from demoforge.pipeline.config import (
+    PipelineConfig,
+    PipelineError,
+    config_from_dict,
+    output_fields,
+    saved_output_fields,
+)
 from demoforge.pipeline.runner import CONFIG_FILE, PipelineResult, run_pipeline
 from demoforge.pipeline.stages import STAGE_OUTPUTS
 from demoforge.pipeline.state import STATE_DIR
@@ -56,11 +60,11 @@ def _remove_earlier_demo(config: PipelineConfig) -> None:
         raise PipelineError(f"{run_dir}: holds files no demo run writes ({', '.join(foreign[:5])}); the demo replaces "
                             "only an earlier demo: choose another --out or move those files")
     try:
-        saved = yaml.safe_load((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        saved = saved_output_fields(run_dir / CONFIG_FILE)
+    except (OSError, PipelineError) as exc:
         raise PipelineError(f"{run_dir / CONFIG_FILE}: unreadable ({exc}); the demo replaces only an earlier demo: "
                             "choose another --out") from None
-    if not isinstance(saved, dict) or any(saved.get(k) != v for k, v in output_fields(config).items()):
+    if any(saved.get(k) != v for k, v in output_fields(config).items()):
         raise PipelineError(f"{run_dir}: holds a pipeline run that is not the demo ({run_dir / CONFIG_FILE}); the "
                             "demo replaces only an earlier demo: choose another --out")
     shutil.rmtree(run_dir)
