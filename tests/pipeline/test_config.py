@@ -24,7 +24,7 @@ def test_unknown_keys_and_bad_values_reported_together(tmp_path):
                           "skip": ["paint"], "backend": "slurm", "bake_convention": "nope"})
     msg = str(err.value)
     for needle in ("unknown key 'episodes'", "experiment_id", "tasks.problems (--problems): 0", "workers (--workers): "
-                   "'many'", "['paint']", "backend (--backend): 'slurm'", "bake.control_space (--control-space): 'nope'"):
+                   "'many'", "['paint']", "backend (--backend): 'slurm'", "bake.control_space (--control-space, --convention, --bake): 'nope'"):
         assert needle in msg, needle
 
 

@@ -32,15 +32,16 @@ class OptionsError(DemoforgeError):
 def help_text(spec: FieldSpec, run: bool) -> str:
     """The field's help with its choices, range and default."""
     text = spec.help
+    default = spec.default_for(run)
+    if not (spec.stage_required and not run) and spec.kind != "mapping" and "[default:" not in spec.help:
+        shown = to_text(spec, default) if default not in ((), None) else "none"
+        text = f"{text.rstrip('.')} [default: {shown}]."
     choices = spec.choice_values()
     if choices and spec.kind in ("str", "list") and len(choices) <= 12:
         text += f" Choices: {', '.join(str(c) for c in choices if c is not None)}."
     if spec.range is not None:
         lo, hi = spec.range
         text += f" Range: {'(' if spec.low_open else '['}{lo}, {'inf' if hi is None else hi}]."
-    default = spec.default_for(run)
-    if not (spec.stage_required and not run) and spec.kind != "mapping" and "[default:" not in spec.help:
-        text += f" [default: {to_text(spec, default) if default not in ((), None) else 'none'}]"
     return text
 
 
@@ -67,7 +68,7 @@ def _params(spec: FieldSpec, run: bool) -> list[tuple[str, Any, Any]]:
              typer.Option(... if required else None, *flags, help=help_, metavar=metavar))]
 
 
-def given_values(fields: list[FieldSpec], kwargs: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def given_values(fields: list[FieldSpec], kwargs: dict[str, Any], run: bool) -> tuple[dict[str, Any], list[str]]:
     """The parsed values of the flags that were given (popped from `kwargs`) and the problems."""
     values, problems = {}, []
     for spec in fields:
@@ -80,7 +81,7 @@ def given_values(fields: list[FieldSpec], kwargs: dict[str, Any]) -> tuple[dict[
         try:
             values[spec.name] = parse_text(spec, raw)
         except ValueError as exc:
-            problems.append(f"{spec.label()}: {exc}")
+            problems.append(f"{spec.label(run)}: {exc}")
     return values, problems
 
 
@@ -95,7 +96,7 @@ def _wrap(fn, fields: list[FieldSpec], run: bool, call):
 
     @functools.wraps(fn)
     def wrapper(**kwargs):
-        values, problems = given_values(fields, kwargs)
+        values, problems = given_values(fields, kwargs, run)
         return call(values, problems, kwargs)
 
     params = base + extra

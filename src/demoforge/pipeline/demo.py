@@ -61,10 +61,12 @@ def _remove_earlier_demo(config: PipelineConfig) -> None:
                             "only an earlier demo: choose another --out or move those files")
     try:
         saved = saved_output_fields(run_dir / CONFIG_FILE)
-    except (OSError, PipelineError) as exc:
+    except OSError as exc:
         raise PipelineError(f"{run_dir / CONFIG_FILE}: unreadable ({exc}); the demo replaces only an earlier demo: "
                             "choose another --out") from None
-    if any(saved.get(k) != v for k, v in output_fields(config).items()):
+    except PipelineError:
+        saved = None
+    if saved is None or any(saved.get(k) != v for k, v in output_fields(config).items()):
         raise PipelineError(f"{run_dir}: holds a pipeline run that is not the demo ({run_dir / CONFIG_FILE}); the "
                             "demo replaces only an earlier demo: choose another --out")
     shutil.rmtree(run_dir)

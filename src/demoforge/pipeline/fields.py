@@ -56,9 +56,10 @@ class FieldSpec:
     def default_for(self, run: bool) -> Any:
         return self.run_default if run and self.run_default is not _NO else self.default
 
-    def label(self) -> str:
-        """How a problem names the field: its key and its flag."""
-        return f"{self.name} ({self.flag})"
+    def label(self, run: bool = False) -> str:
+        """How a problem names the field: its key and its flags (those of run, or of the stage command)."""
+        flags = (self.flag, *self.aliases, *(self.run_aliases if run else self.stage_aliases))
+        return f"{self.name} ({', '.join(flags)})"
 
 
 def option(default: Any, help: str, *, kind: str | None = None, optional: bool | None = None,
@@ -250,7 +251,7 @@ def collect(cls, values: dict[str, Any], *, run: bool = False, prefix: str = "")
             except DemoforgeError as exc:
                 problem = "\n    ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         if problem is not None:
-            problems.append(f"{prefix}{spec.label()}: {problem}")
+            problems.append(f"{prefix}{spec.label(run)}: {problem}")
         else:
             out[spec.name] = value
     return out, problems
