@@ -330,10 +330,10 @@ class BakeOptions:
             environment_state=self.environment_state, keep=self.keep)
 
     def check(self) -> list[str]:
-        if self.control_space is None:
-            return []
-        try:
-            self.bake_config()
+        from demoforge.dataset.video import VideoSettings
+
+        try:  # checked even when a run does not bake (control_space none): it was given for a reason
+            VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt)
         except DemoforgeError as exc:
             return [str(exc)]
         return []
