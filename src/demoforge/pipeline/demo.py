@@ -14,6 +14,8 @@ from demoforge.pipeline.config import (
     PipelineConfig,
     PipelineError,
     config_from_dict,
+    merge,
+    nest,
     output_fields,
     saved_output_fields,
 )
@@ -24,9 +26,10 @@ from demoforge.pipeline.state import STATE_DIR
 # Two stack_three problems, two episodes each, plain look on the front camera, baked to
 # joint_target (the default convention): about 20 s on a 2-core CPU.
 DEMO_CONFIG = {
-    "experiment_id": "demo", "family": "stack_three", "problems": 2, "task_seed": 0, "reset_states": 2,
-    "episodes_per_problem": 2, "envs": 2, "workers": "auto", "seed": 0, "render_passes": ["plain"],
-    "cameras": ["front"], "bake_convention": "joint_target",
+    "experiment_id": "demo", "workers": "auto", "seed": 0,
+    "tasks": {"family": "stack_three", "problems": 2, "task_seed": 0}, "envs": {"reset_states": 2},
+    "execute": {"episodes_per_problem": 2, "envs": 2}, "render": {"looks": ["plain"], "cameras": ["front"]},
+    "bake": {"control_space": "joint_target"},
 }
 
 
@@ -34,7 +37,7 @@ def run_demo(out_dir: str | Path = "out/pipeline-demo", *, echo: Callable[[str],
              fresh: bool = True, **overrides) -> PipelineResult:
     """Run the demo pipeline into OUT_DIR/demo (an earlier demo there is replaced when `fresh`)
     and print where the dataset is and the doctor's summary."""
-    config = config_from_dict({**DEMO_CONFIG, "out_dir": str(out_dir), **overrides}, "demo config")
+    config = config_from_dict(merge(DEMO_CONFIG, nest({"out_dir": str(out_dir), **overrides})), "demo config")
     if fresh and (config.run_dir / CONFIG_FILE).is_file():
         _remove_earlier_demo(config)
     result = run_pipeline(config, resume=not fresh, echo=echo)
