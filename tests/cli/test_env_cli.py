@@ -55,7 +55,7 @@ def test_bad_input_exits_2_with_the_reason(tmp_path):
     problems = _problems(tmp_path)
     result = runner.invoke(app, ["env", "build", problems[0], str(tmp_path / "nope.pddl"), "--reset-states", "0",
                                  "--seed", "1", "--out", str(tmp_path / "pkg")])
-    assert result.exit_code == 2 and "'--reset-states'" in result.output and "greater than or equal to 1" in result.output
+    assert result.exit_code == 2 and "reset_states (--reset-states): 0 must be an integer in [1, 100000]" in result.output
     result = runner.invoke(app, ["env", "build", problems[0], str(tmp_path / "nope.pddl"), "--reset-states", "1",
                                  "--seed", "1", "--out", str(tmp_path / "pkg")])
     assert result.exit_code == 2 and "nope.pddl' does not exist" in result.output

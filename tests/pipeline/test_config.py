@@ -13,7 +13,8 @@ def test_flags_override_file_and_round_trip(tmp_path):
     f = tmp_path / "c.yaml"
     f.write_text("experiment_id: a\nproblems: 3\nrender_passes: [plain]\nseed: 5\n")
     c = resolve_config(f, {"problems": 4, "seed": None, "cameras": ["front"]})
-    assert (c.experiment_id, c.problems, c.seed, c.render_passes, c.cameras) == ("a", 4, 5, ("plain",), ("front",))
+    assert (c.experiment_id, c.tasks.problems, c.seed, c.render.looks, c.render.cameras) == \
+        ("a", 4, 5, ("plain",), ("front",))
     assert config_from_dict(yaml.safe_load(dump_config(c))) == c
 
 
@@ -22,8 +23,8 @@ def test_unknown_keys_and_bad_values_reported_together(tmp_path):
         config_from_dict({"experiment_id": "bad id", "episodes": 3, "problems": 0, "workers": "many",
                           "skip": ["paint"], "backend": "slurm", "bake_convention": "nope"})
     msg = str(err.value)
-    for needle in ("unknown key 'episodes'", "experiment_id", "problems: 0", "workers: 'many'", "['paint']",
-                   "backend: 'slurm'", "bake_convention: 'nope'"):
+    for needle in ("unknown key 'episodes'", "experiment_id", "tasks.problems (--problems): 0", "workers (--workers): "
+                   "'many'", "['paint']", "backend (--backend): 'slurm'", "bake.control_space (--control-space, --convention, --bake): 'nope'"):
         assert needle in msg, needle
 
 
@@ -37,7 +38,7 @@ def test_missing_file_and_non_mapping(tmp_path):
 
 def test_smoke_test_shrinks_and_workers_are_not_output(tmp_path):
     c = config_from_dict({"experiment_id": "s", "smoke_test": True, "problems": 1})
-    assert (c.problems, c.episodes_per_problem, c.cameras) == (1, 2, ("front",))
+    assert (c.tasks.problems, c.execute.episodes_per_problem, c.render.cameras) == (1, 2, ("front",))
     with pytest.raises(PipelineError, match="smoke_test: it sets problems=1, episodes_per_problem=2"):
         config_from_dict({"experiment_id": "s", "smoke_test": True, "problems": 9, "episodes_per_problem": 50})
     d = config_from_dict({"experiment_id": "s", "smoke_test": True, "workers": 1})
@@ -97,11 +98,12 @@ def test_robot_start_windows_are_validated_and_saved_in_full(tmp_path):
     from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 
     base = {"experiment_id": "r"}
-    assert config_from_dict(base).robot_start is None and config_from_dict(base).profiles == 8
+    assert config_from_dict(base).robot_start is None and config_from_dict(base).envs.profiles == 8
     assert config_from_dict({**base, "robot_start": False}).robot_start is None
     assert config_from_dict({**base, "robot_start": True}).robot_start == params_to_dict(RobotStartParams())
     c = config_from_dict({**base, "robot_start": {"tcp_x_m": [0.35, 0.45], "p_closed": 0}})
     assert c.robot_start["tcp_x_m"] == [0.35, 0.45] and c.robot_start["tcp_y_m"] == [-0.2, 0.2]
+    assert c.envs.robot_start == c.execute.robot_start == c.robot_start  # one value for the stages that take it
     assert config_from_dict(yaml.safe_load(dump_config(c))) == c  # what config.yaml holds is what ran
     assert robot_start_params(c, ["p.pddl"]).tcp_x_m == (0.35, 0.45)
     assert robot_start_params(c, [str(tmp_path)]) is None  # the run's env package holds its starts
@@ -112,5 +114,7 @@ def test_robot_start_windows_are_validated_and_saved_in_full(tmp_path):
     for needle in ("robot_start.tcp_y_m: lo 0.2 > hi -0.2; swap them", "robot_start.tcp_z_m: z minimum -0.01",
                    "raise it", "robot_start.p_closed: 7 must be a probability in [0, 1]", "unknown key 'zmin'"):
         assert needle in msg, needle
-    with pytest.raises(PipelineError, match="robot_start: 'yes' must be a mapping"):
+    with pytest.raises(PipelineError, match="robot_start: 7 must be a mapping"):
+        config_from_dict({**base, "robot_start": 7})
+    with pytest.raises(PipelineError, match="robot start spec 'yes' does not exist"):  # a string is a spec file
         config_from_dict({**base, "robot_start": "yes"})

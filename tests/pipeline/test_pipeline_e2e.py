@@ -50,7 +50,8 @@ def test_smoke_pipeline_end_to_end(smoke):
     assert (result.run_dir / "doctor" / "report.md").is_file()
     assert json.loads((result.run_dir / "doctor" / "doctor.json").read_text())["root"] == str(result.final)
     saved = yaml.safe_load((result.run_dir / "config.yaml").read_text())
-    assert saved["problems"] == 1 and saved["smoke_test"] is True and saved["cameras"] == ["front"]
+    assert saved["tasks"]["problems"] == 1 and saved["smoke_test"] is True and saved["render"]["cameras"] == ["front"]
+    assert saved["tasks"]["block_size"] == [0.04, 0.04] and saved["execute"]["randomization"] is None
     assert state.done_stages(result.run_dir) == sorted(result.ran)
     logs = sorted((result.run_dir / "logs" / "execute").glob("*.log"))
     assert [p.stem for p in logs] == ["stack_three-all-0000"] and "problem done" in logs[0].read_text()
@@ -122,7 +123,7 @@ def test_resume_after_sigkill_is_identical(tmp_path):
             assert dataset_hash(a) == dataset_hash(b), rel
     prov = [json.loads((r / "dataset/train" / PROVENANCE_DIR / "provenance.json").read_text()) for r in (run, other)]
     for p in prov:
-        assert (p["config"].pop("workers"), p["config"].pop("envs")) in ((1, 1), (2, 2))
+        assert (p["config"].pop("workers"), p["config"]["execute"].pop("envs")) in ((1, 1), (2, 2))
     assert prov[0] == prov[1]
 
 

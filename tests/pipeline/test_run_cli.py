@@ -20,8 +20,8 @@ def test_cli_maps_flags_onto_the_saved_config(tmp_path):
                                    "--bake", "joint_target", *ALL])
     assert res.exit_code == 0, res.output
     saved = yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())
-    assert (saved["problems"], saved["seed"], saved["render_passes"]) == (3, 9, ["plain", "randomized:2"])
-    assert saved["bake_convention"] == "joint_target" and len(saved["skip"]) == 8
+    assert (saved["tasks"]["problems"], saved["seed"], saved["render"]["looks"]) == (3, 9, ["plain", "randomized:2"])
+    assert saved["bake"]["control_space"] == "joint_target" and len(saved["skip"]) == 8
 
 
 def test_cli_robot_start_flags_land_in_the_saved_config(tmp_path):

@@ -8,31 +8,28 @@ from typing import Optional
 
 import typer
 
+from demoforge.cli.options import stage_command
 from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED, finite
+from demoforge.pipeline.options import DoctorOptions
 from demoforge.doctor.config import MAX_BINS
 
 
+@stage_command(DoctorOptions)
 def doctor(
     dataset: Path = typer.Argument(..., help="LeRobot v3 dataset root."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write every finding as JSON to this file."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a report with plots: FILE.html or FILE.md."),
-    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 on findings at least this grave: warning|error."),
     robot: Optional[str] = typer.Option(None, "--robot", help="Joint limits for D007: built-in card (panda), "
                                         "card YAML, or MJCF/URDF file."),
-    checks: Optional[str] = typer.Option(None, "--checks", help="Comma-separated codes to run (default: all)."),
-    bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="D007: bins per joint across its limits."),
-    max_action_speed: float = typer.Option(3.0, "--max-action-speed", callback=finite(0.0, 1e6, low_open=True),
-                                           help="D008: bound on |d action/dt|, in (0, 1e6] [unit/s]."),
-    decode_video: bool = typer.Option(False, "--decode-video", help="D006: decode every frame, not only demux."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
+    options: DoctorOptions = None,
 ) -> None:
-    """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix."""
+    """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix. Every option is also
+    a key of `demoforge run` (its doctor stage) under the same name."""
     from demoforge.cli.progress import StepProgress
-    from demoforge.doctor import DoctorConfig, run_doctor, write_report
+    from demoforge.doctor import run_doctor, write_report
 
-    if fail_on not in ("warning", "error"):
-        typer.echo(f"error: --fail-on {fail_on!r}: use 'warning' or 'error'", err=True)
-        raise typer.Exit(2)
+    fail_on = options.fail_on or "error"
     if not dataset.is_dir():
         typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)
         raise typer.Exit(2)
@@ -42,10 +39,9 @@ def doctor(
         guard_output_file(json_out, [dataset], what="--json")
     if report is not None:
         guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
-    cfg = DoctorConfig(bins=bins, max_action_speed=max_action_speed, decode_video=decode_video)
-    codes = [c.strip() for c in checks.split(",") if c.strip()] if checks else None
     with StepProgress("doctor", "episodes", quiet=quiet) as progress:
-        result = run_doctor(dataset, robot=robot, config=cfg, checks=codes, on_episode=progress.update)
+        result = run_doctor(dataset, robot=robot, config=options.doctor_config(), checks=options.checks,
+                            on_episode=progress.update)
     if json_out is not None:
         write_file(json_out, json.dumps(result.to_json(), indent=1) + "\n")
     if report is not None:

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import typer
 
-from demoforge.cli.ranges import MAX_SEED, finite
+from demoforge.cli.options import stage_command
+from demoforge.cli.ranges import finite
+from demoforge.pipeline.options import EnvsOptions
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -15,36 +17,38 @@ def main() -> None:
 
 
 @app.command("build")
+@stage_command(EnvsOptions)
 def build(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files, each with NAME.scene.json beside it."),
-    reset_states: int = typer.Option(..., "--reset-states", min=1, max=100_000,
-                                     help="Reset states sampled per scene profile."),
-    profiles: int = typer.Option(8, "--profiles", min=1, max=10_000, help="Scene profiles baked per problem."),
-    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED, help="Package seed; same seed and inputs give identical packages."),
     out: Path = typer.Option(..., "--out", help="Package folder to create (must not exist)."),
     domain: str = typer.Option("blocks", "--domain", help="Library domain name or a domain PDDL file."),
-    robot_start: bool = typer.Option(False, "--robot-start/--home", help="A random robot start per reset state "
-                                     "(default windows, see README 'Robot start') or home."),
-    robot_start_spec: Path | None = typer.Option(None, "--robot-start-spec", help="YAML of robot start windows "
-                                                 "(RobotStartParams fields); implies --robot-start."),
     p_closed: float | None = typer.Option(None, "--p-closed", callback=finite(0.0, 1.0),
                                           help="With --robot-start: probability in [0, 1] the gripper starts closed "
                                                "[default: 0.5, or the spec's]."),
-    robot: str | None = typer.Option(None, "--robot", help="Arm of every scene: a built-in robot card (panda, "
-                                                            "ur5e_2f85) or a card YAML [default: panda]."),
+    options: EnvsOptions = None,
 ) -> None:
-    """Write the scene profiles and reset states of PROBLEMS to an environment package."""
+    """Write the scene profiles and reset states of PROBLEMS to an environment package. Every option
+    but --p-closed is also a key of `demoforge run` (its envs stage) under the same name."""
+    import dataclasses
+
     from demoforge.envs import build_env_package
-    from demoforge.randomize.robot_start import resolve_robot_start
+    from demoforge.randomize.robot_start import RobotStartError, check_robot_start
     from demoforge.sim import resolve_robot
 
-    if p_closed is not None and not 0.0 <= p_closed <= 1.0:
-        typer.echo(f"error: --p-closed {p_closed} must be in [0, 1]", err=True)
-        raise typer.Exit(2)
+    starts = options.robot_start
+    if p_closed is not None:
+        if starts is None:
+            raise RobotStartError(f"--p-closed {p_closed}: the gripper's start is drawn only with a random robot "
+                                  "start; add --robot-start (or --robot-start-spec FILE)")
+    from demoforge.randomize.robot_start import params_from_dict
+
+    params = None if starts is None else params_from_dict(starts)
+    if params is not None and p_closed is not None:
+        params = check_robot_start(dataclasses.replace(params, p_closed=p_closed))
     manifest = build_env_package(
-        problems, reset_states=reset_states, profiles=profiles, seed=seed, out=out, domain=domain,
-        robot_start=resolve_robot_start(robot_start, robot_start_spec, p_closed=p_closed),
-        progress=lambda line: typer.echo(line), robot=resolve_robot(robot) if robot is not None else None,
+        problems, reset_states=options.reset_states, profiles=options.profiles, seed=options.seed, out=out,
+        domain=domain, robot_start=params, progress=lambda line: typer.echo(line),
+        robot=resolve_robot(options.robot) if options.robot is not None else None,
     )
     n_profiles = sum(len(p.profiles) for p in manifest.problems)
     findings = sum(len(q.findings) for p in manifest.problems for q in p.profiles)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from demoforge.cli.options import run_command
 
 
 class _Progress:
@@ -45,38 +46,13 @@ class _Progress:
             typer.echo(self.line(), err=True)
 
 
+@run_command
 def run(
-    experiment_id: str = typer.Option(None, "--experiment-id", help="Run name; the run folder is OUT_DIR/ID."),
-    config: Path | None = typer.Option(None, "--config", help="Pipeline config YAML (keys: PipelineConfig fields); "
-                                                              "flags override it."),
-    out_dir: str | None = typer.Option(None, "--out-dir", help="Parent of run folders [default: runs]."),
-    family: str | None = typer.Option(None, "--family", help="Task family [default: stack_three]."),
-    problems: int | None = typer.Option(None, "--problems", help="Problems generated [default: 2]."),
-    task_seed: int | None = typer.Option(None, "--task-seed", help="Task generator seed [default: 0]."),
-    problem_file: list[str] = typer.Option([], "--problem-file", help="PDDL problem (with its .scene.json) used "
-                                                                      "instead of generating; repeatable."),
-    reset_states: int | None = typer.Option(None, "--reset-states", help="Reset states per env profile."),
-    episodes_per_problem: int | None = typer.Option(None, "--episodes-per-problem", help="Episodes per problem."),
-    envs: int | None = typer.Option(None, "--envs", help="Environments per worker slot."),
-    workers: str | None = typer.Option(None, "--workers", help="Worker slots, or 'auto' (one per core)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of env packages, execution and look draws."),
-    robot: str | None = typer.Option(None, "--robot", help="Arm of every scene: a built-in robot card (panda, "
-                                                            "ur5e_2f85) or a card YAML [default: panda]."),
-    robot_start: bool = typer.Option(False, "--robot-start", help="Each reset state's arm starts at a pose drawn "
-                                     "from the default windows (README 'Robot start') instead of home."),
-    robot_start_spec: Path | None = typer.Option(None, "--robot-start-spec", help="YAML of robot start windows "
-                                                 "(RobotStartParams fields); implies --robot-start."),
-    render_pass: list[str] = typer.Option([], "--render-pass", help="Look: plain, randomized:N or LOOK.yaml[:N]; "
-                                                                    "repeatable; none = no rendering."),
-    camera: list[str] = typer.Option([], "--camera", help="Camera to render; repeatable [default: front, wrist]."),
-    bake_convention: str | None = typer.Option(None, "--bake", help="Bake the train split to this convention."),
-    doctor_fail_on: str | None = typer.Option(None, "--doctor-fail-on", help="warning or error: exit 1 when the "
-                                                                             "doctor finds this."),
-    backend: str | None = typer.Option(None, "--backend", help="local (default) or ray."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address."),
-    smoke_test: bool = typer.Option(False, "--smoke-test", help="One problem, two episodes, front camera."),
-    play: bool = typer.Option(False, "--play", help="Chain goals in one scene without resets (long episodes)."),
-    play_goals: int | None = typer.Option(None, "--play-goals", help="Goals per play episode [default: 3]."),
+    config: Path | None = typer.Option(None, "--config", help="Pipeline config YAML: the run's keys, one mapping per "
+                                       "stage (tasks:, envs:, execute:, render:, bake:, doctor:) or stage keys at the "
+                                       "top level; flags override it."),
+    interactive: bool = typer.Option(False, "-i", "--interactive", help="Choose the stages and edit every option "
+                                     "at prompts before the run starts (Enter keeps the value shown)."),
     resume: bool = typer.Option(False, "--resume", help="Skip finished stages; restart the first unfinished one."),
     skip_tasks: bool = typer.Option(False, "--skip-tasks"),
     skip_envs: bool = typer.Option(False, "--skip-envs"),
@@ -86,25 +62,38 @@ def run(
     skip_annotate: bool = typer.Option(False, "--skip-annotate"),
     skip_bake: bool = typer.Option(False, "--skip-bake"),
     skip_doctor: bool = typer.Option(False, "--skip-doctor"),
+    flags: dict | None = None,
+    flag_problems: list | None = None,
 ) -> None:
-    """Tasks -> env packages -> execution -> render passes -> merge -> annotate -> bake -> doctor, resumable."""
-    from demoforge.pipeline import resolve_config, run_pipeline
+    """Tasks -> env packages -> execution -> render passes -> merge -> annotate -> bake -> doctor, resumable.
+
+    Every stage option is a flag here under the name its own command uses (demoforge generate, render,
+    bake, tasks gen, env build, doctor) and a key of the --config YAML; all are checked before the
+    first stage runs."""
+    import dataclasses
+
+    from demoforge.pipeline import run_pipeline
+    from demoforge.pipeline.config import PipelineError, resolve_config
 
     skips = {"tasks": skip_tasks, "envs": skip_envs, "execute": skip_execute, "render": skip_render,
              "merge": skip_merge, "annotate": skip_annotate, "bake": skip_bake, "doctor": skip_doctor}
-    flags = {"experiment_id": experiment_id, "out_dir": out_dir, "family": family, "problems": problems,
-             "task_seed": task_seed, "problem_files": problem_file or None, "reset_states": reset_states,
-             "episodes_per_problem": episodes_per_problem, "envs": envs, "workers": workers, "seed": seed,
-             "robot": robot, "robot_start": _robot_start_flag(robot_start, robot_start_spec),
-             "render_passes": render_pass or None, "cameras": camera or None, "bake_convention": bake_convention,
-             "doctor_fail_on": doctor_fail_on, "backend": backend, "ray_address": ray_address,
-             "smoke_test": smoke_test or None, "play": play or None, "play_goals": play_goals}
-    cfg = resolve_config(config, flags)
+    problems = [f"flags: {p}" for p in flag_problems or []]
+    try:
+        cfg = resolve_config(config, flags or {})
+    except PipelineError as exc:
+        if not problems:
+            raise
+        lines = str(exc).splitlines()
+        raise PipelineError("\n  ".join([lines[0], *problems, *(line.strip() for line in lines[1:])])) from None
+    if problems:
+        raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
     if any(skips.values()):
-        import dataclasses
-
         cfg = dataclasses.replace(cfg, skip=tuple(sorted(set(cfg.skip) | {s for s, v in skips.items() if v})))
-    display = _Progress(cfg.episodes_per_problem * _problem_count(cfg), _problem_count(cfg),
+    if interactive:
+        from demoforge.cli.interactive import edit_config
+
+        cfg = edit_config(cfg)
+    display = _Progress(cfg.execute.episodes_per_problem * cfg.problem_count(), cfg.problem_count(),
                         sys.stderr.isatty() and cfg.progress)
     result = run_pipeline(cfg, resume=resume, echo=typer.echo, progress=display, on_stage=display.on_stage)
     typer.echo(f"run folder: {result.run_dir}")
@@ -117,16 +106,3 @@ def run(
     typer.echo(result.doctor_summary)
     if result.doctor_failed:
         raise typer.Exit(1)
-
-
-def _robot_start_flag(enabled: bool, spec: Path | None):
-    """The config's `robot_start` from the flags: the spec's windows, the defaults (true) or not given."""
-    from demoforge.randomize.robot_start import load_robot_start, params_to_dict
-
-    if spec is not None:
-        return params_to_dict(load_robot_start(spec))
-    return True if enabled else None
-
-
-def _problem_count(cfg) -> int:
-    return len(cfg.problem_files) if cfg.problem_files else cfg.problems

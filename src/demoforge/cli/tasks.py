@@ -1,37 +1,20 @@
 """`demoforge tasks ...` commands: list and generate task families, check and plan problems."""
 
-import math
 from pathlib import Path
 
 import typer
 
 from demoforge.errors import DemoforgeError
-from demoforge.cli.ranges import MAX_PROBLEMS, MAX_SEED, finite
-from demoforge.tasks.families import FAMILIES, SPLIT_BY, SPLITS, generate_family, write_tasks
+from demoforge.cli.options import stage_command
+from demoforge.cli.ranges import finite
+from demoforge.pipeline.options import TasksOptions
+from demoforge.tasks.families import FAMILIES, generate_family, write_tasks
 from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.planning import plan as plan_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 DOMAIN_OPT = typer.Option("blocks", "--domain", help="Library domain name or a domain PDDL file.")
-
-
-def _pair(text: str | None, option: str) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    try:
-        lo, hi = (float(v) for v in text.split(","))
-    except ValueError:
-        raise typer.BadParameter(f"{text!r} is not LO,HI (two numbers)", param_hint=option) from None
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise typer.BadParameter(f"{text!r}: LO and HI must be finite numbers", param_hint=option)
-    return lo, hi
-
-
-def _windows(text: str | None, option: str) -> tuple[tuple[float, float], ...] | None:
-    if text is None:
-        return None
-    return tuple(_pair(part, option) for part in text.split(";"))  # type: ignore[misc]
 
 
 @app.command("families")
@@ -42,33 +25,15 @@ def families() -> None:
 
 
 @app.command("gen")
+@stage_command(TasksOptions, exclude=("family",))
 def gen(
     family: str = typer.Argument(..., help=f"Task family: {', '.join(sorted(FAMILIES))}."),
-    count: int = typer.Option(..., "--count", min=1, max=MAX_PROBLEMS, help="Number of problems."),
-    seed: int = typer.Option(..., "--seed", min=0, max=MAX_SEED,
-                             help="Seed; same seed and options give byte-identical files."),
     out: Path = typer.Option(..., "--out", help="Output folder (domain, NAME.pddl, NAME.scene.json)."),
-    n: int | None = typer.Option(None, "--n", help="Task blocks (tower height for stack_n/unstack)."),
-    distractors: int = typer.Option(0, "--distractors", min=0, max=20,
-                                    help="Extra blocks on the table, not in the goal."),
-    split: str = typer.Option("all", "--split", help=f"Look split: {', '.join(SPLITS)}."),
-    split_by: str = typer.Option("colour", "--split-by", help=f"Look kept disjoint: {', '.join(SPLIT_BY)}."),
-    block_size: str | None = typer.Option(None, "--block-size", help="Cube edge range LO,HI in m."),
-    table_height_offset: str | None = typer.Option(None, "--table-height-offset", help="Table top height offset range LO,HI in m."),
-    friction: str | None = typer.Option(None, "--friction", help="Sliding friction range LO,HI."),
-    placement_x: str | None = typer.Option(None, "--placement-x", help="Start windows 'LO,HI[;LO,HI...]' in m."),
-    placement_y: str | None = typer.Option(None, "--placement-y", help="Start windows 'LO,HI[;LO,HI...]' in m."),
+    options: TasksOptions = None,
 ) -> None:
-    """Generate COUNT problems of FAMILY with their scene sidecars."""
-    options = {
-        "n": n, "distractors": distractors, "split": split, "split_by": split_by,
-        "block_size_m": _pair(block_size, "--block-size"),
-        "table_height_offset_m": _pair(table_height_offset, "--table-height-offset"),
-        "friction": _pair(friction, "--friction"),
-        "placement_x_m": _windows(placement_x, "--placement-x"),
-        "placement_y_m": _windows(placement_y, "--placement-y"),
-    }
-    tasks = generate_family(family, count=count, seed=seed, **options)
+    """Generate --problems (--count) problems of FAMILY with their scene sidecars. Every option is
+    also a key of `demoforge run` (its tasks stage) under the same name."""
+    tasks = generate_family(family, count=options.problems, seed=options.task_seed, **options.family_options())
     written = write_tasks(tasks, out)
     typer.echo(f"wrote {len(tasks)} {family} problem(s) and {len(written) - len(tasks) * 2} domain file to {out}")
 

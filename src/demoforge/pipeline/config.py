@@ -10,13 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from demoforge.errors import DemoforgeError
+from demoforge.pipeline.fields import collect, option, options_dict, specs, to_plain
+from demoforge.pipeline.options import (
+    STAGE_OPTIONS,
+    BakeOptions,
+    DoctorOptions,
+    EnvsOptions,
+    ExecuteOptions,
+    RenderOptions,
+    TasksOptions,
+    robot_option,
+    robot_start_option,
+    seed_option,
+)
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
@@ -28,36 +41,47 @@ class PipelineError(DemoforgeError):
     """A pipeline config or run that cannot go ahead."""
 
 
+SMOKE_HELP = ("one problem with fixed scene parameters (block size 0.04 m, table offset 0 m, friction 0.9: one "
+              "scene profile), two reset states, two episodes, front camera only; randomization off (no physics "
+              "randomization, no robot start windows); looks are the --look/--render-pass given")
+
+
+def run_record(cls):
+    """`cls` with its defaults under `demoforge run`."""
+    return cls(**{s.name: s.default_for(True) for s in specs(cls)})
+
+
+def _experiment_id(value: str, where: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+        raise PipelineError(f"{value!r} must be a name of letters, digits, '.', '_' or '-'")
+    return value
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Everything `demoforge run` is told (YAML keys and `--flag` names are the field names)."""
+    """Everything `demoforge run` is told: the run's own fields, the shared ones (seed, workers,
+    robot, robot_start) and one options record per stage (`demoforge.pipeline.options`)."""
 
-    experiment_id: str  # run folder name under out_dir: letters, digits, '.', '_', '-'
-    out_dir: str = "runs"  # parent of the run folder
-    family: str = "stack_three"  # task family (demoforge.tasks.FAMILIES)
-    problems: int = 2  # problems generated from the family
-    task_seed: int = 0  # seed of the task generator
-    problem_files: tuple[str, ...] = ()  # PDDL problem files (with sidecars) used instead of generating
-    reset_states: int = 4  # environment package: reset states per profile
-    profiles: int = 8  # environment package: scene profiles per problem
-    episodes_per_problem: int = 4  # execution episodes per problem
-    envs: int = 2  # environments stepped together per worker slot
-    workers: int | str = "auto"  # worker slots: a count or "auto" (one per core)
-    seed: int = 0  # seed of environment packages, execution and look draws
-    render_passes: tuple[str, ...] = ()  # looks: "plain", "randomized:N", "LOOK.yaml[:N]"; none = no rendering
-    cameras: tuple[str, ...] = ("front", "wrist")  # cameras rendered
-    bake_convention: str | None = None  # bake the training split to this convention (convert.CONVENTIONS)
-    bake_control_freq: int | None = None  # baked rate [Hz]; None = native; below it, only the kept ticks are rendered
-    doctor_fail_on: str | None = None  # "warning" or "error": a doctor finding this grave fails the run
-    robot: str | None = None  # the run's arm: a built-in card name (demoforge.sim.ROBOTS) or a card YAML; None = panda
-    robot_start: dict | None = None  # windows of each reset state's arm start (RobotStartParams fields; YAML true = the defaults); None = home
-    play: bool = False  # execute chains goals in one scene without resets (pipeline.play)
-    play_goals: int = 3  # goals per play episode
-    skip: tuple[str, ...] = ()  # stages not run (see STAGES)
-    backend: str = "local"  # "local" or "ray"
-    ray_address: str | None = None  # Ray cluster address (HEAD:PORT); None = start a Ray on this machine
-    smoke_test: bool = False  # one problem, two episodes, front camera only
-    progress: bool = True  # live progress line on a terminal
+    experiment_id: str = option(None, "Run name; the run folder is OUT_DIR/ID.", kind="str", optional=False,
+                                normalize=_experiment_id)
+    out_dir: str = option("runs", "Parent of run folders.")
+    seed: int = seed_option()
+    workers: int | str = option("auto", "Worker slots of every stage, or 'auto' (one per core, at most one per "
+                                        "work item); the output does not depend on it.", kind="workers")
+    robot: str | None = robot_option()
+    robot_start: dict | None = robot_start_option()
+    skip: tuple[str, ...] = option((), "Stages not run (also --skip-STAGE).", choices=STAGES)
+    backend: str = option("local", "Where execute's work items run: local or ray.", choices=BACKENDS)
+    ray_address: str | None = option(None, "Ray cluster address (HEAD:PORT) [default: start a Ray on this "
+                                           "machine].", kind="str")
+    smoke_test: bool = option(False, "The smallest run: " + SMOKE_HELP + ".")
+    progress: bool = option(True, "Live progress line on a terminal.")
+    tasks: TasksOptions = field(default_factory=lambda: run_record(TasksOptions))
+    envs: EnvsOptions = field(default_factory=lambda: run_record(EnvsOptions))
+    execute: ExecuteOptions = field(default_factory=lambda: run_record(ExecuteOptions))
+    render: RenderOptions = field(default_factory=lambda: run_record(RenderOptions))
+    bake: BakeOptions = field(default_factory=lambda: run_record(BakeOptions))
+    doctor: DoctorOptions = field(default_factory=lambda: run_record(DoctorOptions))
 
     @property
     def run_dir(self) -> Path:
@@ -66,127 +90,174 @@ class PipelineConfig:
     def runs(self, stage: str) -> bool:
         return stage not in self.skip
 
+    def problem_count(self) -> int:
+        return len(self.tasks.problem_files) if self.tasks.problem_files else self.tasks.problems
+
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        """The YAML of `RUN/config.yaml`: the run's fields, then one mapping per stage (shared fields at the top)."""
+        out = options_dict(self)
+        for stage in STAGE_OPTIONS:
+            out[stage] = options_dict(getattr(self, stage), shared=False)
+        return out
 
 
-def _plain(value):
-    return list(value) if isinstance(value, tuple) else value
+SHARED = ("seed", "workers", "robot", "robot_start")
+# What --smoke-test sets: one problem of fixed scene parameters (the default ranges' midpoints), two
+# episodes of it, no randomization (physics, robot start), the front camera only.
+SMOKE: dict[str, dict[str, Any]] = {
+    "tasks": {"problems": 1, "block_size": (0.04, 0.04), "table_height_offset": (0.0, 0.0), "friction": (0.9, 0.9)},
+    "envs": {"reset_states": 2, "profiles": 1},
+    "execute": {"episodes_per_problem": 2, "envs": 2, "randomization": None, "randomize": ()},
+    "render": {"cameras": ("front",)},
+    "": {"robot_start": None},
+}
+
+def _owners() -> dict[str, tuple[str, str]]:
+    """Flat key (field name or older key) -> (stage, field) of every stage field that is not shared."""
+    owners = {}
+    for stage, cls in STAGE_OPTIONS.items():
+        for spec in specs(cls):
+            if spec.run and not spec.shared:
+                for key in (spec.name, *spec.old_keys):
+                    owners[key] = (stage, spec.name)
+    return owners
 
 
-_TUPLES = {f.name for f in fields(PipelineConfig) if f.type.startswith("tuple")}
-# Stated ranges [low, high] of the integer fields (the highs match the single commands' options:
-# tasks gen --count, env build, generate; a count beyond them would run for ever, not fail).
-_SEED_MAX = 2**63 - 1
-_INTS = {"play_goals": (1, 100), "problems": (1, 100_000), "task_seed": (0, _SEED_MAX), "reset_states": (1, 100_000),
-         "profiles": (1, 10_000), "episodes_per_problem": (1, 1_000_000), "envs": (1, 1024), "seed": (0, _SEED_MAX)}
-_MAX_WORKERS = 512
-_CHOICES = {"backend": BACKENDS, "doctor_fail_on": (None, "warning", "error")}
+def nest(raw: dict[str, Any], source: str = "config") -> dict[str, Any]:
+    """`raw` with every stage field under its stage's mapping and older keys renamed (`envs: 2`
+    -> `execute: {envs: 2}`, `bake_convention` -> `bake: {control_space}`), so a file and the
+    flags merge key by key. Unknown keys stay where they are for `config_from_dict` to report."""
+    if not isinstance(raw, dict):
+        return raw
+    top_names = {s.name for s in specs(PipelineConfig)}
+    owners = _owners()
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in STAGE_OPTIONS and isinstance(value, dict):
+            old = {o: s.name for s in specs(STAGE_OPTIONS[key]) for o in s.old_keys}
+            section = out.setdefault(key, {})
+            for k, v in value.items():
+                if old.get(k, k) in section:
+                    raise PipelineError(f"{source}: {key}.{old.get(k, k)} is given twice")
+                section[old.get(k, k)] = v
+        elif key not in top_names and key in owners:
+            stage, name = owners[key]
+            section = out.setdefault(stage, {})
+            if name in section:
+                raise PipelineError(f"{source}: {key} is given twice (also under {stage}:)")
+            section[name] = value
+        else:
+            out[key] = value
+    return out
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over`'s keys replace `base`'s, stage mapping by stage mapping (both nested by `nest`)."""
+    out = dict(base)
+    for key, value in over.items():
+        if key in STAGE_OPTIONS and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """Sort `raw`'s keys into the run's own values and each stage's: a stage's mapping
+    (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`, and the older
+    flat keys such as `bake_convention`)."""
+    top_names = {s.name for s in specs(PipelineConfig)}
+    owners = _owners()
+    top, stages, problems = {}, {stage: {} for stage in STAGE_OPTIONS}, []
+    for key, value in raw.items():
+        if key in STAGE_OPTIONS and isinstance(value, dict):
+            names = {s.name: s for s in specs(STAGE_OPTIONS[key]) if s.run}
+            for k, v in value.items():
+                old = {o: s.name for s in names.values() for o in s.old_keys}
+                name = old.get(k, k)
+                if name not in names:
+                    problems.append(f"{source}: {key}: unknown key {k!r}; keys: "
+                                    f"{', '.join(n for n, s in names.items() if not s.shared)}")
+                elif names[name].shared:
+                    problems.append(f"{source}: {key}.{k}: {k} is one value for the whole run; set it at the top "
+                                    f"level ({k}: ...)")
+                elif name in stages[key]:
+                    problems.append(f"{source}: {key}.{name} is given twice (also as a top-level key)")
+                else:
+                    stages[key][name] = v
+        elif key in top_names:
+            top[key] = value
+        elif key in owners:
+            stage, name = owners[key]
+            if name in stages[stage]:
+                problems.append(f"{source}: {key} is given twice (also under {stage}:)")
+            stages[stage][name] = value
+        else:
+            problems.append(f"{source}: unknown key {key!r}; keys: {', '.join(sorted(top_names))}, a stage's "
+                            f"mapping ({', '.join(STAGE_OPTIONS)}) or a stage field (see `demoforge run --help`)")
+    return top, stages, problems
 
 
 def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineConfig:
-    """Validate `raw` (YAML keys or flags) into a PipelineConfig; all problems reported at once."""
+    """Validate `raw` (YAML keys or flags) into a PipelineConfig; every problem of every stage
+    reported at once, before any stage runs."""
     if not isinstance(raw, dict):
         raise PipelineError(f"{source}: must be a mapping of config keys, got {type(raw).__name__}")
-    known = {f.name for f in fields(PipelineConfig)}
-    problems = [f"{source}: unknown key {k!r}; keys: {', '.join(sorted(known))}" for k in sorted(set(raw) - known)]
-    values = {k: v for k, v in raw.items() if k in known}
-    for name in _TUPLES & set(values):
-        v = values[name]
-        if isinstance(v, str):
-            v = [v]
-        if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
-            problems.append(f"{source}: {name}: {v!r} must be a list of strings")
-        else:
-            values[name] = tuple(v)
-    for name, (low, high) in _INTS.items():
-        v = values.get(name, 1 if low else 0)
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            problems.append(f"{source}: {name}: {v!r} must be an integer >= {low}")
-        elif v > high:
-            problems.append(f"{source}: {name}: {v!r} must be an integer in [{low}, {high}]")
-    exp = values.get("experiment_id")
-    if not isinstance(exp, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", exp):
-        problems.append(f"{source}: experiment_id: {exp!r} must be a name of letters, digits, '.', '_' or '-' "
-                        "(pass --experiment-id)")
-    w = values.get("workers", "auto")
-    if isinstance(w, str) and w.isdigit():
-        w = values["workers"] = int(w)
-    if w != "auto" and (isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= _MAX_WORKERS):
-        problems.append(f"{source}: workers: {w!r} must be an integer in [1, {_MAX_WORKERS}] or 'auto'")
-    for name, choices in _CHOICES.items():
-        if name in values and values[name] not in choices:
-            problems.append(f"{source}: {name}: {values[name]!r} must be one of {[c for c in choices if c]}")
-    bad = [s for s in values.get("skip", ()) if s not in STAGES]
-    if bad:
-        problems.append(f"{source}: skip: {bad} are not stages; stages: {', '.join(STAGES)}")
-    if values.get("bake_convention") is not None:
-        from demoforge.convert import CONVENTIONS
-
-        if values["bake_convention"] not in CONVENTIONS:
-            problems.append(f"{source}: bake_convention: {values['bake_convention']!r}; conventions: "
-                            f"{', '.join(sorted(CONVENTIONS))}")
-    fq = values.get("bake_control_freq")
-    if fq is not None and (isinstance(fq, bool) or not isinstance(fq, int) or not 1 <= fq <= 10_000):
-        problems.append(f"{source}: bake_control_freq: {fq!r} must be an integer in [1, 10000] or null")
-    for name in ("smoke_test", "progress", "play"):
-        if name in values and not isinstance(values[name], bool):
-            problems.append(f"{source}: {name}: {values[name]!r} must be true or false")
-    if values.get("play") and values.get("backend", "local") != "local":
-        problems.append(f"{source}: play: runs on the local backend only")
-    if not values.get("cameras", ("x",)):
-        problems.append(f"{source}: cameras: give at least one camera")
-    problems += [f"{source}: {p}" for p in _input_problems(values)]
-    problems += _robot_start(values, source)
+    top_raw, stage_raw, problems = _place(raw, source)
+    smoke = top_raw.get("smoke_test") is True
+    if smoke:
+        problems += _smoke_clashes(top_raw, stage_raw, source)
+    top, bad = collect(PipelineConfig, top_raw, run=True)
+    problems += [f"{source}: {p}" for p in bad]
+    if "experiment_id" not in top_raw:
+        problems.append(f"{source}: experiment_id: must be given (pass --experiment-id)")
+    shared = {k: top.get(k) for k in SHARED}
+    records = {}
+    for stage, cls in STAGE_OPTIONS.items():
+        values, bad = collect(cls, stage_raw[stage], run=True, prefix=f"{stage}.")
+        problems += [f"{source}: {p}" for p in bad]
+        if not bad:
+            names = {s.name for s in specs(cls)}
+            records[stage] = cls(**{**values, **{k: v for k, v in shared.items() if k in names}})
+    if smoke:
+        records = {stage: dataclasses.replace(r, **SMOKE.get(stage, {})) for stage, r in records.items()}
+        top.update(SMOKE[""])
+        if "tasks" in records:
+            records["tasks"] = dataclasses.replace(records["tasks"], problem_files=records["tasks"].problem_files[:1])
+        for stage in ("envs", "execute"):
+            if stage in records:
+                records[stage] = dataclasses.replace(records[stage], robot_start=None)
+    for stage, record in records.items():
+        problems += [f"{source}: {stage}: {p}" for p in record.check()]
+    if len(records) == len(STAGE_OPTIONS):
+        problems += [f"{source}: {p}" for p in _run_problems(top, records)]
     if problems:
         raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
-    config = PipelineConfig(**values)
-    if config.smoke_test:
-        config = dataclasses.replace(config, **SMOKE, problem_files=config.problem_files[:1])
-    return config
+    return PipelineConfig(**top, **records)
 
 
-SMOKE = {"problems": 1, "episodes_per_problem": 2, "envs": 2, "reset_states": 2, "profiles": 1, "cameras": ("front",)}
-
-
-def _robot_start(values: dict[str, Any], source: str) -> list[str]:
-    """Validate `robot_start` (true, false/null or a mapping of RobotStartParams fields) and store
-    its full windows, so the saved config says exactly what ran."""
-    from demoforge.randomize.robot_start import params_from_dict, params_to_dict
-
-    value = values.get("robot_start")
-    if value is None or value is False:
-        values["robot_start"] = None
+def _smoke_clashes(top: dict[str, Any], stages: dict[str, dict[str, Any]], source: str) -> list[str]:
+    """Explicit values --smoke-test would replace."""
+    clash = []
+    for stage, values in SMOKE.items():
+        given = top if stage == "" else stages[stage]
+        for k, v in values.items():
+            if k in given and to_plain(given[k]) != to_plain(v) and not (v is None and given[k] is False):
+                clash.append((k, to_plain(v), to_plain(given[k])))
+    if not clash:
         return []
-    try:
-        values["robot_start"] = params_to_dict(params_from_dict(value, where="robot_start"))
-    except DemoforgeError as exc:
-        return [f"{source}: {line.strip()}" for line in str(exc).splitlines()[1:] or [str(exc)]]
-    return []
+    return [f"{source}: smoke_test: it sets {', '.join(f'{k}={v}' for k, v, _ in clash)}, but "
+            f"{', '.join(f'{k}={g}' for k, _, g in clash)} was given; drop --smoke-test or those values"]
 
 
-def robot_start_params(config: PipelineConfig, inputs: list[str]):
-    """The RobotStartParams execution draws PDDL inputs' starts from (None: home, or the inputs are
-    the run's environment package, whose reset states hold their starts)."""
-    from demoforge.randomize.robot_start import params_from_dict
-
-    if config.robot_start is None or any(Path(p).is_dir() for p in inputs):
-        return None
-    return params_from_dict(config.robot_start)
-
-
-def _input_problems(values: dict[str, Any]) -> list[str]:
-    """What a run would find wrong only after earlier stages ran: the family, cameras, looks and
-    problem files; and explicit values that --smoke-test would replace."""
-    from demoforge.sim.scene import SceneSpec
-    from demoforge.tasks import FAMILIES
-
+def _run_problems(top: dict[str, Any], records: dict[str, Any]) -> list[str]:
+    """What only the run as a whole can get wrong: the robot and its cameras, play on Ray."""
     problems = []
-    robot = values.get("robot")
-    if robot is not None and not isinstance(robot, str):
-        problems.append(f"robot: {robot!r} must be a built-in robot card name or a card YAML path")
-    elif robot is not None:
-        from demoforge.errors import DemoforgeError
+    execute, render = records["execute"], records["render"]
+    if execute.play and top["backend"] != "local":
+        problems.append("execute.play (--play): runs on the local backend only")
+    robot = top.get("robot")
+    if robot is not None:
         from demoforge.sim import resolve_robot
 
         try:
@@ -194,36 +265,18 @@ def _input_problems(values: dict[str, Any]) -> list[str]:
         except DemoforgeError as exc:
             problems.append(f"robot: {exc}")
         else:
-            cameras = SMOKE["cameras"] if values.get("smoke_test") is True else values.get("cameras", ("wrist",))
-            if card.wrist_camera is None and values.get("render_passes") and "wrist" in cameras:
-                problems.append(f"cameras: robot {card.name!r} has no wrist camera; render other cameras "
-                                "(e.g. --camera front)")
-    family = values.get("family", "stack_three")
-    if family not in FAMILIES:
-        problems.append(f"family: {family!r} is not a task family; families: {', '.join(sorted(FAMILIES))}")
-    known = sorted({c.name for c in SceneSpec().cameras} | {"wrist"})
-    bad = [c for c in values.get("cameras", ()) if isinstance(c, str) and c not in known]
-    if bad:
-        problems.append(f"cameras: {bad} are not cameras of the scene; cameras: {', '.join(known)}")
-    for text in values.get("render_passes", ()):
-        if isinstance(text, str) and text != "none":
-            from demoforge.errors import DemoforgeError
-            from demoforge.render.stage import parse_look_arg
-
-            try:
-                parse_look_arg(text)
-            except DemoforgeError as exc:
-                problems.append(f"render_passes: {text!r}: {exc}")
-    for f in values.get("problem_files", ()):
-        if isinstance(f, str) and not Path(f).is_file():
-            problems.append(f"problem_files: {f!r} is not a file")
-    if values.get("smoke_test") is True:
-        clash = [k for k, v in SMOKE.items() if k in values and _plain(values[k]) != _plain(v)]
-        if clash:
-            problems.append(f"smoke_test: it sets {', '.join(f'{k}={_plain(SMOKE[k])}' for k in clash)}, but "
-                            f"{', '.join(f'{k}={_plain(values[k])}' for k in clash)} was given; drop --smoke-test "
-                            "or those values")
+            if card.wrist_camera is None and render.looks and "wrist" in render.cameras:
+                problems.append(f"render.cameras (--cameras): robot {card.name!r} has no wrist camera; render other "
+                                "cameras (e.g. --camera front)")
     return problems
+
+
+def robot_start_params(config: PipelineConfig, inputs: list[str]):
+    """The RobotStartParams execution draws PDDL inputs' starts from (None: home, or the inputs are
+    the run's environment package, whose reset states hold their starts)."""
+    if any(Path(p).is_dir() for p in inputs):
+        return None
+    return config.execute.robot_start_params()
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
@@ -242,7 +295,8 @@ def resolve_config(path: str | Path | None, flags: dict[str, Any]) -> PipelineCo
     raw = load_yaml(path) if path is not None else {}
     if not isinstance(raw, dict):
         raise PipelineError(f"{path}: must be a mapping of config keys")
-    merged = {**raw, **{k: v for k, v in flags.items() if v is not None}}
+    given = nest({k: v for k, v in flags.items() if v is not None}, "flags")
+    merged = merge(nest(raw, str(path)), given)
     return config_from_dict(merged, str(path) if path is not None else "flags")
 
 
@@ -258,5 +312,22 @@ def dump_config(config: PipelineConfig) -> str:
 
 
 def output_fields(config: PipelineConfig) -> dict[str, Any]:
-    """The fields that shape a run's outputs (what a resume must match)."""
-    return {k: v for k, v in config.to_dict().items() if k not in SPEED_FIELDS}
+    """The fields that shape a run's outputs (what a resume must match), flat: `execute.envs`."""
+    flat = {}
+    for key, value in config.to_dict().items():
+        if key in STAGE_OPTIONS:
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return {k: v for k, v in flat.items() if k.rpartition(".")[2] not in SPEED_FIELDS}
+
+
+def saved_output_fields(path: Path) -> dict[str, Any]:
+    """The output-shaping fields of a run's saved config (`RUN/config.yaml`, nested or in the older
+    flat keys), for a resume to compare."""
+    raw = load_yaml(path)
+    try:
+        return output_fields(config_from_dict(raw, str(path)))
+    except PipelineError as exc:
+        raise PipelineError(f"{path}: the saved config no longer validates ({exc}); choose another "
+                            "--experiment-id") from None

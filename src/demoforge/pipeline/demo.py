@@ -10,9 +10,15 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
-from demoforge.pipeline.config import PipelineConfig, PipelineError, config_from_dict, output_fields
+from demoforge.pipeline.config import (
+    PipelineConfig,
+    PipelineError,
+    config_from_dict,
+    merge,
+    nest,
+    output_fields,
+    saved_output_fields,
+)
 from demoforge.pipeline.runner import CONFIG_FILE, PipelineResult, run_pipeline
 from demoforge.pipeline.stages import STAGE_OUTPUTS
 from demoforge.pipeline.state import STATE_DIR
@@ -20,9 +26,10 @@ from demoforge.pipeline.state import STATE_DIR
 # Two stack_three problems, two episodes each, plain look on the front camera, baked to
 # joint_target (the default convention): about 20 s on a 2-core CPU.
 DEMO_CONFIG = {
-    "experiment_id": "demo", "family": "stack_three", "problems": 2, "task_seed": 0, "reset_states": 2,
-    "episodes_per_problem": 2, "envs": 2, "workers": "auto", "seed": 0, "render_passes": ["plain"],
-    "cameras": ["front"], "bake_convention": "joint_target",
+    "experiment_id": "demo", "workers": "auto", "seed": 0,
+    "tasks": {"family": "stack_three", "problems": 2, "task_seed": 0}, "envs": {"reset_states": 2},
+    "execute": {"episodes_per_problem": 2, "envs": 2}, "render": {"looks": ["plain"], "cameras": ["front"]},
+    "bake": {"control_space": "joint_target"},
 }
 
 
@@ -30,7 +37,7 @@ def run_demo(out_dir: str | Path = "out/pipeline-demo", *, echo: Callable[[str],
              fresh: bool = True, **overrides) -> PipelineResult:
     """Run the demo pipeline into OUT_DIR/demo (an earlier demo there is replaced when `fresh`)
     and print where the dataset is and the doctor's summary."""
-    config = config_from_dict({**DEMO_CONFIG, "out_dir": str(out_dir), **overrides}, "demo config")
+    config = config_from_dict(merge(DEMO_CONFIG, nest({"out_dir": str(out_dir), **overrides})), "demo config")
     if fresh and (config.run_dir / CONFIG_FILE).is_file():
         _remove_earlier_demo(config)
     result = run_pipeline(config, resume=not fresh, echo=echo)
@@ -56,11 +63,13 @@ def _remove_earlier_demo(config: PipelineConfig) -> None:
         raise PipelineError(f"{run_dir}: holds files no demo run writes ({', '.join(foreign[:5])}); the demo replaces "
                             "only an earlier demo: choose another --out or move those files")
     try:
-        saved = yaml.safe_load((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        saved = saved_output_fields(run_dir / CONFIG_FILE)
+    except OSError as exc:
         raise PipelineError(f"{run_dir / CONFIG_FILE}: unreadable ({exc}); the demo replaces only an earlier demo: "
                             "choose another --out") from None
-    if not isinstance(saved, dict) or any(saved.get(k) != v for k, v in output_fields(config).items()):
+    except PipelineError:
+        saved = None
+    if saved is None or any(saved.get(k) != v for k, v in output_fields(config).items()):
         raise PipelineError(f"{run_dir}: holds a pipeline run that is not the demo ({run_dir / CONFIG_FILE}); the "
                             "demo replaces only an earlier demo: choose another --out")
     shutil.rmtree(run_dir)

@@ -61,7 +61,7 @@ def provenance_record(config: PipelineConfig, run_dir: Path, pddl_files: list[Pa
     return {
         "schema": SCHEMA, "stage": stage, "demoforge_version": demoforge.__version__, "git_commit": git_commit(),
         "config": config.to_dict(),
-        "seeds": {"task_seed": config.task_seed, "seed": config.seed},
+        "seeds": {"task_seed": config.tasks.task_seed, "seed": config.seed},
         "pddl": [{"file": p.name, "sha256": sha256_file(p)} for p in pddl_files],
         "sources": [{"root": _rel(s, run_dir), "sha256": dataset_hash(s)} for s in sources],
         "looks": looks,

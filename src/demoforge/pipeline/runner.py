@@ -15,10 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from demoforge.pipeline import state
-from demoforge.pipeline.config import STAGES, PipelineConfig, PipelineError, dump_config, output_fields
+from demoforge.pipeline.config import (
+    STAGES,
+    PipelineConfig,
+    PipelineError,
+    dump_config,
+    output_fields,
+    saved_output_fields,
+)
 from demoforge.pipeline.stages import CONTINUES, STAGE_FUNCTIONS, STAGE_OUTPUTS, RunContext, final_dataset
 
 CONFIG_FILE = "config.yaml"
@@ -49,8 +54,7 @@ def _prepare(config: PipelineConfig, resume: bool) -> Path:
         if not resume:
             raise PipelineError(f"{run_dir}: holds a run already; pass --resume to continue it, or choose another "
                                 "--experiment-id")
-        old = yaml.safe_load(saved.read_text(encoding="utf-8"))
-        old_fields = {k: v for k, v in old.items() if k in output_fields(config)}
+        old_fields = saved_output_fields(saved)
         diff = sorted(k for k, v in output_fields(config).items() if old_fields.get(k) != v)
         if diff:
             raise PipelineError(f"{run_dir}: was run with other settings ({', '.join(diff)}); resume with the saved "

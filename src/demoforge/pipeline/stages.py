@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
-from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, robot_start_params
+from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card
 from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
@@ -68,8 +68,8 @@ def problem_files(ctx: RunContext) -> list[Path]:
 
         domains = set(DOMAINS.values())
         return sorted(p for p in folder.glob("*.pddl") if p.name not in domains)
-    if ctx.config.problem_files:
-        return sorted(Path(p) for p in ctx.config.problem_files)
+    if ctx.config.tasks.problem_files:
+        return sorted(Path(p) for p in ctx.config.tasks.problem_files)
     raise PipelineError(f"{folder}: no task folder; run the tasks stage (do not --skip tasks) or give problem_files")
 
 
@@ -85,7 +85,7 @@ def pddl_files(ctx: RunContext) -> list[Path]:
 def stage_tasks(ctx: RunContext) -> dict:
     from demoforge.tasks import generate_family, write_tasks
 
-    c, out = ctx.config, ctx.path("tasks")
+    c, out = ctx.config.tasks, ctx.path("tasks")
     tmp = out.with_name(".tasks.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     if c.problem_files:
@@ -101,7 +101,7 @@ def stage_tasks(ctx: RunContext) -> dict:
             shutil.copyfile(p, tmp / p.name)
             shutil.copyfile(sidecar, tmp / sidecar.name)
     else:
-        write_tasks(generate_family(c.family, count=c.problems, seed=c.task_seed), tmp)
+        write_tasks(generate_family(c.family, count=c.problems, seed=c.task_seed, **c.family_options()), tmp)
     tmp.rename(out)
     return {"problems": len(problem_files(ctx))}
 
@@ -109,12 +109,12 @@ def stage_tasks(ctx: RunContext) -> dict:
 def stage_envs(ctx: RunContext) -> dict:
     from demoforge.envs import build_env_package
 
-    c = ctx.config
     from demoforge.randomize.robot_start import params_from_dict
 
+    c = ctx.config.envs
     starts = None if c.robot_start is None else params_from_dict(c.robot_start)
     manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
-                                 out=ctx.path("envs"), robot=robot_card(c), robot_start=starts)
+                                 out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts)
     return {"problems": len(manifest.problems)}
 
 
@@ -129,13 +129,13 @@ def stage_execute(ctx: RunContext) -> dict:
     from demoforge.pipeline.backends import get_backend
 
     c = ctx.config
-    if c.play:
+    if c.execute.play:
+        from demoforge.pipeline.backends.local import generate_options
         from demoforge.pipeline.play import generate_play
 
         inputs = execute_inputs(ctx)
-        summary = generate_play(inputs, ctx.path("execute"), episodes_per_problem=c.episodes_per_problem,
-                                goals=c.play_goals, envs=c.envs, seed=c.seed, robot=robot_card(c),
-                                robot_start=robot_start_params(c, inputs))
+        summary = generate_play(inputs, ctx.path("execute"), goals=c.execute.goals(), workers=c.workers,
+                                **generate_options(c, inputs))
     else:
         summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
@@ -143,17 +143,9 @@ def stage_execute(ctx: RunContext) -> dict:
     return {"episodes": summary.episodes, "successes": summary.successes, "failure_kinds": summary.failure_kinds()}
 
 
-def _look_requests(config: PipelineConfig):
-    from demoforge.render import parse_look_arg
-
-    return tuple(parse_look_arg(text) for text in config.render_passes)
-
-
-def bake_config(config: PipelineConfig):
+def bake_config(config: PipelineConfig, workers: int = 1):
     """The bake stage's BakeConfig."""
-    from demoforge.convert import BakeConfig
-
-    return BakeConfig(convention=config.bake_convention, control_freq=config.bake_control_freq)
+    return config.bake.bake_config(workers)
 
 
 def renders_baked_ticks(ctx: RunContext) -> bool:
@@ -161,7 +153,7 @@ def renders_baked_ticks(ctx: RunContext) -> bool:
     and bakes, at a rate below the native one."""
     c = ctx.config
     source = ctx.path("execute/success")
-    if not (c.render_passes and c.bake_convention is not None and c.runs("render") and c.runs("bake")
+    if not (c.render.looks and c.bake.control_space is not None and c.runs("render") and c.runs("bake")
             and (source / "meta/info.json").is_file()):
         return False
     from demoforge.pipeline.baked_render import baked_stride
@@ -171,22 +163,22 @@ def renders_baked_ticks(ctx: RunContext) -> bool:
 
 def stage_render(ctx: RunContext) -> dict:
     from demoforge.execute import resolve_workers
-    from demoforge.render import RenderConfig, render_dataset
+    from demoforge.render import render_dataset
 
     c = ctx.config
-    if not c.render_passes:
-        return {"rendered": False, "reason": "no render_passes"}
+    if not c.render.looks:
+        return {"rendered": False, "reason": "no looks (render_passes)"}
     source = ctx.path("execute/success")
     if not (source / "meta/info.json").is_file():
         raise PipelineError(f"{source}: no successful episodes to render")
-    config = RenderConfig(looks=_look_requests(c), cameras=c.cameras, seed=c.seed)
+    config = c.render.render_config()
     n_eps = json.loads((source / "meta/info.json").read_text())["total_episodes"]
     ticks = renders_baked_ticks(ctx)
     if ticks:
         from demoforge.pipeline.baked_render import bake_ticks
 
         source = bake_ticks(source, ctx.path("render/ticks"), bake_config(c))
-        ctx.notes["render"] = f"rendered only the ticks the bake keeps ({c.bake_control_freq} Hz)"
+        ctx.notes["render"] = f"rendered only the ticks the bake keeps ({c.bake.control_freq} Hz)"
     summary = render_dataset(source, ctx.path("render/success"), config, workers=resolve_workers(c.workers, n_eps))
     return {"rendered": True, "episodes": summary.episodes, "frames": summary.frames,
             "ticks": "baked" if ticks else "native"}
@@ -194,7 +186,7 @@ def stage_render(ctx: RunContext) -> dict:
 
 def looks_used(ctx: RunContext) -> list[dict]:
     out = []
-    for text, req in zip(ctx.config.render_passes, _look_requests(ctx.config), strict=True):
+    for text, req in zip(ctx.config.render.looks, ctx.config.render.look_requests(), strict=True):
         path = Path(req.file)
         entry = {"pass": text, "look": req.look.name, "copies": req.copies}
         if path.is_file():
@@ -205,7 +197,7 @@ def looks_used(ctx: RunContext) -> list[dict]:
 
 def train_sources(ctx: RunContext) -> list[Path]:
     rendered = ctx.path("render/success")
-    if ctx.config.runs("render") and ctx.config.render_passes and (rendered / "meta/info.json").is_file() \
+    if ctx.config.runs("render") and ctx.config.render.looks and (rendered / "meta/info.json").is_file() \
             and not renders_baked_ticks(ctx):  # else render/success holds only the baked ticks
         return [rendered]
     source = ctx.path("execute/success")
@@ -277,7 +269,7 @@ def stage_annotate(ctx: RunContext) -> dict:
 
     train = ctx.path("dataset/train")
     if renders_baked_ticks(ctx):
-        ctx.echo(f"annotate: only the ticks the bake keeps ({ctx.config.bake_control_freq} Hz) were rendered, so the "
+        ctx.echo(f"annotate: only the ticks the bake keeps ({ctx.config.bake.control_freq} Hz) were rendered, so the "
                  "train split has no video to annotate; bake at the native rate to annotate rendered frames")
     record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo, workers=_workers(ctx, train))
     _copy_source_meta(train, ctx.path("annotated"))
@@ -289,19 +281,19 @@ def stage_bake(ctx: RunContext) -> dict:
     from demoforge.convert import bake
 
     c = ctx.config
-    if c.bake_convention is None:
-        return {"baked": False, "reason": "no bake_convention"}
+    if c.bake.control_space is None:
+        return {"baked": False, "reason": "no control_space (bake_convention)"}
     if renders_baked_ticks(ctx):
         from demoforge.pipeline.baked_render import write_baked
 
         rendered = ctx.path("render/success")
         write_baked(rendered, ctx.path("render/ticks"), ctx.path("execute/success"), ctx.path("baked"), bake_config(c))
         _provenance(ctx, ctx.path("baked"), [rendered], "bake")
-        return {"baked": True, "convention": c.bake_convention, "videos": "copied from the rendered baked ticks"}
+        return {"baked": True, "convention": c.bake.control_space, "videos": "copied from the rendered baked ticks"}
     train = ctx.path("dataset/train")
-    bake([train], ctx.path("baked"), bake_config(c))
+    bake([train], ctx.path("baked"), bake_config(c, _workers(ctx, train)))
     _provenance(ctx, ctx.path("baked"), [train], "bake")
-    return {"baked": True, "convention": c.bake_convention}
+    return {"baked": True, "convention": c.bake.control_space}
 
 
 def final_dataset(ctx: RunContext) -> Path:
@@ -330,7 +322,9 @@ def stage_doctor(ctx: RunContext) -> dict:
     # A card file gives the doctor the joint limits; a built-in robot is named by the dataset's
     # robot_type, which the doctor reads itself.
     robot = ctx.config.robot
-    result = run_doctor(root, robot=robot if robot is not None and robot.endswith((".yaml", ".yml")) else None)
+    options = ctx.config.doctor
+    result = run_doctor(root, robot=robot if robot is not None and robot.endswith((".yaml", ".yml")) else None,
+                        config=options.doctor_config(), checks=options.checks)
     out = ctx.path("doctor")
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "doctor.json", result.to_json())
@@ -338,7 +332,7 @@ def stage_doctor(ctx: RunContext) -> dict:
     lines = [doctor_summary(result)] + [f"  {f}" for f in result.findings if f.severity != "info"]
     ctx.notes["doctor"] = "\n".join(lines)
     record = {"dataset": root.relative_to(ctx.run_dir).as_posix(), **result.to_json()["severities"]}
-    if ctx.config.doctor_fail_on and result.failed(ctx.config.doctor_fail_on):
+    if options.fail_on and result.failed(options.fail_on):
         record["failed"] = True
     return record
 

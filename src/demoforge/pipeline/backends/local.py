@@ -46,6 +46,15 @@ def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
         if progress is not None:
             progress(event)
 
-    return generate(inputs, out, episodes_per_problem=config.episodes_per_problem, envs=config.envs,
-                    workers=config.workers, seed=config.seed, progress=on_event, robot=robot_card(config),
-                    robot_start=robot_start_params(config, inputs), executor=executor)
+    return generate(inputs, out, workers=config.workers, progress=on_event, executor=executor,
+                    **generate_options(config, inputs))
+
+
+def generate_options(config: PipelineConfig, inputs: list[str]) -> dict:
+    """`execute.generate`'s keyword arguments from the run's execute options (all but the
+    workers, progress and executor)."""
+    c = config.execute
+    return {"episodes_per_problem": c.episodes_per_problem, "envs": c.envs, "seed": c.seed,
+            "settings": c.runner_settings(), "randomization": c.randomization_spec(),
+            "record_videos": c.inline_video(), "robot": robot_card(config), "control_law": c.control_law,
+            "robot_start": robot_start_params(config, inputs)}

@@ -1,0 +1,273 @@
+"""Option records whose fields say how they are set: help, range or choices, and flag names.
+
+    @dataclass(frozen=True)
+    class ExecuteOptions:
+        envs: int = option(1, "Environments stepped together per worker.", range=(1, 1024), run_default=2)
+
+One definition gives a field its YAML key (the field name), its command-line flag (`--envs`,
+the name with '-' for '_', unless `flag=` says otherwise), its default, its help and its
+checks. `specs(cls)` lists the fields as `FieldSpec`s; `parse_text` turns a command-line
+string into a value; `collect` checks a mapping of values (from YAML or parsed flags) and lists
+every problem, each naming the key and its flag. `demoforge.cli.options` builds the typer
+options of a stage command and of `demoforge run` from the same specs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_WORKERS = 512  # worker slots / processes
+MAX_SEED = 2**63 - 1
+_NO = object()  # no run default: the field's own
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """How one option field is set and checked."""
+
+    name: str  # field name: the YAML key
+    kind: str  # int, float, bool, str, list (of str), pair (LO,HI), windows (LO,HI;...), workers, mapping
+    default: Any  # the value when nothing sets it (on a stage command)
+    help: str
+    optional: bool  # None is a value ("none" on the command line)
+    range: tuple | None  # (low, high) of an int or float; None bound = open
+    low_open: bool  # a float's low bound is excluded
+    choices: tuple | Callable[[], tuple] | None  # allowed values (of each item of a list)
+    flag: str  # the command-line flag
+    aliases: tuple[str, ...]  # older flags still accepted, by the stage command and by run
+    stage_aliases: tuple[str, ...]  # older flags accepted by the stage command only (run uses the name elsewhere)
+    run_aliases: tuple[str, ...]  # older flags accepted by run only
+    old_keys: tuple[str, ...]  # older YAML keys of `demoforge run` configs, still accepted
+    shared: bool  # one value for the whole run (seed, workers, robot): set at the run config's top level
+    run: bool  # settable from `demoforge run`
+    stage: bool  # an option of the stage command
+    stage_required: bool  # the stage command requires it
+    run_default: Any  # the default under `demoforge run` (_NO: `default`)
+    normalize: Callable[[Any, str], Any] | None  # (value, label) -> stored value; raises DemoforgeError
+    metavar: str | None
+
+    def choice_values(self) -> tuple | None:
+        return self.choices() if callable(self.choices) else self.choices
+
+    def default_for(self, run: bool) -> Any:
+        return self.run_default if run and self.run_default is not _NO else self.default
+
+    def label(self, run: bool = False) -> str:
+        """How a problem names the field: its key and its flags (those of run, or of the stage command)."""
+        flags = (self.flag, *self.aliases, *(self.run_aliases if run else self.stage_aliases))
+        return f"{self.name} ({', '.join(flags)})"
+
+
+def option(default: Any, help: str, *, kind: str | None = None, optional: bool | None = None,
+           range: tuple | None = None, low_open: bool = False, choices=None, flag: str | None = None,
+           aliases: tuple[str, ...] = (), stage_aliases: tuple[str, ...] = (), run_aliases: tuple[str, ...] = (),
+           old_keys: tuple[str, ...] = (), shared: bool = False, run: bool = True, stage: bool = True,
+           stage_required: bool = False, run_default: Any = _NO, normalize=None, metavar: str | None = None):
+    """A dataclass field carrying its FieldSpec metadata (the name is filled in by `specs`)."""
+    if kind is None:
+        sample = default if default is not None else run_default
+        kind = {bool: "bool", int: "int", float: "float", str: "str", tuple: "list"}.get(type(sample))
+        if kind is None:
+            raise TypeError(f"option({default!r}): give kind=")
+    meta = dict(kind=kind, default=default, help=help, optional=default is None if optional is None else optional,
+                range=range, low_open=low_open, choices=choices, flag=flag, aliases=aliases,
+                stage_aliases=stage_aliases, run_aliases=run_aliases, old_keys=old_keys, shared=shared, run=run,
+                stage=stage, stage_required=stage_required, run_default=run_default, normalize=normalize,
+                metavar=metavar)
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: default, metadata={"option": meta})
+    return field(default=default, metadata={"option": meta})
+
+
+def specs(cls) -> list[FieldSpec]:
+    """The option fields of `cls`, in declaration order (fields without metadata are not options)."""
+    out = []
+    for f in dataclasses.fields(cls):
+        meta = f.metadata.get("option")
+        if meta is not None:
+            out.append(FieldSpec(name=f.name, **{**meta, "flag": meta["flag"] or "--" + f.name.replace("_", "-")}))
+    return out
+
+
+def spec_of(cls, name: str) -> FieldSpec:
+    return next(s for s in specs(cls) if s.name == name)
+
+
+# ---- command-line text -> value -------------------------------------------------------------
+
+def _number(text: str, kind: str):
+    return int(text.strip()) if kind == "int" else float(text.strip())
+
+
+def _pair(text: str) -> tuple[float, float]:
+    lo, hi = (float(v) for v in text.split(","))
+    return lo, hi
+
+
+def parse_text(spec: FieldSpec, text: Any) -> Any:
+    """A command-line value (a string, a list of strings for a list, a bool for a flag) as the
+    field's value; raises ValueError with the reason. "none" is None for an optional field."""
+    if spec.kind == "bool" or spec.kind == "mapping":
+        return text
+    if spec.kind == "list":
+        items = [v.strip() for t in (text if isinstance(text, (list, tuple)) else [text]) for v in t.split(",")]
+        items = [v for v in items if v]
+        if not items:
+            raise ValueError(f"{list(text) if isinstance(text, (list, tuple)) else text!r} names nothing")
+        if spec.optional and items == ["none"]:
+            return None
+        return tuple(items)
+    if spec.optional and isinstance(text, str) and text.strip().lower() in ("none", "null", ""):
+        return None
+    if spec.kind in ("int", "float"):
+        try:
+            return _number(text, spec.kind)
+        except ValueError:
+            raise ValueError(f"{text!r} is not {'an integer' if spec.kind == 'int' else 'a number'}") from None
+    if spec.kind == "workers":
+        return parse_workers(text)
+    if spec.kind == "pair":
+        try:
+            return _pair(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not LO,HI (two numbers)") from None
+    if spec.kind == "windows":
+        try:
+            return tuple(_pair(part) for part in text.split(";"))
+        except ValueError:
+            raise ValueError(f"{text!r} is not LO,HI[;LO,HI...] (pairs of numbers)") from None
+    return text
+
+
+def parse_workers(value: Any) -> int | str:
+    """The one reading of a worker count: "auto" or an integer in [1, MAX_WORKERS] (text or int)."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WORKERS:
+        raise ValueError(f"{value!r} must be an integer in [1, {MAX_WORKERS}] or 'auto'")
+    return value
+
+
+def to_text(spec: FieldSpec, value: Any) -> str:
+    """A value as the command line (and interactive mode) writes it; the inverse of parse_text."""
+    if value is None:
+        return "none"
+    if spec.kind == "list":
+        return ",".join(value)
+    if spec.kind == "pair":
+        return f"{value[0]:g},{value[1]:g}"
+    if spec.kind == "windows":
+        return ";".join(f"{lo:g},{hi:g}" for lo, hi in value)
+    if spec.kind == "bool":
+        return "true" if value else "false"
+    return str(value)
+
+
+# ---- checking values ------------------------------------------------------------------------
+
+def _finite_pair(value) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value))
+
+
+def check_value(spec: FieldSpec, value: Any) -> tuple[Any, str | None]:
+    """(the stored value, None) or (None, what is wrong) for a YAML or parsed value."""
+    if value is None:
+        return (None, None) if spec.optional else (None, "must be given (it cannot be none)")
+    kind = spec.kind
+    if kind == "bool":
+        return (value, None) if isinstance(value, bool) else (None, f"{value!r} must be true or false")
+    if kind in ("int", "float"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "int" and not isinstance(value, int)):
+            return None, f"{value!r} must be {'an integer' if kind == 'int' else 'a number'}" + _range_text(spec)
+        if kind == "float":
+            value = float(value)
+            if not math.isfinite(value):
+                return None, f"{value!r} must be a finite number" + _range_text(spec)
+        lo, hi = spec.range or (None, None)
+        if (lo is not None and (value <= lo if spec.low_open else value < lo)) or (hi is not None and value > hi):
+            return None, f"{value!r} must be {'an integer' if kind == 'int' else 'a number'}" + _range_text(spec)
+        return value, None
+    if kind == "workers":
+        try:
+            return parse_workers(value), None
+        except ValueError as exc:
+            return None, str(exc)
+    if kind == "pair":
+        return (tuple(float(v) for v in value), None) if _finite_pair(value) else (
+            None, f"{value!r} must be a [lo, hi] pair of finite numbers")
+    if kind == "windows":
+        if isinstance(value, (list, tuple)) and value and all(_finite_pair(w) for w in value):
+            return tuple(tuple(float(v) for v in w) for w in value), None
+        return None, f"{value!r} must be a list of [lo, hi] pairs of finite numbers"
+    if kind == "list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(x, str) for x in value):
+            return None, f"{value!r} must be a list of strings"
+        value = tuple(value)
+        choices = spec.choice_values()
+        bad = [x for x in value if choices is not None and x not in choices]
+        return (None, f"{bad} are not among {', '.join(map(str, choices))}") if bad else (value, None)
+    if kind == "str":
+        if not isinstance(value, str):
+            return None, f"{value!r} must be a string"
+        choices = spec.choice_values()
+        if choices is not None and value not in choices:
+            return None, f"{value!r} must be one of {', '.join(str(c) for c in choices if c is not None)}"
+        return value, None
+    return value, None  # mapping: its normalize checks it
+
+
+def _range_text(spec: FieldSpec) -> str:
+    if spec.range is None:
+        return ""
+    lo, hi = spec.range
+    if hi is None:
+        return f" {'>' if spec.low_open else '>='} {lo}"
+    return f" in {'(' if spec.low_open else '['}{lo}, {hi}]"
+
+
+def collect(cls, values: dict[str, Any], *, run: bool = False, prefix: str = "") -> tuple[dict[str, Any], list[str]]:
+    """The checked values of every option field of `cls` (defaults for those not in `values`),
+    and every problem found, each naming `prefix` + the key and the flag."""
+    out, problems = {}, []
+    for spec in specs(cls):
+        if spec.name not in values or (run and not spec.run):
+            out[spec.name] = spec.default_for(run)
+            continue
+        value, problem = check_value(spec, values[spec.name])
+        if problem is None and spec.normalize is not None and value is not None:
+            from demoforge.errors import DemoforgeError
+
+            try:
+                value = spec.normalize(value, prefix + spec.name)
+            except DemoforgeError as exc:
+                problem = "\n    ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        if problem is not None:
+            problems.append(f"{prefix}{spec.label(run)}: {problem}")
+        else:
+            out[spec.name] = value
+    return out, problems
+
+
+def to_plain(value: Any) -> Any:
+    """A stored value as YAML writes it (tuples as lists)."""
+    if isinstance(value, tuple):
+        return [to_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    return value
+
+
+def options_dict(record, *, shared: bool = True) -> dict[str, Any]:
+    """The run-settable option fields of `record` as plain YAML values (without the shared ones
+    unless `shared`)."""
+    return {s.name: to_plain(getattr(record, s.name)) for s in specs(type(record))
+            if s.run and (shared or not s.shared)}

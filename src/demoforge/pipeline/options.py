@@ -1,0 +1,371 @@
+"""One options record per stage: what `demoforge run` (YAML and flags) and the stage's own command
+are told, under one name each (see `demoforge.pipeline.fields`).
+
+    TasksOptions    tasks gen   / run's tasks stage      family, problems, scene ranges, split, ...
+    EnvsOptions     env build   / run's envs stage       reset states, profiles
+    ExecuteOptions  generate    / run's execute stage    episodes, retries, randomization, play, ...
+    RenderOptions   render      / run's render stage     looks, cameras, depth, segmentation
+    BakeOptions     bake        / run's bake stage       control space, rate, cameras, encoder, ...
+    DoctorOptions   doctor      / run's doctor stage     fail_on, checks, bins, ...
+
+Fields marked `shared` (seed, workers, robot, robot_start) are set once for a run (the run
+config's top level) and given to every stage that takes them. Each record's `check()` lists
+what the stage itself would refuse (a family's block count, a look file, a control space), so
+`demoforge run` refuses a bad config before its first stage. Inputs and outputs (files,
+folders, --domain) are the commands' arguments, not options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from demoforge.errors import DemoforgeError
+from demoforge.pipeline.fields import MAX_SEED, option
+
+MAX_PROBLEMS = 100_000
+MAX_EPISODES = 1_000_000
+MAX_ENVS = 1024
+
+
+def _families():
+    from demoforge.tasks.families import FAMILIES
+
+    return tuple(sorted(FAMILIES))
+
+
+def _conventions():
+    from demoforge.convert import CONVENTIONS
+
+    return tuple(sorted(CONVENTIONS))
+
+
+def _modes():
+    from demoforge.sim.controllers import MODES
+
+    return MODES
+
+
+def _motion_profiles():
+    from demoforge.skills import PROFILES
+
+    return tuple(sorted(PROFILES))
+
+
+def _robot_start(value: Any, where: str) -> dict | None:
+    """`robot_start` as stored: the full windows (true = the defaults; a path = a spec file), or None."""
+    from demoforge.randomize.robot_start import load_robot_start, params_from_dict, params_to_dict
+
+    if value is False:
+        return None
+    if isinstance(value, str):
+        return params_to_dict(load_robot_start(value))
+    return params_to_dict(params_from_dict(value, where=where))
+
+
+def _randomization(value: Any, where: str) -> dict | None:
+    """`randomization` as stored: the spec's enabled fields (a path = a spec file), or None."""
+    from demoforge.randomize import load_spec
+    from demoforge.randomize.spec import spec_from_dict, spec_to_dict
+
+    if value is False:
+        return None
+    spec = load_spec(value) if isinstance(value, str) else spec_from_dict(value, where=where)
+    return spec_to_dict(spec)
+
+
+def seed_option():
+    return option(0, "Seed of environment packages, execution and look draws; the output does not depend on "
+                     "--envs or --workers.", range=(0, MAX_SEED), shared=True)
+
+
+def workers_option():
+    return option(1, "Worker processes, or 'auto' (one per core, at most one per work item); the output does not "
+                     "depend on it.", kind="workers", shared=True, run_default="auto")
+
+
+def robot_option():
+    return option(None, "Arm of the scenes: a built-in robot card (panda, ur5e_2f85) or a card YAML [default: "
+                        "panda]; an environment package has the arm it was built with.", kind="str", shared=True)
+
+
+def robot_start_option():
+    return option(None, "Each reset state's (or PDDL episode's) arm starts at a pose drawn from windows instead of "
+                        "home: --robot-start (the defaults, README 'Robot start') or --robot-start-spec FILE.yaml "
+                        "(RobotStartParams fields); YAML: true or a mapping.", kind="mapping", shared=True,
+                  normalize=_robot_start)
+
+
+@dataclass(frozen=True)
+class TasksOptions:
+    """The tasks stage: a task family's problems and their scene sidecars (`demoforge tasks gen`)."""
+
+    family: str = option("stack_three", "Task family.", choices=_families)
+    problems: int = option(2, "Problems generated.", range=(1, MAX_PROBLEMS), stage_aliases=("--count",),
+                           stage_required=True)
+    task_seed: int = option(0, "Seed of the task generator; same seed and options give byte-identical files.",
+                            range=(0, MAX_SEED), stage_aliases=("--seed",), stage_required=True)
+    n: int | None = option(None, "Task blocks (tower height for stack_n/unstack) [default: the family's].",
+                           kind="int", range=(1, 100))
+    distractors: int = option(0, "Extra blocks on the table, not in the goal.", range=(0, 20))
+    split: str = option("all", "Look split: all, train or test (disjoint looks for held-out tests).",
+                        choices=("all", "train", "test"))
+    split_by: str = option("colour", "Look the split keeps disjoint: colour or glyph.", choices=("colour", "glyph"))
+    block_size: tuple[float, float] | None = option(None, "Cube edge range LO,HI [m] [default: 0.03,0.05].",
+                                                     kind="pair", metavar="LO,HI")
+    table_height_offset: tuple[float, float] | None = option(
+        None, "Table top height offset range LO,HI [m] [default: -0.02,0.02].", kind="pair", metavar="LO,HI")
+    friction: tuple[float, float] | None = option(None, "Sliding friction range LO,HI [default: 0.6,1.2].",
+                                                   kind="pair", metavar="LO,HI")
+    placement_x: tuple | None = option(None, "Start windows along x 'LO,HI[;LO,HI...]' [m].", kind="windows",
+                                       metavar="LO,HI[;..]")
+    placement_y: tuple | None = option(None, "Start windows along y 'LO,HI[;LO,HI...]' [m].", kind="windows",
+                                       metavar="LO,HI[;..]")
+    problem_files: tuple[str, ...] = option((), "PDDL problem files (with NAME.scene.json beside each) used instead "
+                                                "of generating; repeatable.", flag="--problem-file", stage=False)
+
+    def family_options(self) -> dict[str, Any]:
+        """`generate_family`'s options."""
+        return {"n": self.n, "distractors": self.distractors, "split": self.split, "split_by": self.split_by,
+                "block_size_m": self.block_size, "table_height_offset_m": self.table_height_offset,
+                "friction": self.friction, "placement_x_m": self.placement_x, "placement_y_m": self.placement_y}
+
+    def check(self) -> list[str]:
+        from pathlib import Path
+
+        from demoforge.tasks import generate_family
+
+        problems = [f"problem_files (--problem-file): {f!r} is not a file" for f in self.problem_files
+                    if not Path(f).is_file()]
+        try:
+            generate_family(self.family, count=0, seed=0, **self.family_options())
+        except DemoforgeError as exc:
+            problems.append(" ".join(str(exc).split("\n")))
+        return problems
+
+
+@dataclass(frozen=True)
+class EnvsOptions:
+    """The envs stage: scene profiles and reset states of each problem (`demoforge env build`)."""
+
+    reset_states: int = option(4, "Reset states sampled per scene profile.", range=(1, 100_000), stage_required=True)
+    profiles: int = option(8, "Scene profiles baked per problem.", range=(1, 10_000))
+    seed: int = seed_option()
+    robot: str | None = robot_option()
+    robot_start: dict | None = robot_start_option()
+
+    def check(self) -> list[str]:
+        return []
+
+
+@dataclass(frozen=True)
+class ExecuteOptions:
+    """The execute stage: plan, run skills, verify, retry, re-plan, record (`demoforge generate`)."""
+
+    episodes_per_problem: int = option(4, "Episodes per problem.", range=(1, MAX_EPISODES), stage_required=True)
+    envs: int = option(1, "Environments stepped together per worker slot.", range=(1, MAX_ENVS), run_default=2)
+    max_retries: int = option(3, "Attempts of a failed step beyond the first.", range=(0, 100))
+    max_replans: int = option(2, "Re-plans per episode.", range=(0, 100))
+    max_episode_s: float = option(180.0, "An episode still running after this is a timeout failure [s].",
+                                  range=(0.0, 3600.0), low_open=True)
+    motion_profile: str = option("medium", "Expert arm speed: slow, medium or fast (fractions of the robot card's "
+                                           "joint velocity, acceleration and jerk limits).", choices=_motion_profiles)
+    control_law: str | None = option(None, "How the arm is commanded and what raw_command holds: joint_position "
+                                           "(joint targets) or cartesian_delta (TCP deltas per tick through "
+                                           "differential IK) [default: the robot card's law].", kind="str",
+                                     choices=_modes)
+    randomization: dict | None = option(None, "Physics randomization spec (a YAML file, see "
+                                              "examples/randomize/physics.yaml; YAML config: a path or a mapping).",
+                                        kind="mapping", normalize=_randomization, metavar="SPEC.yaml")
+    randomize: tuple[str, ...] = option((), "FIELD=VALUE override of the randomization spec (YAML value), e.g. "
+                                            "--randomize mass_scale=[0.9,1.1]; repeatable.", metavar="FIELD=VALUE")
+    record_videos: tuple[str, ...] = option((), "Render these cameras while generating, comma-separated (e.g. "
+                                                "front,wrist); frames come from the recorded states.")
+    video_look: str = option("plain", "Look of --record-videos: a shipped look name or a YAML file.",
+                             stage_aliases=("--look",))
+    play: bool = option(False, "Play data: after the problem's goal, chain goals sampled from the reached state (a "
+                               "random walk over every operator of the domain) in one episode without resets.")
+    play_goals: int | None = option(None, "Goals per --play episode, the problem's own first; each may take the "
+                                          "episode time limit [default: 3].", kind="int", range=(1, 100))
+    seed: int = seed_option()
+    workers: int | str = workers_option()
+    robot: str | None = robot_option()
+    robot_start: dict | None = robot_start_option()
+
+    def runner_settings(self):
+        from demoforge.execute import RunnerSettings
+
+        return RunnerSettings(max_retries=self.max_retries, max_replans=self.max_replans,
+                              max_episode_s=self.max_episode_s, motion_profile=self.motion_profile)
+
+    def randomization_spec(self):
+        """The physics randomization spec with the --randomize overrides (None: off)."""
+        if self.randomization is None and not self.randomize:
+            return None
+        from demoforge.randomize import RandomizationSpec, spec_with_overrides
+        from demoforge.randomize.spec import spec_from_dict
+
+        spec = spec_from_dict(self.randomization) if self.randomization is not None else RandomizationSpec()
+        return spec_with_overrides(spec, self.randomize, where="--randomize") if self.randomize else spec
+
+    def inline_video(self):
+        from demoforge.execute.shards import InlineVideo
+
+        return InlineVideo(cameras=self.record_videos, look=self.video_look, seed=self.seed) if self.record_videos \
+            else None
+
+    def robot_start_params(self):
+        from demoforge.randomize.robot_start import params_from_dict
+
+        return None if self.robot_start is None else params_from_dict(self.robot_start)
+
+    def goals(self) -> int:
+        return 3 if self.play_goals is None else self.play_goals
+
+    def check(self) -> list[str]:
+        problems = []
+        for what, make in (("runner settings", self.runner_settings), ("randomize", self.randomization_spec)):
+            try:
+                make()
+            except DemoforgeError as exc:
+                problems.append(" ".join(str(exc).split("\n")))
+        if self.play_goals is not None and not self.play:
+            problems.append(f"play_goals (--play-goals): {self.play_goals}: goals are chained only with --play; "
+                            "add --play (YAML: play: true)")
+        if len(set(self.record_videos)) != len(self.record_videos):
+            problems.append(f"record_videos (--record-videos): {list(self.record_videos)} must be distinct cameras")
+        return problems
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """The render stage: replay recorded states under looks into camera videos (`demoforge render`)."""
+
+    looks: tuple[str, ...] = option((), "Look: plain, randomized:N, a shipped look name or LOOK.yaml[:N] (N copies "
+                                        "per episode); repeatable; run: none given = no render stage output.",
+                                    flag="--look", run_aliases=("--render-pass",), old_keys=("render_passes",),
+                                    stage_required=True, metavar="LOOK[:N]")
+    cameras: tuple[str, ...] = option(("front", "wrist"), "Cameras rendered; repeat or give a comma list "
+                                                          "(front,wrist).", aliases=("--camera",))
+    depth: bool = option(False, "Also write <camera>_depth videos (metres as 12-bit lossless codes).")
+    segmentation: bool = option(False, "Also write <camera>_segmentation videos.")
+    episodes: str | None = option(None, "Source episodes to render, e.g. 0,2,5-7 [default: all].", kind="str",
+                                  run=False)
+    seed: int = seed_option()
+    workers: int | str = workers_option()
+
+    def look_requests(self):
+        from demoforge.render import parse_look_arg
+
+        return tuple(parse_look_arg(text) for text in self.looks)
+
+    def render_config(self, episodes: tuple[int, ...] | None = None):
+        """The render library's RenderConfig (`episodes`: the parsed --episodes)."""
+        from demoforge.render import RenderConfig
+
+        return RenderConfig(looks=self.look_requests(), cameras=self.cameras, depth=self.depth,
+                            segmentation=self.segmentation, seed=self.seed, episodes=episodes)
+
+    def check(self) -> list[str]:
+        from demoforge.sim.scene import SceneSpec
+
+        problems = []
+        known = sorted({c.name for c in SceneSpec().cameras} | {"wrist"})
+        bad = [c for c in self.cameras if c not in known]
+        if bad:
+            problems.append(f"cameras (--cameras): {bad} are not cameras of the scene; cameras: {', '.join(known)}")
+        if len(set(self.cameras)) != len(self.cameras):
+            problems.append(f"cameras (--cameras): {list(self.cameras)} must be distinct")
+        for text in self.looks:
+            try:
+                from demoforge.render import parse_look_arg
+
+                parse_look_arg(text)
+            except DemoforgeError as exc:
+                problems.append(f"looks (--look): {text!r}: {exc}")
+        return problems
+
+
+@dataclass(frozen=True)
+class BakeOptions:
+    """The bake stage: raw episodes -> a training dataset under one convention at one rate (`demoforge bake`)."""
+
+    control_space: str | None = option("joint_target", "Action convention: joint_target, joint_pos, joint_vel, "
+                                                       "raw_cmd, or as_recorded (the source's own action column); "
+                                                       "run: none = no bake.", kind="str", choices=_conventions,
+                                       aliases=("--convention",), run_aliases=("--bake",),
+                                       old_keys=("bake_convention",), run_default=None, optional=True)
+    control_freq: int | None = option(None, "Output rate [Hz]; must divide the native rate [default: native].",
+                                      kind="int", range=(1, 10_000), old_keys=("bake_control_freq",))
+    cams: tuple[str, ...] | None = option(None, "Camera views to keep: --cams front --cams wrist, or --cams "
+                                                "front,wrist [default: all].", kind="list")
+    task: str | None = option(None, "Task string for every episode [default: each episode's own].", kind="str")
+    include_failures: bool = option(False, "Bake failed episodes too.")
+    filter_idle: bool = option(False, "Drop dead ticks (robot and objects static, no command intent); keeps each "
+                                      "run's first.")
+    vcodec: str = option("h264", "Video codec: h264, hevc or av1.")
+    crf: int = option(23, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).", range=(0, 63))
+    gop_seconds: float = option(0.25, "Keyframe interval [s].", range=(0.0, 60.0), low_open=True)
+    pix_fmt: str = option("yuv420p", "Pixel format of the output videos.")
+    max_video_file_seconds: float = option(800.0, "Start a new mp4 before this length [s].", range=(0.0, 1000.0),
+                                           low_open=True)
+    lerobot_format: str = option("v3.0", "Output layout: v3.0 or v2.1.", choices=("v3.0", "v2.1"))
+    environment_state: bool = option(False, "Add observation.environment_state: the task's object poses, as the "
+                                            "demoforge lerobot env observes them (raw demoforge sources).")
+    keep: tuple[str, ...] = option((), "Source per-tick columns to carry through, comma-separated (e.g. "
+                                       "next.reward,goal.position), or 'all': every one the bake does not write "
+                                       "itself. Columns left behind are named in a note.")
+    workers: int | str = workers_option()
+
+    def bake_config(self, workers: int = 1):
+        """The convert library's BakeConfig (`workers`: the resolved count)."""
+        from demoforge.convert import BakeConfig
+        from demoforge.dataset.video import VideoSettings
+
+        return BakeConfig(
+            convention=self.control_space, control_freq=self.control_freq, cams=self.cams, task=self.task,
+            include_failures=self.include_failures, filter_idle=self.filter_idle, workers=workers,
+            video=VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt),
+            max_video_file_s=self.max_video_file_seconds, lerobot_format=self.lerobot_format,
+            environment_state=self.environment_state, keep=self.keep)
+
+    def check(self) -> list[str]:
+        from demoforge.dataset.video import VideoSettings
+
+        try:  # checked even when a run does not bake (control_space none): it was given for a reason
+            VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt)
+        except DemoforgeError as exc:
+            return [str(exc)]
+        return []
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    """The doctor stage: checks D001-D014 on the final dataset (`demoforge doctor`)."""
+
+    fail_on: str | None = option("error", "warning or error: exit 1 on findings at least this grave; run: none = "
+                                          "never.", kind="str", choices=("warning", "error"),
+                                 run_aliases=("--doctor-fail-on",), old_keys=("doctor_fail_on",), run_default=None,
+                                 optional=True)
+    checks: tuple[str, ...] | None = option(None, "Codes to run, comma-separated [default: all].", kind="list")
+    bins: int = option(10, "D007: bins per joint across its limits.", range=(2, 1000))  # doctor.config.MAX_BINS
+    max_action_speed: float = option(3.0, "D008: bound on |d action/dt| [unit/s].", range=(0.0, 1e6), low_open=True)
+    decode_video: bool = option(False, "D006: decode every frame, not only demux.")
+
+    def doctor_config(self):
+        from demoforge.doctor import DoctorConfig
+
+        return DoctorConfig(bins=self.bins, max_action_speed=self.max_action_speed, decode_video=self.decode_video)
+
+    def check(self) -> list[str]:
+        if self.checks is None:
+            return []
+        from demoforge.doctor.registry import CHECKS
+
+        bad = [c for c in self.checks if c.upper() not in CHECKS]
+        return [f"checks (--checks): {bad} are not doctor checks; checks: {', '.join(sorted(CHECKS))}"] if bad else []
+
+
+# Stage name -> its options record (the stages without options, merge and annotate, are absent).
+STAGE_OPTIONS: dict[str, type] = {"tasks": TasksOptions, "envs": EnvsOptions, "execute": ExecuteOptions,
+                                  "render": RenderOptions, "bake": BakeOptions, "doctor": DoctorOptions}
