@@ -51,3 +51,41 @@ def test_a_ray_of_its_own_matches_local(tmp_path):
     assert result["local"]["episodes"] == 6 and "success" in result["local"]
     assert result["ray"] == result["local"]
     assert not result["ray_left_running"]
+
+
+_PIPELINE_CHILD = """
+import hashlib, json, sys
+from demoforge.pipeline import config_from_dict, run_pipeline
+from demoforge.stage.ray import RayExecutor
+
+seen = []
+real = RayExecutor.run
+def run(self, run, items, progress, between):
+    seen.append(run.stage.name)
+    return real(self, run, items, progress, between)
+RayExecutor.run = run
+out = sys.argv[1]
+hashes = {}
+for backend in ("local", "ray"):
+    config = config_from_dict({"experiment_id": backend, "out_dir": out, "problems": 1, "episodes_per_problem": 2,
+                               "reset_states": 2, "envs": 1, "workers": 2, "backend": backend, "progress": False,
+                               "render_passes": ["plain"], "cameras": ["front"], "bake_convention": "joint_target",
+                               "bake_control_freq": 60, "skip": ["doctor"]})
+    result = run_pipeline(config, echo=lambda s: None)
+    root = config.run_dir / "baked"  # the data and videos (meta records the run's own paths)
+    hashes[backend] = {str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest()
+                       for f in sorted(root.rglob("*")) if f.is_file() and f.parts[len(root.parts)] in ("data", "videos")}
+print(json.dumps({"hashes": hashes, "ray_stages": seen}))
+"""
+
+
+def test_the_ray_backend_runs_render_annotate_and_bake_on_ray_with_the_local_bytes(tmp_path):
+    """Under backend ray every stage that has work items runs them on the Ray executor (not only
+    execute), each stage object carrying its settings, and the baked dataset is the local one."""
+    child = subprocess.run([sys.executable, "-c", _PIPELINE_CHILD, str(tmp_path / "runs")],
+                           env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=SUBPROCESS_S,
+                           check=False)
+    assert child.returncode == 0, child.stderr[-3000:]
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    assert {"generate", "render", "annotate", "bake"} <= set(result["ray_stages"]), result["ray_stages"]
+    assert result["hashes"]["local"] and result["hashes"]["ray"] == result["hashes"]["local"]

@@ -28,6 +28,8 @@ they continue them byte-identically themselves (execute and render shards).
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import shutil
 from collections.abc import Callable
@@ -179,7 +181,9 @@ def stage_render(ctx: RunContext) -> dict:
 
         source = bake_ticks(source, ctx.path("render/ticks"), bake_config(c))
         ctx.notes["render"] = f"rendered only the ticks the bake keeps ({c.bake.control_freq} Hz)"
-    summary = render_dataset(source, ctx.path("render/success"), config, workers=resolve_workers(c.workers, n_eps))
+    with _executor(ctx) as executor:
+        summary = render_dataset(source, ctx.path("render/success"), config, workers=resolve_workers(c.workers, n_eps),
+                                 executor=executor)
     return {"rendered": True, "episodes": summary.episodes, "frames": summary.frames,
             "ticks": "baked" if ticks else "native"}
 
@@ -257,6 +261,20 @@ def stage_merge(ctx: RunContext) -> dict:
     return record
 
 
+@contextlib.contextmanager
+def _executor(ctx: RunContext):
+    """Where a stage's work items run: the local pool of the run's workers (None), or under
+    `backend: ray` the Ray executor, so render, annotate and bake run on the cluster as execute
+    does, each stage object carrying every setting."""
+    if ctx.config.backend != "ray":
+        yield None
+        return
+    from demoforge.stage.ray import RayExecutor
+
+    with RayExecutor(ctx.config.ray_address) as executor:
+        yield executor
+
+
 def _workers(ctx: RunContext, source: Path) -> int:
     """The run's worker slots for a stage over the episodes of `source`."""
     from demoforge.execute import resolve_workers
@@ -271,7 +289,9 @@ def stage_annotate(ctx: RunContext) -> dict:
     if renders_baked_ticks(ctx):
         ctx.echo(f"annotate: only the ticks the bake keeps ({ctx.config.bake.control_freq} Hz) were rendered, so the "
                  "train split has no video to annotate; bake at the native rate to annotate rendered frames")
-    record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo, workers=_workers(ctx, train))
+    with _executor(ctx) as executor:
+        record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo, workers=_workers(ctx, train),
+                                  executor=executor)
     _copy_source_meta(train, ctx.path("annotated"))
     _provenance(ctx, ctx.path("annotated"), [train], "annotate")
     return record
@@ -291,7 +311,8 @@ def stage_bake(ctx: RunContext) -> dict:
         _provenance(ctx, ctx.path("baked"), [rendered], "bake")
         return {"baked": True, "convention": c.bake.control_space, "videos": "copied from the rendered baked ticks"}
     train = ctx.path("dataset/train")
-    bake([train], ctx.path("baked"), bake_config(c, _workers(ctx, train)))
+    with _executor(ctx) as executor:
+        bake([train], ctx.path("baked"), bake_config(c, _workers(ctx, train)), executor=executor)
     _provenance(ctx, ctx.path("baked"), [train], "bake")
     return {"baked": True, "convention": c.bake.control_space}
 

@@ -1,4 +1,5 @@
-"""The Ray backend: the execute stage run by `run_stage` on `demoforge.stage.ray.RayExecutor`.
+"""The Ray backend: the execute stage run by `run_stage` on `demoforge.stage.ray.RayExecutor`
+(render, annotate and bake take the same executor in `pipeline.stages` under `backend: ray`).
 
     demoforge run --experiment-id X --backend ray --ray-address HEAD:PORT
 
