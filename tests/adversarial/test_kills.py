@@ -107,7 +107,7 @@ def test_bake_killed_then_rerun_is_byte_identical_and_clean(world, tmp_path):
 def test_merge_killed_then_rerun_is_byte_identical_and_clean(world, tmp_path):
     sources = [str(world["rendered"])] * 3
     invoke(["dataset", "merge", *sources, "--out", str(tmp_path / "ref")])
-    partial = tmp_path / ".merged.merge-partial"
+    partial = tmp_path / ".merged.merge-shards" / ".merged.merge-partial"  # the merge runs in the stage's work folder
     killed = kill_when(["dataset", "merge", *sources, "--out", "merged"],
                        lambda: (partial / ".demoforge-staging").is_dir(), cwd=tmp_path)
     assert killed, "merge finished before it could be killed"
@@ -162,7 +162,7 @@ def test_failed_merge_leaves_nothing_and_reruns(world, tmp_path, monkeypatch):
 def test_stale_temporaries_of_killed_runs_are_removed(world, tmp_path):
     """What a SIGKILL leaves (an unlocked temporary folder beside the output) is removed by the
     next run of the same command."""
-    for name in (".b.bake-shards", ".m.merge-partial/.demoforge-staging", ".e.partial"):
+    for name in (".b.bake-shards", ".m.merge-shards/.m.merge-partial/.demoforge-staging", ".e.partial"):
         (tmp_path / name).mkdir(parents=True)
         (tmp_path / name / "junk").write_text("left by a killed run")
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "b"), "--control-space", "joint_pos"])

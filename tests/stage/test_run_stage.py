@@ -208,3 +208,22 @@ def test_a_second_live_run_into_the_same_output_is_refused_and_leaves_the_first_
         release_temp(fd)
     run_stage(stage, out)  # once the first run is gone, the folder is ours
     assert out.read_text() == "ab|abab|ababab" and not work.exists()
+
+
+def test_every_stage_stamps_what_it_wrote_with_its_fingerprint(tmp_path):
+    """run_stage's stages leave `meta/demoforge/stages/<stage>.json` (name, version, fingerprint)
+    in each dataset they publish, written before the dataset is moved into place."""
+    from demoforge.stage.merge import MergeStage
+    from demoforge.stage.runner import STAMP_DIR
+
+    src = write_raw(tmp_path / "raw", lengths=(5, 4), cams=())
+    cfg = BakeConfig(convention="joint_vel", control_freq=30)
+    baked = bake([src], tmp_path / "baked", cfg)
+    record = json.loads((baked / STAMP_DIR / "bake.json").read_text())
+    assert record["stage"] == "bake" and record["fingerprint"]["stage"] == "bake"
+    annotate_dataset(src, tmp_path / "annotated", warn=lambda s: None)
+    assert json.loads((tmp_path / "annotated" / STAMP_DIR / "annotate.json").read_text())["stage"] == "annotate"
+    stage = MergeStage((src, src))
+    run_stage(stage, tmp_path / "merged")
+    merged = json.loads((tmp_path / "merged" / STAMP_DIR / "merge.json").read_text())
+    assert merged["fingerprint"] == json.loads(json.dumps(stage.fingerprint()))

@@ -40,7 +40,7 @@ from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
 from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage, stamp_dataset
 
 BAKE_PATH = "meta/bake.json"
 MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s
@@ -94,7 +94,7 @@ class BakeStage:
         records = [rec for result in results for rec in result["records"]]
         for n, rec in enumerate(records):
             rec["baked_episode"] = n
-        publish(self.plan, bake_stamp(self.plan, records), tmp, out)
+        publish(self.plan, bake_stamp(self.plan, records), tmp, out, stage=(self.name, self.fingerprint()))
         return out
 
 
@@ -120,11 +120,15 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
         return run_stage(stage, out, executor=local, progress=progress)
 
 
-def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path) -> None:
-    """Finish the v3.0 dataset written at `tmp/v3`: its bake.json (`stamp`) and modality.json,
-    verified, converted to v2.1 when the plan asks, then moved to `out` (empty or absent)."""
+def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
+            stage: tuple[str, dict] | None = None) -> None:
+    """Finish the v3.0 dataset written at `tmp/v3`: its bake.json (`stamp`) and modality.json (and
+    `stage`'s (name, fingerprint) record, `stamp_dataset`), verified, converted to v2.1 when the
+    plan asks, then moved to `out` (empty or absent)."""
     v3 = tmp / "v3"
     write_json_atomic(v3 / BAKE_PATH, stamp)
+    if stage is not None:
+        stamp_dataset(v3, *stage)
     write_json_atomic(v3 / MODALITY_PATH, modality_json(plan.state_parts, plan.action_parts, list(plan.camera_keys)))
     verify(v3)
     final = v3

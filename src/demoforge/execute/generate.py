@@ -59,7 +59,7 @@ from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
 from demoforge.sim import RobotCard, card_to_dict
-from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
+from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
 from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -458,6 +458,7 @@ class ShardMerge:
             for _, merger in mergers:
                 merger.finish(threads=self.threads)
         for split, merger in mergers:
+            stamp_dataset(merger.out, "generate", self.record)
             merger.out.replace(self.out / split)  # a split appears whole or not at all
             _write_meta(self.out / split, self.out, self.problems, self.layout, self.record, self._shards[split])
             roots[split] = self.out / split

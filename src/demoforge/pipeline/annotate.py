@@ -34,7 +34,7 @@ from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras, image_key, 
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage, stamp_dataset
 
 ACTION_KEY = "goal.action"
 POSITION_KEY = "goal.position"
@@ -143,6 +143,7 @@ class AnnotateStage:
             (merged / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)  # shard bookkeeping
             if not any((merged / DEMOFORGE_META_DIR).iterdir()):
                 (merged / DEMOFORGE_META_DIR).rmdir()
+            stamp_dataset(merged, self.name, self.fingerprint())
             merged.replace(out)
             return out
 

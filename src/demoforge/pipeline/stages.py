@@ -239,6 +239,10 @@ def merge_datasets(sources: list[Path], out: Path):
     from demoforge.stage import run_stage
     from demoforge.stage.merge import MergeStage
 
+    from demoforge.errors import DatasetError
+    from demoforge.guard import guard_output_dir
+
+    guard_output_dir(out, sources, what="merge output", error=DatasetError)
     run_stage(MergeStage(tuple(Path(s) for s in sources)), out)
     return open_dataset(out).info
 

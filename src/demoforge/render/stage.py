@@ -43,7 +43,7 @@ from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
 from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render.writer_thread import WriterThread
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage, stamp_dataset
 
 RENDER_META = "render.json"
 # x264 with its own threads gives different bytes for the same frames when the machine is busy
@@ -325,6 +325,7 @@ class RenderStage:
             shutil.rmtree(merged, ignore_errors=True)
             merge_datasets([s / "data" for s in shards], merged)
         _copy_meta(self.source, merged, self.config, list(self.plan))
+        stamp_dataset(merged, self.name, self.fingerprint())
         if out.exists():
             out.rmdir()  # empty (checked before the run)
         merged.replace(out)

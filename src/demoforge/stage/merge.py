@@ -11,6 +11,7 @@ leaves no work folder either: `keeps_shards` False).
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +50,20 @@ class MergeStage:
         return {"episodes": n, "info_sha256": _info_sha(self.sources[k])}
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
-        return MergeAtEnd(lambda shards, results: merge_datasets(
-            list(self.sources), out, video_file_duration_s=self.video_file_duration_s, on_episode=self.on_episode))
+        return MergeAtEnd(lambda shards, results: self._merge(shards, out))
+
+    def _merge(self, shards: list[Path], out: Path):
+        from demoforge.stage.runner import stamp_dataset
+
+        merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole, stamped
+        shutil.rmtree(merged, ignore_errors=True)
+        info = merge_datasets(list(self.sources), merged, video_file_duration_s=self.video_file_duration_s,
+                              on_episode=self.on_episode)
+        stamp_dataset(merged, self.name, self.fingerprint())
+        if out.exists():
+            out.rmdir()  # empty (checked before the run)
+        merged.replace(out)
+        return info
 
 
 def _info_sha(root: Path) -> str:

@@ -157,6 +157,22 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     return result
 
 
+STAMP_DIR = "meta/demoforge/stages"  # DATASET/meta/demoforge/stages/<stage>.json: what made it
+
+
+def stamp_dataset(root: Path, stage: str, fingerprint: dict) -> Path:
+    """The provenance every stage leaves in each dataset it writes, before the dataset is
+    published: its name, the demoforge version and its fingerprint (the inputs and settings that
+    decide the bytes; never the worker count). A stage's merge calls it on the finished root just
+    before moving it into place; datasets whose meta a later stage copies keep the earlier records."""
+    from demoforge import __version__
+
+    path = Path(root) / STAMP_DIR / f"{stage}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, {"stage": stage, "demoforge": __version__, "fingerprint": fingerprint})
+    return path
+
+
 def _resumable(work: Path) -> bool:
     """WORK holds something a rerun keeps: a final shard, or a finished episode in a shard's staging."""
     from demoforge.dataset.writer import STAGING_DIR
