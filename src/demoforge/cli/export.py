@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-from demoforge.cli.failures import fail
-from demoforge.errors import DemoforgeError
 
 
 def export(
@@ -27,12 +25,9 @@ def export(
     from demoforge.export import ExportConfig, export as run_export
     from demoforge.export.run import TRAINERS
 
-    try:
-        config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
-        with StepProgress("export", "episodes", quiet=quiet) as progress:
-            root = run_export(source, out, config, on_episode=progress.update)
-    except DemoforgeError as exc:
-        raise fail(exc) from None
+    config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
+    with StepProgress("export", "episodes", quiet=quiet) as progress:
+        root = run_export(source, out, config, on_episode=progress.update)
     files = {"openpi": ("meta/openpi/norm_stats.json", "meta/openpi/demoforge_config.py"),
              "gr00t": ("meta/modality.json", "meta/relative_stats.json", "meta/demoforge_modality_config.py")}
     written = ", ".join(f for f in files[trainer] if (root / f).is_file())

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import typer
 
-from demoforge.errors import DemoforgeError
-from demoforge.cli.failures import fail
 from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODE_INDEX, MAX_EPISODES, MAX_SEED, finite
 
 POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | module:factory | file.py:factory "
@@ -59,10 +57,6 @@ _LIKE = typer.Option(None, "--like", help="A baked dataset: the policy acts unde
                                           "(meta/bake.json), executed on the 60 Hz controller as the lerobot env does.")
 _POLICY_ARG = typer.Option([], "--policy-arg", help="KEY=VALUE (VALUE read as YAML) passed to the policy's factory "
                                                    "(module:factory, expert); repeatable.")
-
-
-def _fail(exc: Exception) -> None:
-    raise fail(exc) from None
 
 
 def _load(policy: str, policy_arg: list[str], like: Path | None):
@@ -147,18 +141,15 @@ def rollout(
     completion as episode columns; print and save a summary."""
     from demoforge.policy import rollout as run
 
-    try:
-        from demoforge.randomize import load_spec
-        from demoforge.sim import resolve_robot
+    from demoforge.randomize import load_spec
+    from demoforge.sim import resolve_robot
 
-        settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
-        spec = load_spec(randomization) if randomization is not None else None
-        card = resolve_robot(robot) if robot is not None else None
-        summary = run(_load(policy, policy_arg, like), problems, out, episodes=episodes, envs=envs,
-                      seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
-                      progress=_Progress(), robot=card)
-    except DemoforgeError as exc:
-        _fail(exc)
+    settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
+    spec = load_spec(randomization) if randomization is not None else None
+    card = resolve_robot(robot) if robot is not None else None
+    summary = run(_load(policy, policy_arg, like), problems, out, episodes=episodes, envs=envs,
+                  seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
+                  progress=_Progress(), robot=card)
     _print_summary(summary, out)
 
 
@@ -178,16 +169,13 @@ def eval_(
     the recorded episodes of a dataset."""
     from demoforge.policy.evaluate import evaluate_from_dataset
 
-    try:
-        from demoforge.sim import resolve_robot
+    from demoforge.sim import resolve_robot
 
-        settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
-        card = resolve_robot(robot) if robot is not None else None
-        summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
-                                        episodes=parse_episodes(episodes), progress=_Progress(),
-                                        envs=envs, settings=settings, spec=policy, robot=card)
-    except DemoforgeError as exc:
-        _fail(exc)
+    settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
+    card = resolve_robot(robot) if robot is not None else None
+    summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
+                                    episodes=parse_episodes(episodes), progress=_Progress(),
+                                    envs=envs, settings=settings, spec=policy, robot=card)
     _print_summary(summary, out)
 
 
@@ -207,10 +195,7 @@ def replay(
 
     if json_out is not None:
         guard_output_file(json_out, [dataset], what="--json")
-    try:
-        report = replay_dataset(dataset, parse_episodes(episodes), kinematic=kinematic)
-    except DemoforgeError as exc:
-        _fail(exc)
+    report = replay_dataset(dataset, parse_episodes(episodes), kinematic=kinematic)
     for e in report.episodes:
         state = "exact" if e.exact else f"first differs at tick {e.first_diverging_tick}"
         typer.echo(f"episode {e.episode}: {e.ticks} ticks, robot {e.max_robot:.3g}, "
@@ -233,10 +218,7 @@ def relabel(
     the goal, and record the successes as expert demonstrations starting from that state."""
     from demoforge.policy.relabel import relabel as run
 
-    try:
-        summary = run(rollouts, out, envs=envs)
-    except DemoforgeError as exc:
-        _fail(exc)
+    summary = run(rollouts, out, envs=envs)
     typer.echo(f"{len(summary['failed'])} failed roll-outs: {summary['relabeled']} relabeled, "
                f"{len(summary['unreachable'])} with no reachable state, {len(summary['expert_failed'])} where the "
                f"expert failed too; dataset: {out / 'dataset'}")
@@ -261,14 +243,11 @@ def viz(
     from demoforge.viz import TileSettings, write_tiles
 
     guard_output_dir(out, [dataset], resumable=_only_tiles)
-    try:
-        settings = TileSettings(width=width, height=height, stride=stride,
-                                cameras=tuple(c for c in (cameras or "").split(",") if c),
-                                kinds=tuple(k for k in kinds.split(",") if k))
-        with StepProgress("viz", "episodes", quiet=quiet) as progress:
-            files = write_tiles(dataset, out, parse_episodes(episodes), settings, on_episode=progress.update)
-    except DemoforgeError as exc:
-        _fail(exc)
+    settings = TileSettings(width=width, height=height, stride=stride,
+                            cameras=tuple(c for c in (cameras or "").split(",") if c),
+                            kinds=tuple(k for k in kinds.split(",") if k))
+    with StepProgress("viz", "episodes", quiet=quiet) as progress:
+        files = write_tiles(dataset, out, parse_episodes(episodes), settings, on_episode=progress.update)
     for f in files:
         typer.echo(str(f))
 
@@ -288,8 +267,5 @@ def plot(
     from demoforge.viz import plot_episode
 
     path = guard_output_file(out or Path(f"episode_{episode:06d}.png"), [dataset], what="--out", suffixes=(".png",))
-    try:
-        path = plot_episode(dataset, episode, path)
-    except DemoforgeError as exc:
-        _fail(exc)
+    path = plot_episode(dataset, episode, path)
     typer.echo(str(path))

@@ -11,8 +11,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from demoforge.cli.failures import fail
-from demoforge.errors import DemoforgeError
 from demoforge.cli.ranges import finite
 from demoforge.sim.lint import LintReport, lint_contact_stability, load_mjcf
 
@@ -39,12 +37,9 @@ def lint(
 
     Exit status: 0 no findings, 1 any finding, 2 the scene or an option is invalid.
     """
-    try:
-        model = load_mjcf(scene)
-        key: str | int | None = int(keyframe) if keyframe is not None and keyframe.isdigit() else keyframe
-        report = lint_contact_stability(model, settle_s=settle_s, keyframe=key)
-    except DemoforgeError as e:  # printed plain: a console would wrap it at the terminal width, splitting paths
-        raise fail(e) from None
+    model = load_mjcf(scene)
+    key: str | int | None = int(keyframe) if keyframe is not None and keyframe.isdigit() else keyframe
+    report = lint_contact_stability(model, settle_s=settle_s, keyframe=key)
     out = Console()
     if as_json:
         print(json.dumps(report_json(scene, report), indent=2))
