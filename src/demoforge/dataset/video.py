@@ -335,6 +335,13 @@ class SegmentEncoder:
         self.path.unlink(missing_ok=True)
 
 
+def _round_ratio(a: int, b: int) -> int:
+    """round(a / b) for integers, b > 0, exactly as round(Fraction(a, b)) (halves to even),
+    without building a Fraction per packet (those were most of the remux's CPU)."""
+    q, r = divmod(a, b)
+    return q + (2 * r > b or (2 * r == b and q % 2 == 1))
+
+
 def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[float, float]]:
     """Join mp4 segments into `out` by remuxing packets (no re-encoding).
 
@@ -346,22 +353,23 @@ def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[
     with av.open(str(tmp), mode="w", format="mp4") as dst:
         ostream = None
         offset = 0  # frames already in `out`
+        frame_tb = Fraction(1, fps)
         for seg in segments:
             with av.open(str(seg)) as src:
                 istream = src.streams.video[0]
                 if ostream is None:
                     ostream = dst.add_stream_from_template(istream, opaque=True)
-                    ostream.time_base = Fraction(1, fps)
+                    ostream.time_base = frame_tb
+                # rescale from the segment's time base to frames, then shift by offset
+                num, den = istream.time_base.numerator * fps, istream.time_base.denominator
                 n = 0
                 for packet in src.demux(istream):
                     if packet.dts is None:
                         continue
-                    # rescale from the segment's time base to frames, then shift by offset
-                    pts = round(packet.pts * istream.time_base * fps)
-                    dts = round(packet.dts * istream.time_base * fps)
-                    packet.pts, packet.dts = pts + offset, dts + offset
+                    packet.pts = _round_ratio(packet.pts * num, den) + offset
+                    packet.dts = _round_ratio(packet.dts * num, den) + offset
                     packet.duration = 1  # one frame; left in the old time base it would read as hundreds
-                    packet.time_base = Fraction(1, fps)
+                    packet.time_base = frame_tb
                     packet.stream = ostream
                     dst.mux(packet)
                     n += 1
@@ -394,13 +402,16 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = F
     with av.open(str(video.path)) as src, av.open(str(out), mode="w", format="mp4") as dst:
         istream = src.streams.video[0]
         ostream = dst.add_stream_from_template(istream, opaque=True)
-        ostream.time_base = Fraction(1, fps)
+        frame_tb = Fraction(1, fps)
+        ostream.time_base = frame_tb
         src.seek(max(0, int(video.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
+        # int / int is correctly rounded: the same floats as float(ts * time_base), without Fractions
+        num, den = istream.time_base.numerator, istream.time_base.denominator
         first = None
         for packet in src.demux(istream):
             if packet.pts is None:
                 continue
-            t = float(packet.pts * istream.time_base)
+            t = packet.pts * num / den
             if t < video.from_timestamp - tol:
                 continue
             if t >= video.to_timestamp - tol:
@@ -415,9 +426,9 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = F
             frame_no = round((t - video.from_timestamp) * fps)
             packet.pts = frame_no
             packet.dts = frame_no if packet.dts is None else round(
-                float(packet.dts * istream.time_base - video.from_timestamp) * fps)
+                (packet.dts * num / den - video.from_timestamp) * fps)
             packet.duration = 1
-            packet.time_base = Fraction(1, fps)
+            packet.time_base = frame_tb
             packet.stream = ostream
             dst.mux(packet)
             count += 1

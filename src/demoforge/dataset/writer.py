@@ -264,7 +264,8 @@ class DatasetWriter:
         # (_threaded) are encoded here, one after the other.
         to_encode = [k for k in self._video_keys if k not in encoded]
         frames = {k: self._depth[k].quantize(cols[k]) if k in self._depth else cols[k] for k in to_encode}
-        threaded = [k for k in to_encode if self._threaded(k)]
+        # the largest camera first: it is the episode's critical path
+        threaded = sorted((k for k in to_encode if self._threaded(k)), key=lambda k: -np.prod(self._user[k].shape))
         task_index, start = self._next_indices(task)
         if not threaded:  # nothing to overlap
             hists.update({k: self._encode_camera(episode, k, frames[k]) for k in to_encode})
