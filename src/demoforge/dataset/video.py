@@ -224,21 +224,29 @@ class Yuv420Converter:
     def histogram(self) -> np.ndarray:
         """(3, 256) int64 counts per channel of the frames of the last `convert`."""
         m = self._count * self.height * self.width
-        planes = self._planes[:, :self._count].reshape(3, m)
-        if m < _PAIR_MIN_PIXELS:
-            return np.stack([np.bincount(planes[c], minlength=256) for c in range(3)]).astype(np.int64)
-        # bincount first casts its input to intp; counting a channel's bytes two at a time
-        # (65536 bins, then summed per byte) halves that cost.
-        half = m // 2
-        pairs = self._pairs[:half]
-        out = np.zeros((3, 256), np.int64)
-        for c in range(3):
-            np.copyto(pairs, planes[c, :2 * half].view(np.uint16))
-            counts = np.bincount(pairs, minlength=65536).reshape(256, 256)
-            out[c] = counts.sum(axis=0) + counts.sum(axis=1)
-            if 2 * half < m:  # an odd pixel count leaves one pixel
-                out[c, planes[c, -1]] += 1
-        return out
+        return planar_histogram(self._planes[:, :self._count].reshape(3, m), self._pairs)
+
+
+def planar_histogram(planes: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+    """(3, M) uint8 channel planes, each row contiguous -> (3, 256) int64 counts per channel.
+
+    `pairs`: an intp scratch buffer of at least M // 2 values, reused between calls (a fresh
+    one of this size costs page faults)."""
+    m = planes.shape[1]
+    if m < _PAIR_MIN_PIXELS:
+        return np.stack([np.bincount(planes[c], minlength=256) for c in range(3)]).astype(np.int64)
+    # bincount first casts its input to intp; counting a channel's bytes two at a time
+    # (65536 bins, then summed per byte) halves that cost.
+    half = m // 2
+    pairs = np.empty(half, np.intp) if pairs is None else pairs[:half]
+    out = np.zeros((3, 256), np.int64)
+    for c in range(3):
+        np.copyto(pairs, planes[c, :2 * half].view(np.uint16))
+        counts = np.bincount(pairs, minlength=65536).reshape(256, 256)
+        out[c] = counts.sum(axis=0) + counts.sum(axis=1)
+        if 2 * half < m:  # an odd pixel count leaves one pixel
+            out[c, planes[c, -1]] += 1
+    return out
 
 
 def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
