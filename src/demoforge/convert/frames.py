@@ -104,12 +104,13 @@ def _kept_frames(cam: CameraRef, ticks: np.ndarray, *, source_fps: int) -> Itera
         istream = src.streams.video[0]
         istream.thread_type = "AUTO"
         src.seek(max(0, int(cam.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
+        num, den = istream.time_base.numerator, istream.time_base.denominator  # int / int: float(pts * time_base)
         for frame in src.decode(istream):
             if nxt is None:
                 break
             if frame.pts is None:
                 continue
-            t = float(frame.pts * istream.time_base)
+            t = frame.pts * num / den
             if t < cam.from_timestamp - TOLERANCE_S:
                 continue
             k = round((t - cam.from_timestamp) * source_fps)
