@@ -21,13 +21,16 @@ below uses the same settings). Then, each timed as wall-clock seconds:
 
 The reference ffmpeg is the static build the `bench` extra's imageio-ffmpeg wheel bundles
 (`make bench` installs it; an `ffmpeg` on PATH only when that package is missing); demoforge
-uses PyAV's bundled FFmpeg, so the two x264 builds may differ: both versions are printed. The
-last line is the headline.
+uses PyAV's bundled FFmpeg, so the two x264 builds may differ: both are printed (the machine
+line names PyAV's). Each side's CPU seconds are printed beside its wall time: on a shared
+machine they are the steadier figure. The last line is the headline.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -41,7 +44,7 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings
 from demoforge.raw import schema
 from demoforge.sim import ControlLaw
-from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
+from _machine import describe, load  # benchmarks/_machine.py: this script's folder is on sys.path
 
 FPS = 60
 N_ARM = 7
@@ -83,9 +86,21 @@ def write_source(root: Path, seconds: float, height: int, width: int) -> Path:
     return root
 
 
-def timed(fn) -> float:
-    t0 = time.perf_counter()
+def _cpu_s() -> float:
+    """CPU time of this process and its reaped children [s] (the ffmpeg runs are children)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+CPU: dict[str, float] = {}  # CPU seconds of each timed section, by label
+
+
+def timed(fn, label: str | None = None) -> float:
+    """Wall seconds of fn(); its CPU seconds (steadier on a shared machine) go to CPU[label]."""
+    t0, c0 = time.perf_counter(), _cpu_s()
     fn()
+    if label:
+        CPU[label] = _cpu_s() - c0
     return time.perf_counter() - t0
 
 
@@ -126,6 +141,16 @@ def reference_ffmpeg() -> str:
     return imageio_ffmpeg.get_ffmpeg_exe()
 
 
+def x264_build(ffmpeg: str) -> str:
+    """The x264 inside the reference ffmpeg, from the SEI text of one encoded frame."""
+    proc = subprocess.run([ffmpeg, "-v", "error", "-f", "lavfi", "-i", "color=c=gray:s=64x64:d=0.04",
+                           "-c:v", "libx264", "-f", "h264", "-"], capture_output=True)
+    found = re.search(rb"x264 - core (\d+)(?: (r\d+))?", proc.stdout)
+    if found is None:
+        return "x264 unknown"
+    return "x264 core " + " ".join(g.decode() for g in found.groups() if g)
+
+
 def main() -> None:
     print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -136,7 +161,7 @@ def main() -> None:
     args = parser.parse_args()
     ffmpeg = reference_ffmpeg()
     version = subprocess.run([ffmpeg, "-version"], capture_output=True, text=True, check=True).stdout
-    print(f"reference: {version.splitlines()[0]} ({ffmpeg})", flush=True)
+    print(f"reference: {version.splitlines()[0]}, {x264_build(ffmpeg)} ({ffmpeg})", flush=True)
     stride = FPS // args.rate
     work = Path(tempfile.mkdtemp(prefix="bench_bake-"))
     try:
@@ -147,11 +172,11 @@ def main() -> None:
               f"libx264 crf 23 veryfast g={SETTINGS.gop(FPS)}; written in {t:.1f} s")
 
         df = timed(lambda: bake([work / "raw"], work / "vel",
-                                BakeConfig(convention="joint_vel", control_freq=args.rate, video=SETTINGS)))
+                                BakeConfig(convention="joint_vel", control_freq=args.rate, video=SETTINGS)), "bake")
         select = f"select=not(mod(n\\,{stride})),setpts=N/{args.rate}/TB"
         ff = timed(lambda: subprocess.run(
             [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
-             *x264_args(args.rate), str(work / "ffmpeg.mp4")], check=True))
+             *x264_args(args.rate), str(work / "ffmpeg.mp4")], check=True), "ffmpeg")
         (work / "png").mkdir()
         png = timed(lambda: (
             subprocess.run([ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-fps_mode", "passthrough",
@@ -161,12 +186,13 @@ def main() -> None:
                            check=True)))
         kept = -(-n // stride)
         print(f"joint_vel at {args.rate} Hz ({kept} frames out):")
-        print(f"  demoforge bake                {df:8.2f} s  {n / df:8.1f} source frames/s")
-        print(f"  ffmpeg decode-select-encode   {ff:8.2f} s  {n / ff:8.1f} source frames/s")
+        print(f"  demoforge bake                {df:8.2f} s  {n / df:8.1f} source frames/s  CPU {CPU['bake']:7.2f} s")
+        print(f"  ffmpeg decode-select-encode   {ff:8.2f} s  {n / ff:8.1f} source frames/s  CPU {CPU['ffmpeg']:7.2f} s")
         print(f"  ffmpeg via PNG staging        {png:8.2f} s  {n / png:8.1f} source frames/s")
         ratio = df / ff
         print(f"  demoforge / ffmpeg time: {ratio:.2f}x (target <= {TARGET_FFMPEG}x "
-              f"{'met' if ratio <= TARGET_FFMPEG else 'MISSED'}); PNG staging / demoforge: {png / df:.2f}x")
+              f"{'met' if ratio <= TARGET_FFMPEG else 'MISSED'}); CPU {CPU['bake'] / CPU['ffmpeg']:.2f}x; "
+              f"PNG staging / demoforge: {png / df:.2f}x")
 
         remux = timed(lambda: bake([work / "raw"], work / "remux", BakeConfig(convention="joint_pos", video=SETTINGS)))
         again = VideoSettings(preset="veryfast", crf=24)
@@ -179,6 +205,7 @@ def main() -> None:
         decoded = n * args.width * args.height * 3 / 2**20
         print(f"peak RSS of a process baking joint_vel at {args.rate} Hz: {rss:.0f} MB "
               f"(the episode's decoded RGB frames: {decoded:.0f} MB)")
+        print(f"at the end: {load()}")
         print(f"bake joint_vel@{args.rate}Hz {ratio:.2f}x ffmpeg's time (target <= {TARGET_FFMPEG}x); "
               f"remux {speedup:.1f}x faster than re-encode (target >= {TARGET_REMUX:.0f}x)")
     finally:

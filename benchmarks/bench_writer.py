@@ -2,20 +2,23 @@
 
     make bench                      # sets DEMOFORGE_LEROBOT_PYTHON
     python benchmarks/bench_writer.py [--episodes 10] [--length 300] [--codec av1|h264] [--frame-api]
+                                      [--repeat-video 3]
 
 Both sides write the same synthetic episodes (observation.state and action: 8 float32;
 cameras: two 96x96 and one 224x224; see _synthetic.py) with the same encoder settings:
-lerobot 0.6.1's default (libsvtav1, yuv420p, g=2, crf=30, preset=12, fast-decode=0).
+lerobot 0.6.1's default (libsvtav1, yuv420p, g=2, crf=30, preset=12, fast-decode=0),
+each through its own PyAV build (both builds' SVT-AV1 and x264 versions are printed).
 Each side runs in a fresh subprocess and times itself from the first writer call to
 the end of finalize(), excluding interpreter start-up, imports and data generation;
 wall time gives frames/s (the headline), CPU time of the process and its children is
 printed beside it because it is far steadier on a shared machine.
 lerobot runs twice: as `lerobot-record` configures it by default (PNG staging, 4 image
 threads per camera) and with `streaming_encoding=True`; ratios are taken against the
-FASTER of the two. Then state only (no cameras; runs this short are noisy, so each side
+FASTER of the two; --repeat-video N runs every side N times, interleaved, and compares
+medians. Then state only (no cameras; runs this short are noisy, so each side
 runs --repeat-state times, interleaved, and the medians are compared). Then demoforge's
-peak RSS for a few vs
-many episodes (smaller frames, same per-episode size), which must not grow.
+peak RSS for a few vs many episodes (smaller frames, same per-episode size), which must
+not grow.
 The last line is the headline ratio.
 """
 
@@ -31,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path
+from _machine import describe, encoder_build, load  # benchmarks/_machine.py: this script's folder is on sys.path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -107,8 +110,10 @@ def _lerobot_python() -> str:
     return out.stdout.strip()
 
 
-def _run(argv: list[str], label: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def _run(argv: list[str], label: str, *, own_env: bool) -> dict:
+    """Run a writer child; `own_env`: a venv of its own, which must not see this one's PYTHONPATH
+    (demoforge's child keeps it, so a PYTHONPATH naming a checkout benchmarks that checkout)."""
+    env = {k: v for k, v in os.environ.items() if not own_env or k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.setdefault("SVT_LOG", "1")
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
@@ -117,11 +122,12 @@ def _run(argv: list[str], label: str) -> dict:
 
 
 def run_demoforge(spec: dict) -> dict:
-    return _run([sys.executable, __file__, "--worker", json.dumps(spec)], "demoforge writer")
+    return _run([sys.executable, __file__, "--worker", json.dumps(spec)], "demoforge writer", own_env=False)
 
 
 def run_lerobot(python: str, spec: dict) -> dict:
-    return _run([python, str(HERE / "_lerobot_write.py"), json.dumps(spec)], f"lerobot writer ({spec['mode']})")
+    return _run([python, str(HERE / "_lerobot_write.py"), json.dumps(spec)], f"lerobot writer ({spec['mode']})",
+                own_env=True)
 
 
 def _fps(result: dict) -> float:
@@ -148,7 +154,6 @@ def _row(label: str, result: dict) -> str:
 
 
 def main() -> None:
-    print(describe(), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--length", type=int, default=300, help="frames per episode")
@@ -159,12 +164,16 @@ def main() -> None:
                         help="av1: lerobot's default settings; h264: demoforge's default (crf 23, g 8, bf 0)")
     parser.add_argument("--repeat-state", type=int, default=3,
                         help="state-only runs per side (short, so the median of several is used)")
+    parser.add_argument("--repeat-video", type=int, default=1,
+                        help="runs per side with video, interleaved; medians are compared (a shared machine's load "
+                             "moves single runs by 20%% or more)")
     parser.add_argument("--frame-api", action="store_true", help="also time demoforge's add_frame path")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(demoforge_worker(json.loads(args.worker))))
         return
+    print(describe(), flush=True)
 
     python = _lerobot_python()
     scratch = Path(tempfile.mkdtemp(prefix="bench-writer-"))
@@ -176,18 +185,31 @@ def main() -> None:
             print("encoder (both): libsvtav1 yuv420p g=2 crf=30 preset=12 fast-decode=0 (lerobot 0.6.1 default)")
         else:
             print("encoder (both): libx264 yuv420p g=8 crf=23, default preset (demoforge's default settings)")
+        # Same settings, but each side's own PyAV build: the encoder libraries can differ in version.
+        print(f"encoder build, demoforge: {encoder_build()}")
+        print(f"encoder build, lerobot:   {encoder_build(python)}", flush=True)
 
-        print("with video:")
-        df_video = run_demoforge({**base, "cameras": "bench", "root": str(scratch / "df_video")})
-        print(_row("demoforge add_episode", df_video))
+        # Interleaved rounds: load from other work on a shared machine falls on every side alike.
+        rounds = max(1, args.repeat_video)
+        print("with video:" + (f" median of {rounds} interleaved runs each" if rounds > 1 else ""), flush=True)
+        sides = {"demoforge add_episode": lambda r: run_demoforge(
+            {**base, "cameras": "bench", "root": str(scratch / f"df_video_{r}")})}
         if args.frame_api:
-            df_frame = run_demoforge({**base, "cameras": "bench", "api": "frame", "root": str(scratch / "df_frame")})
-            print(_row("demoforge add_frame", df_frame))
-        lr_video = {}
+            sides["demoforge add_frame"] = lambda r: run_demoforge(
+                {**base, "cameras": "bench", "api": "frame", "root": str(scratch / f"df_frame_{r}")})
         for mode in ("record", "streaming"):
-            lr_video[mode] = run_lerobot(python, {**base, "cameras": "bench", "mode": mode,
-                                                  "root": str(scratch / f"lr_video_{mode}")})
-            print(_row(f"lerobot ({mode})", lr_video[mode]))
+            sides[f"lerobot ({mode})"] = lambda r, mode=mode: run_lerobot(
+                python, {**base, "cameras": "bench", "mode": mode, "root": str(scratch / f"lr_video_{mode}_{r}")})
+        runs: dict[str, list[dict]] = {label: [] for label in sides}
+        for r in range(rounds):
+            for label, run in sides.items():
+                runs[label].append(run(r))
+                if rounds > 1:
+                    print(f"    round {r + 1}: " + _row(label, runs[label][-1]).strip(), flush=True)
+        for label, results in runs.items():
+            print(_row(label, _median(results)) + _spread(results))
+        df_video = _median(runs["demoforge add_episode"])
+        lr_video = {mode: _median(runs[f"lerobot ({mode})"]) for mode in ("record", "streaming")}
         best_mode = max(lr_video, key=lambda m: _fps(lr_video[m]))
         ratio_video = _fps(df_video) / _fps(lr_video[best_mode])
         for mode, result in lr_video.items():
@@ -220,6 +242,7 @@ def main() -> None:
 
         verdict_v = "met" if ratio_video >= TARGET_VIDEO else f"MISSED by {TARGET_VIDEO / ratio_video:.2f}x"
         verdict_s = "met" if ratio_state >= TARGET_STATE else f"MISSED by {TARGET_STATE / ratio_state:.2f}x"
+        print(f"at the end: {load()}")
         print(f"headline: demoforge/lerobot throughput {ratio_video:.2f}x with {args.codec} video (vs lerobot {best_mode}; "
               f"target {TARGET_VIDEO:g}x {verdict_v}), {ratio_state:.2f}x state only "
               f"(target {TARGET_STATE:g}x {verdict_s})")

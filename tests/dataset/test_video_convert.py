@@ -57,3 +57,57 @@ def test_pixel_histogram_counts_every_channel_exactly(shape):
     got = pixel_histogram(frames)
     assert got.dtype == np.int64 and got.shape == (3, 256) and np.array_equal(got, want)
     assert np.array_equal(pixel_histogram(frames[..., ::-1]), want[::-1])  # strided input
+
+
+def test_a_converter_reused_across_batches_gives_the_one_shot_planes_and_counts():
+    """The writer keeps one converter per camera: its buffers must not carry anything over."""
+    from demoforge.dataset.video import Yuv420Converter
+
+    frames = _frames((11, 32, 48, 3), seed=2)
+    conv = Yuv420Converter(32, 48, capacity=4)
+    want = _reference_yuv420p(frames)
+    for start in (0, 4, 8):  # the last batch is short: 3 of 4 slots
+        batch = frames[start:start + 4]
+        for got, whole in zip(conv.convert(batch), want):
+            assert np.array_equal(got, whole[start:start + 4])
+        assert np.array_equal(conv.histogram(), pixel_histogram(batch))
+    with pytest.raises(ValueError, match="do not fit"):
+        conv.convert(frames[:5])
+
+
+@pytest.mark.parametrize("pixels", [1, 2**17 - 1, 2**17, 2**17 + 1], ids=["one", "bytes", "pairs", "pairs-odd"])
+def test_planar_histogram_counts_every_channel_exactly(pixels):
+    from demoforge.dataset.video import planar_histogram
+
+    planes = np.random.default_rng(3).integers(0, 256, size=(3, pixels), dtype=np.uint8)
+    planes[:, -1] = (0, 255, 7)  # the last, odd pixel is counted too
+    want = np.stack([np.bincount(planes[c], minlength=256) for c in range(3)])
+    scratch = np.full(pixels, -1, np.intp)  # a reused buffer's old contents must not leak in
+    for got in (planar_histogram(planes), planar_histogram(planes, scratch), planar_histogram(planes, scratch)):
+        assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_segment_encoder_counts_what_it_encodes(tmp_path):
+    """add_frames larger than the converter's batch, and a single frame: the counts of all of them."""
+    from demoforge.dataset.video import SegmentEncoder, VideoSettings
+
+    frames = _frames((37, 32, 48, 3), seed=4)
+    enc = SegmentEncoder(tmp_path / "s.mp4", settings=VideoSettings(), fps=30, height=32, width=48)
+    enc.add_frames(frames[:36])  # more than one conversion batch (16 frames at this size)
+    enc.add(frames[36])
+    enc.close()
+    assert np.array_equal(enc.histogram, pixel_histogram(frames))
+    assert enc.count == 37
+
+
+def test_remux_rounds_timestamps_like_fractions():
+    """concat_segments rescales packet times with integers; halves go to even as round(Fraction) does."""
+    from fractions import Fraction
+
+    from demoforge.dataset.video import _round_ratio
+
+    rng = np.random.default_rng(5)
+    cases = [(1, 2), (3, 2), (5, 2), (-1, 2), (-3, 2), (0, 7), (15360, 512), (7, 3)]
+    cases += [(int(a), int(b)) for a, b in zip(rng.integers(-10**9, 10**9, 2000), rng.integers(1, 90000, 2000))]
+    for a, b in cases:
+        assert _round_ratio(a, b) == round(Fraction(a, b)), (a, b)

@@ -1,15 +1,19 @@
 """Camera streams of a bake: copy packets when nothing changes, else decode-decimate-encode.
 
 Frames are decoded from the source mp4 in order, the ones at kept ticks are encoded as
-they come (nothing is staged as images, memory stays one frame per stream), and the
+they come (nothing is staged as images, memory stays a few frames per stream), and the
 fresh segment is handed to the writer as an EncodedVideo, whose packets it copies.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
+from typing import TypeVar
 
 import av
 from av.video.frame import PictureType
@@ -17,8 +21,9 @@ import numpy as np
 
 from demoforge.convert.episode import BakeError, CameraRef
 from demoforge.dataset.decode import TOLERANCE_S
-from demoforge.dataset.stats import pixel_histogram
-from demoforge.dataset.video import EncodedVideo, VideoSettings
+from demoforge.dataset.video import EncodedVideo, VideoSettings, planar_histogram
+
+T = TypeVar("T")
 
 # Encoder settings that must agree between source stream and bake for packets to be copied.
 STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.g", "video.crf")
@@ -53,67 +58,165 @@ def reencode(cam: CameraRef, ticks: np.ndarray, *, source_fps: int, out: Path, s
              fps: int) -> EncodedVideo:
     """Encode the frames at native `ticks` (sorted) of `cam` into `out` at `fps`, streaming.
 
-    Decoded frames go to the encoder as they are (no RGB round trip); the exact pixel
-    histogram is taken from an RGB view of each kept frame on a side thread."""
+    Three threads share the work: one decodes and picks the kept frames (a few ahead of the
+    encoder: with the encoder on the decoding thread, FFmpeg's decoder threads idled while it
+    encoded and the two ran nearly one after the other), this one encodes them as they are
+    (no RGB round trip), and a third takes the exact pixel histogram of their RGB views, a
+    few frames at a time. Memory stays a few decoded frames."""
     h, w = cam.feature.shape[0], cam.feature.shape[1]
     container, stream = _open_encoder(out, settings, fps, h, w)
-    hist = np.zeros((3, 256), np.int64)
+    counter = _PixelCounter(h, w)
     count = 0
-    want = iter(ticks.tolist())
-    nxt = next(want, None)
-    lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bake-hist")
-    pending: list = []
     try:
-        with av.open(str(cam.path)) as src:
-            istream = src.streams.video[0]
-            istream.thread_type = "AUTO"
-            src.seek(max(0, int(cam.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
-            for frame in src.decode(istream):
-                if nxt is None:
-                    break
-                if frame.pts is None:
-                    continue
-                t = float(frame.pts * istream.time_base)
-                if t < cam.from_timestamp - TOLERANCE_S:
-                    continue
-                k = round((t - cam.from_timestamp) * source_fps)
-                if k < nxt:
-                    continue
-                if k > nxt:
-                    raise BakeError(f"{cam.path}: {cam.key} has no frame for tick {nxt} (next frame is tick {k})")
-                if (frame.width, frame.height) != (w, h):
-                    raise BakeError(f"{cam.path}: {cam.key} frames are {frame.width}x{frame.height}, "
-                                    f"info.json says {w}x{h}")
-                pending.append(lane.submit(_histogram, frame))
-                if len(pending) > 8:  # bounded: at most a few decoded frames wait for the histogram
-                    hist += pending.pop(0).result()
-                if frame.format.name != settings.pix_fmt:
-                    frame = frame.reformat(format=settings.pix_fmt)
-                frame.pts, frame.time_base = count, stream.codec_context.time_base
-                frame.pict_type = PictureType.NONE  # let the encoder place keyframes, not the source's GOP
-                container.mux(stream.encode(frame))
-                count += 1
-                nxt = next(want, None)
-        if nxt is not None:
-            raise BakeError(f"{cam.path}: {cam.key} ends before tick {nxt} of the episode at "
-                            f"{cam.from_timestamp:.4f} s; the video is shorter than the data")
+        for frame in _ahead(_kept_frames(cam, ticks, source_fps=source_fps), depth=_AHEAD):
+            counter.add(frame)
+            if frame.format.name != settings.pix_fmt:
+                frame = frame.reformat(format=settings.pix_fmt)
+            frame.pts, frame.time_base = count, stream.codec_context.time_base
+            frame.pict_type = PictureType.NONE  # let the encoder place keyframes, not the source's GOP
+            container.mux(stream.encode(frame))
+            count += 1
         container.mux(stream.encode(None))
         container.close()
-        for job in pending:
-            hist += job.result()
+        hist = counter.result()
     except BaseException:
-        for job in pending:
-            job.cancel()
+        counter.cancel()
         try:
             container.close()
         except Exception:  # noqa: BLE001 - the partial segment is deleted anyway
             pass
         out.unlink(missing_ok=True)
         raise
-    finally:
-        lane.shutdown(wait=True)
     return EncodedVideo(path=out, from_timestamp=0.0, to_timestamp=count / fps, histogram=hist)
 
 
-def _histogram(frame: av.VideoFrame) -> np.ndarray:
-    return pixel_histogram(frame.to_ndarray(format="rgb24")[None])
+_AHEAD = 4  # decoded frames kept ahead of the encoder
+_COUNT_BATCH = 4  # frames per histogram job (the 65536-bin pair count costs ~0.1 ms per call)
+
+
+def _kept_frames(cam: CameraRef, ticks: np.ndarray, *, source_fps: int) -> Iterator[av.VideoFrame]:
+    """The decoded frames of `cam` at native `ticks` (sorted), in order; raises BakeError when
+    one is missing or the stream does not match the feature's shape."""
+    h, w = cam.feature.shape[0], cam.feature.shape[1]
+    want = iter(ticks.tolist())
+    nxt = next(want, None)
+    with av.open(str(cam.path)) as src:
+        istream = src.streams.video[0]
+        istream.thread_type = "AUTO"
+        src.seek(max(0, int(cam.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
+        num, den = istream.time_base.numerator, istream.time_base.denominator  # int / int: float(pts * time_base)
+        for frame in src.decode(istream):
+            if nxt is None:
+                break
+            if frame.pts is None:
+                continue
+            t = frame.pts * num / den
+            if t < cam.from_timestamp - TOLERANCE_S:
+                continue
+            k = round((t - cam.from_timestamp) * source_fps)
+            if k < nxt:
+                continue
+            if k > nxt:
+                raise BakeError(f"{cam.path}: {cam.key} has no frame for tick {nxt} (next frame is tick {k})")
+            if (frame.width, frame.height) != (w, h):
+                raise BakeError(f"{cam.path}: {cam.key} frames are {frame.width}x{frame.height}, "
+                                f"info.json says {w}x{h}")
+            yield frame
+            nxt = next(want, None)
+    if nxt is not None:
+        raise BakeError(f"{cam.path}: {cam.key} ends before tick {nxt} of the episode at "
+                        f"{cam.from_timestamp:.4f} s; the video is shorter than the data")
+
+
+def _ahead(items: Iterator[T], *, depth: int) -> Iterator[T]:
+    """Yield `items`, produced on a thread of their own up to `depth` ahead; the producer's
+    exception is raised here, in order. Closing this generator stops (and closes) the producer."""
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((False, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            put((False, exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()  # a generator is closed on the thread that ran it
+
+    worker = threading.Thread(target=produce, name="bake-decode", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, value = slots.get()
+            if not ok:
+                if value is not None:
+                    raise value
+                return
+            yield value
+    finally:
+        stop.set()
+        worker.join()
+
+
+class _PixelCounter:
+    """Exact RGB pixel counts of decoded frames, taken on a side thread a few frames at a time
+    (their RGB planes copied into one buffer and counted by planar_histogram)."""
+
+    def __init__(self, height: int, width: int):
+        self._lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bake-hist")
+        self._planes = np.empty((3, _COUNT_BATCH, height, width), np.uint8)  # used by the lane only
+        self._pairs = np.empty(_COUNT_BATCH * height * width // 2, np.intp)
+        self._batch: list[av.VideoFrame] = []
+        self._jobs: list[Future] = []
+        self._hist = np.zeros((3, 256), np.int64)
+
+    def add(self, frame: av.VideoFrame) -> None:
+        self._batch.append(frame)
+        if len(self._batch) == _COUNT_BATCH:
+            self._submit()
+
+    def _submit(self) -> None:
+        if len(self._jobs) >= 2:  # bounded: at most two batches of decoded frames wait here
+            self._hist += self._jobs.pop(0).result()
+        self._jobs.append(self._lane.submit(self._count, self._batch))
+        self._batch = []
+
+    def _count(self, frames: list[av.VideoFrame]) -> np.ndarray:
+        planes = self._planes[:, :len(frames)]
+        h, w = planes.shape[2:]
+        for i, frame in enumerate(frames):
+            # planar G, B, R from swscale: the values of the rgb24 view decoders give
+            # (tests/convert/test_frames.py), without transposing interleaved pixels
+            rgb = frame.reformat(format="gbrp")
+            for c, plane in zip((1, 2, 0), rgb.planes):
+                planes[c, i] = np.frombuffer(plane, np.uint8).reshape(-1, plane.line_size)[:h, :w]
+        return planar_histogram(planes.reshape(3, -1), self._pairs)
+
+    def result(self) -> np.ndarray:
+        """The counts of every frame added; ends the counter."""
+        if self._batch:
+            self._submit()
+        try:
+            for job in self._jobs:
+                self._hist += job.result()
+        finally:
+            self._lane.shutdown(wait=True)
+        return self._hist
+
+    def cancel(self) -> None:
+        for job in self._jobs:
+            job.cancel()
+        self._lane.shutdown(wait=True)

@@ -19,6 +19,8 @@ from typing import Any
 import av
 import numpy as np
 
+from demoforge.dataset.depth import code_histogram
+from demoforge.dataset.stats import pixel_histogram
 from demoforge.errors import DatasetError
 
 logging.getLogger("libav").setLevel(logging.ERROR)
@@ -143,45 +145,118 @@ class VideoSettings:
 # BT.601 limited range in 8-bit fixed point, what FFmpeg's swscale uses for RGB -> YUV by
 # default (and what decoders assume for untagged streams): rows give Y, Cb, Cr per [R, G, B].
 _RGB_TO_YUV = ((66, 129, 25), (-38, -74, 112), (112, -94, -18))
+_BATCH_PIXELS = 2**20  # pixels per conversion batch: larger batches gain nothing, and cost memory
+_MAX_BATCH = 16  # frames per conversion batch (more only saves Python calls on tiny frames)
+_PAIR_MIN_PIXELS = 2**17  # below this a 65536-bin pair histogram costs more than it saves
 
 
-def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(..., H, W, 3) uint8 RGB -> Y (..., H, W), Cb and Cr (..., H/2, W/2) uint8 planes.
+class Yuv420Converter:
+    """RGB -> yuv420p planes, and the exact RGB pixel histogram of the same frames, for
+    batches of up to `capacity` frames of one size.
 
     Done here rather than by swscale: swscale's SIMD reads past the end of a row-aligned
     numpy frame, and the encoder then saw uninitialized bytes (different output bytes on
-    about one run in ten, measured). Converting several frames per call is cheaper."""
-    # Integer arithmetic only (a float matmul goes through BLAS, whose kernels round
-    # differently depending on how it splits the work across threads), on contiguous
-    # uint8 channel planes widened inside each ufunc (a widening copy of the strided
-    # channels is ~3x slower). uint16 holds the luma sums (at most 60324) and the 2x2
-    # chroma sums (at most 1020); results lie in [16, 240] by construction: no clipping.
-    x = np.ascontiguousarray(np.moveaxis(rgb, -1, 0))
-    cy, cu, cv = _RGB_TO_YUV
-    y = np.multiply(x[0], cy[0], dtype=np.uint16)
-    term = np.multiply(x[1], cy[1], dtype=np.uint16)
-    y += term
-    np.multiply(x[2], cy[2], out=term, dtype=np.uint16)
-    y += term
-    y += 128 + (16 << 8)
-    y >>= 8
-    # 2x2 sums (chroma of the mean colour) by strided adds: a reshaped sum is ~5x slower
-    s = np.add(x[..., 0::2, 0::2], x[..., 1::2, 0::2], dtype=np.uint16)
-    s += x[..., 0::2, 1::2]
-    s += x[..., 1::2, 1::2]
-    s = s.astype(np.int32)
-    term = np.empty_like(s[0])
-    chroma = []
-    for c in (cu, cv):
-        p = np.multiply(s[0], c[0])
-        np.multiply(s[1], c[1], out=term)
-        p += term
-        np.multiply(s[2], c[2], out=term)
-        p += term
-        p += 512 + (128 << 10)
-        p >>= 10
-        chroma.append(p.astype(np.uint8))
-    return y.astype(np.uint8), chroma[0], chroma[1]
+    about one run in ten, measured). Several frames per call is cheaper, and every
+    intermediate lives in buffers kept between batches: fresh temporaries of this size are
+    new memory mappings whose pages the kernel zeroes on first touch, which cost about as
+    much as the arithmetic (measured on a 2-core Xeon). Both results come from one planar
+    copy of the frames (the channel transposition was the largest single cost). Not
+    thread-safe: one converter per encoding thread."""
+
+    def __init__(self, height: int, width: int, capacity: int | None = None):
+        if capacity is None:
+            capacity = max(1, min(_MAX_BATCH, _BATCH_PIXELS // max(1, height * width)))
+        n, h, w = capacity, height, width
+        self.capacity, self.height, self.width = n, h, w
+        self._planes = np.empty((3, n, h, w), np.uint8)  # R, G, B planes of the batch
+        self._y16 = np.empty((n, h, w), np.uint16)
+        self._t16 = np.empty((n, h, w), np.uint16)
+        self._y = np.empty((n, h, w), np.uint8)
+        self._rows = np.empty((3, n, h // 2, w), np.uint16)  # sums of row pairs
+        self._sums = np.empty((3, n, h // 2, w // 2), np.int32)  # sums of 2x2 blocks
+        self._p32 = np.empty((n, h // 2, w // 2), np.int32)
+        self._t32 = np.empty((n, h // 2, w // 2), np.int32)
+        self._uv = np.empty((2, n, h // 2, w // 2), np.uint8)
+        self._pairs = np.empty(n * h * w // 2, np.intp)  # bincount's own input type: no copy inside
+        self._count = 0
+
+    def convert(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(T, H, W, 3) uint8 RGB, T <= capacity -> Y (T, H, W), Cb and Cr (T, H/2, W/2) uint8.
+
+        The planes are views into the converter's buffers, valid until the next call."""
+        n = len(rgb)
+        if n > self.capacity or rgb.shape[1:] != (self.height, self.width, 3):
+            raise ValueError(f"{rgb.shape} frames do not fit a converter of {self.capacity} x "
+                             f"{self.height} x {self.width}")
+        # Integer arithmetic only (a float matmul goes through BLAS, whose kernels round
+        # differently depending on how it splits the work across threads), on contiguous
+        # uint8 channel planes widened inside each ufunc (a widening copy of the strided
+        # channels is ~3x slower). uint16 holds the luma sums (at most 60324) and the 2x2
+        # chroma sums (at most 1020); results lie in [16, 240] by construction: no clipping.
+        x = self._planes[:, :n]
+        np.copyto(x, np.moveaxis(rgb, -1, 0))
+        self._count = n
+        cy, cu, cv = _RGB_TO_YUV
+        y, term = self._y16[:n], self._t16[:n]
+        np.multiply(x[0], cy[0], out=y, dtype=np.uint16)
+        np.multiply(x[1], cy[1], out=term, dtype=np.uint16)
+        y += term
+        np.multiply(x[2], cy[2], out=term, dtype=np.uint16)
+        y += term
+        y += 128 + (16 << 8)
+        np.right_shift(y, 8, out=self._y[:n], casting="unsafe")
+        # 2x2 sums (chroma of the mean colour): row pairs, then column pairs
+        rows, s = self._rows[:, :n], self._sums[:, :n]
+        np.add(x[:, :, 0::2], x[:, :, 1::2], out=rows, dtype=np.uint16)
+        np.add(rows[..., 0::2], rows[..., 1::2], out=s, dtype=np.int32)
+        p, term = self._p32[:n], self._t32[:n]
+        for plane, c in zip(self._uv[:, :n], (cu, cv)):
+            np.multiply(s[0], c[0], out=p)
+            np.multiply(s[1], c[1], out=term)
+            p += term
+            np.multiply(s[2], c[2], out=term)
+            p += term
+            p += 512 + (128 << 10)
+            p >>= 10
+            np.copyto(plane, p, casting="unsafe")
+        return self._y[:n], self._uv[0, :n], self._uv[1, :n]
+
+    def histogram(self) -> np.ndarray:
+        """(3, 256) int64 counts per channel of the frames of the last `convert`."""
+        m = self._count * self.height * self.width
+        return planar_histogram(self._planes[:, :self._count].reshape(3, m), self._pairs)
+
+
+def planar_histogram(planes: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
+    """(3, M) uint8 channel planes, each row contiguous -> (3, 256) int64 counts per channel.
+
+    `pairs`: an intp scratch buffer of at least M // 2 values, reused between calls (a fresh
+    one of this size costs page faults)."""
+    m = planes.shape[1]
+    if m < _PAIR_MIN_PIXELS:
+        return np.stack([np.bincount(planes[c], minlength=256) for c in range(3)]).astype(np.int64)
+    # bincount first casts its input to intp; counting a channel's bytes two at a time
+    # (65536 bins, then summed per byte) halves that cost.
+    half = m // 2
+    pairs = np.empty(half, np.intp) if pairs is None else pairs[:half]
+    out = np.zeros((3, 256), np.int64)
+    for c in range(3):
+        np.copyto(pairs, planes[c, :2 * half].view(np.uint16))
+        counts = np.bincount(pairs, minlength=65536).reshape(256, 256)
+        out[c] = counts.sum(axis=0) + counts.sum(axis=1)
+        if 2 * half < m:  # an odd pixel count leaves one pixel
+            out[c, planes[c, -1]] += 1
+    return out
+
+
+def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(..., H, W, 3) uint8 RGB -> Y (..., H, W), Cb and Cr (..., H/2, W/2) uint8 planes
+    (see Yuv420Converter; this one allocates a converter for the call)."""
+    rgb = np.asarray(rgb)
+    lead, (h, w) = rgb.shape[:-3], rgb.shape[-3:-1]
+    frames = rgb.reshape(-1, h, w, 3)
+    y, u, v = Yuv420Converter(h, w, capacity=len(frames)).convert(frames)
+    return y.reshape(*lead, h, w), u.reshape(*lead, h // 2, w // 2), v.reshape(*lead, h // 2, w // 2)
 
 
 def _write_plane(plane, values: np.ndarray) -> None:
@@ -193,13 +268,16 @@ def _write_plane(plane, values: np.ndarray) -> None:
 
 
 class SegmentEncoder:
-    """Encodes one episode of one camera into a standalone mp4 segment, frame by frame."""
+    """Encodes one episode of one camera into a standalone mp4 segment, frame by frame, and
+    counts what it encodes: `histogram` holds (3, 256) RGB pixel counts, or (1, 4096) code
+    counts for a depth map, of every frame added so far."""
 
     def __init__(self, path: Path, *, settings: VideoSettings, fps: int, height: int, width: int,
                  depth: bool = False):
         self.path = path
         self.count = 0
         self.depth = depth
+        self.histogram = np.zeros((1, 4096) if depth else (3, 256), np.int64)
         self._container = av.open(str(path), mode="w", format="mp4")
         if depth:  # 12-bit depth codes, lossless HEVC, as lerobot's DepthEncoderConfig
             options = {"g": str(settings.gop(fps)), "x265-params": "lossless=1:log-level=error:frame-threads=1"}
@@ -212,6 +290,7 @@ class SegmentEncoder:
         self._stream.pix_fmt = pix_fmt
         self._stream.time_base = Fraction(1, fps)
         self._stream.codec_context.time_base = Fraction(1, fps)
+        self._yuv = Yuv420Converter(height, width) if pix_fmt == "yuv420p" else None
 
     def add(self, image: np.ndarray) -> None:
         """Encode one (H, W, 3) uint8 RGB frame, or one (H, W) uint16 depth-code frame."""
@@ -220,20 +299,24 @@ class SegmentEncoder:
     def add_frames(self, images: np.ndarray) -> None:
         """Encode (T, H, W, 3) uint8 RGB frames, or (T, H, W) uint16 depth codes, in order."""
         if self.depth:
+            self.histogram += code_histogram(images)
             for image in images:
                 h, w = image.shape
                 frame = av.VideoFrame(w, h, "gray12le")
                 _write_plane(frame.planes[0], image)
                 self._encode(frame)
-        elif self._stream.pix_fmt == "yuv420p":
+        elif self._yuv is not None:
             _, h, w, _ = images.shape
-            planes = rgb_to_yuv420p(images)
-            for i in range(len(images)):
-                frame = av.VideoFrame(w, h, "yuv420p")
-                for plane, values in zip(frame.planes, planes):
-                    _write_plane(plane, values[i])
-                self._encode(frame)
+            for start in range(0, len(images), self._yuv.capacity):
+                planes = self._yuv.convert(images[start:start + self._yuv.capacity])
+                self.histogram += self._yuv.histogram()
+                for i in range(len(planes[0])):
+                    frame = av.VideoFrame(w, h, "yuv420p")
+                    for plane, values in zip(frame.planes, planes):
+                        _write_plane(plane, values[i])
+                    self._encode(frame)
         else:
+            self.histogram += pixel_histogram(images)
             for image in images:
                 self._encode(av.VideoFrame.from_ndarray(image, format="rgb24"))
 
@@ -260,6 +343,13 @@ class SegmentEncoder:
         self.path.unlink(missing_ok=True)
 
 
+def _round_ratio(a: int, b: int) -> int:
+    """round(a / b) for integers, b > 0, exactly as round(Fraction(a, b)) (halves to even),
+    without building a Fraction per packet (those were most of the remux's CPU)."""
+    q, r = divmod(a, b)
+    return q + (2 * r > b or (2 * r == b and q % 2 == 1))
+
+
 def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[float, float]]:
     """Join mp4 segments into `out` by remuxing packets (no re-encoding).
 
@@ -271,22 +361,23 @@ def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[
     with av.open(str(tmp), mode="w", format="mp4") as dst:
         ostream = None
         offset = 0  # frames already in `out`
+        frame_tb = Fraction(1, fps)
         for seg in segments:
             with av.open(str(seg)) as src:
                 istream = src.streams.video[0]
                 if ostream is None:
                     ostream = dst.add_stream_from_template(istream, opaque=True)
-                    ostream.time_base = Fraction(1, fps)
+                    ostream.time_base = frame_tb
+                # rescale from the segment's time base to frames, then shift by offset
+                num, den = istream.time_base.numerator * fps, istream.time_base.denominator
                 n = 0
                 for packet in src.demux(istream):
                     if packet.dts is None:
                         continue
-                    # rescale from the segment's time base to frames, then shift by offset
-                    pts = round(packet.pts * istream.time_base * fps)
-                    dts = round(packet.dts * istream.time_base * fps)
-                    packet.pts, packet.dts = pts + offset, dts + offset
+                    packet.pts = _round_ratio(packet.pts * num, den) + offset
+                    packet.dts = _round_ratio(packet.dts * num, den) + offset
                     packet.duration = 1  # one frame; left in the old time base it would read as hundreds
-                    packet.time_base = Fraction(1, fps)
+                    packet.time_base = frame_tb
                     packet.stream = ostream
                     dst.mux(packet)
                     n += 1
@@ -311,9 +402,6 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = F
 
     Returns the frame count and the episode's histogram: (3, 256) pixel counts, or
     (1, 4096) depth-code counts for a depth map."""
-    from demoforge.dataset.depth import code_histogram  # local: stats does not depend on video
-    from demoforge.dataset.stats import pixel_histogram
-
     hist = None if video.histogram is None else np.asarray(video.histogram, dtype=np.int64)
     if hist is None:
         hist = np.zeros((1, 4096) if depth else (3, 256), np.int64)
@@ -322,13 +410,16 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = F
     with av.open(str(video.path)) as src, av.open(str(out), mode="w", format="mp4") as dst:
         istream = src.streams.video[0]
         ostream = dst.add_stream_from_template(istream, opaque=True)
-        ostream.time_base = Fraction(1, fps)
+        frame_tb = Fraction(1, fps)
+        ostream.time_base = frame_tb
         src.seek(max(0, int(video.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
+        # int / int is correctly rounded: the same floats as float(ts * time_base), without Fractions
+        num, den = istream.time_base.numerator, istream.time_base.denominator
         first = None
         for packet in src.demux(istream):
             if packet.pts is None:
                 continue
-            t = float(packet.pts * istream.time_base)
+            t = packet.pts * num / den
             if t < video.from_timestamp - tol:
                 continue
             if t >= video.to_timestamp - tol:
@@ -343,9 +434,9 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = F
             frame_no = round((t - video.from_timestamp) * fps)
             packet.pts = frame_no
             packet.dts = frame_no if packet.dts is None else round(
-                float(packet.dts * istream.time_base - video.from_timestamp) * fps)
+                (packet.dts * num / den - video.from_timestamp) * fps)
             packet.duration = 1
-            packet.time_base = Fraction(1, fps)
+            packet.time_base = frame_tb
             packet.stream = ostream
             dst.mux(packet)
             count += 1

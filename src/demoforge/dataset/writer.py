@@ -23,13 +23,13 @@ import numpy as np
 
 from demoforge.dataset import assemble
 from demoforge.dataset.datafiles import DataFiles, FileCursor
-from demoforge.dataset.depth import DepthCoding, code_histogram, is_depth
+from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset.layout import (
     DEFAULT_CHUNKS_SIZE, DEFAULT_DATA_FILE_SIZE_MB, DEFAULT_VIDEO_FILE_DURATION_S,
     DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
     write_json_atomic,
 )
-from demoforge.dataset.stats import numeric_stats, pixel_histogram
+from demoforge.dataset.stats import numeric_stats
 from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
 from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
@@ -257,23 +257,26 @@ class DatasetWriter:
                     f"episode {episode}: {video.path} holds {count} frames of {key!r} between "
                     f"{video.from_timestamp:.4f} and {video.to_timestamp:.4f} s, but the episode has {length}"
                 )
-        # SVT-AV1 cameras are encoded on threads of their own and their pixels counted on others
-        # (the encoders and NumPy release the GIL), so the largest camera does not hold up the
-        # episode; other cameras are encoded and counted here, one after the other (_threaded).
+            fsync_file(seg)
+        # SVT-AV1 and x264 cameras are encoded on threads of their own (the encoders and NumPy
+        # release the GIL) and the data rows written on another, so the largest camera does not
+        # hold up the episode and the disk's sync latency overlaps the encoding; other cameras
+        # (_threaded) are encoded here, one after the other.
         to_encode = [k for k in self._video_keys if k not in encoded]
         frames = {k: self._depth[k].quantize(cols[k]) if k in self._depth else cols[k] for k in to_encode}
-        for k in [k for k in to_encode if not self._threaded(k)]:
-            self._encode_camera(episode, k, frames[k])
-            hists[k] = self._count_camera(k, frames[k])
-        threaded = [k for k in to_encode if self._threaded(k)]
-        if threaded:
-            with ThreadPoolExecutor(max_workers=2 * len(threaded), thread_name_prefix="encode") as pool:
-                segments = [pool.submit(self._encode_camera, episode, k, frames[k]) for k in threaded]
-                counts = {k: pool.submit(self._count_camera, k, frames[k]) for k in threaded}
-            for job in segments:
-                job.result()
-            hists.update({k: job.result() for k, job in counts.items()})
-        return self._commit(episode, cols, length, task, extra, hists)
+        # the largest camera first: it is the episode's critical path
+        threaded = sorted((k for k in to_encode if self._threaded(k)), key=lambda k: -np.prod(self._user[k].shape))
+        task_index, start = self._next_indices(task)
+        if not threaded:  # nothing to overlap
+            hists.update({k: self._encode_camera(episode, k, frames[k]) for k in to_encode})
+            return self._commit(episode, length, task, extra, hists,
+                                self._stage_data(episode, cols, length, task_index, start))
+        with ThreadPoolExecutor(max_workers=1 + len(threaded), thread_name_prefix="episode") as pool:
+            staged = pool.submit(self._stage_data, episode, cols, length, task_index, start)
+            segments = {k: pool.submit(self._encode_camera, episode, k, frames[k]) for k in threaded}
+            hists.update({k: self._encode_camera(episode, k, frames[k]) for k in to_encode if k not in segments})
+        hists.update({k: job.result() for k, job in segments.items()})
+        return self._commit(episode, length, task, extra, hists, staged.result())
 
     def _threaded(self, key: str) -> bool:
         """Whether a camera is encoded and counted on helper threads.
@@ -284,31 +287,28 @@ class DatasetWriter:
         helper threads worked. Depth (x265, lossless) is encoded here."""
         return key not in self._depth and self.config.video.codec in ("av1", "h264")
 
-    def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> None:
+    def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
+        """Encode one camera's episode into its staged segment, synced; returns its histogram."""
         enc = self._open_segment(episode, key)
         try:
             for start in range(0, len(frames), _BATCH):
                 enc.add_frames(frames[start:start + _BATCH])
-            enc.close()
+            return self._finish_segment(enc)
         except BaseException:
             enc.abort()
             raise
 
-    def _count_camera(self, key: str, frames: np.ndarray) -> np.ndarray:
-        hist = self._empty_hist(key)
-        for start in range(0, len(frames), _BATCH):  # bincount copies its input to intp: keep it small
-            hist += self._histogram(key, frames[start:start + _BATCH])
-        return hist
+    @staticmethod
+    def _finish_segment(enc: SegmentEncoder) -> np.ndarray:
+        enc.close()
+        fsync_file(enc.path)
+        return enc.histogram
 
-    def _encode_batch(self, key: str, enc: SegmentEncoder, frames: np.ndarray) -> np.ndarray:
-        """Encode a few frames of one camera (depth in metres); returns their histogram."""
+    def _encode_batch(self, key: str, enc: SegmentEncoder, frames: np.ndarray) -> None:
+        """Encode a few frames of one camera (depth in metres)."""
         if key in self._depth:
             frames = self._depth[key].quantize(frames)
         enc.add_frames(frames)
-        return self._histogram(key, frames)
-
-    def _histogram(self, key: str, frames: np.ndarray) -> np.ndarray:
-        return code_histogram(frames) if key in self._depth else pixel_histogram(frames)
 
     def _empty_hist(self, key: str) -> np.ndarray:
         return np.zeros((1, 4096) if key in self._depth else (3, 256), np.int64)
@@ -351,21 +351,24 @@ class DatasetWriter:
         extra = _check_extra(extra, episode)
         cols = {k: np.stack(v) for k, v in self._frame_buffer.items()}
         length = self._frame_n
+        task = self._frame_task
         if length % _BATCH:
             for key in self._video_keys:
                 self._submit_batch(key, length % _BATCH)
         try:
+            # each lane flushes and syncs its camera's segment while the data rows are written here
+            for key in self._video_keys:
+                self._submit(key, self._finish_segment, self._frame_encoders[key])
+            staged = self._stage_data(episode, cols, length, *self._next_indices(task))
             hists = {}
             for key in self._video_keys:
-                wait(self._frame_jobs[key])
-                hists[key] = sum((job.result() for job in self._frame_jobs[key]), self._empty_hist(key))
-                self._frame_encoders[key].close()
+                for job in self._frame_jobs[key]:
+                    hists[key] = job.result()  # a failed batch fails the episode; the last job is the segment's
         except BaseException:
             self._abort_frames()
             raise
-        task = self._frame_task
         self._end_frames()
-        return self._commit(episode, cols, length, task, extra, hists)
+        return self._commit(episode, length, task, extra, hists, staged)
 
     def _submit_batch(self, key: str, n: int) -> None:
         """Hand the camera's first n buffered frames to its encoder lane."""
@@ -373,14 +376,18 @@ class DatasetWriter:
         if len(jobs) >= 2:
             jobs[-2].result()  # at most two batches in flight per camera: bounded memory
         batch, enc = self._frame_batches.pop(key)[:n], self._frame_encoders[key]
+        self._submit(key, self._encode_batch, key, enc, batch)
+
+    def _submit(self, key: str, fn, *args) -> None:
+        """Run fn(*args) on the camera's lane (in order), or here for a camera encoded in this thread."""
         if not self._threaded(key):
             done: Future = Future()
-            done.set_result(self._encode_batch(key, enc, batch))
-            jobs.append(done)
+            done.set_result(fn(*args))
+            self._frame_jobs[key].append(done)
             return
         if key not in self._frame_lanes:
             self._frame_lanes[key] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"encode-{key}")
-        jobs.append(self._frame_lanes[key].submit(self._encode_batch, key, enc, batch))
+        self._frame_jobs[key].append(self._frame_lanes[key].submit(fn, *args))
 
     def clear_episode(self) -> None:
         """Drop the frames of the episode in progress."""
@@ -446,11 +453,15 @@ class DatasetWriter:
         self._frame_buffer, self._frame_encoders, self._frame_batches, self._frame_jobs = None, {}, {}, {}
         self._frame_lanes, self._frame_task, self._frame_n = {}, None, 0
 
-    def _commit(self, episode: int, cols: dict[str, np.ndarray], length: int, task: str,
-                extra: dict[str, Any], hists: dict[str, np.ndarray]) -> int:
+    def _next_indices(self, task: str) -> tuple[int, int]:
+        """The next episode's task index and the dataset index of its first frame."""
+        return self._tasks.get(task, len(self._tasks)), self._records[-1]["dataset_to_index"] if self._records else 0
+
+    def _stage_data(self, episode: int, cols: dict[str, np.ndarray], length: int, task_index: int,
+                    start: int) -> tuple[Any, int, dict[str, Any]]:
+        """Write the episode's rows to staging, synced; returns the table, its file size and the
+        columns' statistics. Touches no writer state, so it runs beside the encoders."""
         staging = self.root / STAGING_DIR
-        task_index = self._tasks.get(task, len(self._tasks))
-        start = self._records[-1]["dataset_to_index"] if self._records else 0
         frame_index = np.arange(length, dtype=np.int64)
         cols = dict(cols)
         cols.update({
@@ -463,19 +474,26 @@ class DatasetWriter:
         data_path = staging / "data" / f"{episode:06d}.parquet"
         table = data_table(cols, self._schema)
         write_parquet_atomic(data_path, [table])
+        fsync_file(staging / "data")
         stats = {k: numeric_stats(cols[k]) for k in self._features
                  if k not in self._video_keys and self._features[k].dtype != "string"}  # texts: no stats
+        return table, data_path.stat().st_size, stats
+
+    def _commit(self, episode: int, length: int, task: str, extra: dict[str, Any], hists: dict[str, np.ndarray],
+                staged: tuple[Any, int, dict[str, Any]]) -> int:
+        """Write the episode's record (its segments and rows are staged and synced): the episode is durable."""
+        staging = self.root / STAGING_DIR
+        table, data_bytes, stats = staged
+        task_index, start = self._next_indices(task)
         videos = {}
         for key in self._video_keys:
             seg = staging / "videos" / key / f"{episode:06d}.mp4"
-            fsync_file(seg)
             videos[key] = {"bytes": seg.stat().st_size, "histogram": hists[key].tolist()}
         record = {
             "episode_index": episode, "task": task, "task_index": task_index, "length": length,
-            "dataset_from_index": start, "dataset_to_index": start + length, "data_bytes": data_path.stat().st_size,
+            "dataset_from_index": start, "dataset_to_index": start + length, "data_bytes": data_bytes,
             "stats": stats, "videos": videos, "extra": extra,
         }
-        fsync_file(staging / "data")
         write_json_atomic(staging / "episodes" / f"{episode:06d}.json", record, indent=None)
         fsync_file(staging / "episodes")
         self._remember(record)
