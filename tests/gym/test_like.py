@@ -58,8 +58,9 @@ def test_rollout_cli_takes_like(family_run, family_baked, tmp_path, monkeypatch)
     import typer
 
     from demoforge.cli import policy as cli
+    from demoforge.cli.failures import DemoforgeGroup
 
-    app = typer.Typer()
+    app = typer.Typer(cls=DemoforgeGroup)  # the group's one error handler, as `demoforge` has
     app.command("rollout")(cli.rollout)
     app.command("eval")(cli.eval_)
     monkeypatch.setattr("demoforge.policy.adapters._entry_point", lambda spec, kw: BakedReplay(family_baked))
