@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import av
+from av.video.reformatter import VideoReformatter
 from av.video.frame import PictureType
 import numpy as np
 
@@ -177,6 +178,9 @@ class _PixelCounter:
 
     def __init__(self, height: int, width: int):
         self._lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bake-hist")
+        # Its own swscale context: `frame.reformat` caches one per frame, and the encoding thread
+        # reformats the same frames at the same time (two threads in one SwsContext hung a test).
+        self._reformatter = VideoReformatter()
         self._planes = np.empty((3, _COUNT_BATCH, height, width), np.uint8)  # used by the lane only
         self._pairs = np.empty(_COUNT_BATCH * height * width // 2, np.intp)
         self._batch: list[av.VideoFrame] = []
@@ -200,7 +204,7 @@ class _PixelCounter:
         for i, frame in enumerate(frames):
             # planar G, B, R from swscale: the values of the rgb24 view decoders give
             # (tests/convert/test_frames.py), without transposing interleaved pixels
-            rgb = frame.reformat(format="gbrp")
+            rgb = self._reformatter.reformat(frame, format="gbrp")
             for c, plane in zip((1, 2, 0), rgb.planes):
                 planes[c, i] = np.frombuffer(plane, np.uint8).reshape(-1, plane.line_size)[:h, :w]
         return planar_histogram(planes.reshape(3, -1), self._pairs)
