@@ -169,24 +169,52 @@ def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
     assert _tree(tmp_path / "out") == _tree(ref)
 
 
+_RAY_CHILD = """
+import hashlib, json, sys
+from pathlib import Path
+from demoforge.convert import BakeConfig, bake
+from demoforge.stage.ray import RayExecutor
+from tests.convert._sources import write_raw
+
+tmp = Path(sys.argv[1])
+src = write_raw(tmp / "raw", lengths=(8, 6, 7))
+cfg = BakeConfig(convention="joint_vel", control_freq=20, task="a task set here")
+local = bake([src], tmp / "local", cfg, workers=2)
+try:
+    executor = RayExecutor()
+except Exception as e:
+    print(json.dumps({"skip": str(e)}))
+    raise SystemExit(0)
+with executor:
+    on_ray = bake([src], tmp / "ray", cfg, executor=executor)
+tree = lambda root: {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                     for p in sorted(root.rglob("*")) if p.is_file()}
+print(json.dumps({"same": tree(on_ray) == tree(local), "stamp": json.loads((on_ray / "meta" / "bake.json").read_text()),
+                  "left": [str(p) for p in (tmp / ".ray.bake-shards").glob("*")]}))
+"""
+
+
 @pytest.mark.slow
 def test_ray_executor_bakes_with_every_setting_as_the_local_pool_does(tmp_path):
-    pytest.importorskip("ray")
-    from demoforge.stage.ray import RayExecutor
+    """In a child process: a Ray session of its own left in a pytest worker made a later Ray
+    cluster test in the same worker fail to fetch the objects it put (OwnerDiedError)."""
+    import os
+    import subprocess
+    import sys
 
-    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7))
-    cfg = BakeConfig(convention="joint_vel", control_freq=20, task="a task set here")
-    local = bake([src], tmp_path / "local", cfg, workers=2)
-    try:
-        executor = RayExecutor()
-    except Exception as e:  # noqa: BLE001 - a machine where Ray cannot start skips cleanly
-        pytest.skip(f"ray cannot start here: {e}")
-    with executor:
-        on_ray = bake([src], tmp_path / "ray", cfg, executor=executor)
-    assert _tree(on_ray) == _tree(local)
-    stamp = json.loads((on_ray / "meta" / "bake.json").read_text())
-    assert stamp["control_freq"] == 20 and stamp["task_override"] == "a task set here"
-    assert list((tmp_path / ".ray.bake-shards").glob("*")) == []  # merged and removed
+    from tests.timeouts import SUBPROCESS_S
+
+    pytest.importorskip("ray")
+    repo = Path(__file__).resolve().parents[2]
+    child = subprocess.run([sys.executable, "-c", _RAY_CHILD, str(tmp_path)], cwd=repo, capture_output=True, text=True,
+                           env={**os.environ, "MUJOCO_GL": "egl"}, timeout=SUBPROCESS_S, check=False)
+    assert child.returncode == 0, child.stderr[-3000:]
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    if "skip" in result:  # a machine where Ray cannot start skips cleanly
+        pytest.skip(f"ray cannot start here: {result['skip']}")
+    assert result["same"]
+    assert result["stamp"]["control_freq"] == 20 and result["stamp"]["task_override"] == "a task set here"
+    assert result["left"] == []  # merged and removed
 
 
 def test_a_second_live_run_into_the_same_output_is_refused_and_leaves_the_first_intact(tmp_path):
