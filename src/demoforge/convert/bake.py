@@ -34,13 +34,14 @@ from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.decode import probe_video
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
-from demoforge.dataset.merge import merge_datasets
+from demoforge.dataset.layout import INFO_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
 from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage, stamp_dataset
+from demoforge.stage import (
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, run_stage, stamp_dataset,
+)
 
 BAKE_PATH = "meta/bake.json"
 MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s
@@ -86,11 +87,8 @@ class BakeStage:
         tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
         shutil.rmtree(tmp, ignore_errors=True)
         v3 = tmp / "v3"
-        merge_datasets([s / "data" for s in shards], v3, video_file_duration_s=self.plan.config.max_video_file_s)
         # merge's own stamp names the temporary shards; bake.json records the real sources
-        (v3 / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)
-        if not any((v3 / DEMOFORGE_META_DIR).iterdir()):
-            (v3 / DEMOFORGE_META_DIR).rmdir()
+        merge_shards(shards, v3, video_file_duration_s=self.plan.config.max_video_file_s)
         records = [rec for result in results for rec in result["records"]]
         for n, rec in enumerate(records):
             rec["baked_episode"] = n

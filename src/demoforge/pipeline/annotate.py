@@ -29,12 +29,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from demoforge.dataset import DatasetWriter, EncodedVideo, Feature, merge_datasets, open_dataset
+from demoforge.dataset import DatasetWriter, EncodedVideo, Feature, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras, image_key, row_extra
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage, stamp_dataset
+from demoforge.stage import (
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
+)
 
 ACTION_KEY = "goal.action"
 POSITION_KEY = "goal.position"
@@ -138,14 +140,8 @@ class AnnotateStage:
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         def merge(shards: list[Path], results: list[dict]) -> Path:
             merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
-            shutil.rmtree(merged, ignore_errors=True)
-            merge_datasets([s / "data" for s in shards], merged)
-            (merged / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)  # shard bookkeeping
-            if not any((merged / DEMOFORGE_META_DIR).iterdir()):
-                (merged / DEMOFORGE_META_DIR).rmdir()
-            stamp_dataset(merged, self.name, self.fingerprint())
-            merged.replace(out)
-            return out
+            merge_shards(shards, merged)
+            return publish_dataset(merged, out, self.name, self.fingerprint())
 
         return MergeAtEnd(merge)
 

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from demoforge.dataset import DatasetWriter, VideoSettings, merge_datasets, open_dataset
+from demoforge.dataset import DatasetWriter, VideoSettings, open_dataset
 from demoforge.dataset.keys import episode_extras, extra_column
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.dataset.writer import STAGING_DIR
@@ -43,7 +43,9 @@ from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
 from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render.writer_thread import WriterThread
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage, stamp_dataset
+from demoforge.stage import (
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
+)
 
 RENDER_META = "render.json"
 # x264 with its own threads gives different bytes for the same frames when the machine is busy
@@ -322,14 +324,9 @@ class RenderStage:
                 shutil.rmtree(merged, ignore_errors=True)
                 data.replace(merged)
         else:
-            shutil.rmtree(merged, ignore_errors=True)
-            merge_datasets([s / "data" for s in shards], merged)
+            merge_shards(shards, merged)
         _copy_meta(self.source, merged, self.config, list(self.plan))
-        stamp_dataset(merged, self.name, self.fingerprint())
-        if out.exists():
-            out.rmdir()  # empty (checked before the run)
-        merged.replace(out)
-        return out
+        return publish_dataset(merged, out, self.name, self.fingerprint())
 
 
 def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,

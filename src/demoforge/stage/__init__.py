@@ -36,7 +36,7 @@ result)`, and writes `out` on `finish()`; `MergeAtEnd` wraps a merge of all shar
 
 from demoforge.stage.local import LocalExecutor, refuse_in_worker_start_up
 from demoforge.stage.protocol import MergeAtEnd, Merger, Progress, ProgressEvent, Stage, StageError, chunks
-from demoforge.stage.runner import run_stage, stamp_dataset
+from demoforge.stage.runner import merge_shards, publish_dataset, run_stage, stamp_dataset
 
 __all__ = ["LocalExecutor", "MergeAtEnd", "Merger", "Progress", "ProgressEvent", "Stage", "StageError", "chunks",
-           "refuse_in_worker_start_up", "stamp_dataset", "run_stage"]
+           "merge_shards", "publish_dataset", "refuse_in_worker_start_up", "stamp_dataset", "run_stage"]

@@ -53,16 +53,13 @@ class MergeStage:
         return MergeAtEnd(lambda shards, results: self._merge(shards, out))
 
     def _merge(self, shards: list[Path], out: Path):
-        from demoforge.stage.runner import stamp_dataset
+        from demoforge.stage.runner import publish_dataset
 
         merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole, stamped
         shutil.rmtree(merged, ignore_errors=True)
         info = merge_datasets(list(self.sources), merged, video_file_duration_s=self.video_file_duration_s,
                               on_episode=self.on_episode)
-        stamp_dataset(merged, self.name, self.fingerprint())
-        if out.exists():
-            out.rmdir()  # empty (checked before the run)
-        merged.replace(out)
+        publish_dataset(merged, out, self.name, self.fingerprint())
         return info
 
 

@@ -43,10 +43,9 @@ def run_one(run: StageRun, k: int, progress: Progress | None = None) -> dict:
     return result
 
 
-def open_work(stage: Stage, work: Path, *, keep_other: bool) -> None:
+def open_work(stage: Stage, work: Path, record: dict, *, keep_other: bool) -> None:
     """Make WORK the folder of this run: new, or this same run's (resumed); another run's folder
     is refused (`keep_other`, a folder the user named) or replaced (a temporary folder of ours)."""
-    record = stage.fingerprint()
     run_file = work / RUN_FILE
     if work.exists() and not work.is_dir():
         raise stage.error(f"{work}: is a file, not a folder; choose a folder path")
@@ -104,7 +103,7 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     try:
         labels = tuple(stage.items())
         check_items(stage, labels)
-        stage.fingerprint()  # the inputs are read (and refused) before anything is written
+        record = stage.fingerprint()  # the inputs are read (and refused) before anything is written
         existed = work.exists()
         if own_work:  # a folder of ours beside OUT: one live run at a time (a second is refused, not mixed in)
             try:
@@ -112,7 +111,7 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
             except OutputError as exc:
                 raise stage.error(str(exc)) from None
         try:
-            open_work(stage, work, keep_other=not own_work)
+            open_work(stage, work, record, keep_other=not own_work)
         except BaseException:
             if own_work and not existed:
                 release_temp(lock)
@@ -171,6 +170,32 @@ def stamp_dataset(root: Path, stage: str, fingerprint: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, {"stage": stage, "demoforge": __version__, "fingerprint": fingerprint})
     return path
+
+
+def merge_shards(shards: list[Path], root: Path, **options):
+    """The datasets of `shards` (SHARD/data), merged in order into the new root `root` (one a rerun
+    left there is replaced) by `merge_datasets` with `options`, less merge's own merge.json (it
+    names the temporary shards, not the stage's sources); returns the merged info."""
+    from demoforge.dataset import merge_datasets
+    from demoforge.dataset.layout import DEMOFORGE_META_DIR
+
+    shutil.rmtree(root, ignore_errors=True)
+    info = merge_datasets([s / "data" for s in shards], root, **options)
+    meta = root / DEMOFORGE_META_DIR
+    (meta / "merge.json").unlink(missing_ok=True)
+    if meta.is_dir() and not any(meta.iterdir()):
+        meta.rmdir()
+    return info
+
+
+def publish_dataset(root: Path, out: Path, stage: str, fingerprint: dict) -> Path:
+    """Stamp the finished dataset `root` (`stamp_dataset`) and move it to `out` (absent, or empty:
+    checked before the run), so OUT appears whole or not at all. Returns `out`."""
+    stamp_dataset(root, stage, fingerprint)
+    if out.exists():
+        out.rmdir()
+    root.replace(out)
+    return out
 
 
 def _resumable(work: Path) -> bool:
