@@ -180,6 +180,33 @@ def test_second_writer_gets_lock_error(tmp_path):
     w.finalize()
 
 
+def test_a_create_killed_before_its_staging_was_whole_leaves_nothing_to_resume(tmp_path):
+    """A run killed between a create's folders and its config: the next create starts afresh
+    (a CI run once resumed such a shard and found no config)."""
+    unborn = tmp_path / "ds" / ".demoforge-staging.new"
+    (unborn / "data").mkdir(parents=True)  # what a create killed at that point leaves
+    (unborn / "lock").touch()
+    assert not (tmp_path / "ds" / ".demoforge-staging").exists()  # nothing a resume would pick up
+    with DatasetWriter.create(tmp_path / "ds", fps=10, features=STATE_ONLY) as w:
+        w.add_episode(episode(0, 5, STATE_ONLY), task="t")
+    assert sorted(p.name for p in (tmp_path / "ds").iterdir()) == ["data", "meta"]
+
+
+def test_a_create_in_progress_is_not_swept_away(tmp_path):
+    import fcntl
+    import os
+    unborn = tmp_path / "ds" / ".demoforge-staging.new"
+    unborn.mkdir(parents=True)
+    fd = os.open(unborn / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another process is creating right now
+    try:
+        with pytest.raises(DatasetLockedError):
+            DatasetWriter.create(tmp_path / "ds", fps=10, features=STATE_ONLY)
+        assert unborn.is_dir()
+    finally:
+        os.close(fd)
+
+
 def test_exception_inside_with_keeps_finished_episodes(tmp_path):
     with pytest.raises(RuntimeError):
         with DatasetWriter.create(tmp_path / "ds", fps=10, features=STATE_ONLY) as w:

@@ -142,7 +142,10 @@ class DatasetWriter:
             data_file_size_mb=data_file_size_mb, video_file_size_mb=video_file_size_mb,
             video_file_duration_s=video_file_duration_s, chunks_size=chunks_size,
         )
-        staging = root / STAGING_DIR
+        staging, unborn = root / STAGING_DIR, root / (STAGING_DIR + ".new")
+        if unborn.is_dir():  # a create killed before its staging was whole: nothing in it to keep
+            os.close(_lock(unborn))  # unless another create is making it right now
+            shutil.rmtree(unborn)
         if root.exists() and any(root.iterdir()):
             if staging.exists():
                 os.close(_lock(staging))  # a live writer gets the lock error, not the "non-empty" one
@@ -150,14 +153,18 @@ class DatasetWriter:
                 f"{root}: not empty; choose a new root, or call DatasetWriter.resume({str(root)!r}) "
                 "to continue an interrupted run"
             )
-        for sub in ("data", "episodes", *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")):
-            (staging / sub).mkdir(parents=True, exist_ok=True)
-        fd = _lock(staging)
+        # The staging folder is built under another name and renamed into place whole, so a
+        # staging folder always has its config: a run killed in here leaves nothing to resume.
+        fd = _lock(unborn)
         try:
-            write_json_atomic(staging / "config.json", config.to_json())
+            for sub in ("data", "episodes",
+                        *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")):
+                (unborn / sub).mkdir(parents=True, exist_ok=True)
+            write_json_atomic(unborn / "config.json", config.to_json())
+            os.rename(unborn, staging)  # the lock is on the file, which moves with the folder
         except BaseException:  # a full disk before the first episode: nothing to keep, nothing locked
             os.close(fd)
-            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(unborn, ignore_errors=True)
             raise
         writer = cls(root, config, fd)
         if data_as_added:
