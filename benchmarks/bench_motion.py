@@ -11,11 +11,12 @@ operators (flip, rotate) in separate rows:
 - joint travel per operator [rad]: sum over the arm joints of each joint's path length
   (L1, median and max over the row's operators), and the path length in joint space
   (L2: the Euclidean norm of each tick's step, summed); a rotate must turn its block 90
-  degrees and a flip 120 degrees (its tip and the turn about the vertical that keeps the yaw),
-  so their travel is counted beyond that turn, against the same 2.0 rad as the others;
+  degrees in the hand, a flip none when it tips the block over with the closed fingers and
+  90 degrees when it turns it in the hand (the plan's `flip_mode`), so their travel is counted
+  beyond that turn, against the same 2.0 rad as the others;
 - median operator duration [s] (its ticks, the runner's settle included);
 - largest wrist turn not needed by the task [deg]: the last joint's path length in one
-  operator, less the turn the operator must make (TURNING: 2pi/3 for flip, pi/2 for rotate, 0 otherwise);
+  operator, less the turn the operator must make (TURNING);
 - failure causes of failed episodes, and the causes of retried attempts.
 
 Targets (issue 16): pick/place median travel <= 2.0 rad and max <= 4.0 rad, median
@@ -49,10 +50,10 @@ from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 FAMILIES = ("stack_three", "unstack", "pnp", "flip", "rotate")
-# Turn [rad] the operator itself must make: rotate turns its block 90 degrees about the vertical;
-# flip tips it 90 degrees and, to keep the domain's yaw, turns it 90 degrees about the vertical
-# too, one rotation of 120 degrees for every pair of faces (tests/skills/test_reorient.py).
-TURNING = {"flip": 2 * math.pi / 3, "rotate": math.pi / 2}
+# Turn [rad] the hand itself must make: rotate turns its block 90 degrees about the vertical in
+# the hand; flip tips it over with the closed fingers (no turn of the hand: "topple") or, where
+# it has no room to land, turns it 90 degrees in the hand ("in_hand"), the plan's `flip_mode`.
+TURNING = {"flip": {"topple": 0.0, "in_hand": math.pi / 2}, "rotate": math.pi / 2}
 TRAVEL_BUDGET = 2.0  # median joint travel per operator beyond the needed turn [rad]
 TRAVEL_MAX = 4.0  # largest joint travel of a pick/place operator [rad]
 DURATION_BUDGET = 2.5  # median pick/place operator duration [s]
@@ -66,7 +67,13 @@ def operator_segments(ops: np.ndarray, phases: np.ndarray) -> list[slice]:
     return [slice(a, b) for a, b in zip(starts, [*starts[1:], len(ops)], strict=True)]
 
 
-def episode_operators(reader, i: int, vocab: dict, fps: float) -> list[dict]:
+def need(name: str, params: dict) -> float:
+    """The turn [rad] operator `name` must make with these plan parameters."""
+    turn = TURNING.get(name, 0.0)
+    return turn[params.get("flip_mode", "in_hand")] if isinstance(turn, dict) else turn
+
+
+def episode_operators(reader, i: int, vocab: dict, fps: float, executed: list[dict]) -> list[dict]:
     cols = reader.read_episode(i, ["action", "plan.operator", "plan.phase"])
     q = cols["action"][:, :-1].astype(float)
     out = []
@@ -78,9 +85,10 @@ def episode_operators(reader, i: int, vocab: dict, fps: float) -> list[dict]:
         lo = max(seg.start - 1, 0)
         steps = np.abs(np.diff(q[lo:seg.stop], axis=0))
         name = vocab["operators"][op]
+        params = next((e["params"] for e in executed if e["ticks"][0] <= seg.start < e["ticks"][1]), {})
         out.append({"op": name, "travel": float(steps.sum()), "wrist": float(steps[:, -1].sum()),
-                    "travel2": float(np.linalg.norm(steps, axis=1).sum()),
-                    "seconds": (seg.stop - seg.start) / fps, "q": q[seg], "need": TURNING.get(name, 0.0)})
+                    "travel2": float(np.linalg.norm(steps, axis=1).sum()), "mode": params.get("flip_mode"),
+                    "seconds": (seg.stop - seg.start) / fps, "q": q[seg], "need": need(name, params)})
     return out
 
 
@@ -108,13 +116,13 @@ def measure(family: str, work: Path, *, problems: int, episodes: int, seed: int,
                 f = json.loads(row["demoforge/failure"])
                 failures[f"{f['kind']}: {f.get('skill')}"] += 1
                 continue
-            eps = episode_operators(reader, i, vocab, fps)
+            eps = episode_operators(reader, i, vocab, fps, json.loads(row["demoforge/plan"]))
             ops += eps
             if plot is not None and i < 2:
                 _plot(plot / f"{family}-ep{i}.png", eps, fps, f"{family} episode {i}")
     classes = {}
     for o in ops:
-        classes.setdefault("turn" if o["need"] else "pick/place", []).append(o)
+        classes.setdefault("turn" if o["op"] in TURNING else "pick/place", []).append(o)
     return {
         "family": family, "episodes": summary.episodes, "yield": summary.successes / max(summary.episodes, 1),
         "classes": {c: _figures(v) for c, v in sorted(classes.items())},
@@ -132,6 +140,9 @@ def _figures(ops: list[dict]) -> dict:
         "med_s": float(np.median([o["seconds"] for o in ops])),
         "wrist_deg": math.degrees(max(o["wrist"] - o["need"] for o in ops)),
         "names": sorted({o["op"] for o in ops}),
+        "modes": {m: (sum(o["mode"] == m for o in ops), float(np.median([o["travel"] - o["need"] for o in ops
+                                                                          if o["mode"] == m])))
+                  for m in sorted({o["mode"] for o in ops if o["mode"]})},
     }
 
 
@@ -189,7 +200,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for c, f in r["classes"].items():
-            print(f"| {r['family']} | {', '.join(f['names'])} | {r['episodes']} | {100 * r['yield']:.1f}% | {f['ops']} "
+            modes = (" (" + ", ".join(f"{k} {n}: median {t:.2f}" for k, (n, t) in f["modes"].items()) + ")"
+                     if f["modes"] else "")
+            print(f"| {r['family']} | {', '.join(f['names'])}{modes} | {r['episodes']} | {100 * r['yield']:.1f}% | {f['ops']} "
                   f"| {f['med_travel']:.2f} | {f['max_travel']:.2f} | {f['med_l2']:.2f} | {f['max_l2']:.2f} "
                   f"| {f['med_s']:.2f} | {f['wrist_deg']:.0f} | {r['failures'] or '-'} | {r['retried'] or '-'} |")
     print(headline(rows))

@@ -4,9 +4,11 @@
 ; (pz: the block's +z is up, its rest orientation), (yaw ?b ?a) the block's turn about
 ; the world vertical in 90-degree steps. flip tips a block 90 degrees onto a face
 ; adjacent to the one up now, so the opposite face takes two flips; rotate turns it
-; 90 degrees either way. Both act on a clear block on the table and keep its region
-; and yaw (flip) or face (rotate). The two static relations (adjacent, yaw_step) are
-; part of every problem's :init; demoforge.tasks.generate.static_facts() lists them.
+; 90 degrees either way. Both act on a clear block on the table and keep its region;
+; rotate keeps its face, flip moves its yaw as a tip does (a 90-degree tip turns the
+; heading the yaw is read from by +-90 degrees: tip_yaw). The three static relations
+; (adjacent, tip_yaw, yaw_step) are part of every problem's :init;
+; demoforge.tasks.static_facts() lists them.
 ;
 ; A block is (in_region ?b ?r) only while it rests on the table inside region ?r;
 ; place-in-region puts it there, pick-up takes it out of every region.
@@ -26,6 +28,7 @@
     (yaw ?x - block ?a - angle)
     (in_region ?x - block ?r - region)
     (adjacent ?f - face ?g - face)
+    (tip_yaw ?f - face ?g - face ?a - angle ?c - angle)
     (yaw_step ?a - angle ?c - angle))
 
   (:action pick-up
@@ -62,7 +65,10 @@
     :parameters (?x - block ?from - face ?to - face)
     :precondition (and (clear ?x) (on_table ?x) (hand_empty)
                        (face_up ?x ?from) (adjacent ?from ?to))
-    :effect (and (face_up ?x ?to) (not (face_up ?x ?from))))
+    :effect (and (face_up ?x ?to) (not (face_up ?x ?from))
+                 (forall (?a - angle ?c - angle)
+                   (when (and (yaw ?x ?a) (tip_yaw ?from ?to ?a ?c))
+                         (and (yaw ?x ?c) (not (yaw ?x ?a)))))))
 
   (:action rotate
     :parameters (?x - block ?from - angle ?to - angle)

@@ -3,17 +3,12 @@ import math
 import numpy as np
 import pytest
 
-from demoforge.skills.flip import REFERENCE_AXIS, TILTS, flipped
+from demoforge.skills import geometry as geo
+from demoforge.skills.flip import TILTS, tip_direction, tipped
+from demoforge.symbolic import orientation
+from demoforge.tasks.families import TIPS_CCW
 
 from .conftest import CUBE, TABLE_Z, cube, make, pose, run, yaw_quat
-
-
-def _face_and_heading(rot):
-    """(face up, heading [deg] of its reference axis) from a rotation matrix."""
-    k = int(np.argmax(np.abs(rot[2])))
-    face = ("p" if rot[2, k] > 0 else "n") + "xyz"[k]
-    h = rot[:, REFERENCE_AXIS["xyz"[k]]]
-    return face, math.degrees(math.atan2(h[1], h[0]))
 
 
 def _deg_off(a, b):
@@ -21,46 +16,45 @@ def _deg_off(a, b):
 
 
 @pytest.mark.parametrize(("to", "yaw"), [("px", 0.0), ("ny", 10.0), ("nx", 90.0), ("py", -80.0)])
-def test_flip_puts_the_adjacent_face_up_in_place_keeping_the_yaw(to, yaw):
+def test_flip_tips_the_block_over_onto_its_side(to, yaw):
     scene, ctx = make(cube("a", 0.5, -0.05, quat=yaw_quat(yaw)))
     start, rot0 = pose(scene, "a")
+    v = tip_direction(rot0, to)
     plan = run(scene, ctx, "flip", ["a", "pz", to], seed=6)
     now, rot = pose(scene, "a")
-    face, heading = _face_and_heading(rot)
-    sign = 1.0 if to[0] == "p" else -1.0
-    assert face == to and sign * rot[2, "xyz".index(to[1])] > math.cos(math.radians(5))  # flat
-    assert _deg_off(heading, _face_and_heading(rot0)[1]) < 5  # the domain's yaw is kept
+    assert plan.params["flip_mode"] == "topple"
+    assert math.degrees(geo.angle_between(rot, tipped(rot0, v))) < 5  # face ?to up, the heading kept
     assert abs(now[2] - (TABLE_Z + CUBE / 2)) < 0.002  # resting on the table
-    assert np.linalg.norm(now[:2] - start[:2]) < 0.008
+    landed = start[:2] - CUBE * v[:2]  # one half-width plus one half-height back along -v
+    assert np.linalg.norm(now[:2] - landed) < 0.01
+
+
+def test_flip_turns_the_block_in_the_hand_where_it_cannot_topple():
+    """A neighbour where the block would land: the block turns in the hand, where it stood."""
+    scene, ctx = make(cube("a", 0.5, -0.05), cube("b", 0.5 + 0.06, -0.05))
+    start, rot0 = pose(scene, "a")
+    plan = run(scene, ctx, "flip", ["a", "pz", "nx"], seed=6)  # face nx points at b: a would land on it
+    now, rot = pose(scene, "a")
+    assert plan.params["flip_mode"] == "in_hand" and "'b' stands where it would land" in plan.params["flip_topple_refused"]
     assert plan.params["flip_tilt"] in TILTS
+    assert math.degrees(geo.angle_between(rot, tipped(rot0, tip_direction(rot0, "nx")))) < 6
+    assert np.linalg.norm(now[:2] - start[:2]) < 0.008
 
 
-def test_flip_target_matches_the_symbolic_orientation_convention():
-    orientation = pytest.importorskip("demoforge.symbolic.orientation")
+def test_every_tip_moves_the_domain_yaw_as_tip_yaw_says():
+    """A tip changes the yaw the symbolic evaluator reads by +90 degrees for the pairs in
+    TIPS_CCW and by -90 for the others, at every yaw: the static facts the planner gets agree
+    with what the skill does."""
     for face in orientation.FACES:
-        for yaw in orientation.YAWS:
+        for k, yaw in enumerate(orientation.YAWS):
             rot = orientation.block_rotation(face, yaw)
             for end in orientation.FACES:
                 if end[1] != face[1]:
-                    target = flipped(rot, end)
+                    target = tipped(rot, tip_direction(rot, end))
                     assert orientation.face_up(target, 0.01) == end
-                    assert orientation.yaw_of(target, end, 0.01) == yaw
-
-
-def test_every_flip_turns_its_block_120_degrees():
-    """A 90-degree tip that keeps the domain's yaw is also a 90-degree turn about the vertical: one
-    rotation of 120 degrees for every face pair and yaw (the turn bench_motion counts flip's
-    travel beyond)."""
-    orientation = pytest.importorskip("demoforge.symbolic.orientation")
-    angles = set()
-    for face in orientation.FACES:
-        for yaw in orientation.YAWS:
-            rot = orientation.block_rotation(face, yaw)
-            for end in orientation.FACES:
-                if end[1] != face[1]:
-                    turn = flipped(rot, end) @ rot.T
-                    angles.add(round(math.degrees(math.acos(np.clip((np.trace(turn) - 1) / 2, -1, 1))), 6))
-    assert angles == {120.0}
+                    step = 1 if (face, end) in TIPS_CCW else 3
+                    assert orientation.yaw_of(target, end, 0.01) == orientation.YAWS[(k + step) % 4]
+                    assert math.degrees(geo.angle_between(rot, target)) == pytest.approx(90.0)
 
 
 @pytest.mark.parametrize(("start", "end", "turn"), [("yaw0", "yaw90", 90.0), ("yaw90", "yaw0", -90.0)])

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from demoforge.skills import execute, plan_skill
-from demoforge.skills.flip import REFERENCE_AXIS
+from demoforge.skills import geometry as geo
+from demoforge.skills.flip import tip_direction, tipped
 
 from .conftest import CUBE, TABLE_Z, cube, make, pose, settle, touching, yaw_quat
 
@@ -85,20 +86,14 @@ def place_in_region(seed, rng):
     return inside and _on_table(scene, "b0")
 
 
-def _face_heading(rot):
-    k = int(np.argmax(np.abs(rot[2])))
-    h = rot[:, REFERENCE_AXIS["xyz"[k]]]
-    return ("p" if rot[2, k] > 0 else "n") + "xyz"[k], math.degrees(math.atan2(h[1], h[0]))
-
-
 def flip(seed, rng):
     scene, ctx = _scene(rng, 2)
     to = ["px", "nx", "py", "ny"][int(rng.integers(4))]
     _, rot0 = pose(scene, "b0")
     if not _step(scene, ctx, "flip", ["b0", "pz", to], seed):
         return False
-    face, heading = _face_heading(pose(scene, "b0")[1])
-    return face == to and abs((heading - _face_heading(rot0)[1] + 180) % 360 - 180) < 10 and _on_table(scene, "b0")
+    turned = geo.angle_between(pose(scene, "b0")[1], tipped(rot0, tip_direction(rot0, to)))
+    return math.degrees(turned) < 10 and _on_table(scene, "b0")
 
 
 def rotate(seed, rng):

@@ -216,3 +216,25 @@ def test_replan_from_atoms_the_cached_problem_never_saw_does_not_crash():
     # loading crashed with SIGSEGV (lifted mode, most runs); it must reload instead.
     run = subprocess.run([sys.executable, "-c", _NEW_ATOM_STATE], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_a_half_turn_is_two_rotates_not_four_flips(mimir):
+    """GBFS first meets four flips (each tip moves the yaw too); the bounded optimal search
+    behind it finds the two rotates."""
+    text = blocks_problem(objects=[("a", "block")],
+                          init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), ("face_up", "a", "pz"),
+                                ("yaw", "a", "yaw180")],
+                          goal="(and (face_up a pz) (yaw a yaw0))")
+    task = parse_task(text, domain_text=BLOCKS)
+    result = mimir.plan(task, time_budget_s=5.0)
+    assert [s.action for s in result.plan] == ["rotate", "rotate"]
+
+
+def test_a_flip_moves_the_yaw_as_tip_yaw_says(mimir):
+    text = blocks_problem(objects=[("a", "block")],
+                          init=[("hand_empty",), ("on_table", "a"), ("clear", "a"), *upright("a")],
+                          goal="(face_up a px)")
+    task = parse_task(text, domain_text=BLOCKS)
+    assert "tip_yaw" not in task.fluent_predicates and "yaw" in task.fluent_predicates  # read in a condition only
+    after = apply(task, frozenset(task.init), Step("flip", ("a", "pz", "px")))
+    assert ("face_up", "a", "px") in after and ("yaw", "a", "yaw90") in after and ("yaw", "a", "yaw0") not in after

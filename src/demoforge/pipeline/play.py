@@ -6,7 +6,7 @@
 Each episode starts like an execute episode (same start states and seeds) and runs the
 expert to the problem's goal; then a next goal is sampled from the reached symbolic state
 (a seeded random walk from it over every operator of the domain, ending hand-empty; the
-goal is the walk's new atoms), planned from where the scene is and executed, `goals` times
+goal is the walk's new atoms, a new yaw with its face), planned from where the scene is and executed, `goals` times
 in all. Each walk step first draws an operator, uniformly among those with an applicable
 grounding, then one of its groundings, so flips, rotations and region placements are as
 likely as picks, puts and stacks (drawing groundings alone would let flip's many face pairs
@@ -99,7 +99,11 @@ def sample_goal(task, state: frozenset, rng: np.random.Generator) -> list[tuple]
 
 
 def _new_atoms(task, before: frozenset, after: frozenset) -> list[tuple]:
-    return sorted(a for a in after - before if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS)
+    new = {a for a in after - before if a[0] in task.fluent_predicates and a[0] not in IGNORED_IN_GOALS}
+    # A yaw is read off the face that is up, and a flip moves it too: a new yaw names its face,
+    # so the goal asks for a turn, not for any tip that happens to give that yaw.
+    turned = {a[1] for a in new if a[0] == "yaw"}
+    return sorted(new | {a for a in after if a[0] == "face_up" and a[1] in turned})
 
 
 class PlayGoals:

@@ -23,7 +23,7 @@ from demoforge.sim.ik import densify
 from demoforge.sim.linkage import linkage_positions
 from demoforge.skills import geometry as geo
 from demoforge.skills.context import PHASES, SkillContext, SkillFailure, SkillPlan, failed
-from demoforge.skills.timing import joint_limits, time_path
+from demoforge.skills.timing import JointLimits, joint_limits, time_path
 from demoforge.skills.transit import plan_around
 
 
@@ -235,6 +235,44 @@ class PlanBuilder:
         if what:
             raise Infeasible(SkillFailure("collision", phase, f"the straight {phase} move hits {what}"))
         self._append(ticks, self.grip if gripper is None else gripper, phase)
+        self.q = path[-1].copy()
+        return self.q
+
+    def curve(self, points: np.ndarray, rot: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
+              max_speed: float | None = None) -> np.ndarray:
+        """Move the TCP through `points` [m] (n x 3, each at most LINE_STEP from the last) at
+        orientation `rot`, as one timed move, its TCP no faster than `max_speed` [m/s] when
+        given: IK of each point seeded by the last, checked for contacts like `move` (props in
+        `exclude` aside). Returns the end configuration [rad]."""
+        ctx = self.ctx
+        path, q = [self.q], self.q
+        saved = ctx.scratch.qpos.copy()
+        try:
+            for point in np.asarray(points, float):
+                res = solve_ik(ctx.model, ctx.scratch, ctx.robot, point, geo.quat(rot), rng=self.rng, q_init=q,
+                               options=LINE_IK)
+                if not res.success or np.abs(res.q - q).max() > LINE_JUMP:
+                    raise Infeasible(SkillFailure("ik", phase, (
+                        f"the arm cannot follow the {phase} path through {np.round(point, 4).tolist()} [m]")))
+                q = res.q
+                path.append(q)
+        finally:
+            ctx.scratch.qpos[:] = saved
+        path = np.array(path)
+        what = self._path_hits(path, tuple(ctx.props[name] for name in exclude))
+        if what:
+            raise Infeasible(SkillFailure("collision", phase, f"the {phase} path hits {what}"))
+        limits = self.limits
+        ticks = time_path(path, limits, self.dt)
+        for _ in range(3 if max_speed else 0):
+            tcp = np.array([self.tcp_pose(q)[0] for q in np.vstack([path[:1], ticks])])
+            speed = float(np.linalg.norm(np.diff(tcp, axis=0), axis=1).max()) / self.dt
+            if speed <= max_speed * 1.02:
+                break
+            f = max_speed / speed  # lower velocity and acceleration limits; jerk's as it was (the IK
+            limits = JointLimits(limits.vel * f, limits.acc * f, limits.jerk)  # samples' noise would crawl)
+            ticks = time_path(path, limits, self.dt)
+        self._append(ticks, self.grip, phase)
         self.q = path[-1].copy()
         return self.q
 

@@ -1,26 +1,27 @@
 """flip: tip a block on the table 90 degrees so that face ?to points up.
 
-Expected geometric effect: the block rests on the table at (nearly) the same centre x, y
-(region membership kept) with face ?to up and its yaw as the domain measures it unchanged
-(demoforge.symbolic.orientation: the heading of the up face's reference axis), gripper
-open afterwards. That orientation is a 90-degree tip about the horizontal axis k = v x up
-(v: the world direction of face ?to before the flip) followed by a turn about the
-vertical by a multiple of 90 degrees, which the wrist adds while the block is lifted.
+Expected geometric effect: the block rests on the table with face ?to up, turned by a
+90-degree tip about the level axis v x up (v: the world direction face ?to points in before
+the flip), its heading otherwise unchanged; the domain's yaw (demoforge.symbolic.orientation:
+the heading of the up face's reference axis) moves with it by +-90 degrees, as the static
+`tip_yaw` relation of the domain says (no yaw convention stays put over every tip). Gripper
+open afterwards.
 
-Motion (a parallel gripper cannot roll a block in its fingers, so the wrist does it):
-the fingers pinch the block's two faces normal to k, the hand tilted by -alpha about k
-from top-down; lift; turn the hand by +90 degrees about k (and about the vertical as
-needed) while lifted, the block turning with it; lower to the table, the hand now tilted
-by 90 - alpha; open; retreat straight up. alpha is 20, 30, 45, 60 or 70 degrees, whichever
-(with either pinch direction) gives the feasible plan whose joints travel least. The turn
-the block needs is 120 degrees, not 90: with the domain's yaw convention the vertical turn
-is +-90 degrees for every pair of adjacent faces. The block creeps a few millimetres in the pads while
-it turns, so it lands within ~6 mm of its old centre (measured). The grasp point is drawn 4-7 mm
-off the centre both upwards and towards face ?to: after the turn the second offset
-points up, so the TCP sits above the block centre at both ends and the tilted
-fingertips stay clear of the table even for 3 cm blocks.
+Motion, "topple" (the default): the closed fingers, top-down, come straight down beside face
+?to, its top edge just above their tips, then carry that point of the face on its arc about
+the block's far bottom edge until the block is past balance; it falls onto its side, face
+?to up, its centre one half-width plus one half-height further along -v; the fingers rise
+and open. The hand does not turn (its yaw is the cheapest of the four that put the pads'
+front on the face). Where the block has no room to land (another block, the edge of the
+workspace, a region edge it would cross) or the push cannot be served, "in_hand": the fingers
+pinch the block's two faces normal to the tip axis, the hand tilted by -alpha about it from
+top-down; lift; turn the hand by +90 degrees about the axis while lifted; lower to the table
+where it stood; open; retreat straight up. alpha is 20, 30, 45, 60 or 70 degrees, whichever
+(with either pinch direction) gives the feasible plan whose joints travel least. The
+plan's `flip_mode` says which.
 
-Draws: which of the two pinch directions along k comes first, and the two offsets.
+Draws: the push height (topple); which of the two pinch directions comes first and the grasp
+offsets (in_hand).
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ import math
 import numpy as np
 
 from demoforge.skills import geometry as geo
-from demoforge.skills.builder import Infeasible, PlanBuilder
+from demoforge.skills.builder import LINE_STEP, Infeasible, PlanBuilder
 from demoforge.skills.context import SkillError, SkillFailure, SkillPlan
-from demoforge.skills.pick import carry_z, grasp, pinch_width
+from demoforge.skills.pick import PAD_HALF, TIP, carry_z, grasp, pinch_width
 from demoforge.skills.place import place_on
 
 FACES = ("px", "nx", "py", "ny", "pz", "nz")  # the domain's face constants: sign and block axis
@@ -43,15 +44,26 @@ FACES = ("px", "nx", "py", "ny", "pz", "nz")  # the domain's face constants: sig
 # flip from 10.4 to 8.6 rad of joint travel (benchmarks/bench_motion.py); 10 and 80 gained
 # 0.07 rad more for 40% more planning time.
 TILTS = tuple(math.radians(a) for a in (45.0, 30.0, 60.0, 20.0, 70.0))
-# The domain's yaw is the heading of a reference axis that lies flat while a face is up
-# (pz, nz: +x; px, nx: +y; py, ny: +z); this must agree with demoforge.symbolic.orientation,
-# and a test holds them together. Kept here so skills do not import the evaluator.
-REFERENCE_AXIS = {"x": 1, "y": 2, "z": 0}  # up axis -> block axis whose heading is the yaw
 # Deepest reach of the built-in fingertips below the TCP at any tilt (9 mm tip, 11 mm pad
 # half-width: at most 14.2 mm, at 51 degrees) plus 4 mm of clearance [m]; any gripper is
 # still collision-checked.
 FINGER_REACH = 0.018
 OFFSET_SPREAD = 0.002  # grasp offsets are drawn from [needed, needed + this] [m]
+# Tipping over: the fingertips meet the face TOP_MARGIN (plus up to PUSH_SPREAD, drawn) under
+# its top edge, coming from STANDOFF in front of it, and carry it until the block has turned
+# PAST_BALANCE beyond the angle where its centre of mass is over the far bottom edge.
+PAST_BALANCE = math.radians(10.0)
+TOP_MARGIN = 0.006  # [m]
+PUSH_SPREAD = 0.002  # [m]
+STANDOFF = 0.01  # [m]
+PUSH_SPEED = 0.06  # fastest fingertip speed of the push [m/s]: a block hit faster tumbles on
+RETREAT = 0.02  # the closed fingers rise this far after the push, clear of the fallen block [m]
+TOPPLE_RISE = 0.015  # the closed fingers come straight down this far to the push's start [m]
+LANDING_MARGIN = 0.01  # clearance of the landed block's footprint from other props [m]
+# A block tipped over may land this far outside the workspace (the table area put-down serves;
+# the default keeps 5 cm from the table's edge) [m].
+LANDING_SLACK = 0.04
+REGION_BAND = 0.01  # a landing this near a region's edge counts as crossing it [m]
 
 
 def face_axis(face: str) -> tuple[int, float]:
@@ -61,22 +73,107 @@ def face_axis(face: str) -> tuple[int, float]:
     return "xyz".index(face[1]), 1.0 if face[0] == "p" else -1.0
 
 
-def flipped(rot: np.ndarray, end: str) -> np.ndarray:
-    """world_R_block with face `end` up and the domain's yaw unchanged: the reference axis of
-    the new up face (demoforge.symbolic.orientation) takes the heading [rad] that the old up
-    face's reference axis has now, continuous offset from the 90-degree steps included."""
-    k, _ = geo.up_axis(rot)
-    h = rot[:, REFERENCE_AXIS["xyz"[k]]]
-    heading = math.atan2(h[1], h[0])
-    i_end, s_end = face_axis(end)
-    f, h_end = np.eye(3)[i_end] * s_end, np.eye(3)[REFERENCE_AXIS["xyz"[i_end]]]
-    return geo.rot_z(heading) @ np.column_stack([h_end, np.cross(f, h_end), f]).T
+def tipped(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """world_R_block after a 90-degree tip that turns the face pointing along the level `v`
+    up: a turn about v x up, the block's heading otherwise unchanged (the domain's yaw then
+    moves by the static `tip_yaw` relation, demoforge.tasks.static_facts)."""
+    return geo.rot_axis(np.cross(v, geo.UP), math.pi / 2) @ rot
+
+
+def tip_direction(rot: np.ndarray, end: str) -> np.ndarray:
+    """The level unit vector [-] that face `end` of a block at world_R_block `rot` points along."""
+    i, sign = face_axis(end)
+    v = sign * rot[:, i]
+    v = v - v[2] * geo.UP
+    return v / np.linalg.norm(v)
+
+
+def _landing_clear(b: PlanBuilder, name: str, centre: np.ndarray, land: np.ndarray, radius: float) -> str:
+    """Why block `name` cannot be tipped over to `land` [m] (empty when it can): another prop in
+    the way, the edge of the workspace, or a region edge it would cross."""
+    ctx = b.ctx
+    for other in sorted(ctx.props):
+        if other != name:
+            c, r, h = geo.block(ctx, other)
+            if np.linalg.norm(land[:2] - c[:2]) < radius + geo.footprint_radius(h, r) + LANDING_MARGIN:
+                return f"{other!r} stands where it would land"
+    x_lo, x_hi, y_lo, y_hi = ctx.workspace
+    if not (x_lo - LANDING_SLACK <= land[0] <= x_hi + LANDING_SLACK and y_lo - LANDING_SLACK <= land[1] <= y_hi + LANDING_SLACK):
+        return f"it would land more than {LANDING_SLACK} m outside the workspace"
+    for region, (rx0, rx1, ry0, ry1) in sorted(ctx.regions.items()):
+        inside = [rx0 - m <= p[0] <= rx1 + m and ry0 - m <= p[1] <= ry1 + m
+                  for p in (centre, land) for m in (-REGION_BAND, REGION_BAND)]
+        if len(set(inside)) > 1:
+            return f"it would land near or across the edge of region {region!r}"
+    return ""
+
+
+def topple(b: PlanBuilder, name: str, args: tuple[str, ...], params: dict, pose: tuple, axes: tuple[int, int],
+           v: np.ndarray, target_rot: np.ndarray) -> SkillPlan:
+    """Tip block `name` over its far bottom edge by pushing face ?to (pointing along the level
+    `v`) with the closed fingers, top-down, just below its top edge, until the block is past
+    balance; it falls onto its face ?to-side up, one half-width plus one half-height further
+    along -v. Raises Infeasible when there is no room to land or the push cannot be served."""
+    ctx = b.ctx
+    centre, rot, half = pose
+    up_now, i_to = axes
+    h_v, h_up = float(half[i_to]), float(half[up_now])
+    land = centre - (h_v + h_up) * v
+    land[2] = ctx.table_z + h_v
+    radius = geo.footprint_radius(half, target_rot)
+    why = _landing_clear(b, name, centre, land, radius)
+    if why:
+        raise Infeasible(SkillFailure("collision", "approach", f"{name!r} cannot be tipped over: {why}"))
+    balance = math.atan2(h_v, h_up)  # the tip angle at which the centre of mass is over the far edge
+    # The fingertips meet face ?to just under its top edge and then move with that point of the
+    # face on its arc about the far bottom edge until the block is PAST_BALANCE beyond balance:
+    # a push along the table would drag the face down through the fingers' friction and slide
+    # the block instead of tipping it.
+    z_c = 2.0 * h_up - TOP_MARGIN - float(b.rng.uniform(0.0, PUSH_SPREAD))  # contact height [m]
+    pivot = centre - h_v * v
+    pivot[2] = ctx.table_z
+    finger = PAD_HALF * v + TIP * geo.UP  # TCP from the fingertips' front edge
+    contact = pivot + 2.0 * h_v * v + z_c * geo.UP
+    start = contact + STANDOFF * v + finger
+    radius_c = math.hypot(2.0 * h_v, z_c)
+    end_angle = balance + PAST_BALANCE
+    n = max(2, math.ceil(radius_c * end_angle / LINE_STEP))
+    arc = [pivot + (2.0 * h_v * math.cos(t) - z_c * math.sin(t)) * v + (2.0 * h_v * math.sin(t) + z_c * math.cos(t)) * geo.UP
+           + finger for t in np.linspace(0.0, end_angle, n + 1)]
+    lead = [start + f * (arc[0] - start) for f in np.linspace(0.0, 1.0, max(2, math.ceil(STANDOFF / LINE_STEP) + 1))[1:]]
+    points = np.array(lead + arc[1:])
+    end = points[-1]
+    params.update(flip_mode="topple", flip_push=round(z_c, 5))
+    # The closed fingers are about as deep along the pinch axis as across it (the built-in pads:
+    # 24 x 22 mm), so the pinch axis may lie along or across the push: four yaws, the wrist's
+    # cheapest wins.
+    heading = math.atan2(v[1], v[0])
+    best, last = None, None
+    for psi in sorted((geo.wrap(heading + i * math.pi / 2) for i in range(4)), key=lambda a: abs(geo.wrap(a - b.neutral_yaw))):
+        mark = b.mark()
+        try:
+            tcp = geo.down(psi)
+            # Down onto the fingertips' start from just above the block's top: a transit
+            # straight to it skims the top edge, and the arm lagging its targets knocks the block.
+            b.descend(start, tcp, TOPPLE_RISE, ("approach", "descend"), gripper=1.0)
+            b.curve(points, tcp, "reorient", exclude=(name,), max_speed=PUSH_SPEED)
+            b.line(end + RETREAT * geo.UP, tcp, "retreat", exclude=(name,), gripper=0.0)
+            cost = (b.travel(), b.ticks())
+            if best is None or cost < best[0]:
+                best = (cost, b.snapshot())
+        except Infeasible as exc:
+            last = exc
+        b.rollback(mark)
+    if best is None:
+        raise last
+    b.restore(best[1])
+    return b.plan("flip", args, params, (*land.tolist(), *geo.quat(target_rot).tolist()))
 
 
 def flip(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     """(flip ?x ?from ?to): see the module docstring."""
     name, start, end = args
-    (i_from, _), (i_to, s_to) = face_axis(start), face_axis(end)
+    (i_from, _), (i_to, _) = face_axis(start), face_axis(end)
     if i_from == i_to:
         raise SkillError(f"flip: {start} -> {end} is not a 90-degree tip (adjacent faces); pick faces on different axes")
     centre, rot, half = geo.block(b.ctx, name)
@@ -85,10 +182,16 @@ def flip(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     if face_now != start:
         raise Infeasible(SkillFailure("precondition", "approach", (
             f"{name!r} rests with face {face_now} up, not {start}")))
-    v = s_to * rot[:, i_to]
-    v = v - v[2] * geo.UP
-    v /= np.linalg.norm(v)
+    v = tip_direction(rot, end)
     k = np.cross(v, geo.UP)
+    target_rot = tipped(rot, v)
+    mark = b.mark()
+    try:
+        return topple(b, name, args, params, (centre, rot, half), (up_now, i_to), v, target_rot)
+    except Infeasible as exc:  # no room to tip it over, or the push cannot be served: in the hand
+        b.rollback(mark)
+        params.clear()
+        params.update(flip_mode="in_hand", flip_topple_refused=exc.failure.message)
     k_axis = 3 - up_now - i_to
     if 2 * half[k_axis] > pinch_width(b):
         raise Infeasible(SkillFailure("ik", "approach", (
@@ -105,7 +208,6 @@ def flip(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
         for p in pinch:
             tcp = geo.rot_axis(k, -alpha) @ geo.down(math.atan2(p[1], p[0]))
             candidates.append(({"flip_tilt": alpha}, pos, tcp))
-    target_rot = flipped(rot, end)
 
     def put_back(draw, pos, tcp_rot):
         grip = (tcp_rot.T @ (centre - pos), tcp_rot.T @ rot)

@@ -49,12 +49,24 @@ def _opposite(face: str) -> str:
     return ("n" if face[0] == "p" else "p") + face[1]
 
 
+# The (up face, face tipped up) pairs whose 90-degree tip turns the yaw's reference heading
+# counter-clockwise (+90 degrees); every other adjacent pair turns it clockwise. Derived from
+# demoforge.symbolic.orientation's yaw convention (a tip is a turn about a level axis, so no
+# yaw convention keeps the yaw over every tip); tests/tasks/test_families.py holds the two
+# together.
+TIPS_CCW = frozenset({("px", "py"), ("px", "ny"), ("px", "nz"), ("nx", "nz"), ("py", "nx"), ("py", "pz"),
+                      ("py", "nz"), ("ny", "nx"), ("pz", "px"), ("pz", "nx"), ("pz", "ny"), ("nz", "ny")})
+
+
 def static_facts() -> tuple[Atom, ...]:
     """The domain's static relations every problem's init holds: 90-degree tips between
-    adjacent faces and 90-degree yaw steps."""
-    tips = [("adjacent", f, g) for f in FACES for g in FACES if g not in (f, _opposite(f))]
+    adjacent faces, the yaw each tip leads to, and 90-degree yaw steps."""
+    pairs = [(f, g) for f in FACES for g in FACES if g not in (f, _opposite(f))]
+    tips = [("adjacent", f, g) for f, g in pairs]
+    turns = [("tip_yaw", f, g, YAWS[i], YAWS[(i + (1 if (f, g) in TIPS_CCW else 3)) % 4])
+             for f, g in pairs for i in range(4)]
     steps = [("yaw_step", YAWS[i], YAWS[(i + k) % 4]) for i in range(4) for k in (1, 3)]
-    return tuple(sorted(tips + steps))
+    return tuple(sorted(tips + turns + steps))
 
 
 @dataclass(frozen=True)
@@ -137,7 +149,8 @@ def _rotate(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], li
     yaws = [_two_different(YAWS, rng) for _ in blocks]
     init = _on_table(blocks) + [a for b, (y, _) in zip(blocks, yaws, strict=True)
                                 for a in (("face_up", b, "pz"), ("yaw", b, y))]
-    return init, [("yaw", b, g) for b, (_, g) in zip(blocks, yaws, strict=True)]
+    # The face stays in the goal: a flip moves the yaw too, and must not stand in for a turn.
+    return init, [a for b, (_, g) in zip(blocks, yaws, strict=True) for a in (("face_up", b, "pz"), ("yaw", b, g))]
 
 
 # Family name -> (default n, smallest n, layout).

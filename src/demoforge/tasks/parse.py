@@ -19,7 +19,7 @@ from pddl.parser.problem import ProblemParser
 from demoforge.errors import TaskError
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, format_atom, format_formula, problem_to_pddl
-from demoforge.tasks.validate import ROOT_TYPE, atoms_in, check_domain, check_problem, is_subtype, locate, signatures, type_of
+from demoforge.tasks.validate import ROOT_TYPE, changed_atoms, check_domain, check_problem, is_subtype, locate, signatures, type_of
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,7 @@ def parse_domain(text: str, *, file: str = "<domain>") -> Domain:
 
 
 def _fluents(domain: Domain) -> frozenset[str]:
-    return frozenset(
-        str(atom.name) for action in domain.actions for atom, _ in atoms_in(action.effect) if hasattr(atom, "name")
-    )
+    return frozenset(str(atom.name) for action in domain.actions for atom in changed_atoms(action.effect))
 
 
 def _atom(predicate) -> Atom:

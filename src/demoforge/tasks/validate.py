@@ -64,23 +64,31 @@ def atoms_in(node: object) -> Iterator[tuple[Predicate | EqualTo, frozenset[str]
     yield from _walk(node, frozenset())
 
 
-def _walk(node: object, bound: frozenset[str]) -> Iterator[tuple[Predicate | EqualTo, frozenset[str]]]:
+def changed_atoms(effect: object) -> Iterator[Predicate]:
+    """The atoms an effect adds or deletes (a conditional effect's condition only reads)."""
+    for atom, _ in _walk(effect, frozenset(), effects=True):
+        if isinstance(atom, Predicate):
+            yield atom
+
+
+def _walk(node: object, bound: frozenset[str], *, effects: bool = False) -> Iterator[tuple[Predicate | EqualTo, frozenset[str]]]:
     if node is None:
         return
     if isinstance(node, Predicate | EqualTo):
         yield node, bound
     elif isinstance(node, Not):
-        yield from _walk(node.argument, bound)
+        yield from _walk(node.argument, bound, effects=effects)
     elif isinstance(node, And | Or | Imply):
         for operand in node.operands:
-            yield from _walk(operand, bound)
+            yield from _walk(operand, bound, effects=effects)
     elif isinstance(node, ForallCondition | ExistsCondition):
-        yield from _walk(node.condition, bound | {v.name for v in node.variables})
+        yield from _walk(node.condition, bound | {v.name for v in node.variables}, effects=effects)
     elif isinstance(node, Forall):
-        yield from _walk(node.effect, bound | {v.name for v in node.variables})
+        yield from _walk(node.effect, bound | {v.name for v in node.variables}, effects=effects)
     elif isinstance(node, When):
-        yield from _walk(node.condition, bound)
-        yield from _walk(node.effect, bound)
+        if not effects:
+            yield from _walk(node.condition, bound)
+        yield from _walk(node.effect, bound, effects=effects)
     else:
         raise TypeError(f"unexpected PDDL node {type(node).__name__}: {node!r}")
 
