@@ -6,8 +6,8 @@
 Each episode starts like an execute episode (same start states and seeds) and runs the
 expert to the problem's goal; then a next goal is sampled from the reached symbolic state
 (a seeded random walk from it over every operator of the domain, ending hand-empty; the
-goal is the walk's new atoms, a new yaw with its face), planned from where the scene is and executed, `goals` times
-in all. Each walk step first draws an operator, uniformly among those with an applicable
+goal is the walk's new atoms, a new yaw with its face), planned from where the scene is and
+executed, `goals` times in all. Each walk step first draws an operator, uniformly among those with an applicable
 grounding, then one of its groundings, so flips, rotations and region placements are as
 likely as picks, puts and stacks (drawing groundings alone would let flip's many face pairs
 crowd the rest out). The episode's `plan` extra lists every executed step (so `annotate`

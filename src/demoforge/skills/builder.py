@@ -245,20 +245,12 @@ class PlanBuilder:
         given: IK of each point seeded by the last, checked for contacts like `move` (props in
         `exclude` aside). Returns the end configuration [rad]."""
         ctx = self.ctx
-        path, q = [self.q], self.q
-        saved = ctx.scratch.qpos.copy()
-        try:
-            for point in np.asarray(points, float):
-                res = solve_ik(ctx.model, ctx.scratch, ctx.robot, point, geo.quat(rot), rng=self.rng, q_init=q,
-                               options=LINE_IK)
-                if not res.success or np.abs(res.q - q).max() > LINE_JUMP:
-                    raise Infeasible(SkillFailure("ik", phase, (
-                        f"the arm cannot follow the {phase} path through {np.round(point, 4).tolist()} [m]")))
-                q = res.q
-                path.append(q)
-        finally:
-            ctx.scratch.qpos[:] = saved
-        path = np.array(path)
+        points = np.asarray(points, float)
+        quat = geo.quat(rot)
+        path = self._trace(self.q, [(point, quat) for point in points])
+        if len(path) <= len(points):
+            raise Infeasible(SkillFailure("ik", phase, (
+                f"the arm cannot follow the {phase} path through {np.round(points[len(path) - 1], 4).tolist()} [m]")))
         what = self._path_hits(path, tuple(ctx.props[name] for name in exclude))
         if what:
             raise Infeasible(SkillFailure("collision", phase, f"the {phase} path hits {what}"))
@@ -331,26 +323,31 @@ class PlanBuilder:
         whole and smooth): not when the IK chain breaks (the path then ends where it broke)
         or detours (joint travel over LINE_DETOUR times the endpoints' distance). From
         `start` [rad] (default: the current targets)."""
-        ctx = self.ctx
         start = self.q if start is None else np.asarray(start, float)
         pos0, rot0 = self.tcp_pose(start)
         n = max(1, math.ceil(float(np.linalg.norm(pos - pos0)) / LINE_STEP),
                 math.ceil(geo.angle_between(rot0, rot) / LINE_TURN))
+        path = self._trace(start, [(pos0 + f * (pos - pos0), geo.quat(geo.slerp(rot0, rot, f)))
+                                   for f in np.arange(1, n + 1) / n])
+        return path, len(path) == n + 1 and self._straight(path)
+
+    def _trace(self, start: np.ndarray, poses: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Joint path [rad] from `start` through the TCP `poses` ((position [m], wxyz quaternion)
+        each), every IK solve seeded by the last; it ends early where a solve fails or jumps by
+        more than LINE_JUMP, so it is whole when it has len(poses) + 1 rows."""
+        ctx = self.ctx
         path, q = [start], start
         saved = ctx.scratch.qpos.copy()
         try:
-            for i in range(1, n + 1):
-                f = i / n
-                res = solve_ik(ctx.model, ctx.scratch, ctx.robot, pos0 + f * (pos - pos0),
-                               geo.quat(geo.slerp(rot0, rot, f)), rng=self.rng, q_init=q, options=LINE_IK)
+            for point, quat in poses:
+                res = solve_ik(ctx.model, ctx.scratch, ctx.robot, point, quat, rng=self.rng, q_init=q, options=LINE_IK)
                 if not res.success or np.abs(res.q - q).max() > LINE_JUMP:
-                    return np.array(path), False
+                    break
                 q = res.q
                 path.append(q)
         finally:
             ctx.scratch.qpos[:] = saved
-        path = np.array(path)
-        return path, self._straight(path)
+        return np.array(path)
 
     @staticmethod
     def _straight(path: np.ndarray) -> bool:

@@ -34,7 +34,7 @@ from demoforge.skills import geometry as geo
 from demoforge.skills.builder import LINE_STEP, Infeasible, PlanBuilder
 from demoforge.skills.context import SkillError, SkillFailure, SkillPlan
 from demoforge.skills.pick import PAD_HALF, TIP, carry_z, grasp, pinch_width
-from demoforge.skills.place import place_on
+from demoforge.skills.place import other_footprints, place_on
 
 FACES = ("px", "nx", "py", "ny", "pz", "nz")  # the domain's face constants: sign and block axis
 # Grasp tilts: the hand turns through 90 degrees about k from -alpha to 90 - alpha, so a small
@@ -92,11 +92,9 @@ def _landing_clear(b: PlanBuilder, name: str, centre: np.ndarray, land: np.ndarr
     """Why block `name` cannot be tipped over to `land` [m] (empty when it can): another prop in
     the way, the edge of the workspace, or a region edge it would cross."""
     ctx = b.ctx
-    for other in sorted(ctx.props):
-        if other != name:
-            c, r, h = geo.block(ctx, other)
-            if np.linalg.norm(land[:2] - c[:2]) < radius + geo.footprint_radius(h, r) + LANDING_MARGIN:
-                return f"{other!r} stands where it would land"
+    for other, c, r in other_footprints(ctx, name):
+        if np.linalg.norm(land[:2] - c) < radius + r + LANDING_MARGIN:
+            return f"{other!r} stands where it would land"
     x_lo, x_hi, y_lo, y_hi = ctx.workspace
     if not (x_lo - LANDING_SLACK <= land[0] <= x_hi + LANDING_SLACK and y_lo - LANDING_SLACK <= land[1] <= y_hi + LANDING_SLACK):
         return f"it would land more than {LANDING_SLACK} m outside the workspace"

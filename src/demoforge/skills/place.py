@@ -95,17 +95,23 @@ def stack(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     return b.plan("stack", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))
 
 
+def other_footprints(ctx, name: str) -> list[tuple[str, np.ndarray, float]]:
+    """(name, centre x, y [m], footprint radius [m]) of every prop but `name`, by name."""
+    out = []
+    for other in sorted(ctx.props):
+        if other != name:
+            c, r, h = geo.block(ctx, other)
+            out.append((other, c[:2], geo.footprint_radius(h, r)))
+    return out
+
+
 def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> np.ndarray:
     """A uniformly drawn table point [m] in `area` where block `name`'s footprint is clear of
     every other prop (and of every region when `avoid_regions`)."""
     ctx, s = b.ctx, b.ctx.settings
     _, rot, half = geo.block(ctx, name)
     radius = geo.footprint_radius(half, rot)
-    others = []
-    for other in sorted(ctx.props):
-        if other != name:
-            c, r, h = geo.block(ctx, other)
-            others.append((c[:2], geo.footprint_radius(h, r)))
+    others = [(c, r) for _, c, r in other_footprints(ctx, name)]
     regions = sorted(ctx.regions.values()) if avoid_regions else []
     x_lo, x_hi, y_lo, y_hi = area
     if x_hi - x_lo < 2 * radius or y_hi - y_lo < 2 * radius:

@@ -123,7 +123,7 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
         done_before = sum(int(json.loads((run.shard(k) / DONE_FILE).read_text()).get("episodes", 0))
                           for k in finished)
         report = _counting(progress, done_before, stage.total()) if progress is not None else None
-        todo = [k for k in range(len(labels)) if k not in set(finished)]
+        todo = sorted(set(range(len(labels))) - set(finished))
         feed = _Feed(run, stage.merger(out, executor.slots))
         try:
             feed()  # the items a resumed run finished before

@@ -52,7 +52,7 @@ def _opposite(face: str) -> str:
 # The (up face, face tipped up) pairs whose 90-degree tip turns the yaw's reference heading
 # counter-clockwise (+90 degrees); every other adjacent pair turns it clockwise. Derived from
 # demoforge.symbolic.orientation's yaw convention (a tip is a turn about a level axis, so no
-# yaw convention keeps the yaw over every tip); tests/tasks/test_families.py holds the two
+# yaw convention keeps the yaw over every tip); tests/skills/test_reorient.py holds the two
 # together.
 TIPS_CCW = frozenset({("px", "py"), ("px", "ny"), ("px", "nz"), ("nx", "nz"), ("py", "nx"), ("py", "pz"),
                       ("py", "nz"), ("ny", "nx"), ("pz", "px"), ("pz", "nx"), ("pz", "ny"), ("nz", "ny")})

@@ -35,7 +35,7 @@ from demoforge.tasks.simulate import State, Step
 
 NAME = "pymimir"
 # A plan of SHORTEN_FROM steps or more is replaced by a shorter one when an optimal (blind A*)
-# search finds one within SHORTEN_STATES states (~3 ms; stack_three's plans are already
+# search finds one within SHORTEN_STATES states (a few ms; stack_three's plans are already
 # shortest and its search stops at the bound).
 SHORTEN_FROM = 3
 SHORTEN_STATES = 500
