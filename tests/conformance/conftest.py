@@ -7,28 +7,18 @@ cannot pass by skipping them.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from lerobot_harness import LerobotDump, missing_lerobot_reason, probe_many, require_dump
+from lerobot_harness import LerobotDump, lerobot_python_or_skip, probe_many, require_dump
 
 
 @pytest.fixture(scope="session")
 def lerobot_python() -> str:
     """Path of the python that has lerobot 0.6.1; skips or fails when there is none."""
-    reason = missing_lerobot_reason()
-    if reason is not None:
-        message = (
-            f"real lerobot unavailable: {reason}; run `make test`, which builds the lerobot "
-            "venv (scripts/lerobot-venv.sh) and sets DEMOFORGE_LEROBOT_PYTHON"
-        )
-        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    return os.environ["DEMOFORGE_LEROBOT_PYTHON"]
+    return lerobot_python_or_skip()
 
 
 @pytest.fixture

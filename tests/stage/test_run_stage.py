@@ -25,6 +25,21 @@ class Killed(Exception):
     pass
 
 
+def kill_at(monkeypatch, stage_cls, item: int | None, ran: list | None = None) -> None:
+    """Make `stage_cls.run_item` raise Killed at item `item` (never when None), recording the
+    items it is asked to run in `ran`."""
+    real = stage_cls.run_item
+
+    def run_item(self, k, shard, progress):
+        if ran is not None:
+            ran.append(k)
+        if k == item:
+            raise Killed
+        return real(self, k, shard, progress)
+
+    monkeypatch.setattr(stage_cls, "run_item", run_item)
+
+
 @dataclass(frozen=True)
 class Words:
     """A toy stage: item k writes `word * (k + 1)` into its shard; the merge joins them."""
@@ -73,14 +88,7 @@ def test_chunks_cover_in_order_and_ignore_workers():
 def test_a_killed_run_resumes_from_its_finished_items(tmp_path, monkeypatch):
     stage, out = Words("ab"), tmp_path / "out.txt"
     work = tmp_path / ".out.txt.words-shards"
-    real = Words.run_item
-
-    def dies_at_item_3(self, k, shard, progress):
-        if k == 3:
-            raise Killed
-        return real(self, k, shard, progress)
-
-    monkeypatch.setattr(Words, "run_item", dies_at_item_3)
+    kill_at(monkeypatch, Words, 3)
     with pytest.raises(Killed):
         run_stage(stage, out)
     monkeypatch.undo()
@@ -127,22 +135,16 @@ def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
     src = write_raw(tmp_path / "raw", lengths=(8, 6, 7, 5) * 3)  # 12 episodes: 3 items of 4
     cfg = BakeConfig(convention="joint_vel", control_freq=30)
     ref = bake([src], tmp_path / "ref", cfg)
-    real, ran, kill = BakeStage.run_item, [], [True]
-
-    def killed_at_item_2(self, k, shard, progress):
-        ran.append(k)
-        if k == 2 and kill[0]:
-            raise Killed
-        return real(self, k, shard, progress)
-
-    monkeypatch.setattr(BakeStage, "run_item", killed_at_item_2)
+    ran = []
+    kill_at(monkeypatch, BakeStage, 2, ran)
     with pytest.raises(Killed):
         bake([src], tmp_path / "out", cfg)
     assert ran == [0, 1] + [2] and not (tmp_path / "out").exists()
     shards = tmp_path / ".out.bake-shards" / ".shards"
     assert [(p / "done.json").is_file() for p in sorted(shards.iterdir())] == [True, True, False]
     ran.clear()
-    kill[0] = False
+    monkeypatch.undo()
+    kill_at(monkeypatch, BakeStage, None, ran)
     bake([src], tmp_path / "out", cfg)
     assert ran == [2]  # only the unfinished item ran again
     assert _tree(tmp_path / "out") == _tree(ref)
@@ -153,14 +155,7 @@ def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
     src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 3, cams=())  # 3 items of 4; no front camera: copied
     ref = tmp_path / "ref"
     annotate_dataset(src, ref, warn=lambda s: None)
-    real = AnnotateStage.run_item
-
-    def killed(self, k, shard, progress):
-        if k == 1:
-            raise Killed
-        return real(self, k, shard, progress)
-
-    monkeypatch.setattr(AnnotateStage, "run_item", killed)
+    kill_at(monkeypatch, AnnotateStage, 1)
     with pytest.raises(Killed):
         annotate_dataset(src, tmp_path / "out", warn=lambda s: None)
     monkeypatch.undo()
