@@ -41,7 +41,11 @@ class SkillSettings:
 
     profile: MotionProfile = PROFILES["medium"]  # fractions of the robot card's joint velocity/acceleration/jerk limits
     control_hz: float = 60.0  # command rate [Hz]
-    approach_height: float = 0.05  # pre-grasp TCP height above the grasp, and the retreat after a release [m]
+    approach_height: float = 0.05  # pre-grasp TCP height above the grasp [m]
+    # Rise of the open hand after a release [m]: 3 cm frees the fingers from the block (the
+    # next transit is checked against it); 5 cm cost every placement ~0.1 rad more joint travel
+    # (benchmarks/bench_motion.py, tenth round), 2 cm made stack_three retry 9 attempts in 160.
+    retreat_height: float = 0.03
     # Held block's bottom above the tallest other prop while carried, and the least straight
     # lowering of a placement [m]: 3 cm (was 5) clears every prop, the path checks do the rest.
     carry_clearance: float = 0.03
@@ -60,7 +64,7 @@ class SkillSettings:
 
     def __post_init__(self):
         problems = [f"{name} must be > 0, got {getattr(self, name)}" for name in (
-            "control_hz", "approach_height", "close_s", "open_s", "max_s", "collision_step",
+            "control_hz", "approach_height", "retreat_height", "close_s", "open_s", "max_s", "collision_step",
             "free_spot_tries", "place_tries") if not getattr(self, name) > 0]
         problems += [f"{name} must be >= 0, got {getattr(self, name)}" for name in (
             "carry_clearance", "settle_s", "grasp_xy_offset", "place_xy_offset", "place_gap",

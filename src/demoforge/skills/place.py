@@ -2,7 +2,7 @@
 
 Expected geometric effect: the held block rests upright (its up face as it was in the
 hand, snapped exactly vertical) with its bottom on the support (`place_gap` above it at
-release, so it drops a few millimetres), the gripper open and the TCP `approach_height`
+release, so it drops a few millimetres), the gripper open and the TCP `retreat_height`
 straight above the release pose.
 
 - stack ?x ?y: ?x centred on ?y's top face within `place_xy_offset`, its yaw turned to
@@ -48,7 +48,7 @@ def place(b: PlanBuilder, name: str, tcp_p_block: np.ndarray, tcp_R_block: np.nd
     b.hold(s.open_s, "open", 0.0)
     # Straight up: the open fingers flank the block along the pinch axis, so this frees them
     # whatever the tilt (backing off along a tilted approach axis drags the block along).
-    b.line(tcp_pos + s.approach_height * geo.UP, tcp_rot, "retreat", exclude=(name,))
+    b.line(tcp_pos + s.retreat_height * geo.UP, tcp_rot, "retreat", exclude=(name,))
 
 
 def yaw_to_match(rot: np.ndarray, other: np.ndarray) -> float:
