@@ -2,6 +2,7 @@
 a forced re-plan, the goal check and the failure split's cause record."""
 
 import json
+import re
 
 import mujoco
 import numpy as np
@@ -14,7 +15,7 @@ from demoforge.sim import control_step, restore, snapshot, state_size
 from demoforge.symbolic import bind_symbols, abstract
 from demoforge.tasks import holds
 
-from .conftest import nudge
+from .conftest import nudge, problem_files
 
 
 class Nudger:
@@ -145,3 +146,21 @@ def test_motion_profile_sets_the_expert_speed_and_unknown_ones_are_refused(pnp, 
     assert lengths["slow"] > 1.3 * lengths["fast"]
     with pytest.raises(Exception, match=r"motion_profile 'warp' is not one of \['fast', 'medium', 'slow'\]"):
         RunnerSettings(motion_profile="warp")
+
+
+def test_a_half_turn_turns_the_wrist_half_a_turn_without_a_regrasp(tmp_path):
+    """The planner cannot tell the two ways of a half turn apart; from the home pose only one
+    keeps the wrist's last joint in range, and the runner takes it (skills.half_turn_way):
+    no episode's wrist turns more than the half turn and its approaches (a regrasp costs a
+    quarter turn more)."""
+    paths = problem_files(tmp_path / "tasks", "rotate", 6, seed=12)
+    turns = {p: [int(a) for a in re.findall(r"\(yaw \w+ yaw(\d+)\)", p.read_text())] for p in paths}
+    half = [p for p, (start, end) in turns.items() if abs(start - end) == 180][:3]
+    assert len(half) == 3
+    summary = generate(half, tmp_path / "run", episodes_per_problem=1, seed=0)
+    assert summary.successes == 3
+    reader = open_dataset(summary.roots["success"])
+    for i in reader.episode_indices:
+        assert [p["operator"] for p in _extras(summary.roots["success"], i)["plan"]] == ["rotate", "rotate"]
+        wrist = reader.read_episode(i, ["action"])["action"][:, -2].astype(float)
+        assert np.degrees(np.abs(np.diff(wrist)).sum()) < 215, i

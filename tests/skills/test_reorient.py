@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from demoforge.skills import geometry as geo
+from demoforge.skills import half_turn_way
 from demoforge.skills.flip import TILTS, tip_direction, tipped
 from demoforge.symbolic import orientation
 from demoforge.tasks.families import TIPS_CCW
@@ -67,6 +68,30 @@ def test_rotate_turns_the_block_90_degrees_in_place(start, end, turn):
     assert _deg_off(change, turn) < 3
     assert rot1[2, 2] > 0.999  # same face up
     assert np.linalg.norm(p1[:2] - p0[:2]) < 0.004 and abs(p1[2] - p0[2]) < 0.002
+
+
+def test_a_half_turn_goes_the_way_the_wrist_turns_in_one_grasp():
+    """From the home pose the last joint has room for a half turn one way only: a half turn
+    planned the other way is turned round (same start and end angles), and its two rotates
+    then turn the wrist half a turn in all, where the planned way regrasps a quarter turn
+    back (three quarters)."""
+    def wrist_deg(way):
+        scene, ctx = make(cube("a", 0.45, 0.05))
+        q = scene.data.ctrl[ctx.robot.arm_actuators][-1:].copy()
+        total = 0.0
+        for args in way:
+            plan = run(scene, ctx, "rotate", list(args), seed=7)
+            total += float(np.abs(np.diff(np.concatenate([q, plan.q[:, -1]]))).sum())
+            q = plan.q[-1:, -1]
+        return math.degrees(total)
+
+    planned = (("a", "yaw0", "yaw90"), ("a", "yaw90", "yaw180"))
+    _, ctx = make(cube("a", 0.45, 0.05))
+    other = half_turn_way(ctx, *(("rotate", a) for a in planned))
+    assert other == (("a", "yaw0", "yaw270"), ("a", "yaw270", "yaw180"))
+    assert half_turn_way(ctx, *(("rotate", a) for a in other)) is None  # that way fits: kept
+    assert half_turn_way(ctx, ("rotate", planned[0]), ("rotate", ("a", "yaw90", "yaw0"))) is None  # no half turn
+    assert wrist_deg(other) < 200 < 250 < wrist_deg(planned)
 
 
 def test_place_in_region_puts_the_block_inside_the_rectangle():

@@ -40,7 +40,7 @@ from demoforge.execute.vecenv import PddlEpisode, VecSimEnv, pddl_task
 from demoforge.randomize import RandomizationSpec
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import command_size, command_toward, restore, snapshot
-from demoforge.skills import PROFILES, SkillSettings, plan_skill, skill_context
+from demoforge.skills import PROFILES, SkillSettings, half_turn_way, plan_skill, skill_context
 from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
 
@@ -182,9 +182,10 @@ class ExpertEpisode:
     def _start_step(self) -> None:
         """Plan the skill of step k from the current state (first attempt or a retry)."""
         while True:
-            step = self.steps[self.k]
             if self.pre is None:
                 self.pre = (snapshot(self.scene.model, self.scene.data), self.rec.length, self.ep.atoms())
+                self._choose_half_turn_way(self.pre[2])
+            step = self.steps[self.k]
             plan = plan_skill(self.ctx, step.action, step.args, self.rng)
             if plan.ok:
                 self.plan, self.t = plan, 0
@@ -194,6 +195,24 @@ class ExpertEpisode:
                                    f"{plan.failure.kind}: {plan.failure.message}", phase=plan.failure.phase)
             if not self._note_failure(step, cause):
                 return
+
+    def _choose_half_turn_way(self, atoms: frozenset) -> None:
+        """Steps k and k+1 turned the other way round when they are a half turn the wrist makes
+        in one grasp only that way (`skills.half_turn_way`) and the plan reaches the same state."""
+        pair = self.steps[self.k: self.k + 2]
+        if len(pair) < 2:
+            return
+        way = half_turn_way(self.ctx, *((s.action, s.args) for s in pair))
+        if way is None:
+            return
+        other = [Step(s.action, args) for s, args in zip(pair, way, strict=True)]
+        try:
+            same = apply(self.task, apply(self.task, atoms, other[0]), other[1]) == \
+                apply(self.task, apply(self.task, atoms, pair[0]), pair[1])
+        except PlanningError:
+            return
+        if same:
+            self.steps[self.k: self.k + 2] = other
 
     def _note_failure(self, step: Step, cause: AttemptFailure) -> bool:
         """Record a failed attempt; True when step k is to be attempted again (state restored)."""

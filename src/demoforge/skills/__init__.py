@@ -27,10 +27,11 @@ from demoforge.skills.context import (
     skill_context,
 )
 from demoforge.skills.registry import SKILLS, Skill, execute, get_skill, plan_skill
+from demoforge.skills.rotate import half_turn_way
 from demoforge.skills.timing import PROFILES, JointLimits, MotionProfile, joint_limits, profile, time_path
 
 __all__ = [
     "FAILURE_KINDS", "PHASES", "PROFILES", "SKILLS", "JointLimits", "MotionProfile", "Rect", "Skill",
     "SkillContext", "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "execute", "get_skill",
-    "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
+    "half_turn_way", "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
 ]

@@ -16,12 +16,13 @@ import math
 
 from demoforge.skills import geometry as geo
 from demoforge.skills.builder import PlanBuilder
-from demoforge.skills.context import SkillError, SkillPlan
-from demoforge.skills.pick import grasp, top_down_candidates
+from demoforge.skills.context import SkillContext, SkillError, SkillPlan
+from demoforge.skills.pick import MAX_TWIST, grasp, pinch_width, top_down_candidates
 from demoforge.skills.place import place_on
 
 ANGLES = ("yaw0", "yaw90", "yaw180", "yaw270")  # the domain's angle constants, 90 degrees apart
 LIFT = 0.01  # height [m] the block is turned at: off the table, every extra centimetre is joint travel
+WRIST_ROOM = math.radians(10.0)  # a half turn's last-joint end keeps this far inside the joint's limits [rad]
 
 
 def turn_of(start: str, end: str) -> float:
@@ -52,3 +53,48 @@ def rotate(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     (draw, _, _), (target, target_rot) = grasp(b, name, candidates, lift_z=float(centre[2]) + lift, then=put_back)
     params.update(draw)
     return b.plan("rotate", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))
+
+
+def half_turn_way(ctx: SkillContext, first: tuple[str, tuple[str, ...]],
+                  second: tuple[str, tuple[str, ...]]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The arguments of (rotate ?x ?from ?mid)(rotate ?x ?mid ?to) the other way round, when the
+    operators `first` and `second` ((name, args) each) are such a half turn of one block and
+    only the other way lets the wrist make both quarter turns in one grasp from the arm's
+    targets now; None to keep them."""
+    (op1, a1), (op2, a2) = first, second
+    if op1 != "rotate" or op2 != "rotate" or a1[0] != a2[0] or a1[2] != a2[1]:
+        return None
+    turn = turn_of(a1[1], a1[2])
+    if turn_of(a2[1], a2[2]) != turn:
+        return None
+    b = PlanBuilder(ctx, rng=None)  # kinematics only: nothing is drawn
+    if _wrist_fits(b, a1[0], turn) or not _wrist_fits(b, a1[0], -turn):
+        return None
+    mid = ANGLES[(ANGLES.index(a1[1]) - (1 if turn > 0 else -1)) % 4]
+    return (a1[0], a1[1], mid), (a1[0], mid, a2[2])
+
+
+def _wrist_fits(b: PlanBuilder, name: str, turn: float) -> bool:
+    """Whether the grasp of block `name` a rotate by `turn` [rad] would take (the allowed
+    yaw nearest the hand's now) turns by 2 * `turn` with the last arm joint WRIST_ROOM inside
+    its limits."""
+    _, rot, half = geo.block(b.ctx, name)
+    n = b.neutral_yaw
+    yaws = [psi for psi, _ in geo.pinch_yaws(rot, half, pinch_width(b))
+            if abs(geo.wrap(psi - n)) <= MAX_TWIST and abs(geo.wrap(psi + turn - n)) <= MAX_TWIST]
+    if not yaws:
+        return False
+    now = _pinch_heading(b, b.q)
+    psi = min(yaws, key=lambda y: abs(geo.wrap(y - now)))
+    # The sense in which the last joint turns the pinch axis about the vertical (the hand points down).
+    nudged = b.q.copy()
+    nudged[-1] += 0.1
+    sense = math.copysign(1.0, geo.wrap(_pinch_heading(b, nudged) - now))
+    end = float(b.q[-1]) + sense * (geo.wrap(psi - now) + 2 * turn)
+    lo, hi = (float(v) for v in b.ctx.robot.limits[-1])
+    return lo + WRIST_ROOM <= end <= hi - WRIST_ROOM
+
+
+def _pinch_heading(b: PlanBuilder, q) -> float:
+    _, tcp = b.tcp_pose(q)
+    return math.atan2(tcp[1, 1], tcp[0, 1])
