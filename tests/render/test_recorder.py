@@ -204,3 +204,37 @@ def test_the_key_lights_shadow_map_covers_the_table_only(raw):
         pos, d = model.light_pos[key], model.light_dir[key] / np.linalg.norm(model.light_dir[key])
         centre = np.array([*scene.spec.table.center, scene.spec.table.height])
         assert np.linalg.norm(np.cross(centre - pos, d)) < 1e-6  # its axis passes through the table's centre
+
+
+def test_the_floor_drawn_last_and_casting_no_shadow_gives_the_same_pixels(raw):
+    """The canvas draws the floor (its own geom group) after everything else and keeps it out
+    of the shadow map's depth pass (canvas._ground_options): under the shadowed plain look the
+    frames equal those of MuJoCo's own order, where the floor comes first and casts."""
+    scene = episode_scene(raw, 0)
+    draw = _draw(scene, "plain")
+    assert draw.get("shadow_map_px")
+    frames = {}
+    for split in (True, False):
+        with CameraRecorder(scene, draw, ("front", "side")) as rec:
+            assert rec.canvas._ground is not None
+            if not split:
+                rec.canvas._ground = None
+            frames[split] = [rec.render() for _ in replay_states(raw, 0, rec.scene)]
+    for a, b in zip(frames[True], frames[False], strict=True):
+        for key in a:
+            assert np.array_equal(a[key], b[key]), key
+
+
+def test_a_floor_sharing_its_group_is_drawn_in_one_go():
+    from demoforge.render.canvas import _ground_options
+
+    shared = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom type="plane" size="1 1 .1"/><geom type="box" size=".1 .1 .1"/></worldbody></mujoco>')
+    own = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom type="plane" size="1 1 .1" group="1"/><geom type="box" size=".1 .1 .1"/>'
+        '</worldbody></mujoco>')
+    tilted = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom type="plane" size="1 1 .1" group="1" euler="0 90 0"/></worldbody></mujoco>')
+    assert _ground_options(shared) is None and _ground_options(tilted) is None
+    rest, ground = _ground_options(own)
+    assert list(rest.geomgroup) == [1, 0, 1, 0, 0, 0] and list(ground.geomgroup) == [0, 1, 0, 0, 0, 0]

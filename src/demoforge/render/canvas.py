@@ -18,6 +18,7 @@ from demoforge.errors import SimError
 from demoforge.sim import open_renderer
 
 MAX_GEOM = 10000
+_NO_PERTURB = mujoco.MjvPerturb()  # nothing selected: mjv_addGeoms draws no perturbation
 
 
 def blank_model(width: int, height: int) -> mujoco.MjModel:
@@ -25,6 +26,35 @@ def blank_model(width: int, height: int) -> mujoco.MjModel:
     the first real model exists."""
     w, h = max(width, 640), max(height, 480)
     return mujoco.MjModel.from_xml_string(f'<mujoco><visual><global offwidth="{w}" offheight="{h}"/></visual></mujoco>')
+
+
+def _ground_options(model: mujoco.MjModel) -> tuple[mujoco.MjvOption, mujoco.MjvOption] | None:
+    """(options drawing every geom but the ground, options drawing only the ground) when the
+    model's ground, its upward planes fixed to the world, has a geom group of its own (the
+    built-in scenes' FLOOR_GROUP); None otherwise (everything is drawn in one go)."""
+    planes = (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE) & (model.geom_bodyid == 0)
+    if not planes.any():
+        return None
+    up = np.array([_z_axis(q)[2] for q in model.geom_quat[planes]])
+    groups = set(model.geom_group[planes].tolist())
+    if len(groups) != 1 or (up < 1.0 - 1e-9).any():
+        return None
+    (group,) = groups
+    if (model.geom_group[~planes] == group).any():
+        return None
+    rest, ground = mujoco.MjvOption(), mujoco.MjvOption()
+    rest.geomgroup[group] = 0
+    for groups in (ground.geomgroup, ground.sitegroup, ground.jointgroup, ground.tendongroup, ground.actuatorgroup,
+                   ground.flexgroup, ground.skingroup):
+        groups[:] = 0  # the second pass adds the ground's geoms and nothing the first pass drew
+    ground.geomgroup[group] = 1
+    return rest, ground
+
+
+def _z_axis(quat: np.ndarray) -> np.ndarray:
+    mat = np.empty(9)
+    mujoco.mju_quat2Mat(mat, quat)
+    return mat.reshape(3, 3)[:, 2]
 
 
 class Canvas:
@@ -56,6 +86,7 @@ class Canvas:
         if self._context is not None:
             self._context.free()
         self.model = model
+        self._ground = _ground_options(model)
         self._scene = mujoco.MjvScene(model, maxgeom=MAX_GEOM)
         self._context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._context)
@@ -77,11 +108,24 @@ class Canvas:
 
     def _draw(self, data: mujoco.MjData, camera: int, rect: mujoco.MjrRect, *, segment: bool = False) -> None:
         self._camera.fixedcamid = camera
-        mujoco.mjv_updateScene(self.model, data, self._option, None, self._camera,
-                               mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
-        self._scene.flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = segment
-        self._scene.flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = segment
-        mujoco.mjr_render(rect, self._scene, self._context)
+        scene = self._scene
+        if self._ground is None:
+            mujoco.mjv_updateScene(self.model, data, self._option, None, self._camera,
+                                   mujoco.mjtCatBit.mjCAT_ALL.value, scene)
+        else:
+            # The ground last: the table and the robot in front of it are drawn first, so the
+            # depth test discards the ground's hidden fragments before they are shaded, in the
+            # scene's pass and again in the shadowed one. Nothing lies below the ground for it to
+            # shadow: as a decoration it stays out of the shadow map's depth pass. Same pixels.
+            rest, ground = self._ground
+            mujoco.mjv_updateScene(self.model, data, rest, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL.value, scene)
+            first = scene.ngeom
+            mujoco.mjv_addGeoms(self.model, data, ground, _NO_PERTURB, mujoco.mjtCatBit.mjCAT_STATIC.value, scene)
+            for g in scene.geoms[first:scene.ngeom]:
+                g.category = mujoco.mjtCatBit.mjCAT_DECOR.value
+        scene.flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = segment
+        scene.flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = segment
+        mujoco.mjr_render(rect, scene, self._context)
 
     def rgb(self, data: mujoco.MjData, camera: int, size: tuple[int, int] | None = None) -> np.ndarray:
         """(H, W, 3) uint8 image of camera id `camera` (a new array) at `size` (W, H) [px],

@@ -21,6 +21,10 @@ from demoforge.sim.robot_model import RobotIndex, bind_robot, match_options, rob
 
 ROBOT_PREFIX = "robot/"
 LOOKS = ("fast", "quality")
+# The floor's geom group, its own (visible by default in MuJoCo's viewers): a renderer can draw
+# the floor after everything else, where the table and the robot hide most of it
+# (demoforge.render.canvas).
+FLOOR_GROUP = 1
 
 
 @dataclass(frozen=True)
@@ -208,7 +212,7 @@ def _add_world(mj: mujoco.MjSpec, spec: SceneSpec) -> None:
     world = mj.worldbody
     world.add_geom(
         name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[*spec.floor_size, 0.5],
-        rgba=[0.45, 0.47, 0.5, 1.0],
+        rgba=[0.45, 0.47, 0.5, 1.0], group=FLOOR_GROUP,
     )
     table = spec.table
     top = material(table.material)
