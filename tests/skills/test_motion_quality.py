@@ -168,3 +168,21 @@ def test_nearest_ik_keeps_the_pose_and_comes_nearer_the_reference():
     assert np.linalg.norm(out - q_ref) < 0.8 * np.linalg.norm(q - q_ref)
     lo, hi = ctx.robot.limits[:, 0], ctx.robot.limits[:, 1]
     assert np.all(out >= lo) and np.all(out <= hi)
+
+
+def test_a_neighbour_a_finger_width_away_keeps_the_nearest_grasp_whatever_the_drawn_offset():
+    """1.5 cm between the faces along the nearest grasp's pinch axis: a finger fits only with the
+    fingers opened just past the block (TIGHT_CLEARANCE) and the grasp point a millimetre or
+    two off the neighbour. Whatever the drawn offset, the nearest grasp is kept (moved along the
+    pinch axis when the drawn one hits), not one a quarter turn round."""
+    _, ctx = make(cube("a", 0.45, -0.04))
+    psi = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(0)).params["grasp_yaw"]
+    near = 0.055 * np.array([math.cos(psi), math.sin(psi)])
+    scene, ctx = make(cube("a", 0.45, -0.04), cube("b", 0.45 + near[0], -0.04 + near[1], rgba=(0.2, 0.2, 0.8, 1.0)))
+    yaws, shifted = [], 0
+    for seed in range(8):
+        plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(seed))
+        assert plan.ok, plan.failure
+        yaws.append(plan.params["grasp_yaw"])
+        shifted += "grasp_pinch_shift" in plan.params
+    assert yaws == [psi] * 8 and shifted > 0

@@ -16,8 +16,12 @@ wrist's mid-range) the one whose approach costs the least joint travel (to the n
 solution, plus the straight lift from it) is tried first, the smallest wrist turn first among
 equals. Next to the robot's base a vertical hand cannot rise straight (the elbow folds onto
 its limit), so there a grasp whose pinch axis is near tangential is also offered leaning 25
-or 40 degrees about the pinch axis towards the base, which moves the wrist out. Draws: the
-grasp point's height above the block centre and small offsets along the two face axes.
+or 40 degrees about the pinch axis towards the base, which moves the wrist out. Where a
+neighbour stands a finger's width off along the pinch axis, the fingers open to the block's
+width plus TIGHT_CLEARANCE, and a grasp whose approach hits something is tried again with its
+point moved along the pinch axis (at most `grasp_xy_offset`, away from the nearest prop in
+line first: `grasp_pinch_shift` in the plan) before the next yaw. Draws: the grasp point's
+height above the block centre and small offsets along the two face axes.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from demoforge.skills.context import SkillFailure, SkillPlan
 MAX_TWIST = math.radians(135.0)  # largest grasp yaw away from the wrist's mid-range
 PINCH_CLEARANCE = 0.015  # finger opening beyond the block width [m]
 PREGRASP_CLEARANCE = 0.015  # opening of the approaching fingers beyond the block's width along the pinch [m]
+FLANK = 0.06  # a prop this close to the pinch axis's line through the block [m] is in line with the fingers
+TIGHT_CLEARANCE = 0.008  # the same, where a neighbour leaves no room for PREGRASP_CLEARANCE [m]
 # Near the robot's base a vertical hand folds the elbow onto its limit and cannot rise
 # straight; leaning the hand about the pinch axis, its approach axis towards the base, moves
 # the wrist out. Each yaw whose pinch axis is within 45 degrees of tangential also gets
@@ -58,15 +64,15 @@ def pinch_width(b: PlanBuilder) -> float:
     return finger_stroke(b) - PINCH_CLEARANCE
 
 
-def pregrasp_closedness(b: PlanBuilder, name: str, tcp_rot: np.ndarray) -> float:
+def pregrasp_closedness(b: PlanBuilder, name: str, tcp_rot: np.ndarray, clearance: float = PREGRASP_CLEARANCE) -> float:
     """Gripper closedness [0 open, 1 closed] whose opening spans block `name` along the pinch
-    axis of `tcp_rot` plus PREGRASP_CLEARANCE: the fingers open only as wide as the grasp needs,
+    axis of `tcp_rot` plus `clearance` [m]: the fingers open only as wide as the grasp needs,
     so they fit between neighbouring blocks (the opening is taken as linear in closedness, as in
     `pinch_width`)."""
     _, rot, half = geo.block(b.ctx, name)
     width = 2.0 * float(np.abs(rot.T @ tcp_rot[:, 1]) @ half)
     stroke = finger_stroke(b)
-    return float(np.clip(1.0 - (width + PREGRASP_CLEARANCE) / stroke, 0.0, 1.0))
+    return float(np.clip(1.0 - (width + clearance) / stroke, 0.0, 1.0))
 
 
 def approach(b: PlanBuilder, name: str, pos: np.ndarray, rot: np.ndarray) -> None:
@@ -82,7 +88,16 @@ def approach(b: PlanBuilder, name: str, pos: np.ndarray, rot: np.ndarray) -> Non
         if exc.failure.kind != "collision" or narrow <= 0.0:
             raise
         b.rollback(mark)
-        b.descend(pos, rot, above, phases, gripper=narrow)
+        try:
+            b.descend(pos, rot, above, phases, gripper=narrow)
+        except Infeasible as tighter:
+            # A gap narrower than a finger plus the clearance: closer to the block's faces still,
+            # before a grasp turned a quarter turn is tried.
+            tight = pregrasp_closedness(b, name, rot, TIGHT_CLEARANCE)
+            if tighter.failure.kind != "collision" or tight <= narrow:
+                raise
+            b.rollback(mark)
+            b.descend(pos, rot, above, phases, gripper=tight)
         return
     if b.detours == detours or narrow <= 0.0:
         return
@@ -112,7 +127,9 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     s = b.ctx.settings
     last: SkillFailure | None = None
     best = None
-    for draw, pos, rot in candidates:
+    tries = [(c, True) for c in reversed(candidates)]  # (candidate, whether a shifted one may follow)
+    while tries:
+        (draw, pos, rot), first = tries.pop()
         mark = b.mark()
         try:
             # From straight above, whatever the tilt: the open fingers flank the block along the
@@ -132,12 +149,37 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
         except Infeasible as exc:
             b.rollback(mark)
             last = exc.failure
+            if first and last.kind == "collision" and last.phase in ("approach", "descend"):
+                tries += [(c, False) for c in reversed(_shifted(b, name, draw, pos, rot))]
     if best is not None:
         b.restore(best[2])
         return best[1]
     if last is None:
         raise Infeasible(SkillFailure("ik", "approach", f"block {name!r} offers no grasp the gripper can open around"))
     raise Infeasible(last)
+
+
+def _shifted(b: PlanBuilder, name: str, draw: dict, pos: np.ndarray, rot: np.ndarray) -> list:
+    """The grasp (`draw`, `pos`, `rot`) with its point moved along the pinch axis as far as
+    `grasp_xy_offset` allows, first away from the nearest other prop along that axis, then
+    towards it: tried when the approach hit something, since a finger that just touches a
+    neighbour a finger's width away fits beside it a millimetre or two further off, where the
+    next grasp, a quarter turn round, would cost the wrist 90 degrees."""
+    centre, _, _ = geo.block(b.ctx, name)
+    axis = rot[:, 1]
+    along = float((pos - centre) @ axis)
+    sides = []
+    for other, body in b.ctx.props.items():
+        v = (b.ctx.data.xpos[body] - centre)[:2]
+        a = float(v @ axis[:2])
+        if other != name and np.linalg.norm(v - a * axis[:2]) < FLANK:  # in line with the fingers
+            sides.append(a)
+    nearest = min(sides, key=abs, default=1.0)
+    out = []
+    for sign in (-1.0, 1.0):
+        shift = sign * math.copysign(b.ctx.settings.grasp_xy_offset, nearest or 1.0) - along
+        out.append(({**draw, "grasp_pinch_shift": shift}, pos + shift * axis, rot))
+    return out
 
 
 def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float = 0.0, rise: float = 0.0):
@@ -149,8 +191,7 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
     centre, rot, half = geo.block(b.ctx, name)
     yaws = [(psi, w) for psi, w in geo.pinch_yaws(rot, half, pinch_width(b))
             if abs(geo.wrap(psi - b.neutral_yaw)) <= MAX_TWIST and abs(geo.wrap(psi + turn - b.neutral_yaw)) <= MAX_TWIST]
-    _, tcp_now = b.tcp_pose(b.q)
-    yaw_now = math.atan2(tcp_now[1, 1], tcp_now[0, 1])  # heading of the pinch axis now
+    yaw_now = pinch_heading(b, b.q)
     order = sorted(range(len(yaws)), key=lambda i: abs(geo.wrap(yaws[i][0] - yaw_now)))
     dz = float(b.rng.uniform(*s.grasp_z_offset))
     dx, dy = (float(v) for v in b.rng.uniform(-s.grasp_xy_offset, s.grasp_xy_offset, 2))
@@ -180,6 +221,12 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
             cost, smooth = approach_cost(b, pos, tcp, rise)
             out.append((cost, smooth and not tilt, (draw, pos, tcp)))
     return [c for _, _, c in sorted(out, key=lambda x: x[0])]
+
+
+def pinch_heading(b: PlanBuilder, q: np.ndarray) -> float:
+    """Heading [rad] of the pinch axis about the vertical at arm joints `q`."""
+    _, tcp = b.tcp_pose(q)
+    return math.atan2(tcp[1, 1], tcp[0, 1])
 
 
 def approach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray, rise: float) -> tuple[float, bool]:

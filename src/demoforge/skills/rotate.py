@@ -17,7 +17,7 @@ import math
 from demoforge.skills import geometry as geo
 from demoforge.skills.builder import PlanBuilder
 from demoforge.skills.context import SkillContext, SkillError, SkillPlan
-from demoforge.skills.pick import MAX_TWIST, grasp, pinch_width, top_down_candidates
+from demoforge.skills.pick import MAX_TWIST, grasp, pinch_heading, pinch_width, top_down_candidates
 from demoforge.skills.place import place_on
 
 ANGLES = ("yaw0", "yaw90", "yaw180", "yaw270")  # the domain's angle constants, 90 degrees apart
@@ -84,17 +84,13 @@ def _wrist_fits(b: PlanBuilder, name: str, turn: float) -> bool:
             if abs(geo.wrap(psi - n)) <= MAX_TWIST and abs(geo.wrap(psi + turn - n)) <= MAX_TWIST]
     if not yaws:
         return False
-    now = _pinch_heading(b, b.q)
+    now = pinch_heading(b, b.q)
     psi = min(yaws, key=lambda y: abs(geo.wrap(y - now)))
     # The sense in which the last joint turns the pinch axis about the vertical (the hand points down).
     nudged = b.q.copy()
     nudged[-1] += 0.1
-    sense = math.copysign(1.0, geo.wrap(_pinch_heading(b, nudged) - now))
+    sense = math.copysign(1.0, geo.wrap(pinch_heading(b, nudged) - now))
     end = float(b.q[-1]) + sense * (geo.wrap(psi - now) + 2 * turn)
     lo, hi = (float(v) for v in b.ctx.robot.limits[-1])
     return lo + WRIST_ROOM <= end <= hi - WRIST_ROOM
 
-
-def _pinch_heading(b: PlanBuilder, q) -> float:
-    _, tcp = b.tcp_pose(q)
-    return math.atan2(tcp[1, 1], tcp[0, 1])
