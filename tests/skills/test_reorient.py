@@ -42,6 +42,20 @@ def test_flip_turns_the_block_in_the_hand_where_it_cannot_topple():
     assert np.linalg.norm(now[:2] - start[:2]) < 0.008
 
 
+@pytest.mark.parametrize(("xy", "face", "workspace", "mode", "why"), [
+    # face px up: the block falls towards -x, one block width on
+    ((0.34, 0.0), "px", (0.35, 0.65, -0.25, 0.25), "topple", None),  # lands 5 cm short of the workspace, on the table
+    ((0.32, 0.0), "px", (0.35, 0.65, -0.25, 0.25), "in_hand", "outside the workspace"),  # lands 7 cm short
+    # face ny up: towards +y, where this workspace reaches the table's edge (0.6 m)
+    ((0.45, 0.54), "ny", (0.35, 0.65, -0.25, 0.6), "in_hand", "the table's edge"),
+])
+def test_where_a_tipped_block_may_land(xy, face, workspace, mode, why):
+    scene, ctx = make(cube("a", *xy), workspace=workspace)
+    plan = run(scene, ctx, "flip", ["a", "pz", face], seed=6)
+    assert plan.params["flip_mode"] == mode
+    assert why is None or why in plan.params["flip_topple_refused"]
+
+
 def test_every_tip_moves_the_domain_yaw_as_tip_yaw_says():
     """A tip changes the yaw the symbolic evaluator reads by +90 degrees for the pairs in
     TIPS_CCW and by -90 for the others, at every yaw: the static facts the planner gets agree

@@ -13,7 +13,7 @@ the block's far bottom edge until the block is past balance; it falls onto its s
 ?to up, its centre one half-width plus one half-height further along -v; the fingers rise
 and open. The hand does not turn (its yaw is the cheapest of the four that put the pads'
 front on the face). Where the block has no room to land (another block, the edge of the
-workspace, a region edge it would cross) or the push cannot be served, "in_hand": the fingers
+workspace or the table, a region edge it would cross) or the push cannot be served, "in_hand": the fingers
 pinch the block's two faces normal to the tip axis, the hand tilted by -alpha about it from
 top-down; lift; turn the hand by +90 degrees about the axis while lifted; lower to the table
 where it stood; open; retreat straight up. alpha is 20, 30, 45, 60 or 70 degrees, whichever
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+import mujoco
 import numpy as np
 
 from demoforge.skills import geometry as geo
@@ -60,9 +61,10 @@ PUSH_SPEED = 0.06  # fastest fingertip speed of the push [m/s]: a block hit fast
 RETREAT = 0.02  # the closed fingers rise this far after the push, clear of the fallen block [m]
 TOPPLE_RISE = 0.015  # the closed fingers come straight down this far to the push's start [m]
 LANDING_MARGIN = 0.01  # clearance of the landed block's footprint from other props [m]
-# A block tipped over may land this far outside the workspace (the table area put-down serves;
-# the default keeps 5 cm from the table's edge) [m].
-LANDING_SLACK = 0.04
+# A block tipped over may land this far outside the workspace (the table area put-down serves),
+# and never nearer the table's edge than LANDING_MARGIN: with 4 cm, blocks spawned at the
+# workspace's edge were turned in the hand (7.8-11.6 rad of joint travel, not one tip) [m].
+LANDING_SLACK = 0.06
 REGION_BAND = 0.01  # a landing this near a region's edge counts as crossing it [m]
 
 
@@ -90,7 +92,7 @@ def tip_direction(rot: np.ndarray, end: str) -> np.ndarray:
 
 def _landing_clear(b: PlanBuilder, name: str, centre: np.ndarray, land: np.ndarray, radius: float) -> str:
     """Why block `name` cannot be tipped over to `land` [m] (empty when it can): another prop in
-    the way, the edge of the workspace, or a region edge it would cross."""
+    the way, the edge of the workspace or the table, or a region edge it would cross."""
     ctx = b.ctx
     for other, c, r in other_footprints(ctx, name):
         if np.linalg.norm(land[:2] - c) < radius + r + LANDING_MARGIN:
@@ -98,6 +100,9 @@ def _landing_clear(b: PlanBuilder, name: str, centre: np.ndarray, land: np.ndarr
     x_lo, x_hi, y_lo, y_hi = ctx.workspace
     if not (x_lo - LANDING_SLACK <= land[0] <= x_hi + LANDING_SLACK and y_lo - LANDING_SLACK <= land[1] <= y_hi + LANDING_SLACK):
         return f"it would land more than {LANDING_SLACK} m outside the workspace"
+    top = mujoco.mj_name2id(ctx.model, mujoco.mjtObj.mjOBJ_GEOM, "table_top")
+    if top >= 0 and np.any(np.abs(land[:2] - ctx.data.geom_xpos[top][:2]) > ctx.model.geom_size[top][:2] - radius - LANDING_MARGIN):
+        return "it would land at the table's edge"
     for region, (rx0, rx1, ry0, ry1) in sorted(ctx.regions.items()):
         inside = [rx0 - m <= p[0] <= rx1 + m and ry0 - m <= p[1] <= ry1 + m
                   for p in (centre, land) for m in (-REGION_BAND, REGION_BAND)]
