@@ -14,7 +14,7 @@ from demoforge.skills.pick import PREGRASP_CLEARANCE
 from demoforge.skills.timing import check_limits
 from demoforge.skills.transit import plan_around
 
-from .conftest import cube, make, run, yaw_quat
+from .conftest import TABLE_Z, cube, make, run, yaw_quat
 
 
 def _tcp(ctx, q):
@@ -186,3 +186,19 @@ def test_a_neighbour_a_finger_width_away_keeps_the_nearest_grasp_whatever_the_dr
         yaws.append(plan.params["grasp_yaw"])
         shifted += "grasp_pinch_shift" in plan.params
     assert yaws == [psi] * 8 and shifted > 0
+
+
+def test_beside_a_tower_the_nearest_grasp_is_taken_higher_on_the_block():
+    """A two-block tower 3.4 cm off along the nearest grasp's pinch axis: the hand above the
+    fingers would hit its top block, so the grasp point moves up the block (`grasp_raise`, at
+    most to its top) rather than the wrist turning a quarter turn; the block is still lifted."""
+    _, ctx = make(cube("a", 0.45, -0.04))
+    psi = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(0)).params["grasp_yaw"]
+    x, y = 0.45 + 0.074 * math.cos(psi), -0.04 + 0.074 * math.sin(psi)
+    scene, ctx = make(cube("a", 0.45, -0.04), cube("b", x, y), cube("c", x, y, level=1))
+    for seed in range(4):
+        plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(seed))
+        assert plan.ok, plan.failure
+        assert plan.params["grasp_yaw"] == psi and plan.params["grasp_raise"] > 0
+    plan = run(scene, ctx, "pick-up", ["a"], seed=0)
+    assert scene.data.body("a").xpos[2] > TABLE_Z + 0.06  # lifted, held by its upper part

@@ -20,7 +20,9 @@ or 40 degrees about the pinch axis towards the base, which moves the wrist out. 
 neighbour stands a finger's width off along the pinch axis, the fingers open to the block's
 width plus TIGHT_CLEARANCE, and a grasp whose approach hits something is tried again with its
 point moved along the pinch axis (at most `grasp_xy_offset`, away from the nearest prop in
-line first: `grasp_pinch_shift` in the plan) before the next yaw. Draws: the grasp point's
+line first: `grasp_pinch_shift` in the plan), then higher on the block (RAISES, at most to its
+top: `grasp_raise`; beside a taller neighbour it is the hand above the fingers that hits) before
+the next yaw. Draws: the grasp point's
 height above the block centre and small offsets along the two face axes.
 """
 
@@ -40,6 +42,7 @@ PINCH_CLEARANCE = 0.015  # finger opening beyond the block width [m]
 PREGRASP_CLEARANCE = 0.015  # opening of the approaching fingers beyond the block's width along the pinch [m]
 FLANK = 0.06  # a prop this close to the pinch axis's line through the block [m] is in line with the fingers
 TIGHT_CLEARANCE = 0.008  # the same, where a neighbour leaves no room for PREGRASP_CLEARANCE [m]
+RAISES = (0.01, 0.025)  # how much higher a grasp whose hand hits a neighbour is tried again, at most to the block's top [m]
 # Near the robot's base a vertical hand folds the elbow onto its limit and cannot rise
 # straight; leaning the hand about the pinch axis, its approach axis towards the base, moves
 # the wrist out. Each yaw whose pinch axis is within 45 degrees of tangential also gets
@@ -138,7 +141,8 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
             b.hold(s.close_s, "close", 1.0)
             centre, block_rot, _ = geo.block(b.ctx, name)
             b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)
-            b.line(np.array([pos[0], pos[1], max(lift_z, pos[2])]), rot, "lift", exclude=(name,))
+            rise = lift_z + draw.get("grasp_raise", 0.0)  # a raised grasp holds the block lower: lift as much more
+            b.line(np.array([pos[0], pos[1], max(rise, pos[2])]), rot, "lift", exclude=(name,))
             result = ((draw, pos, rot), (then(draw, pos, rot) if then is not None else None))
             if not shortest:
                 return result
@@ -150,7 +154,7 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
             b.rollback(mark)
             last = exc.failure
             if first and last.kind == "collision" and last.phase in ("approach", "descend"):
-                tries += [(c, False) for c in reversed(_shifted(b, name, draw, pos, rot))]
+                tries += [(c, False) for c in reversed(_shifted(b, name, draw, pos, rot) + _raised(b, name, draw, pos, rot))]
     if best is not None:
         b.restore(best[2])
         return best[1]
@@ -180,6 +184,17 @@ def _shifted(b: PlanBuilder, name: str, draw: dict, pos: np.ndarray, rot: np.nda
         shift = sign * math.copysign(b.ctx.settings.grasp_xy_offset, nearest or 1.0) - along
         out.append(({**draw, "grasp_pinch_shift": shift}, pos + shift * axis, rot))
     return out
+
+
+def _raised(b: PlanBuilder, name: str, draw: dict, pos: np.ndarray, rot: np.ndarray) -> list:
+    """The grasp (`draw`, `pos`, `rot`) with its point RAISES higher on the block, at most at the
+    block's top (the pads then hold its upper 2.7 cm): tried when the approach hit something, after `_shifted`, since beside a taller
+    neighbour (the tower just built) it is the hand above the fingers that hits it, and the
+    pads still hold the block's upper part."""
+    centre, rot_b, half = geo.block(b.ctx, name)
+    room = float(centre[2] + geo.vertical_half(rot_b, half) - pos[2])  # up to the block's top
+    raises = sorted({round(min(r, room), 4) for r in RAISES if room > 0})
+    return [({**draw, "grasp_raise": r}, pos + r * geo.UP, rot) for r in raises]
 
 
 def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float = 0.0, rise: float = 0.0):
