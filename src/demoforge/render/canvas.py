@@ -44,9 +44,9 @@ def _ground_options(model: mujoco.MjModel) -> tuple[mujoco.MjvOption, mujoco.Mjv
         return None
     rest, ground = mujoco.MjvOption(), mujoco.MjvOption()
     rest.geomgroup[group] = 0
-    for groups in (ground.geomgroup, ground.sitegroup, ground.jointgroup, ground.tendongroup, ground.actuatorgroup,
-                   ground.flexgroup, ground.skingroup):
-        groups[:] = 0  # the second pass adds the ground's geoms and nothing the first pass drew
+    for mask in (ground.geomgroup, ground.sitegroup, ground.jointgroup, ground.tendongroup, ground.actuatorgroup,
+                 ground.flexgroup, ground.skingroup):
+        mask[:] = 0  # the second pass adds the ground's geoms and nothing the first pass drew
     ground.geomgroup[group] = 1
     return rest, ground
 

@@ -22,8 +22,8 @@ width plus TIGHT_CLEARANCE, and a grasp whose approach hits something is tried a
 point moved along the pinch axis (at most `grasp_xy_offset`, away from the nearest prop in
 line first: `grasp_pinch_shift` in the plan), then higher on the block (RAISES, at most to its
 top: `grasp_raise`; beside a taller neighbour it is the hand above the fingers that hits) before
-the next yaw. Draws: the grasp point's
-height above the block centre and small offsets along the two face axes.
+the next yaw. Draws: the grasp point's height above the block centre and small offsets along
+the two face axes.
 """
 
 from __future__ import annotations
@@ -188,9 +188,9 @@ def _shifted(b: PlanBuilder, name: str, draw: dict, pos: np.ndarray, rot: np.nda
 
 def _raised(b: PlanBuilder, name: str, draw: dict, pos: np.ndarray, rot: np.ndarray) -> list:
     """The grasp (`draw`, `pos`, `rot`) with its point RAISES higher on the block, at most at the
-    block's top (the pads then hold its upper 2.7 cm): tried when the approach hit something, after `_shifted`, since beside a taller
-    neighbour (the tower just built) it is the hand above the fingers that hits it, and the
-    pads still hold the block's upper part."""
+    block's top (the pads then hold its upper 2.7 cm): tried when the approach hit something,
+    after `_shifted`, since beside a taller neighbour (the tower just built) it is the hand
+    above the fingers that hits it."""
     centre, rot_b, half = geo.block(b.ctx, name)
     room = float(centre[2] + geo.vertical_half(rot_b, half) - pos[2])  # up to the block's top
     raises = sorted({round(min(r, room), 4) for r in RAISES if room > 0})
@@ -204,8 +204,7 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
     (the straight line checked `rise` [m] up), the smallest wrist turn first among equals."""
     s = b.ctx.settings
     centre, rot, half = geo.block(b.ctx, name)
-    yaws = [(psi, w) for psi, w in geo.pinch_yaws(rot, half, pinch_width(b))
-            if abs(geo.wrap(psi - b.neutral_yaw)) <= MAX_TWIST and abs(geo.wrap(psi + turn - b.neutral_yaw)) <= MAX_TWIST]
+    yaws = allowed_yaws(b, rot, half, turn)
     yaw_now = pinch_heading(b, b.q)
     order = sorted(range(len(yaws)), key=lambda i: abs(geo.wrap(yaws[i][0] - yaw_now)))
     dz = float(b.rng.uniform(*s.grasp_z_offset))
@@ -236,6 +235,15 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
             cost, smooth = approach_cost(b, pos, tcp, rise)
             out.append((cost, smooth and not tilt, (draw, pos, tcp)))
     return [c for _, _, c in sorted(out, key=lambda x: x[0])]
+
+
+def allowed_yaws(b: PlanBuilder, rot: np.ndarray, half: np.ndarray, turn: float = 0.0) -> list[tuple[float, float]]:
+    """(pinch yaw [rad], block width along it [m]) of the top-down grasps of a block at
+    world_R_block `rot` with half sizes `half` whose yaw, and yaw + `turn` [rad], stay within
+    MAX_TWIST of the wrist's mid-range."""
+    n = b.neutral_yaw
+    return [(psi, w) for psi, w in geo.pinch_yaws(rot, half, pinch_width(b))
+            if abs(geo.wrap(psi - n)) <= MAX_TWIST and abs(geo.wrap(psi + turn - n)) <= MAX_TWIST]
 
 
 def pinch_heading(b: PlanBuilder, q: np.ndarray) -> float:

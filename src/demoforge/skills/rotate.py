@@ -17,7 +17,7 @@ import math
 from demoforge.skills import geometry as geo
 from demoforge.skills.builder import PlanBuilder
 from demoforge.skills.context import SkillContext, SkillError, SkillPlan
-from demoforge.skills.pick import MAX_TWIST, grasp, pinch_heading, pinch_width, top_down_candidates
+from demoforge.skills.pick import allowed_yaws, grasp, pinch_heading, top_down_candidates
 from demoforge.skills.place import place_on
 
 ANGLES = ("yaw0", "yaw90", "yaw180", "yaw270")  # the domain's angle constants, 90 degrees apart
@@ -79,9 +79,7 @@ def _wrist_fits(b: PlanBuilder, name: str, turn: float) -> bool:
     yaw nearest the hand's now) turns by 2 * `turn` with the last arm joint WRIST_ROOM inside
     its limits."""
     _, rot, half = geo.block(b.ctx, name)
-    n = b.neutral_yaw
-    yaws = [psi for psi, _ in geo.pinch_yaws(rot, half, pinch_width(b))
-            if abs(geo.wrap(psi - n)) <= MAX_TWIST and abs(geo.wrap(psi + turn - n)) <= MAX_TWIST]
+    yaws = [psi for psi, _ in allowed_yaws(b, rot, half, turn)]
     if not yaws:
         return False
     now = pinch_heading(b, b.q)
