@@ -9,12 +9,13 @@ import pytest
 
 from demoforge.skills import PHASES, joint_limits, plan_skill
 from demoforge.skills import geometry as geo
+from demoforge.skills import pick
 from demoforge.skills.builder import PlanBuilder
 from demoforge.skills.pick import PREGRASP_CLEARANCE
 from demoforge.skills.timing import check_limits
 from demoforge.skills.transit import plan_around
 
-from .conftest import TABLE_Z, cube, make, run, yaw_quat
+from .conftest import CUBE, TABLE_Z, cube, make, pose, run, yaw_quat
 
 
 def _tcp(ctx, q):
@@ -202,3 +203,74 @@ def test_beside_a_tower_the_nearest_grasp_is_taken_higher_on_the_block():
         assert plan.params["grasp_yaw"] == psi and plan.params["grasp_raise"] > 0
     plan = run(scene, ctx, "pick-up", ["a"], seed=0)
     assert scene.data.body("a").xpos[2] > TABLE_Z + 0.06  # lifted, held by its upper part
+
+
+def test_a_pick_up_lifts_the_block_off_the_table_and_the_carry_climbs_clear_of_the_tower():
+    """Near the base, a straight lift to the height that clears a tower elsewhere costs the elbow
+    most of an operator's travel; the lift rises `approach_height` (the descent's mirror) and the
+    carry to the tower climbs on the way, the block at least `carry_clearance` over the tower
+    wherever it passes over it, and the tower is built."""
+    scene, ctx = make(cube("a", 0.34, -0.05), cube("b", 0.55, 0.10), cube("c", 0.55, 0.10, level=1))
+    s = ctx.settings
+    pick = run(scene, ctx, "pick-up", ["a"], seed=0)
+    lift = np.flatnonzero(pick.phase == PHASES.index("lift"))
+    rise = _tcp(ctx, pick.q[lift[-1]])[0][2] - _tcp(ctx, pick.q[lift[0] - 1])[0][2]
+    assert rise == pytest.approx(s.approach_height, abs=0.005)  # not the ~12 cm over the tower
+    tcp, rot = _tcp(ctx, scene.data.qpos[ctx.robot.arm_qpos])
+    centre, _ = pose(scene, "a")
+    held = rot.T @ (centre - tcp)  # the block's centre in the TCP frame, as carried
+    stack = run(scene, ctx, "stack", ["a", "c"], seed=0)
+    top = TABLE_Z + 2 * CUBE
+    for k in np.flatnonzero(stack.phase == PHASES.index("carry")):
+        p, r = _tcp(ctx, stack.q[k])
+        block = p + r @ held
+        if np.abs(block[:2] - [0.55, 0.10]).max() < CUBE:  # over the tower
+            assert block[2] - CUBE / 2 >= top + s.carry_clearance - 0.002, k
+    assert np.linalg.norm(pose(scene, "a")[0][:2] - [0.55, 0.10]) < 0.01
+    assert pose(scene, "a")[0][2] == pytest.approx(TABLE_Z + 2.5 * CUBE, abs=0.004)
+
+
+def test_a_transit_checks_the_held_block_as_low_as_its_start_leaves_room_for():
+    """`_free_drop`: the carry checks the held block `carry_clearance` lower, or half that where
+    the block hangs too low at the start (just lifted, held low in the hand), or not lower."""
+    _, ctx = make(cube("a", 0.5, 0.0))
+    b = PlanBuilder(ctx, np.random.default_rng(0))
+    tcp, rot = b.tcp_pose(b.q)
+    clearance = ctx.settings.carry_clearance
+    for bottom, drop in ((0.04, clearance), (0.02, clearance / 2), (0.01, 0.0)):
+        centre = np.array([tcp[0], tcp[1], TABLE_Z + bottom + CUBE / 2])
+        b.held = ("a", rot.T @ (centre - tcp), rot.T)
+        assert b._free_drop(clearance, ()) == drop, bottom
+        assert b.held_drop == 0.0  # only while a transit is checked
+    assert b._free_drop(0.0, ()) == 0.0
+
+
+def test_equal_cost_grasps_are_tried_the_smaller_last_joint_turn_first(monkeypatch):
+    """Grasps a quarter turn either way often cost the same joint travel (rounded to 0.25 rad),
+    while the last joint turns 85 degrees one way and 94 the other (the base joint's share of
+    the hand's yaw goes with one and against the other): the smaller turn is tried first."""
+    _, ctx = make(cube("a", 0.5, 0.05))
+    b = PlanBuilder(ctx, np.random.default_rng(0))
+    wrist = {}
+
+    def cost(b, pos, rot, rise):  # every grasp the same cost; the later asked, the smaller the turn
+        yaw = round(math.atan2(rot[1, 1], rot[0, 1]), 2)
+        return 3.0, True, wrist.setdefault(yaw, 2.0 - 0.15 * len(wrist))
+
+    monkeypatch.setattr(pick, "approach_cost", cost)
+    order = [d["grasp_yaw"] for d, _, _ in pick.top_down_candidates(b, "a", {})]
+    assert len(order) == len(wrist) >= 3
+    turns = [wrist[round(math.atan2(geo.down(y)[1, 1], geo.down(y)[0, 1]), 2)] for y in order]
+    assert turns == sorted(turns) and turns != list(wrist.values())  # reordered, smallest first
+
+
+@pytest.mark.parametrize("turn", [-0.01, 0.01])
+def test_a_grasp_135_degrees_from_the_wrist_mid_range_is_offered_whatever_the_float_noise(turn):
+    """A cube square to the table has a grasp exactly 135 degrees (MAX_TWIST) from the wrist's
+    mid-range (-45 degrees for the built-in arm): a hundredth of a degree either way, all four
+    grasps stay on offer, since that one can be the wrist's smaller turn."""
+    _, ctx = make(cube("a", 0.5, 0.0, quat=yaw_quat(turn)))
+    b = PlanBuilder(ctx, np.random.default_rng(0))
+    _, rot, half = geo.block(ctx, "a")
+    assert b.neutral_yaw == pytest.approx(-math.pi / 4, abs=1e-3)
+    assert len(pick.allowed_yaws(b, rot, half)) == 4

@@ -67,6 +67,7 @@ class PlanBuilder:
         # (block name, tcp_p_block [m], tcp_R_block) while a block is in the hand: moves then
         # also check the block, carried rigidly, against the scene.
         self.held: tuple[str, np.ndarray, np.ndarray] | None = None
+        self.held_drop = 0.0  # [m] the held block is checked this much lower (a clearance below it)
         # Finger closedness assumed by the collision checks (None: the fingers as they are now).
         self.check_grip: float | None = None
         self.detours = 0  # transits planned around an obstacle so far (the straight path collided)
@@ -166,15 +167,18 @@ class PlanBuilder:
         return out
 
     def move(self, q_target: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
-             gripper: float | None = None) -> None:
+             gripper: float | None = None, clearance: float = 0.0) -> None:
         """Transit to `q_target`: the straight joint path when neither the robot nor a held
         block touches the scene (props named in `exclude` aside) along it, else a path planned
-        around the obstacle (skills.transit); timed under the profile's limits."""
+        around the obstacle (skills.transit); timed under the profile's limits. With
+        `clearance` [m], a held block is checked that much lower (`_free_drop`): it passes at
+        least that high over whatever it crosses."""
         ctx = self.ctx
         bodies = tuple(ctx.props[name] for name in exclude)
         q_target = np.asarray(q_target, float)
         path = np.stack([self.q, q_target])
         saved = self.check_grip
+        self.held_drop = self._free_drop(clearance, bodies)
         if gripper is not None:  # the fingers move on the way: checked at the wider of the two openings
             self.check_grip = min(gripper_closedness(ctx.robot, ctx.data.qpos) if saved is None else saved, gripper)
         try:
@@ -200,10 +204,25 @@ class PlanBuilder:
                                                                   "around it was found"))
         finally:
             self.check_grip = saved if gripper is None else gripper
+            self.held_drop = 0.0
         if gripper is not None:
             self.grip = gripper
         self._append(time_path(path, self.limits, self.dt) if ticks is None else ticks, self.grip, phase)
         self.q = q_target.copy()
+
+    def _free_drop(self, clearance: float, bodies: tuple[int, ...]) -> float:
+        """How much lower [m] a transit checks the held block, so it passes that high over
+        whatever it crosses: `clearance`, or half as much, whichever leaves the start free (a
+        block held low in the hand, just lifted); 0 when neither does."""
+        try:
+            for drop in (clearance, clearance / 2) if self.held is not None and clearance > 0 else ():
+                self.held_drop = drop
+                if not self._hits(self.q, bodies):
+                    return drop
+            return 0.0
+        finally:
+            self.held_drop = 0.0
+            self._reset_scratch()
 
     def line(self, pos, rot: np.ndarray, phase: str, *, exclude: tuple[str, ...] = (),
              gripper: float | None = None) -> np.ndarray:
@@ -269,14 +288,14 @@ class PlanBuilder:
         return self.q
 
     def descend(self, pos, rot: np.ndarray, above: float, phases: tuple[str, str], *,
-                exclude: tuple[str, ...] = (), gripper: float | None = None) -> np.ndarray:
+                exclude: tuple[str, ...] = (), gripper: float | None = None, clearance: float = 0.0) -> np.ndarray:
         """Transit to `above` [m] straight over the TCP pose (`pos` [m], `rot`), then come
         straight down to it. The line is first traced upwards from the nearest solution at
         the bottom, so the arm arrives at the pre-pose on a branch that can follow the line
         down (tracing down from above can run into a joint limit near the base); then
         downwards from the nearest solution above; else the joints move straight between
         the two poses' solutions. `phases`: (transit phase, line phase). Returns the end
-        configuration [rad]."""
+        configuration [rad]. `clearance` [m]: the transit's, for a held block (`move`)."""
         pos = np.asarray(pos, float)
         pre = pos + above * geo.UP
         bodies = tuple(self.ctx.props[name] for name in exclude)
@@ -301,7 +320,7 @@ class PlanBuilder:
             if what:
                 raise Infeasible(SkillFailure("collision", phases[1], f"the straight {phases[1]} move hits {what}"))
         self.check_grip = before
-        self.move(path[0], phases[0], exclude=exclude, gripper=gripper)
+        self.move(path[0], phases[0], exclude=exclude, gripper=gripper, clearance=clearance)
         self._append(ticks, self.grip, phases[1])
         self.q = path[-1].copy()
         return self.q
@@ -392,7 +411,7 @@ class PlanBuilder:
             body = ctx.props[name]
             adr = int(m.jnt_qposadr[m.body_jntadr[body]])
             tcp_pos, tcp_rot = d.site_xpos[robot.tcp_site], d.site_xmat[robot.tcp_site].reshape(3, 3)
-            d.qpos[adr:adr + 3] = tcp_pos + tcp_rot @ tcp_p_block
+            d.qpos[adr:adr + 3] = tcp_pos + tcp_rot @ tcp_p_block - self.held_drop * geo.UP
             d.qpos[adr + 3:adr + 7] = geo.quat(tcp_rot @ tcp_R_block)
             mujoco.mj_kinematics(m, d)
         mujoco.mj_collision(m, d)

@@ -1,20 +1,24 @@
 """pick-up and unstack: approach, descend, close, lift.
 
 Expected geometric effect: the block is pinched between both fingers, its pose fixed
-relative to the TCP, and lifted so its bottom is `carry_clearance` above the highest
-other prop; the block it stood on (unstack) or the table (pick-up) is left where it was.
+relative to the TCP, and lifted `approach_height` (at most to `carry_clearance` above the
+highest other prop); the block it stood on (unstack) or the table (pick-up) is left where it
+was.
 
 Motion: a transit to the pre-grasp pose `approach_height` above the grasp (planned around
 obstacles when the straight joint path collides) with the fingers wide open, or, when they
 would touch a close neighbour, open only as wide as the block plus PREGRASP_CLEARANCE (so
 the nearest grasp needs no wrist turn), a straight Cartesian descent, closing, and a straight
-Cartesian lift to `carry_clearance` above the tallest other prop.
+Cartesian lift as high as the descent (the carry that follows climbs to the carry height on its
+way, its held block kept `carry_clearance` over what it crosses: `place.place`). Lifting
+straight to the carry height over a tower elsewhere cost the elbow 1.0-1.5 rad next to the
+base.
 
 Grasp choice: among the block's symmetric top-down grasps (pinch axis along one of its
 horizontal face normals, both directions: four for a cube; yaw within 135 degrees of the
 wrist's mid-range) the one whose approach costs the least joint travel (to the nearest IK
-solution, plus the straight lift from it) is tried first, the smallest wrist turn first among
-equals. Next to the robot's base a vertical hand cannot rise straight (the elbow folds onto
+solution, plus the straight lift from it) is tried first, the smallest turn of the last joint
+first among equals. Next to the robot's base a vertical hand cannot rise straight (the elbow folds onto
 its limit), so there a grasp whose pinch axis is near tangential is also offered leaning 25
 or 40 degrees about the pinch axis towards the base, which moves the wrist out. Where a
 neighbour stands a finger's width off along the pinch axis, the fingers open to the block's
@@ -37,7 +41,9 @@ from demoforge.skills import geometry as geo
 from demoforge.skills.builder import Infeasible, PlanBuilder
 from demoforge.skills.context import SkillFailure, SkillPlan
 
-MAX_TWIST = math.radians(135.0)  # largest grasp yaw away from the wrist's mid-range
+# Largest grasp yaw away from the wrist's mid-range; a block square to the table has a grasp at
+# exactly 135 degrees, which float noise must not drop (it can be the wrist's smaller turn).
+MAX_TWIST = math.radians(135.0) + 1e-3
 PINCH_CLEARANCE = 0.015  # finger opening beyond the block width [m]
 PREGRASP_CLEARANCE = 0.015  # opening of the approaching fingers beyond the block's width along the pinch [m]
 FLANK = 0.06  # a prop this close to the pinch axis's line through the block [m] is in line with the fingers
@@ -201,7 +207,8 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
     """Top-down grasps of `name` (and, for pinch axes near tangential, grasps leaning by
     TILTS towards the base) whose yaw, and yaw + `turn` [rad], stay within MAX_TWIST of the
     wrist's mid-range; draws the grasp offsets into `params`. Ordered by `approach_cost`
-    (the straight line checked `rise` [m] up), the smallest wrist turn first among equals."""
+    (the straight line checked `rise` [m] up), the smallest turn of the last joint (to 0.1
+    rad) first among equals."""
     s = b.ctx.settings
     centre, rot, half = geo.block(b.ctx, name)
     yaws = allowed_yaws(b, rot, half, turn)
@@ -232,8 +239,8 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
             lift = max(dz, TIP * math.cos(tilt) + PAD_HALF * math.sin(tilt) + TIP_CLEARANCE - half_up) if tilt else dz
             pos = centre + lift * geo.UP + dx * top[:, 0] + dy * top[:, 1]
             draw = {"grasp_yaw": psi} if not tilt else {"grasp_yaw": psi, "grasp_tilt": tilt}
-            cost, smooth = approach_cost(b, pos, tcp, rise)
-            out.append((cost, smooth and not tilt, (draw, pos, tcp)))
+            cost, smooth, wrist = approach_cost(b, pos, tcp, rise)
+            out.append(((cost, round(wrist, 1), len(out)), smooth and not tilt, (draw, pos, tcp)))
     return [c for _, _, c in sorted(out, key=lambda x: x[0])]
 
 
@@ -252,18 +259,18 @@ def pinch_heading(b: PlanBuilder, q: np.ndarray) -> float:
     return math.atan2(tcp[1, 1], tcp[0, 1])
 
 
-def approach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray, rise: float) -> tuple[float, bool]:
+def approach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray, rise: float) -> tuple[float, bool, float]:
     """(joint travel [rad] (sum over joints, rounded to 0.25 rad) from the current targets to
     the nearest IK solution of the TCP pose, plus that of the straight line `rise` [m] up
-    from it (BROKEN_LINE where the line breaks or detours), whether the line is smooth);
-    (inf, False) when there is no solution."""
+    from it (BROKEN_LINE where the line breaks or detours), whether the line is smooth, the
+    last joint's turn to that solution [rad]); (inf, False, inf) when there is no solution."""
     try:
         q = b.ik(pos, rot, "approach")
     except Infeasible:
-        return math.inf, False
+        return math.inf, False, math.inf
     path, smooth = b.line_path(pos + rise * geo.UP, rot, start=q)
     line = float(np.abs(np.diff(path, axis=0)).sum()) if smooth else BROKEN_LINE
-    return round((float(np.abs(q - b.q).sum()) + line) * 4) / 4, smooth
+    return round((float(np.abs(q - b.q).sum()) + line) * 4) / 4, smooth, abs(float(q[-1] - b.q[-1]))
 
 
 def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray | None = None) -> float:
@@ -280,8 +287,9 @@ def carry_z(b: PlanBuilder, name: str, grasp_pos: np.ndarray | None = None) -> f
 
 
 def pick(b: PlanBuilder, name: str, args: tuple[str, ...], params: dict, *, skill: str) -> SkillPlan:
+    s = b.ctx.settings
     centre, _, _ = geo.block(b.ctx, name)
-    lift_z = carry_z(b, name)
+    lift_z = min(carry_z(b, name), float(centre[2]) + s.grasp_z_offset[1] + s.approach_height)  # the carry climbs
     candidates = top_down_candidates(b, name, params, rise=lift_z - float(centre[2]))
     (draw, _, _), _ = grasp(b, name, candidates, lift_z=lift_z)
     params.update(draw)

@@ -1,5 +1,9 @@
 """put-down and stack: carry, lower to the target height, open, retreat.
 
+The carry climbs from the pick-up's low lift on its way to the point over the target (a
+straight joint path, or one planned around), the held block checked `carry_clearance` lower
+so it passes at least that high over whatever it crosses.
+
 Expected geometric effect: the held block rests upright (its up face as it was in the
 hand, snapped exactly vertical) with its bottom on the support (`place_gap` above it at
 release, so it drops a few millimetres), the gripper open and the TCP `retreat_height`
@@ -36,14 +40,16 @@ def held_in_tcp(b: PlanBuilder, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def place(b: PlanBuilder, name: str, tcp_p_block: np.ndarray, tcp_R_block: np.ndarray,
-          target: np.ndarray, target_rot: np.ndarray, *, above: float, carry_phase: str = "carry") -> None:
+          target: np.ndarray, target_rot: np.ndarray, *, above: float, carry_phase: str = "carry",
+          clearance: float = 0.0) -> None:
     """Move the held block to centre `target` [m] with orientation `target_rot`, via a point
-    `above` [m] higher, then release and retreat straight up."""
+    `above` [m] higher (the transit there keeping the block `clearance` [m] above whatever it
+    passes over), then release and retreat straight up."""
     s = b.ctx.settings
     b.held = (name, tcp_p_block, tcp_R_block)
     tcp_rot = target_rot @ tcp_R_block.T
     tcp_pos = target - tcp_rot @ tcp_p_block
-    b.descend(tcp_pos, tcp_rot, above, (carry_phase, "lower"), exclude=(name,))
+    b.descend(tcp_pos, tcp_rot, above, (carry_phase, "lower"), exclude=(name,), clearance=clearance)
     b.hold(s.settle_s, "lower", b.grip)
     b.hold(s.open_s, "open", 0.0)
     # Straight up: the open fingers flank the block along the pinch axis, so this frees them
@@ -64,7 +70,8 @@ def yaw_to_match(rot: np.ndarray, other: np.ndarray) -> float:
 
 def place_on(b: PlanBuilder, name: str, xy: np.ndarray, support_z: float, turn: float, *,
              above: float | None = None, carry_phase: str = "carry",
-             grip: tuple[np.ndarray, np.ndarray] | None = None, block_rot: np.ndarray | None = None):
+             grip: tuple[np.ndarray, np.ndarray] | None = None, block_rot: np.ndarray | None = None,
+             clearance: float | None = None):
     """Put the held block upright at `xy` [m] on a support whose top is `support_z` [m],
     turned by `turn` [rad] about the vertical. `grip` (tcp_p_block, tcp_R_block) and the
     block's orientation `block_rot` default to the live state. Returns (centre, world_R_block)."""
@@ -78,7 +85,9 @@ def place_on(b: PlanBuilder, name: str, xy: np.ndarray, support_z: float, turn: 
         # bottom clear of every other prop on the way down.
         clear = geo.top_z(b.ctx, exclude=(name,)) + b.ctx.settings.carry_clearance - (support_z + b.ctx.settings.place_gap)
         above = max(b.ctx.settings.carry_clearance, clear)
-    place(b, name, tcp_p_block, tcp_R_block, target, target_rot, above=above, carry_phase=carry_phase)
+    clearance = b.ctx.settings.carry_clearance if clearance is None else clearance
+    place(b, name, tcp_p_block, tcp_R_block, target, target_rot, above=above, carry_phase=carry_phase,
+          clearance=clearance)
     return target, target_rot
 
 

@@ -48,7 +48,7 @@ def rotate(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
         # The block is expected to keep its pose in the hand from the grasp on.
         grip = (tcp_rot.T @ (centre - pos), tcp_rot.T @ rot)
         return place_on(b, name, centre[:2], b.ctx.table_z, turn, above=lift, carry_phase="reorient",
-                        grip=grip, block_rot=rot)
+                        grip=grip, block_rot=rot, clearance=0.0)
 
     (draw, _, _), (target, target_rot) = grasp(b, name, candidates, lift_z=float(centre[2]) + lift, then=put_back)
     params.update(draw)
