@@ -18,16 +18,16 @@ Grasp choice: among the block's symmetric top-down grasps (pinch axis along one 
 horizontal face normals, both directions: four for a cube; yaw within 135 degrees of the
 wrist's mid-range) the one whose approach costs the least joint travel (to the nearest IK
 solution, plus the straight lift from it) is tried first, the smallest turn of the last joint
-first among equals. Next to the robot's base a vertical hand cannot rise straight (the elbow folds onto
-its limit), so there a grasp whose pinch axis is near tangential is also offered leaning 25
-or 40 degrees about the pinch axis towards the base, which moves the wrist out. Where a
-neighbour stands a finger's width off along the pinch axis, the fingers open to the block's
-width plus TIGHT_CLEARANCE, and a grasp whose approach hits something is tried again with its
-point moved along the pinch axis (at most `grasp_xy_offset`, away from the nearest prop in
-line first: `grasp_pinch_shift` in the plan), then higher on the block (RAISES, at most to its
-top: `grasp_raise`; beside a taller neighbour it is the hand above the fingers that hits) before
-the next yaw. Draws: the grasp point's height above the block centre and small offsets along
-the two face axes.
+first among equals. Next to the robot's base a vertical hand cannot rise straight (the elbow
+folds onto its limit), so there a grasp whose pinch axis is near tangential is also offered
+leaning 25 or 40 degrees about the pinch axis towards the base, which moves the wrist out.
+Where a neighbour stands a finger's width off along the pinch axis, the fingers open to the
+block's width plus TIGHT_CLEARANCE, and a grasp whose approach hits something is tried again
+with its point moved along the pinch axis (at most `grasp_xy_offset`, away from the nearest
+prop in line first: `grasp_pinch_shift` in the plan), then higher on the block (RAISES, at
+most to its top: `grasp_raise`; beside a taller neighbour it is the hand above the fingers
+that hits) before the next yaw. Draws: the grasp point's height above the block centre and
+small offsets along the two face axes.
 """
 
 from __future__ import annotations
