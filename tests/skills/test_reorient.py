@@ -28,6 +28,12 @@ def test_flip_tips_the_block_over_onto_its_side(to, yaw):
     assert abs(now[2] - (TABLE_Z + CUBE / 2)) < 0.002  # resting on the table
     landed = start[:2] - CUBE * v[:2]  # one half-width plus one half-height back along -v
     assert np.linalg.norm(now[:2] - landed) < 0.01
+    # The fingers rise RETREAT (1 cm) and open: clear of the fallen block, the arm touching nothing.
+    m, d, block = scene.model, scene.data, scene.model.body("a").id
+    robot = set(ctx.robot.body_ids)
+    for c in d.contact[:d.ncon]:
+        pair = {int(m.geom_bodyid[c.geom1]), int(m.geom_bodyid[c.geom2])}
+        assert not (block in pair and pair & robot), [m.body(b).name for b in pair]
 
 
 def test_flip_turns_the_block_in_the_hand_where_it_cannot_topple():

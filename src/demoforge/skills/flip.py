@@ -58,7 +58,7 @@ TOP_MARGIN = 0.006  # [m]
 PUSH_SPREAD = 0.002  # [m]
 STANDOFF = 0.01  # [m]
 PUSH_SPEED = 0.06  # fastest fingertip speed of the push [m/s]: a block hit faster tumbles on
-RETREAT = 0.02  # the closed fingers rise this far after the push, clear of the fallen block [m]
+RETREAT = 0.01  # the closed fingers rise this far after the push, clear of the fallen block [m]
 TOPPLE_RISE = 0.015  # the closed fingers come straight down this far to the push's start [m]
 LANDING_MARGIN = 0.01  # clearance of the landed block's footprint from other props [m]
 # A block tipped over may land this far outside the workspace (the table area put-down serves),
