@@ -89,6 +89,7 @@ class SkillContext:
     robot: RobotIndex
     props: Mapping[str, int]  # block (body) name -> body id
     table_z: float  # table top height in the world [m]
+    table: Rect  # the table top's extent (world frame) [m]
     workspace: Rect  # where put-down may choose a free table spot (world frame) [m]
     regions: Mapping[str, Rect] = field(default_factory=dict)  # region name -> rectangle (world) [m]
     settings: SkillSettings = SkillSettings()
@@ -99,14 +100,15 @@ def skill_context(scene, *, regions: Mapping[str, Rect] | None = None, workspace
     """A context for a built `demoforge.sim.Scene`. The default workspace is the table area
     0.35-0.65 m in front of the robot base and 0.25 m to either side, clipped to the table."""
     spec = scene.spec
+    (tx, ty), (sx, sy) = spec.table.center, spec.table.size
+    table = (tx - sx / 2, tx + sx / 2, ty - sy / 2, ty + sy / 2)
     if workspace is None:
         bx, by = spec.robot_pos
-        tx, ty = spec.table.center
-        hx, hy = spec.table.size[0] / 2 - 0.05, spec.table.size[1] / 2 - 0.05
+        hx, hy = sx / 2 - 0.05, sy / 2 - 0.05
         workspace = (max(bx + 0.35, tx - hx), min(bx + 0.65, tx + hx), max(by - 0.25, ty - hy), min(by + 0.25, ty + hy))
     return SkillContext(
         model=scene.model, data=scene.data, scratch=mujoco.MjData(scene.model), robot=scene.robot,
-        props=dict(scene.props), table_z=float(spec.table.height), workspace=tuple(workspace),
+        props=dict(scene.props), table_z=float(spec.table.height), table=table, workspace=tuple(workspace),
         regions=dict(regions or {}), settings=settings,
     )
 

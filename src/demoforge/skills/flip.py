@@ -13,12 +13,12 @@ the block's far bottom edge until the block is past balance; it falls onto its s
 ?to up, its centre one half-width plus one half-height further along -v; the fingers rise
 and open. The hand does not turn (its yaw is the cheapest of the four that put the pads'
 front on the face). Where the block has no room to land (another block, the edge of the
-workspace or the table, a region edge it would cross) or the push cannot be served, "in_hand": the fingers
-pinch the block's two faces normal to the tip axis, the hand tilted by -alpha about it from
-top-down; lift; turn the hand by +90 degrees about the axis while lifted; lower to the table
-where it stood; open; retreat straight up. alpha is 20, 30, 45, 60 or 70 degrees, whichever
-(with either pinch direction) gives the feasible plan whose joints travel least. The
-plan's `flip_mode` says which.
+workspace or the table, a region edge it would cross) or the push cannot be served,
+"in_hand": the fingers pinch the block's two faces normal to the tip axis, the hand tilted
+by -alpha about it from top-down; lift; turn the hand by +90 degrees about the axis while
+lifted; lower to the table where it stood; open; retreat straight up. alpha is 20, 30, 45,
+60 or 70 degrees, whichever (with either pinch direction) gives the feasible plan whose
+joints travel least. The plan's `flip_mode` says which.
 
 Draws: the push height (topple); which of the two pinch directions comes first and the grasp
 offsets (in_hand).
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 
-import mujoco
 import numpy as np
 
 from demoforge.skills import geometry as geo
@@ -100,8 +99,9 @@ def _landing_clear(b: PlanBuilder, name: str, centre: np.ndarray, land: np.ndarr
     x_lo, x_hi, y_lo, y_hi = ctx.workspace
     if not (x_lo - LANDING_SLACK <= land[0] <= x_hi + LANDING_SLACK and y_lo - LANDING_SLACK <= land[1] <= y_hi + LANDING_SLACK):
         return f"it would land more than {LANDING_SLACK} m outside the workspace"
-    top = mujoco.mj_name2id(ctx.model, mujoco.mjtObj.mjOBJ_GEOM, "table_top")
-    if top >= 0 and np.any(np.abs(land[:2] - ctx.data.geom_xpos[top][:2]) > ctx.model.geom_size[top][:2] - radius - LANDING_MARGIN):
+    t_lo, t_hi, u_lo, u_hi = ctx.table
+    edge = radius + LANDING_MARGIN
+    if not (t_lo + edge <= land[0] <= t_hi - edge and u_lo + edge <= land[1] <= u_hi - edge):
         return "it would land at the table's edge"
     for region, (rx0, rx1, ry0, ry1) in sorted(ctx.regions.items()):
         inside = [rx0 - m <= p[0] <= rx1 + m and ry0 - m <= p[1] <= ry1 + m

@@ -147,8 +147,8 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
             b.hold(s.close_s, "close", 1.0)
             centre, block_rot, _ = geo.block(b.ctx, name)
             b.held = (name, rot.T @ (centre - pos), rot.T @ block_rot)
-            rise = lift_z + draw.get("grasp_raise", 0.0)  # a raised grasp holds the block lower: lift as much more
-            b.line(np.array([pos[0], pos[1], max(rise, pos[2])]), rot, "lift", exclude=(name,))
+            lift_end = lift_z + draw.get("grasp_raise", 0.0)  # a raised grasp holds the block lower: lift as much more
+            b.line(np.array([pos[0], pos[1], max(lift_end, pos[2])]), rot, "lift", exclude=(name,))
             result = ((draw, pos, rot), (then(draw, pos, rot) if then is not None else None))
             if not shortest:
                 return result
@@ -240,8 +240,8 @@ def top_down_candidates(b: PlanBuilder, name: str, params: dict, *, turn: float 
             pos = centre + lift * geo.UP + dx * top[:, 0] + dy * top[:, 1]
             draw = {"grasp_yaw": psi} if not tilt else {"grasp_yaw": psi, "grasp_tilt": tilt}
             cost, smooth, wrist = approach_cost(b, pos, tcp, rise)
-            out.append(((cost, round(wrist, 1), len(out)), smooth and not tilt, (draw, pos, tcp)))
-    return [c for _, _, c in sorted(out, key=lambda x: x[0])]
+            out.append(((cost, round(wrist, 1)), smooth and not tilt, (draw, pos, tcp)))
+    return [c for _, _, c in sorted(out, key=lambda x: x[0])]  # stable: equals keep the yaw order
 
 
 def allowed_yaws(b: PlanBuilder, rot: np.ndarray, half: np.ndarray, turn: float = 0.0) -> list[tuple[float, float]]:
