@@ -124,6 +124,28 @@ def test_ompl_gives_up_after_its_iteration_budget():
                        rng=np.random.default_rng(0), resolution=0.01, max_iterations=200) is None
 
 
+@pytest.mark.parametrize("end", ["start", "goal"])
+def test_a_transit_to_or_from_a_configuration_that_is_not_free_fails_at_once(end):
+    """RRT-Connect, given a goal that is not free, sleeps 10 ms per termination check until its
+    budget runs out (4 s at 800 iterations over the two searches); the ends are checked first.
+    The caller's generator moves on as after a search that found nothing, so later plans stay
+    the same."""
+    import time
+
+    limits = np.array([[0.0, 1.0]] * 2)
+    q0, q1 = np.array([0.1, 0.1]), np.array([0.9, 0.1])
+    blocked = q0 if end == "start" else q1
+    free = lambda q: not np.allclose(q, blocked)  # noqa: E731 - only that end is in collision
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    assert plan_around(q0, q1, free, limits, rng=rng, resolution=0.01, max_iterations=400) is None
+    assert time.perf_counter() - t0 < 1.0
+    searched = np.random.default_rng(0)  # both searches run and find nothing: a wall with no gap
+    assert plan_around(q0, q1, lambda q: not (0.4 < q[0] < 0.6), limits, rng=searched, resolution=0.01,
+                       max_iterations=200) is None
+    assert rng.integers(2**62) == searched.integers(2**62)
+
+
 def test_a_blocked_straight_transit_is_planned_around():
     # A tall pillar between the hand and the block: the straight joint path sweeps through it.
     from demoforge.sim import Box

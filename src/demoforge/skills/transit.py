@@ -40,7 +40,15 @@ def plan_around(
     joint range. `limits`: (n, 2) joint ranges [rad]."""
     lo = np.maximum(limits[:, 0] + LIMIT_MARGIN, np.minimum(q0, q1) - LOCAL_PAD)
     hi = np.minimum(limits[:, 1] - LIMIT_MARGIN, np.maximum(q0, q1) + LOCAL_PAD)
-    for box in (np.column_stack([lo, hi]), limits + [LIMIT_MARGIN, -LIMIT_MARGIN]):
+    boxes = (np.column_stack([lo, hi]), limits + [LIMIT_MARGIN, -LIMIT_MARGIN])
+    if not (free(q0) and free(q1)):
+        # No path ends in a configuration that is not free. Asked anyway, RRT-Connect waits for a
+        # valid goal state, sleeping 10 ms per termination check: 40 s here for nothing. The
+        # searches' seeds are drawn all the same, so the plans after this one do not change.
+        for _ in boxes:
+            rng.integers(1, 2**31 - 1)
+        return None
+    for box in boxes:
         path = _plan(q0, q1, free, box, rng=rng, resolution=resolution, max_iterations=max_iterations)
         if path is not None:
             return path
