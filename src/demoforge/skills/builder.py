@@ -68,12 +68,14 @@ class PlanBuilder:
         # also check the block, carried rigidly, against the scene.
         self.held: tuple[str, np.ndarray, np.ndarray] | None = None
         self.held_drop = 0.0  # [m] the held block is checked this much lower (a clearance below it)
+        self.padding = 0.0  # [m] the robot counts as touching what comes this close (transits)
         # Finger closedness assumed by the collision checks (None: the fingers as they are now).
         self.check_grip: float | None = None
         self.detours = 0  # transits planned around an obstacle so far (the straight path collided)
         self.limits = joint_limits(robot.card, ctx.settings.profile)
         self._is_robot = np.zeros(ctx.model.nbody, bool)
         self._is_robot[robot.body_ids] = True
+        self._robot_geoms = np.flatnonzero(self._is_robot[ctx.model.geom_bodyid])
         ctx.scratch.qpos[:] = data.qpos
         ctx.scratch.qvel[:] = 0.0
         mujoco.mj_forward(ctx.model, ctx.scratch)
@@ -170,45 +172,77 @@ class PlanBuilder:
              gripper: float | None = None, clearance: float = 0.0) -> None:
         """Transit to `q_target`: the straight joint path when neither the robot nor a held
         block touches the scene (props named in `exclude` aside) along it, else a path planned
-        around the obstacle (skills.transit); timed under the profile's limits. With
+        around the obstacle (skills.transit); timed under the profile's limits. The robot is
+        kept `transit_padding` clear of the scene where the ends leave room (`_paddings`), or
+        half that on a straight path, rather than planned around. With
         `clearance` [m], a held block is checked that much lower (`_free_drop`): it passes at
         least that high over whatever it crosses."""
         ctx = self.ctx
         bodies = tuple(ctx.props[name] for name in exclude)
         q_target = np.asarray(q_target, float)
-        path = np.stack([self.q, q_target])
         saved = self.check_grip
         self.held_drop = self._free_drop(clearance, bodies)
         if gripper is not None:  # the fingers move on the way: checked at the wider of the two openings
             self.check_grip = min(gripper_closedness(ctx.robot, ctx.data.qpos) if saved is None else saved, gripper)
         try:
-            ticks = None
-            what = self._path_hits(path, bodies)
-            resolution = ctx.settings.collision_step
-            for _ in range(PLAN_REFINES + 1) if what else ():
-                planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), ctx.robot.limits,
-                                      rng=self.rng, resolution=resolution)
-                self._reset_scratch()
-                if planned is None:
+            paddings = self._paddings(q_target, bodies)
+            # A straight path half the padding clear comes before a detour the whole padding clear.
+            for padding, plan in [(p, False) for p in paddings[1:-1]] + [(p, True) for p in paddings]:
+                self.padding = padding
+                path, ticks, what = self._route(q_target, bodies, plan=plan)
+                if path is not None:
                     break
-                # The planner checks its segments every `resolution`; the timed path is checked
-                # as it will run, and planned again finer when it clips an obstacle in between.
-                ticks = time_path(planned, self.limits, self.dt)
-                if not self._path_hits(np.vstack([self.q[None], ticks]), bodies):
-                    path = planned
-                    self.detours += 1
-                    break
-                ticks, resolution = None, resolution / 2
-            if what and ticks is None:
+            else:
                 raise Infeasible(SkillFailure("collision", phase, f"planned {phase} path hits {what}; no path "
                                                                   "around it was found"))
         finally:
             self.check_grip = saved if gripper is None else gripper
-            self.held_drop = 0.0
+            self.held_drop = self.padding = 0.0
         if gripper is not None:
             self.grip = gripper
         self._append(time_path(path, self.limits, self.dt) if ticks is None else ticks, self.grip, phase)
         self.q = q_target.copy()
+
+    def _route(self, q_target: np.ndarray, bodies: tuple[int, ...], *,
+               plan: bool = True) -> tuple[np.ndarray | None, np.ndarray | None, str]:
+        """(joint waypoints, their timed ticks or None when not timed yet, what the straight path
+        hits) from the targets now to `q_target` under the checks in force; no waypoints when
+        the straight path hits and no path around it was found."""
+        path = np.stack([self.q, q_target])
+        what = self._path_hits(path, bodies)
+        if not what:
+            return path, None, ""
+        resolution = self.ctx.settings.collision_step
+        for _ in range(PLAN_REFINES + 1) if plan else ():
+            planned = plan_around(self.q, q_target, lambda q: not self._hits(q, bodies), self.ctx.robot.limits,
+                                  rng=self.rng, resolution=resolution)
+            self._reset_scratch()
+            if planned is None:
+                break
+            # The planner checks its segments every `resolution`; the timed path is checked as it
+            # will run, and planned again finer when it clips an obstacle in between.
+            ticks = time_path(planned, self.limits, self.dt)
+            if not self._path_hits(np.vstack([self.q[None], ticks]), bodies):
+                self.detours += 1
+                return planned, ticks, what
+            resolution /= 2
+        return None, None, what
+
+    def _paddings(self, q_target: np.ndarray, bodies: tuple[int, ...]) -> list[float]:
+        """The clearances [m] a transit tries to keep the robot from the scene, in order:
+        `transit_padding` and half of it where both ends are that clear, then none (a transit
+        that starts or ends close to a prop, or has no padded way, is checked as before)."""
+        pad = self.ctx.settings.transit_padding
+        out = []
+        try:
+            for padding in (pad, pad / 2) if pad > 0 else ():
+                self.padding = padding
+                if not self._hits(self.q, bodies) and not self._hits(q_target, bodies):
+                    out.append(padding)
+        finally:
+            self.padding = 0.0
+            self._reset_scratch()
+        return [*out, 0.0]
 
     def _free_drop(self, clearance: float, bodies: tuple[int, ...]) -> float:
         """How much lower [m] a transit checks the held block, so it passes that high over
@@ -414,16 +448,28 @@ class PlanBuilder:
             d.qpos[adr:adr + 3] = tcp_pos + tcp_rot @ tcp_p_block - self.held_drop * geo.UP
             d.qpos[adr + 3:adr + 7] = geo.quat(tcp_rot @ tcp_R_block)
             mujoco.mj_kinematics(m, d)
-        mujoco.mj_collision(m, d)
+        if self.padding > 0:
+            # The robot's geoms report contacts from `padding` away. The model is the live one:
+            # its margins are put back at once, before anything steps it.
+            margin = m.geom_margin
+            kept = margin[self._robot_geoms].copy()
+            margin[self._robot_geoms] = np.maximum(kept, self.padding)
+            try:
+                mujoco.mj_collision(m, d)
+            finally:
+                margin[self._robot_geoms] = kept
+        else:
+            mujoco.mj_collision(m, d)
         if not d.ncon:
             return ""
         con = d.contact
         b1, b2 = m.geom_bodyid[con.geom1], m.geom_bodyid[con.geom2]
         robot1, robot2 = self._is_robot[b1], self._is_robot[b2]
         other = np.where(robot1, b2, b1)
-        hit = (robot1 != robot2) & ~np.isin(other, bodies) & (con.dist < 0)
+        held = -1 if self.held is None else ctx.props[self.held[0]]
+        # the block in the hand is touched by the fingers: padding does not apply to it
+        hit = (robot1 != robot2) & ~np.isin(other, bodies) & (con.dist < np.where(other == held, 0.0, self.padding))
         if self.held is not None:
-            held = ctx.props[self.held[0]]
             other_h = np.where(b1 == held, b2, b1)
             hit |= ((b1 == held) | (b2 == held)) & (con.dist < -HELD_PENETRATION) & ~self._is_robot[other_h]
             other = np.where(hit & ((b1 == held) | (b2 == held)), other_h, other)
