@@ -80,8 +80,10 @@ def test_chunks_cover_in_order_and_ignore_workers():
     assert chunks(5, most=2, least=1) in ([range(0, 2), range(2, 5)], [range(0, 3), range(3, 5)])
     assert [i for r in chunks(37, least=1) for i in r] == list(range(37)) and len(chunks(37, least=1)) == 16
     assert chunks(0) == []
-    # items of at least 4 episodes where there are that many (each item pays a start and a merge share)
-    assert [len(r) for r in chunks(3)] == [3] and [len(r) for r in chunks(20)] == [4] * 5
+    # items of at least 4 episodes where there are that many (each item pays a start and a merge share),
+    # as many as a power of two, so two slots share them evenly (5 of 4 left one slot idle a fifth)
+    assert [len(r) for r in chunks(3)] == [3] and [len(r) for r in chunks(20)] == [5] * 4
+    assert [len(r) for r in chunks(12)] == [6, 6] and len(chunks(44)) == 8
     assert [i for r in chunks(101) for i in r] == list(range(101)) and len(chunks(101)) == 16
 
 
@@ -132,7 +134,7 @@ def test_stage_errors_are_demoforge_errors():
 
 
 def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7, 5) * 3)  # 12 episodes: 3 items of 4
+    src = write_raw(tmp_path / "raw", lengths=(8, 6, 7, 5) * 4)  # 16 episodes: 4 items of 4
     cfg = BakeConfig(convention="joint_vel", control_freq=30)
     ref = bake([src], tmp_path / "ref", cfg)
     ran = []
@@ -146,13 +148,13 @@ def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
     monkeypatch.undo()
     kill_at(monkeypatch, BakeStage, None, ran)
     bake([src], tmp_path / "out", cfg)
-    assert ran == [2]  # only the unfinished item ran again
+    assert ran == [2, 3]  # only the unfinished items ran again
     assert _tree(tmp_path / "out") == _tree(ref)
     assert not list(tmp_path.glob(".*-shards"))
 
 
 def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 3, cams=())  # 3 items of 4; no front camera: copied
+    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 4, cams=())  # 4 items of 4; no front camera: copied
     ref = tmp_path / "ref"
     annotate_dataset(src, ref, warn=lambda s: None)
     kill_at(monkeypatch, AnnotateStage, 1)

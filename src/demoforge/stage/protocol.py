@@ -82,8 +82,11 @@ def chunks(n: int, *, most: int = 16, least: int = 4) -> list[range]:
     """`range(n)` in at most `most` contiguous, nearly equal chunks of at least `least` episodes
     (where n allows): a stage's work items over `n` episodes that do not depend on the worker count
     (so neither do the bytes). Each item pays a start (a GL context, a writer) and a share of the
-    merge, so an item of one episode costs ~10% more CPU per frame than one of four (render)."""
+    merge, so an item of one episode costs ~10% more CPU per frame than one of four (render).
+    The count is a power of two, so 2, 4 or 8 slots share the items evenly (5 items on 2 slots
+    left one slot idle for the last item, a fifth of the stage)."""
     parts = max(1, min(most, n // max(1, least))) if n else 0
+    parts = 1 << (parts.bit_length() - 1) if parts else 0
     bounds = [round(n * p / parts) for p in range(parts + 1)] if parts else [0]
     return [range(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
