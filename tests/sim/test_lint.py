@@ -127,3 +127,28 @@ def test_load_mjcf_names_the_file(tmp_path):
     good = tmp_path / "good.xml"
     good.write_text(STACK)
     assert load_mjcf(good).nbody == 3
+
+
+
+@pytest.mark.parametrize("option", ['timestep="0.002" cone="elliptic" impratio="10"', 'timestep="0.002" cone="pyramidal"'])
+def test_the_trace_holds_mujocos_own_contact_forces_and_depths(option):
+    """The trace reads whole contact arrays (an elliptic cone's normal force straight from the
+    constraint forces); per step and geom pair it holds what mj_contactForce and the contacts'
+    distances give: the summed normal force and the deepest penetration."""
+    m = mujoco.MjModel.from_xml_string(scene(box("a", 0.02), box("b", 0.06), option=option))
+    trace = record_settle(m, settle_s=0.1)
+    d, force6 = mujoco.MjData(m), np.zeros(6)
+    names = [(p.geom1, p.geom2) for p in trace.pairs]
+    assert len(names) == 2
+    for k in range(len(trace.qacc_max)):
+        mujoco.mj_step(m, d)
+        depth, force = np.full(len(names), np.nan), np.zeros(len(names))
+        for c in range(d.ncon):
+            g1, g2 = sorted(int(g) for g in d.contact[c].geom)
+            col = names.index((m.geom(g1).name, m.geom(g2).name))
+            mujoco.mj_contactForce(m, d, c, force6)
+            depth[col] = max(np.nan_to_num(depth[col], nan=-np.inf), -d.contact[c].dist)
+            force[col] += force6[0]
+        np.testing.assert_array_equal(trace.depth[k], depth)
+        np.testing.assert_array_equal(trace.normal_force[k], force)
+    assert trace.normal_force[1:].min() > 0.0  # both pairs carry a box from the second step on

@@ -70,8 +70,12 @@ def record_settle(
 
     qacc_max, qacc_body = np.zeros(steps), np.zeros(steps, np.int64)
     kinetic, gain, unstable = np.zeros(steps), np.zeros(steps), np.zeros(steps, bool)
-    contacts: list[dict[tuple[int, int], tuple[float, float]]] = []
-    pair_params: dict[tuple[int, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
+    # per step: (geom pair codes g1 * ngeom + g2 with g1 < g2, deepest penetration, summed normal force)
+    contacts: list[tuple[list[int], list[float], list[float]]] = []
+    pair_params: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+    # An elliptic cone's (or a frictionless contact's) normal force is its first constraint force,
+    # what mj_contactForce returns; pyramidal cones are decoded by it, contact by contact.
+    elliptic = m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
     force6 = np.zeros(6)
     energy0 = work = None
     bad_qacc = mujoco.mjtWarning.mjWARN_BADQACC
@@ -92,28 +96,21 @@ def record_settle(
         unstable[k] = d.warning[bad_qacc].number > warnings_before or not (
             np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel)) and math.isfinite(energy)
         )
-        step_contacts: dict[tuple[int, int], tuple[float, float]] = {}
-        for c in range(d.ncon):
-            con = d.contact[c]
-            key = (int(min(con.geom)), int(max(con.geom)))
-            mujoco.mj_contactForce(m, d, c, force6)
-            depth, force = step_contacts.get(key, (-math.inf, 0.0))
-            step_contacts[key] = (max(depth, -float(con.dist)), force + float(force6[0]))
-            pair_params.setdefault(key, (tuple(con.solref), tuple(con.solimp)))
-        contacts.append(step_contacts)
+        contacts.append(_step_contacts(m, d, elliptic, force6, pair_params))
 
-    keys = sorted(pair_params, key=lambda g: (geom_names[g[0]], geom_names[g[1]], g))
-    depth_tp = np.full((steps, len(keys)), np.nan)
-    force_tp = np.zeros((steps, len(keys)))
-    column = {key: p for p, key in enumerate(keys)}
-    for k, step_contacts in enumerate(contacts):
-        for key, (depth, force) in step_contacts.items():
-            depth_tp[k, column[key]], force_tp[k, column[key]] = depth, force
+    codes = sorted(pair_params, key=lambda c: (geom_names[c // m.ngeom], geom_names[c % m.ngeom], c))
+    depth_tp = np.full((steps, len(codes)), np.nan)
+    force_tp = np.zeros((steps, len(codes)))
+    column = np.zeros(m.ngeom * m.ngeom, np.int64)
+    column[codes] = np.arange(len(codes))
+    for k, (code, depth, force) in enumerate(contacts):
+        depth_tp[k, column[code]], force_tp[k, column[code]] = depth, force
     pairs = tuple(
-        ContactPair(geom_names[g1], geom_names[g2], body_names[m.geom_bodyid[g1]], body_names[m.geom_bodyid[g2]],
-                    tuple(float(x) for x in pair_params[(g1, g2)][0]),  # type: ignore[arg-type]
-                    tuple(float(x) for x in pair_params[(g1, g2)][1]))  # type: ignore[arg-type]
-        for g1, g2 in keys
+        ContactPair(geom_names[c // m.ngeom], geom_names[c % m.ngeom], body_names[m.geom_bodyid[c // m.ngeom]],
+                    body_names[m.geom_bodyid[c % m.ngeom]],
+                    tuple(float(x) for x in pair_params[c][0]),  # type: ignore[arg-type]
+                    tuple(float(x) for x in pair_params[c][1]))  # type: ignore[arg-type]
+        for c in codes
     )
     return SettleTrace(
         timestep=float(m.opt.timestep),
@@ -130,6 +127,36 @@ def record_settle(
         depth=depth_tp,
         normal_force=force_tp,
     )
+
+
+def _step_contacts(m: mujoco.MjModel, d: mujoco.MjData, elliptic: bool, force6: np.ndarray,
+                   pair_params: dict) -> tuple[list[int], list[float], list[float]]:
+    """This step's contacts per geom pair: (pair codes, deepest penetration [m], summed normal
+    force [N]), summed in contact order; a pair's first contact's solref and solimp are noted
+    in `pair_params` (code -> (solref, solimp)) the first time the pair touches. The contact
+    fields are read as whole arrays: one MjContact object per contact cost most of the lint."""
+    n = d.ncon
+    if not n:
+        return [], [], []
+    con = d.contact
+    geom = np.sort(con.geom, axis=1)
+    codes = (geom[:, 0].astype(np.int64) * m.ngeom + geom[:, 1]).tolist()
+    if elliptic or (con.dim == 1).all():
+        adr, force = con.efc_address, np.zeros(n)
+        force[adr >= 0] = d.efc_force[adr[adr >= 0]]  # a contact without a constraint (in the gap) carries none
+        forces = force.tolist()
+    else:
+        forces = []
+        for c in range(n):
+            mujoco.mj_contactForce(m, d, c, force6)
+            forces.append(float(force6[0]))
+    step: dict[int, tuple[float, float]] = {}
+    for c, (code, depth, force) in enumerate(zip(codes, (-con.dist).tolist(), forces, strict=True)):
+        deepest, total = step.get(code, (-math.inf, 0.0))
+        step[code] = (max(deepest, depth), total + force)
+        if code not in pair_params:
+            pair_params[code] = (tuple(con.solref[c]), tuple(con.solimp[c]))
+    return list(step), [v[0] for v in step.values()], [v[1] for v in step.values()]
 
 
 def load_mjcf(path: Path | str) -> mujoco.MjModel:
