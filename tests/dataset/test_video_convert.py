@@ -111,3 +111,30 @@ def test_remux_rounds_timestamps_like_fractions():
     cases += [(int(a), int(b)) for a, b in zip(rng.integers(-10**9, 10**9, 2000), rng.integers(1, 90000, 2000))]
     for a, b in cases:
         assert _round_ratio(a, b) == round(Fraction(a, b)), (a, b)
+
+
+def test_joined_video_is_on_disk_before_it_takes_its_name(tmp_path, monkeypatch):
+    """concat_segments writes OUT.tmp, fsyncs it, then renames it: a crash leaves the old file or
+    the whole new one, never a renamed file whose bytes were still in the page cache."""
+    import os
+
+    from demoforge.dataset import video
+    from demoforge.dataset.video import SegmentEncoder, VideoSettings, concat_segments
+
+    segments = []
+    for k in range(2):
+        enc = SegmentEncoder(tmp_path / f"s{k}.mp4", settings=VideoSettings(), fps=30, height=32, width=48)
+        enc.add_frames(_frames((5, 32, 48, 3), seed=k))
+        enc.close()
+        segments.append(enc.path)
+    events = []
+    synced = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))),
+                                                 synced(fd))[1])
+    replace = video.Path.replace
+    monkeypatch.setattr(video.Path, "replace", lambda self, target: (events.append(("rename", str(self))),
+                                                                     replace(self, target))[1])
+    out = tmp_path / "joined.mp4"
+    assert concat_segments(segments, out, fps=30) == [(0.0, 5 / 30), (5 / 30, 10 / 30)]
+    tmp = str(out) + ".tmp"
+    assert events.index(("fsync", tmp)) < events.index(("rename", tmp))

@@ -21,6 +21,7 @@ import numpy as np
 
 from demoforge.dataset.depth import code_histogram
 from demoforge.dataset.stats import pixel_histogram
+from demoforge.dataset.tables import fsync_file
 from demoforge.errors import DatasetError
 
 logging.getLogger("libav").setLevel(logging.ERROR)
@@ -383,6 +384,7 @@ def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[
                     n += 1
             spans.append((offset / fps, (offset + n) / fps))
             offset += n
+    fsync_file(tmp)  # on disk before it takes the name: a crash leaves the old file or the whole new one
     tmp.replace(out)
     return spans
 
