@@ -13,14 +13,14 @@ from demoforge.pipeline.options import ExecuteOptions
 
 
 class _Display:
-    """Progress as a rich bar on a terminal, as plain lines otherwise."""
+    """Progress as a rich bar on a terminal, as plain lines otherwise, or none (`quiet`)."""
 
-    def __init__(self, total: int, tty: bool):
+    def __init__(self, total: int, tty: bool, *, quiet: bool = False):
         self.total, self.tty = total, tty
         self.done = self.ok = 0
         self.start = time.perf_counter()
         self.progress = None
-        if tty:
+        if tty and not quiet:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.progress = Progress(TextColumn("[bold]generate"), BarColumn(), MofNCompleteColumn(),
@@ -60,6 +60,8 @@ def generate(
     out: Path = typer.Option(..., "--out", help="Run folder: OUT/success, OUT/failure, OUT/summary.json. Rerun with "
                                                 "the same arguments to resume an interrupted run."),
     domain: str = typer.Option("blocks", "--domain", help="Library domain name or domain PDDL file (PDDL inputs)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, a line per episode "
+                                                      "otherwise); the summary is still printed."),
     options: ExecuteOptions = None,
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
@@ -79,10 +81,11 @@ def generate(
     card = resolve_robot(o.robot) if o.robot is not None else None
     starts = o.robot_start_params()
     n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card, robot_start=starts))
-    display = _Display(n_problems * o.episodes_per_problem, sys.stdout.isatty())
+    display = _Display(n_problems * o.episodes_per_problem, sys.stdout.isatty(), quiet=quiet)
     try:
         summary = run([str(p) for p in inputs], out, episodes_per_problem=o.episodes_per_problem, envs=o.envs,
-                      workers=o.workers, seed=o.seed, settings=o.runner_settings(), domain=domain, progress=display,
+                      workers=o.workers, seed=o.seed, settings=o.runner_settings(), domain=domain,
+                      progress=None if quiet else display,
                       randomization=o.randomization_spec(), record_videos=o.inline_video(), robot=card,
                       control_law=o.control_law, robot_start=starts, **extra)
     finally:
