@@ -64,7 +64,7 @@ class SkillSettings:
     # A transit keeps the robot this far from the scene where its ends leave room [m]: under
     # the position servos the fingers run 1-3 mm off the commanded path, and paths planned to
     # graze the top of a tower just built toppled it (bench_motion, fourteenth round: 5 mm
-    # cost more detours, up to 0.06 rad more median travel, for no fewer knocks).
+    # cost more detours, up to 0.06 rad more median travel, for about as many retries).
     transit_padding: float = 0.003
 
     def __post_init__(self):

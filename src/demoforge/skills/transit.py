@@ -43,8 +43,8 @@ def plan_around(
     boxes = (np.column_stack([lo, hi]), limits + [LIMIT_MARGIN, -LIMIT_MARGIN])
     if not (free(q0) and free(q1)):
         # No path ends in a configuration that is not free. Asked anyway, RRT-Connect waits for a
-        # valid goal state, sleeping 10 ms per termination check: 40 s here for nothing. The
-        # searches' seeds are drawn all the same, so the plans after this one do not change.
+        # valid goal state, sleeping 10 ms per termination check: about 40 s at MAX_ITERATIONS for
+        # nothing. The searches' seeds are drawn all the same, so later plans do not change.
         for _ in boxes:
             rng.integers(1, 2**31 - 1)
         return None
