@@ -129,7 +129,6 @@ def test_load_mjcf_names_the_file(tmp_path):
     assert load_mjcf(good).nbody == 3
 
 
-
 @pytest.mark.parametrize("option", ['timestep="0.002" cone="elliptic" impratio="10"', 'timestep="0.002" cone="pyramidal"'])
 def test_the_trace_holds_mujocos_own_contact_forces_and_depths(option):
     """The trace reads whole contact arrays (an elliptic cone's normal force straight from the
