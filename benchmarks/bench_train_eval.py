@@ -1,7 +1,9 @@
 """Closing the loop: demoforge demos -> stock `lerobot-train` -> `lerobot-eval` in the demoforge env.
 
 Per family (--families) and demo count (--demos), side by side in one run:
-1. `tasks gen FAMILY --split train --count demos/5 --seed 0`, `generate --episodes-per-problem 5`;
+1. `tasks gen FAMILY --split train --count demos/5 --seed SEED`, `generate --episodes-per-problem 5
+   --seed SEED` (--seed, default 0; the training's seed is 1000 + SEED, lerobot's default at 0, so
+   another seed gives the spread over data and training);
 2. `bake --control-freq RATE --environment-state` (joint_target labels, object poses);
 3. `lerobot-train` a state-based ACT (small: see POLICY below and BENCHMARKS.md for why) on CPU
    up to each step count of --steps in turn (the first run fresh, each later one resumed from the
@@ -32,6 +34,7 @@ from _machine import describe  # benchmarks/_machine.py: this script's folder is
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 EPISODES_PER_PROBLEM = 5
+TRAIN_SEED = 1000  # lerobot-train's default --seed (model initialisation, shuffling); the run's --seed is added
 # A small ACT: on a state-only dataset (8 + 7k inputs) the default ACT (dim 512, ff 3200, 4+1
 # layers, chunk 100) trains ~20x slower on CPU; chunks of 20 actions at 15 Hz span 1.3 s and the
 # policy re-plans every 10 (0.67 s). No VAE: the demos of one family are unimodal enough.
@@ -56,8 +59,9 @@ def run(cmd: list[str], log: Path, nice: int = 0) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def make_data(family: str, demos: int, rate: int, work: Path) -> tuple[Path, int]:
-    """Generate and bake `demos` episodes (demos/5 train problems x 5 episodes); returns (root, episodes)."""
+def make_data(family: str, demos: int, rate: int, work: Path, seed: int) -> tuple[Path, int]:
+    """Generate and bake `demos` episodes (demos/5 train problems x 5 episodes, problems and run
+    seeded with `seed`); returns (root, episodes)."""
     from demoforge.convert import BakeConfig, bake
     from demoforge.dataset import open_dataset
     from demoforge.execute import generate
@@ -66,9 +70,9 @@ def make_data(family: str, demos: int, rate: int, work: Path) -> tuple[Path, int
     baked = work / "baked"
     if not (baked / "meta" / "info.json").is_file():
         problems = max(1, demos // EPISODES_PER_PROBLEM)
-        paths = write_tasks(generate_family(family, count=problems, seed=0, split="train"), work / "tasks")
+        paths = write_tasks(generate_family(family, count=problems, seed=seed, split="train"), work / "tasks")
         pddl = sorted(p for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl")
-        generate(pddl, work / "gen", episodes_per_problem=EPISODES_PER_PROBLEM, workers=2, seed=0)
+        generate(pddl, work / "gen", episodes_per_problem=EPISODES_PER_PROBLEM, workers=2, seed=seed)
         bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True))
     return baked, open_dataset(baked).num_episodes
 
@@ -86,8 +90,8 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
     if previous is None:
         return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
                     f"--dataset.root={baked}", *POLICY, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
-                    "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", *common, "--wandb.enable=false",
-                    f"--output_dir={train}"], log, args.nice)
+                    "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", f"--seed={TRAIN_SEED + args.seed}",
+                    *common, "--wandb.enable=false", f"--output_dir={train}"], log, args.nice)
     config = checkpoint(train, previous) / "train_config.json"
     return run([py, "-m", "lerobot.scripts.lerobot_train", f"--config_path={config}", "--resume=true", *common],
                log, args.nice)
@@ -129,6 +133,8 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=15, help="bake and control rate [Hz]")
     ap.add_argument("--episodes", type=int, default=50, help="evaluation episodes per checkpoint (test split)")
     ap.add_argument("--nice", type=int, default=0, help="nice level of the training and evaluation processes")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the train problems, the generate run and the training (another gives the spread)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
     py = sys.executable
@@ -136,10 +142,10 @@ def main() -> None:
     best: dict[str, tuple[float, int, int, float]] = {}
     for family in args.families.split(","):
         for demos in (int(d) for d in args.demos.split(",")):
-            work = args.work / f"{family}-{demos}"
+            work = args.work / (f"{family}-{demos}" if args.seed == 0 else f"{family}-{demos}-seed{args.seed}")
             work.mkdir(parents=True, exist_ok=True)
             t0 = time.time()
-            baked, n = make_data(family, demos, args.rate, work)
+            baked, n = make_data(family, demos, args.rate, work, args.seed)
             data_s = time.time() - t0
             train = work / "train"
             cpu_file = work / "train-cpu.json"  # CPU seconds per finished run, kept for reruns
