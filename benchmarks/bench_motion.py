@@ -16,7 +16,9 @@ operators (flip, rotate) in separate rows:
   beyond that turn, against the same 2.0 rad as the others;
 - median operator duration [s] (its ticks, the runner's settle included);
 - largest wrist turn not needed by the task [deg]: the last joint's path length in one
-  operator, less the turn the operator must make (TURNING);
+  operator, less the turn the operator must make (TURNING) and less the grasp's turn where the
+  scene forced it (the plan's `grasp_forced_turn`: every grasp turning the hand less hit
+  something); the largest such forced turn is printed beside it;
 - failure causes of failed episodes, and the causes of retried attempts.
 
 Targets (issue 16): pick/place median travel <= 2.0 rad and max <= 4.0 rad, median
@@ -68,9 +70,15 @@ def operator_segments(ops: np.ndarray, phases: np.ndarray) -> list[slice]:
 
 
 def need(name: str, params: dict) -> float:
-    """The turn [rad] operator `name` must make with these plan parameters."""
+    """The turn [rad] operator `name` must make with these plan parameters (not counting a
+    grasp turn the scene forced: `forced`)."""
     turn = TURNING.get(name, 0.0)
     return turn[params.get("flip_mode", "in_hand")] if isinstance(turn, dict) else turn
+
+
+def forced(params: dict) -> float:
+    """The hand's turn [rad] to its grasp where every grasp turning it less hit something."""
+    return float(params.get("grasp_forced_turn", 0.0))
 
 
 def episode_operators(reader, i: int, vocab: dict, fps: float, executed: list[dict]) -> list[dict]:
@@ -88,7 +96,8 @@ def episode_operators(reader, i: int, vocab: dict, fps: float, executed: list[di
         params = next((e["params"] for e in executed if e["ticks"][0] <= seg.start < e["ticks"][1]), {})
         out.append({"op": name, "travel": float(steps.sum()), "wrist": float(steps[:, -1].sum()),
                     "travel2": float(np.linalg.norm(steps, axis=1).sum()), "mode": params.get("flip_mode"),
-                    "seconds": (seg.stop - seg.start) / fps, "q": q[seg], "need": need(name, params)})
+                    "seconds": (seg.stop - seg.start) / fps, "q": q[seg], "need": need(name, params),
+                    "forced": forced(params)})
     return out
 
 
@@ -138,7 +147,10 @@ def _figures(ops: list[dict]) -> dict:
         "ops": len(ops), "med_travel": float(np.median(travel)), "max_travel": float(travel.max()),
         "med_l2": float(np.median(travel2)), "max_l2": float(travel2.max()),
         "med_s": float(np.median([o["seconds"] for o in ops])),
-        "wrist_deg": math.degrees(max(o["wrist"] - o["need"] for o in ops)),
+        "wrist_deg": math.degrees(max(o["wrist"] - o["need"] - o["forced"] for o in ops)),
+        "forced_deg": math.degrees(max(o["forced"] for o in ops)),
+        "wrist_all_deg": math.degrees(max(o["wrist"] - o["need"] for o in ops)),  # forced turns counted too
+        "forced_ops": sum(o["forced"] > 0 for o in ops),
         "names": sorted({o["op"] for o in ops}),
         "modes": {m: (sum(o["mode"] == m for o in ops), float(np.median([o["travel"] - o["need"] for o in ops
                                                                           if o["mode"] == m])))
@@ -194,18 +206,26 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("travel = joint travel per operator beyond the turn it must make [rad]; wrist = largest unneeded "
-          "last-joint turn in one operator [deg]")
+          "last-joint turn in one operator [deg]; forced = operators whose grasp turn the scene forced, the largest "
+          "such turn [deg], and the wrist figure counting them as unneeded")
     print("| family | operators | episodes | yield | count | median travel L1 | max travel L1 | median L2 | max L2 "
-          "| median op [s] | wrist [deg] | failures | retried attempts |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| median op [s] | wrist [deg] | forced | failures | retried attempts |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for c, f in r["classes"].items():
             modes = (" (" + ", ".join(f"{k} {n}: median {t:.2f}" for k, (n, t) in f["modes"].items()) + ")"
                      if f["modes"] else "")
             print(f"| {r['family']} | {', '.join(f['names'])}{modes} | {r['episodes']} | {100 * r['yield']:.1f}% | {f['ops']} "
                   f"| {f['med_travel']:.2f} | {f['max_travel']:.2f} | {f['med_l2']:.2f} | {f['max_l2']:.2f} "
-                  f"| {f['med_s']:.2f} | {f['wrist_deg']:.0f} | {r['failures'] or '-'} | {r['retried'] or '-'} |")
+                  f"| {f['med_s']:.2f} | {f['wrist_deg']:.0f} | {_forced_cell(f)} | {r['failures'] or '-'} "
+                  f"| {r['retried'] or '-'} |")
     print(headline(rows))
+
+
+def _forced_cell(f: dict) -> str:
+    if not f["forced_ops"]:
+        return "-"
+    return f"{f['forced_ops']}: up to {f['forced_deg']:.0f}, wrist {f['wrist_all_deg']:.0f} counting them"
 
 
 def headline(rows: list[dict]) -> str:

@@ -75,6 +75,36 @@ def test_a_close_neighbour_along_the_pinch_axis_keeps_the_nearest_grasp():
     assert np.linalg.norm(scene.data.body("b").xpos - b_before) < 0.002  # the neighbour was not touched
 
 
+def test_a_quarter_turn_the_neighbours_force_is_recorded_as_forced():
+    """Neighbours 1.5 cm off both sides of the nearest grasp's pinch axis leave no room for a
+    finger: every grasp that turns the hand less hits one, so the quarter turn taken is the
+    scene's (`grasp_forced_turn`, which bench_motion counts as needed); a free block's grasp
+    records none."""
+    _, ctx = make(cube("a", 0.5, 0.0))
+    alone = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(4))
+    assert alone.ok, alone.failure
+    assert "grasp_forced_turn" not in alone.params
+    psi = alone.params["grasp_yaw"]
+    side = 0.055 * np.array([math.cos(psi), math.sin(psi)])
+    _, ctx = make(cube("a", 0.5, 0.0), cube("l", 0.5 + side[0], side[1]), cube("r", 0.5 - side[0], -side[1]))
+    b = PlanBuilder(ctx, np.random.default_rng(4))
+    heading = pick.pinch_heading(b, b.q)
+    plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(4))
+    assert plan.ok, plan.failure
+    assert abs(abs(geo.wrap(plan.params["grasp_yaw"] - psi)) - math.pi / 2) < 1e-6  # a quarter turn round
+    assert plan.params["grasp_forced_turn"] == pytest.approx(abs(geo.wrap(plan.params["grasp_yaw"] - heading)))
+    assert plan.params["grasp_forced_turn"] > math.radians(60)
+
+
+def test_a_larger_turn_counts_as_forced_only_when_every_smaller_one_was_refused():
+    result = ({"grasp_yaw": 1.6}, None, None), None
+    turns = [0.02, 1.6, 0.05, 3.1]  # candidate 1 taken: 0 and 2 turn the hand less, 3 more
+    assert "grasp_forced_turn" not in pick._forced(result, 1, turns, set())[0][0]  # chosen for its cost
+    assert "grasp_forced_turn" not in pick._forced(result, 1, turns, {0})[0][0]  # candidate 2 untried or planned
+    assert pick._forced(result, 1, turns, {0, 2})[0][0] == {"grasp_yaw": 1.6, "grasp_forced_turn": 1.6}
+    assert "grasp_forced_turn" not in pick._forced(result, 1, [1.58, 1.6], {0})[0][0]  # within the margin
+
+
 def test_descend_and_lift_follow_straight_tcp_lines():
     scene, ctx = make(cube("a", 0.5, -0.05, quat=yaw_quat(20)))
     plan = plan_skill(ctx, "pick-up", ["a"], np.random.default_rng(2))

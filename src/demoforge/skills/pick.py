@@ -57,6 +57,7 @@ TILTS = (math.radians(25.0), math.radians(40.0))
 # Lowest point of the built-in fingertips below the TCP at a tilt t: the 9 mm tip along the
 # approach axis and the 11 mm pad half-width across it, plus 4 mm of clearance [m].
 TIP, PAD_HALF, TIP_CLEARANCE = 0.009, 0.011, 0.004
+FORCED_TURN_MARGIN = math.radians(5.0)  # a grasp turning the hand this much less counts as a smaller turn [rad]
 BROKEN_LINE = 3.0  # cost [rad] charged for a candidate whose straight lift breaks or detours
 
 
@@ -132,13 +133,19 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     the TCP is at `lift_z` [m]. `then(candidate...)` plans what follows the lift (a
     placement); when it is infeasible the next candidate is tried. Returns (candidate, what
     `then` returned). With `shortest`, every candidate is planned and the one whose
-    joints travel least wins (then the shortest in time, then the first)."""
+    joints travel least wins (then the shortest in time, then the first). Where every grasp
+    turning the hand less could not be planned, the draw returned records the turn as forced
+    (`_forced`)."""
     s = b.ctx.settings
     last: SkillFailure | None = None
     best = None
-    tries = [(c, True) for c in reversed(candidates)]  # (candidate, whether a shifted one may follow)
+    turns = [abs(geo.wrap(_heading(rot) - pinch_heading(b, b.q))) for _, _, rot in candidates]
+    tried, planned = set(), set()  # indices into candidates: tried, planned whole (shifted or raised variants included)
+    # (candidate, whether a shifted one may follow, its index in candidates)
+    tries = [(c, True, i) for i, c in reversed(list(enumerate(candidates)))]
     while tries:
-        (draw, pos, rot), first = tries.pop()
+        (draw, pos, rot), first, index = tries.pop()
+        tried.add(index)  # its variants come next: a later candidate's try means they all failed
         mark = b.mark()
         try:
             # From straight above, whatever the tilt: the open fingers flank the block along the
@@ -150,23 +157,43 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
             lift_end = lift_z + draw.get("grasp_raise", 0.0)  # a raised grasp holds the block lower: lift as much more
             b.line(np.array([pos[0], pos[1], max(lift_end, pos[2])]), rot, "lift", exclude=(name,))
             result = ((draw, pos, rot), (then(draw, pos, rot) if then is not None else None))
+            planned.add(index)
             if not shortest:
-                return result
+                return _forced(result, index, turns, tried - planned)
             cost = (b.travel(), b.ticks())
             if best is None or cost < best[0]:
-                best = (cost, result, b.snapshot())
+                best = (cost, result, b.snapshot(), index)
             b.rollback(mark)
         except Infeasible as exc:
             b.rollback(mark)
             last = exc.failure
             if first and last.kind == "collision" and last.phase in ("approach", "descend"):
-                tries += [(c, False) for c in reversed(_shifted(b, name, draw, pos, rot) + _raised(b, name, draw, pos, rot))]
+                variants = _shifted(b, name, draw, pos, rot) + _raised(b, name, draw, pos, rot)
+                tries += [(c, False, index) for c in reversed(variants)]
     if best is not None:
         b.restore(best[2])
-        return best[1]
+        return _forced(best[1], best[3], turns, tried - planned)
     if last is None:
         raise Infeasible(SkillFailure("ik", "approach", f"block {name!r} offers no grasp the gripper can open around"))
     raise Infeasible(last)
+
+
+def _heading(tcp_rot: np.ndarray) -> float:
+    """Heading [rad] of the pinch axis (the TCP's y axis) about the vertical."""
+    return math.atan2(tcp_rot[1, 1], tcp_rot[0, 1])
+
+
+def _forced(result, index: int, turns: list[float], refused: set[int]):
+    """`result` of `grasp` with candidate `index`, its draw also recording `grasp_forced_turn`
+    [rad] (the pinch axis's turn from the hand's heading to this grasp) when every candidate
+    whose turn is smaller by FORCED_TURN_MARGIN is among the `refused` (tried, variants included,
+    and none planned whole): a turn the scene forces (benchmarks/bench_motion counts it as
+    needed), not one the grasp choice makes."""
+    smaller = {j for j, t in enumerate(turns) if t < turns[index] - FORCED_TURN_MARGIN}
+    if not smaller or not smaller <= refused:
+        return result
+    (draw, pos, rot), then = result
+    return ({**draw, "grasp_forced_turn": turns[index]}, pos, rot), then
 
 
 def _shifted(b: PlanBuilder, name: str, draw: dict, pos: np.ndarray, rot: np.ndarray) -> list:
@@ -255,8 +282,7 @@ def allowed_yaws(b: PlanBuilder, rot: np.ndarray, half: np.ndarray, turn: float 
 
 def pinch_heading(b: PlanBuilder, q: np.ndarray) -> float:
     """Heading [rad] of the pinch axis about the vertical at arm joints `q`."""
-    _, tcp = b.tcp_pose(q)
-    return math.atan2(tcp[1, 1], tcp[0, 1])
+    return _heading(b.tcp_pose(q)[1])
 
 
 def approach_cost(b: PlanBuilder, pos: np.ndarray, rot: np.ndarray, rise: float) -> tuple[float, bool, float]:
