@@ -2,8 +2,9 @@
 
 Per family (--families) and demo count (--demos), side by side in one run:
 1. `tasks gen FAMILY --split train --count demos/5 --seed SEED`, `generate --episodes-per-problem 5
-   --seed SEED` (--seed, default 0; the training's seed is 1000 + SEED, lerobot's default at 0, so
-   another seed gives the spread over data and training);
+   --seed SEED` (--seed, default 0; the training's seed is 1000 + SEED, lerobot's default at 0;
+   with several, `--seed 0,1,2`, steps 1-4 run per seed and each point's mean is printed: one
+   seed's success on stack_three moved between 16% and 62%, BENCHMARKS.md, seventh round);
 2. `bake --control-freq RATE --environment-state` (joint_target labels, object poses);
 3. `lerobot-train` a state-based ACT (small: see POLICY below and BENCHMARKS.md for why) on CPU
    up to each step count of --steps in turn (the first run fresh, each later one resumed from the
@@ -16,7 +17,8 @@ Per family (--families) and demo count (--demos), side by side in one run:
 Run with the Python 3.12 venv that holds demoforge, the plugin and lerobot (`make lerobot-dev`):
     .venv-lerobot/bin/python benchmarks/bench_train_eval.py --families pnp --demos 100 --steps 3000,6000
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
-The last line is the headline: the best test success per family and what it took.
+The last line is the headline: the best test success per family (the mean over the seeds) and
+what it took.
 """
 
 from __future__ import annotations
@@ -83,14 +85,14 @@ def checkpoint(train: Path, steps: int) -> Path:
 
 
 def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: int, previous: int | None,
-             args: argparse.Namespace) -> float:
+             args: argparse.Namespace, seed: int) -> float:
     """Train (fresh, or resumed from the checkpoint at `previous`) up to `steps`; returns CPU seconds."""
     common = [f"--steps={steps}", f"--save_freq={steps}", "--log_freq=100", "--num_workers=1"]
     log = train.parent / f"train-to-{steps}.log"
     if previous is None:
         return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
                     f"--dataset.root={baked}", *POLICY, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
-                    "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", f"--seed={TRAIN_SEED + args.seed}",
+                    "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", f"--seed={TRAIN_SEED + seed}",
                     *common, "--wandb.enable=false", f"--output_dir={train}"], log, args.nice)
     config = checkpoint(train, previous) / "train_config.json"
     return run([py, "-m", "lerobot.scripts.lerobot_train", f"--config_path={config}", "--resume=true", *common],
@@ -133,48 +135,69 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=15, help="bake and control rate [Hz]")
     ap.add_argument("--episodes", type=int, default=50, help="evaluation episodes per checkpoint (test split)")
     ap.add_argument("--nice", type=int, default=0, help="nice level of the training and evaluation processes")
-    ap.add_argument("--seed", type=int, default=0,
-                    help="seed of the train problems, the generate run and the training (another gives the spread)")
+    ap.add_argument("--seed", default="0",
+                    help="seed of the train problems, the generate run and the training; comma-separated, each "
+                         "point is measured per seed and their mean is printed and taken for the headline")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
-    py = sys.executable
     targets = [int(x) for x in args.steps.split(",")]
+    seeds = [int(x) for x in args.seed.split(",")]
     best: dict[str, tuple[float, int, int, float]] = {}
     for family in args.families.split(","):
         for demos in (int(d) for d in args.demos.split(",")):
-            work = args.work / (f"{family}-{demos}" if args.seed == 0 else f"{family}-{demos}-seed{args.seed}")
-            work.mkdir(parents=True, exist_ok=True)
-            t0 = time.time()
-            baked, n = make_data(family, demos, args.rate, work, args.seed)
-            data_s = time.time() - t0
-            train = work / "train"
-            cpu_file = work / "train-cpu.json"  # CPU seconds per finished run, kept for reruns
-            cpu = json.loads(cpu_file.read_text()) if cpu_file.is_file() else {}
-            previous = None
-            for steps in targets:
-                if not (checkpoint(train, steps) / "model.safetensors").is_file():
-                    cpu[str(steps)] = train_to(py, family, demos, baked, train, steps, previous, args)
-                    cpu_file.write_text(json.dumps(cpu))
-                previous = steps
-                train_cpu = sum(v for k, v in cpu.items() if int(k) <= steps)
-                out = work / f"eval-{steps}-{args.episodes}"
-                t0 = time.time()
-                if not (out / "eval_info.json").is_file():
-                    run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={checkpoint(train, steps)}",
-                         "--policy.device=cpu", "--env.type=demoforge", f"--env.task={family}", "--env.split=test",
-                         f"--env.dataset={baked}", f"--eval.n_episodes={args.episodes}", "--eval.batch_size=10",
-                         f"--output_dir={out}"], work / f"eval-{steps}-{args.episodes}.log", args.nice)
-                eval_s = time.time() - t0
-                info = json.loads((out / "eval_info.json").read_text())
-                overall = info["overall"]
-                success = overall["pc_success"]
-                print(f"{family:12s} demos {n:4d}  steps {steps:6d}  train {train_cpu / 60:5.1f} CPU-min  "
-                      f"test success {success:5.1f}% of {overall['n_episodes']}  "
-                      f"(data {data_s:.0f} s, eval {eval_s:.0f} s); {success_by_start(family, info)}", flush=True)
+            runs = [measure(family, demos, seed, targets, args, label=len(seeds) > 1) for seed in seeds]
+            for i, steps in enumerate(targets):
+                points = [r[i] for r in runs]  # (success [%], demos made, training CPU-min) per seed
+                success = sum(p[0] for p in points) / len(points)
+                n, cpu_min = min(p[1] for p in points), sum(p[2] for p in points) / len(points)
+                if len(seeds) > 1:
+                    print(f"{family:12s} demos {demos:4d}  steps {steps:6d}  mean of {len(seeds)} seeds: test success "
+                          f"{success:5.1f}% ({', '.join(f'{p[0]:.0f}' for p in points)}), train {cpu_min:5.1f} "
+                          "CPU-min", flush=True)
                 if success > best.get(family, (-1.0,))[0]:
-                    best[family] = (success, n, steps, train_cpu / 60)
-    print("headline: " + ", ".join(f"{f} {s:.0f}% test success ({n} demos, {k} steps, {c:.0f} CPU-min of training)"
-                                   for f, (s, n, k, c) in best.items()))
+                    best[family] = (success, n, steps, cpu_min)
+    over = f", mean of {len(seeds)} seeds" if len(seeds) > 1 else ""
+    print("headline: " + ", ".join(f"{f} {s:.0f}% test success ({n} demos, {k} steps, {c:.0f} CPU-min of "
+                                   f"training{over})" for f, (s, n, k, c) in best.items()))
+
+
+def measure(family: str, demos: int, seed: int, targets: list[int], args: argparse.Namespace, *,
+            label: bool) -> list[tuple[float, int, float]]:
+    """Data, training to each of `targets` steps and evaluation for one seed, each point printed
+    (with its seed when `label`); returns (test success [%], demos made, training CPU-min) per target."""
+    py = sys.executable
+    work = args.work / (f"{family}-{demos}" if seed == 0 else f"{family}-{demos}-seed{seed}")
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    baked, n = make_data(family, demos, args.rate, work, seed)
+    data_s = time.time() - t0
+    train = work / "train"
+    cpu_file = work / "train-cpu.json"  # CPU seconds per finished run, kept for reruns
+    cpu = json.loads(cpu_file.read_text()) if cpu_file.is_file() else {}
+    previous = None
+    out_points = []
+    for steps in targets:
+        if not (checkpoint(train, steps) / "model.safetensors").is_file():
+            cpu[str(steps)] = train_to(py, family, demos, baked, train, steps, previous, args, seed)
+            cpu_file.write_text(json.dumps(cpu))
+        previous = steps
+        train_cpu = sum(v for k, v in cpu.items() if int(k) <= steps)
+        out = work / f"eval-{steps}-{args.episodes}"
+        t0 = time.time()
+        if not (out / "eval_info.json").is_file():
+            run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={checkpoint(train, steps)}",
+                 "--policy.device=cpu", "--env.type=demoforge", f"--env.task={family}", "--env.split=test",
+                 f"--env.dataset={baked}", f"--eval.n_episodes={args.episodes}", "--eval.batch_size=10",
+                 f"--output_dir={out}"], work / f"eval-{steps}-{args.episodes}.log", args.nice)
+        eval_s = time.time() - t0
+        info = json.loads((out / "eval_info.json").read_text())
+        overall = info["overall"]
+        success = overall["pc_success"]
+        print(f"{family:12s} demos {n:4d}  steps {steps:6d}  " + (f"seed {seed}  " if label else "")
+              + f"train {train_cpu / 60:5.1f} CPU-min  test success {success:5.1f}% of {overall['n_episodes']}  "
+              f"(data {data_s:.0f} s, eval {eval_s:.0f} s); {success_by_start(family, info)}", flush=True)
+        out_points.append((float(success), n, train_cpu / 60))
+    return out_points
 
 
 if __name__ == "__main__":
