@@ -139,7 +139,8 @@ def grasp(b: PlanBuilder, name: str, candidates: list[tuple[dict, np.ndarray, np
     s = b.ctx.settings
     last: SkillFailure | None = None
     best = None
-    turns = [abs(geo.wrap(_heading(rot) - pinch_heading(b, b.q))) for _, _, rot in candidates]
+    heading = pinch_heading(b, b.q)
+    turns = [abs(geo.wrap(_heading(rot) - heading)) for _, _, rot in candidates]
     tried, planned = set(), set()  # indices into candidates: tried, planned whole (shifted or raised variants included)
     # (candidate, whether a shifted one may follow, its index in candidates)
     tries = [(c, True, i) for i, c in reversed(list(enumerate(candidates)))]
