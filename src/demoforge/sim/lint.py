@@ -106,11 +106,10 @@ def record_settle(
     for k, (code, depth, force) in enumerate(contacts):
         depth_tp[k, column[code]], force_tp[k, column[code]] = depth, force
     pairs = tuple(
-        ContactPair(geom_names[c // m.ngeom], geom_names[c % m.ngeom], body_names[m.geom_bodyid[c // m.ngeom]],
-                    body_names[m.geom_bodyid[c % m.ngeom]],
+        ContactPair(geom_names[g1], geom_names[g2], body_names[m.geom_bodyid[g1]], body_names[m.geom_bodyid[g2]],
                     tuple(float(x) for x in pair_params[c][0]),  # type: ignore[arg-type]
                     tuple(float(x) for x in pair_params[c][1]))  # type: ignore[arg-type]
-        for c in codes
+        for c, (g1, g2) in ((c, divmod(c, m.ngeom)) for c in codes)
     )
     return SettleTrace(
         timestep=float(m.opt.timestep),
