@@ -39,3 +39,15 @@ def test_a_box_letter_needs_glyphs_and_a_font_letter():
         build_scene(default_scene(props=(Box("b", (0.04,) * 3, (0.5, 0, 0.42), glyphs=True, letter="?"),)))
     scene = build_scene(default_scene(props=(Box("b", (0.04,) * 3, (0.5, 0, 0.42), glyphs=True, letter="Q"),)))
     assert scene.model.tex_height[scene.model.texture("b_glyphs").id] == 6 * LETTER_CELL
+
+
+def test_an_atlas_is_drawn_once_per_colour_and_letter_and_cannot_be_changed():
+    red = glyph_atlas((0.85, 0.1, 0.1, 1.0), "K")
+    assert glyph_atlas([0.85, 0.1, 0.1, 0.5], "K") is red  # the same colour (alpha plays no part)
+    assert glyph_atlas((0.85, 0.1, 0.1, 1.0), "L") is not red
+    assert not np.array_equal(glyph_atlas((0.1, 0.1, 0.85, 1.0), "K"), red)
+    assert not np.array_equal(glyph_atlas((0.85, 0.1, 0.1, 1.0)), glyph_atlas((0.1, 0.1, 0.85, 1.0)))
+    with pytest.raises(ValueError, match="read-only"):
+        red[0, 0, 0] = 0
+    with pytest.raises(ValueError, match="not one the block font draws"):
+        glyph_atlas((0.85, 0.1, 0.1, 1.0), "?")

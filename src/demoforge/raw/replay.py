@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.dataset import open_dataset
+from demoforge.dataset import DatasetReader, open_dataset
 from demoforge.envs.randomization import apply_draw
 from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.scene import draw_from_dict
@@ -62,10 +62,11 @@ def episode_scene(root: str | Path, episode_index: int, cache: dict | None = Non
     return record_scene(problem, record, where=f"{root} episode {episode_index}")[0]
 
 
-def episode_states(root: str | Path, episode_index: int, scene: Scene) -> np.ndarray:
+def episode_states(root: str | Path, episode_index: int, scene: Scene, reader: DatasetReader | None = None) -> np.ndarray:
     """(T, n) the recorded physics states of episode `episode_index` of `root`, cut to the
-    episode's own width (`own_states`), checked against `scene`'s model (n values)."""
-    reader = open_dataset(root)
+    episode's own width (`own_states`), checked against `scene`'s model (n values).
+    `reader`: `root` already open (saves reading its episode table again)."""
+    reader = reader or open_dataset(root)
     where = f"{root} episode {episode_index}"
     record = EpisodeRecord.from_row(reader.episode(episode_index))
     states = own_states(reader.read_episode(episode_index, [schema.SIM_STATE])[schema.SIM_STATE], record, where=where)
@@ -76,10 +77,11 @@ def episode_states(root: str | Path, episode_index: int, scene: Scene) -> np.nda
     return states
 
 
-def replay_states(root: str | Path, episode_index: int, scene: Scene | None = None) -> Iterator[Scene]:
+def replay_states(root: str | Path, episode_index: int, scene: Scene | None = None,
+                  reader: DatasetReader | None = None) -> Iterator[Scene]:
     """Restore each recorded tick's physics state into `scene` (default: `episode_scene`) and
-    yield the scene; kinematics are current after each restore."""
+    yield the scene; kinematics are current after each restore. `reader`: `root` already open."""
     scene = scene or episode_scene(root, episode_index)
-    for row in episode_states(root, episode_index, scene):
+    for row in episode_states(root, episode_index, scene, reader):
         restore(scene.model, scene.data, row)
         yield scene

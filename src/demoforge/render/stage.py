@@ -164,7 +164,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     # The next episode's model is built (PDDL parse, compile) while this one renders.
     episodes = list(dict.fromkeys(it[0] for it in items))
     prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="episode-scene")
-    upcoming = {episodes[0]: prefetch.submit(episode_scene, source, episodes[0])}
+    problems: dict = {}  # each problem's PDDL parsed once (the prefetch thread's alone)
+    upcoming = {episodes[0]: prefetch.submit(episode_scene, source, episodes[0], problems)}
     look0 = config.looks[items[0][1]].look
     sizes = [look0.image_size(c) for c in config.cameras]
     width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
@@ -177,7 +178,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
                 scene, scene_of = upcoming.pop(episode).result(), episode
                 after = episodes.index(episode) + 1
                 if after < len(episodes):
-                    upcoming[episodes[after]] = prefetch.submit(episode_scene, source, episodes[after])
+                    upcoming[episodes[after]] = prefetch.submit(episode_scene, source, episodes[after], problems)
             draw = draw_look(look, look_seed(config.seed, look.name, episode, copy), look_targets(scene))
             if recorder is None:
                 recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth, canvas=canvas,
@@ -192,7 +193,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             row = reader.episode(episode)
             columns = reader.read_episode(episode, data_keys)
             task = row["tasks"][0]
-            for t, _ in enumerate(replay_states(source, episode, recorder.scene)):
+            for t, _ in enumerate(replay_states(source, episode, recorder.scene, reader)):
                 frame = {**{key: columns[key][t] for key in data_keys}, **recorder.render()}
                 lane.put(functools.partial(writer.add_frame, frame, task=task))
             extra = {**episode_extras(row), LOOK_EXTRA: draw,

@@ -10,6 +10,8 @@ in a 224 px front view (texture minification smooths it).
 
 from __future__ import annotations
 
+import functools
+
 import mujoco
 import numpy as np
 
@@ -81,13 +83,23 @@ def letter_face_image(count: int, rgba, letter: str) -> np.ndarray:
 
 
 def glyph_atlas(rgba, letter: str | None = None) -> np.ndarray:
-    """(6 side, side, 3) uint8: the six faces of a cube texture (pips, or `letter` and dots)."""
-    if letter is None:
-        return np.concatenate([face_image(count, rgba) for count in FACE_COUNTS])
-    if letter not in LETTERS:
+    """(6 side, side, 3) uint8: the six faces of a cube texture (pips, or `letter` and dots).
+    Read-only: one array per colour and letter is kept (every scene build and look draws the
+    same few blocks again, and a letter atlas takes a few milliseconds to draw)."""
+    if letter is not None and letter not in LETTERS:
         raise ValueError(f"letter {letter!r} is not one the block font draws ({LETTERS})")
-    return np.concatenate([np.rot90(letter_face_image(count, rgba, letter), turns)
-                           for count, turns in zip(FACE_COUNTS, _LETTER_TURNS, strict=True)])
+    return _atlas(tuple(float(c) for c in rgba[:3]), letter)
+
+
+@functools.lru_cache(maxsize=32)  # at most 32 x 295 kB
+def _atlas(rgb: tuple[float, float, float], letter: str | None) -> np.ndarray:
+    if letter is None:
+        atlas = np.concatenate([face_image(count, rgb) for count in FACE_COUNTS])
+    else:
+        atlas = np.concatenate([np.rot90(letter_face_image(count, rgb, letter), turns)
+                                for count, turns in zip(FACE_COUNTS, _LETTER_TURNS, strict=True)])
+    atlas.flags.writeable = False
+    return atlas
 
 
 def add_glyph_material(mj: mujoco.MjSpec, name: str, rgba, letter: str | None = None) -> str:
