@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -15,9 +16,11 @@ import pytest
 
 from demoforge.convert import BakeConfig, bake
 from demoforge.convert.bake import BakeStage
+from demoforge.dataset import open_dataset
 from demoforge.errors import DemoforgeError
 from demoforge.pipeline.annotate import AnnotateStage, annotate_dataset
 from demoforge.stage import LocalExecutor, MergeAtEnd, ProgressEvent, StageError, chunks, run_stage
+from demoforge.stage.runner import STAMP_DIR
 from tests.convert._sources import write_raw
 
 
@@ -154,16 +157,48 @@ def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
 
 
 def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 4, cams=())  # 4 items of 4; no front camera: copied
+    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 4, cams=())  # 4 items of 4; no front camera
     ref = tmp_path / "ref"
-    annotate_dataset(src, ref, warn=lambda s: None)
+    run_stage(AnnotateStage(src, False), ref)
     kill_at(monkeypatch, AnnotateStage, 1)
     with pytest.raises(Killed):
-        annotate_dataset(src, tmp_path / "out", warn=lambda s: None)
+        run_stage(AnnotateStage(src, False), tmp_path / "out")
     monkeypatch.undo()
     assert (tmp_path / ".out.annotate-shards" / ".shards" / "0000-episodes-0-3" / "done.json").is_file()
-    annotate_dataset(src, tmp_path / "out", warn=lambda s: None, workers=2)
+    with LocalExecutor(2) as two:
+        run_stage(AnnotateStage(src, False), tmp_path / "out", executor=two)
     assert _tree(tmp_path / "out") == _tree(ref)
+
+
+def test_annotate_copies_a_source_without_the_camera_as_it_is(tmp_path, monkeypatch):
+    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6), cams=())
+    (src / "meta" / "demoforge").mkdir(parents=True, exist_ok=True)
+    (src / "meta" / "demoforge" / "controller.json").write_text("{}")  # a stage record: the pipeline copies those
+    lines: list[str] = []
+    out = tmp_path / "out"
+    assert annotate_dataset(src, out, warn=lines.append) == {"annotated": False, "episodes": 3}
+    assert "has no observation.images.front video" in lines[0]
+    copied = {k: v for k, v in _tree(out).items() if not k.startswith("meta/demoforge/")}
+    assert copied == {k: v for k, v in _tree(src).items() if not k.startswith("meta/demoforge/")}
+    assert sorted(p.name for p in (out / "meta" / "demoforge").rglob("*") if p.is_file()) == ["annotate.json"]
+    assert json.loads((out / STAMP_DIR / "annotate.json").read_text())["stage"] == "annotate"
+    assert open_dataset(out).num_frames == 15 and not (tmp_path / ".out.annotate-copy").exists()
+    # a copy killed half-way leaves nothing at OUT; the same call starts it again
+    real, calls = shutil.copyfile, []
+
+    def dies_on_the_second_file(a, b):
+        calls.append(a)
+        if len(calls) == 2:
+            raise Killed
+        return real(a, b)
+
+    monkeypatch.setattr(shutil, "copyfile", dies_on_the_second_file)
+    with pytest.raises(Killed):
+        annotate_dataset(src, tmp_path / "again", warn=lambda s: None)
+    monkeypatch.undo()
+    assert not (tmp_path / "again").exists() and (tmp_path / ".again.annotate-copy").is_dir()
+    annotate_dataset(src, tmp_path / "again", warn=lambda s: None)
+    assert _tree(tmp_path / "again") == _tree(out) and not (tmp_path / ".again.annotate-copy").exists()
 
 
 _RAY_CHILD = """
@@ -239,7 +274,6 @@ def test_every_stage_stamps_what_it_wrote_with_its_fingerprint(tmp_path):
     """run_stage's stages leave `meta/demoforge/stages/<stage>.json` (name, version, fingerprint)
     in each dataset they publish, written before the dataset is moved into place."""
     from demoforge.stage.merge import MergeStage
-    from demoforge.stage.runner import STAMP_DIR
 
     src = write_raw(tmp_path / "raw", lengths=(5, 4), cams=())
     cfg = BakeConfig(convention="joint_vel", control_freq=30)
