@@ -72,3 +72,23 @@ def test_limits_come_from_the_robot_card_scaled_by_the_profile():
     card = panda_card()
     np.testing.assert_allclose(LIMITS.vel, np.array(card.max_velocity) * PROFILES["medium"].vel_scale)
     np.testing.assert_allclose(LIMITS.jerk, np.array(card.max_jerk) * PROFILES["medium"].jerk_scale)
+
+
+def test_a_mild_kink_that_would_slow_the_whole_move_is_passed_at_rest_instead():
+    # A planner's detour: the last joint turns a quarter turn, bending 12 degrees half-way
+    # (under CORNER); passed at speed, the bend's jerk slows the whole move several times over.
+    mid = np.array([0.0, 0.0, 0.0, -0.15, 0.0, 0.08, 0.8])
+    path = np.array([np.zeros(7), mid, [0.0, 0.0, 0.0, -0.18, 0.0, 0.17, 1.57]])
+    bend = np.degrees(np.arccos(np.dot(mid, path[2] - mid) / np.linalg.norm(mid) / np.linalg.norm(path[2] - mid)))
+    assert 5 < bend < 25
+    qs = time_path(path, LIMITS, DT)
+    from demoforge.skills.timing import _time_piece
+
+    assert len(qs) < 0.75 * len(_time_piece(path, LIMITS, DT))  # resting at the bend is the quicker
+    assert np.any(np.all(qs == path[1], axis=1))  # it rests on the vertex: the same path
+    assert check_limits(path[0], qs, LIMITS, DT) <= 1 + 1e-9
+    # a densely traced bend (more vertices) is passed at speed, however it is timed
+    th = np.linspace(0, np.pi / 2, 40)
+    arc = np.zeros((40, 7))
+    arc[:, 0], arc[:, 1] = 0.4 * np.cos(th), 0.4 * np.sin(th)
+    assert len(time_path(arc, LIMITS, DT)) == len(_time_piece(arc, LIMITS, DT))

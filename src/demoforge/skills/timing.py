@@ -9,7 +9,10 @@ smoothly. The limits of `s` are the joint limits divided by the steepest joint s
 are checked by finite differences (velocity, acceleration, jerk per joint) and the
 profile is slowed down uniformly until they hold. Polylines with sharp corners (planner
 paths) are split at the corners and the arm rests briefly there (a corner cannot be
-passed at speed under a jerk limit). Durations end on whole control ticks.
+passed at speed under a jerk limit). A milder kink passed at speed can still need the whole
+stretch slowed several times over (a planner's three-point detour round a tower turned the
+wrist a quarter turn in 6.5 s); a stretch of a few vertices is therefore also timed with a rest
+at each vertex, and the shorter of the two is kept. Durations end on whole control ticks.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from demoforge.errors import DemoforgeError
 from demoforge.sim.robot import DEFAULT_MOTION_LIMITS, RobotCard
 
 CORNER = math.radians(25.0)  # direction change of a polyline that the arm stops at [rad]
+# Stretches of up to this many vertices (a planner's simplified path; a traced Cartesian line has
+# more) are also timed with a rest at every vertex, in case that is quicker than passing them.
+REST_AT_VERTICES = 8
 _CHECK_SLACK = 1e-9  # relative slack of the finite-difference check
 
 
@@ -82,8 +88,20 @@ def time_path(qpath, limits: JointLimits, dt: float) -> np.ndarray:
     qpath = _dedupe(np.atleast_2d(np.asarray(qpath, float)))
     if len(qpath) < 2:
         return np.zeros((0, qpath.shape[1]))
-    parts = [_time_piece(qpath[a:b + 1], limits, dt) for a, b in _pieces(qpath)]
+    parts = [_time_stretch(qpath[a:b + 1], limits, dt) for a, b in _pieces(qpath)]
     return np.concatenate(parts)
+
+
+def _time_stretch(qpath: np.ndarray, limits: JointLimits, dt: float) -> np.ndarray:
+    """Ticks along one stretch between sharp corners: passing its vertices at speed, or, for a
+    stretch of at most REST_AT_VERTICES vertices, resting at each one if that ends sooner
+    (the same path either way: each straight segment needs no slowing)."""
+    whole = _time_piece(qpath, limits, dt)
+    if 2 < len(qpath) <= REST_AT_VERTICES:
+        rests = np.concatenate([_time_piece(qpath[i:i + 2], limits, dt) for i in range(len(qpath) - 1)])
+        if len(rests) < len(whole):
+            return rests
+    return whole
 
 
 def check_limits(q_start: np.ndarray, ticks: np.ndarray, limits: JointLimits, dt: float) -> float:
