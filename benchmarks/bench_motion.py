@@ -14,7 +14,7 @@ operators (flip, rotate) in separate rows:
   degrees in the hand, a flip none when it tips the block over with the closed fingers and
   90 degrees when it turns it in the hand (the plan's `flip_mode`), so their travel is counted
   beyond that turn, against the same 2.0 rad as the others;
-- median operator duration [s] (its ticks, the runner's settle included);
+- median and longest operator duration [s] (its ticks, the runner's settle included);
 - largest wrist turn not needed by the task [deg]: the last joint's path length in one
   operator, less the turn the operator must make (TURNING) and less the grasp's turn where the
   scene forced it (the plan's `grasp_forced_turn`: every grasp turning the hand less hit
@@ -146,7 +146,7 @@ def _figures(ops: list[dict]) -> dict:
     return {
         "ops": len(ops), "med_travel": float(np.median(travel)), "max_travel": float(travel.max()),
         "med_l2": float(np.median(travel2)), "max_l2": float(travel2.max()),
-        "med_s": float(np.median([o["seconds"] for o in ops])),
+        "med_s": float(np.median([o["seconds"] for o in ops])), "max_s": float(max(o["seconds"] for o in ops)),
         "wrist_deg": math.degrees(max(o["wrist"] - o["need"] - o["forced"] for o in ops)),
         "forced_deg": math.degrees(max(o["forced"] for o in ops)),
         "wrist_all_deg": math.degrees(max(o["wrist"] - o["need"] for o in ops)),  # forced turns counted too
@@ -209,15 +209,15 @@ def main() -> None:
           "last-joint turn in one operator [deg]; forced = operators whose grasp turn the scene forced, the largest "
           "such turn [deg], and the wrist figure counting them as unneeded")
     print("| family | operators | episodes | yield | count | median travel L1 | max travel L1 | median L2 | max L2 "
-          "| median op [s] | wrist [deg] | forced | failures | retried attempts |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| median op [s] | longest op [s] | wrist [deg] | forced | failures | retried attempts |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for c, f in r["classes"].items():
             modes = (" (" + ", ".join(f"{k} {n}: median {t:.2f}" for k, (n, t) in f["modes"].items()) + ")"
                      if f["modes"] else "")
             print(f"| {r['family']} | {', '.join(f['names'])}{modes} | {r['episodes']} | {100 * r['yield']:.1f}% | {f['ops']} "
                   f"| {f['med_travel']:.2f} | {f['max_travel']:.2f} | {f['med_l2']:.2f} | {f['max_l2']:.2f} "
-                  f"| {f['med_s']:.2f} | {f['wrist_deg']:.0f} | {_forced_cell(f)} | {r['failures'] or '-'} "
+                  f"| {f['med_s']:.2f} | {f['max_s']:.2f} | {f['wrist_deg']:.0f} | {_forced_cell(f)} | {r['failures'] or '-'} "
                   f"| {r['retried'] or '-'} |")
     print(headline(rows))
 
