@@ -238,3 +238,42 @@ def test_a_floor_sharing_its_group_is_drawn_in_one_go():
     assert _ground_options(shared) is None and _ground_options(tilted) is None
     rest, ground = _ground_options(own)
     assert list(rest.geomgroup) == [1, 0, 1, 0, 0, 0] and list(ground.geomgroup) == [0, 1, 0, 0, 0, 0]
+
+
+def test_a_capsule_mesh_is_closed_outward_and_on_the_capsule_surface():
+    from collections import Counter
+
+    from demoforge.render.apply import capsule_mesh
+
+    radius, half = 0.05, 0.12
+    v, n, f = capsule_mesh(radius, half, 12, 3)
+    on_axis = np.zeros_like(v)
+    on_axis[:, 2] = np.clip(v[:, 2], -half, half)
+    np.testing.assert_allclose(np.linalg.norm(v - on_axis, axis=1), radius, atol=1e-12)
+    np.testing.assert_allclose(n, (v - on_axis) / radius, atol=1e-12)  # the true surface's normals
+    edges = Counter(tuple(sorted(e)) for a, b, c in f.tolist() for e in ((a, b), (b, c), (c, a)))
+    assert set(edges.values()) == {2}  # closed: every edge between two triangles
+    normal = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    assert (np.sum(normal * v[f].mean(axis=1), axis=1) > 0).all()  # wound outward (convex, origin inside)
+    assert len(f) < 12 * 6 * 2 + 2 * 12 * 3 * 2  # fewer than MuJoCo's capsule at 12 x 6 (straight part in 6 bands)
+
+
+def test_the_render_copy_draws_capsules_as_meshes_on_the_same_surface_out_of_collisions(raw):
+    scene = episode_scene(raw, 0)
+    rendered = look_scene(scene, _draw(scene))
+    base, m = scene.model, rendered.model
+    rendered.data.qpos[:] = scene.data.qpos
+    mujoco.mj_forward(base, scene.data)
+    mujoco.mj_forward(m, rendered.data)
+    capsules = np.flatnonzero(base.geom_type == mujoco.mjtGeom.mjGEOM_CAPSULE)
+    assert len(capsules) >= 4  # the arm's links
+    for g in capsules:
+        assert m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH and m.geom_contype[g] == m.geom_conaffinity[g] == 0
+        mesh = m.geom_dataid[g]
+        local = m.mesh_vert[m.mesh_vertadr[mesh]:m.mesh_vertadr[mesh] + m.mesh_vertnum[mesh]]
+        world = rendered.data.geom_xpos[g] + local @ rendered.data.geom_xmat[g].reshape(3, 3).T
+        centre, axis = scene.data.geom_xpos[g], scene.data.geom_xmat[g].reshape(3, 3)[:, 2]
+        radius, half = base.geom_size[g][:2]
+        along = np.clip((world - centre) @ axis, -half, half)
+        np.testing.assert_allclose(np.linalg.norm(world - centre - along[:, None] * axis, axis=1), radius, atol=1e-5)
+        assert np.isclose(((world - centre) @ axis).max(), half + radius, atol=1e-5)  # the caps reach the ends

@@ -2,9 +2,10 @@
 floor, table, blocks, cameras and framebuffer.
 
 The copy is compiled from the scene's own `SceneSpec` with visual elements edited (lights,
-textures, materials, colours); nothing that moves or collides changes, and this is checked:
-the copy has the scene's degrees of freedom and state size, so a recorded state restores into
-it exactly. Camera poses and fields of view start from the scene's compiled model (which may
+textures, materials, colours); nothing that moves changes, and this is checked: the copy has
+the scene's degrees of freedom and state size, so a recorded state restores into it exactly.
+Capsules are drawn as meshes of the same surface (`capsule_mesh`), kept out of collisions: the
+copy is only posed and drawn, never stepped. Camera poses and fields of view start from the scene's compiled model (which may
 carry a physics randomization's camera offsets) and the draw's offsets are added.
 """
 
@@ -154,6 +155,53 @@ def _quat_mul_rotvec(quat: np.ndarray, rotvec) -> np.ndarray:
     return out
 
 
+def capsule_mesh(radius: float, half_length: float, slices: int, rings: int) -> tuple[np.ndarray, ...]:
+    """(vertices (V, 3), unit normals (V, 3), outward triangles (F, 3)) of a capsule along z
+    [m]: `slices` around, `rings` bands per cap, the straight part in one band; the normals
+    are the true surface's, so the shading runs on from the caps into the straight part."""
+    lats = [np.pi / 2 * (1 - k / rings) for k in range(1, rings + 1)]  # near the pole .. the equator
+    ring_normals = [(np.cos(lat) * np.cos(t), np.cos(lat) * np.sin(t), sign * np.sin(lat))
+                    for sign, order in ((1, lats), (-1, lats[::-1])) for lat in order
+                    for t in 2 * np.pi * np.arange(slices) / slices]
+    normals = np.array([(0.0, 0.0, 1.0), *ring_normals, (0.0, 0.0, -1.0)])
+    centre = np.zeros_like(normals)
+    centre[: 1 + rings * slices, 2], centre[1 + rings * slices:, 2] = half_length, -half_length
+    vertices = centre + radius * normals
+    top, bottom = 0, len(normals) - 1
+    rows = 1 + np.arange(2 * rings)[:, None] * slices + np.arange(slices)  # vertex index of each ring
+    nxt = np.roll(np.arange(slices), -1)
+    faces = [np.column_stack([np.full(slices, top), rows[0], rows[0][nxt]]),
+             np.column_stack([np.full(slices, bottom), rows[-1][nxt], rows[-1]])]
+    for a, b in zip(rows[:-1], rows[1:]):
+        faces += [np.column_stack([a, b, b[nxt]]), np.column_stack([a, b[nxt], a[nxt]])]
+    return vertices, normals, np.concatenate(faces)
+
+
+def _capsules_as_meshes(mj: mujoco.MjSpec) -> None:
+    # MuJoCo draws a capsule's straight part in `numstacks` bands. Every light of a look is
+    # directional, so along a straight line of the surface only the specular changes, and those
+    # bands roughly double the capsule's triangles in each of the three passes a shadowed frame
+    # makes: as meshes the arm costs 0.4 ms less per two-camera 224 px frame (of 4.6), with the
+    # same caps and silhouette (mean pixel difference 0.09 of 255). Textured capsules keep
+    # MuJoCo's texture mapping.
+    quality = mj.visual.quality
+    slices, rings = int(quality.numslices), max(1, int(quality.numstacks) // 2)
+    for k, g in enumerate(g for g in mj.geoms if g.type == mujoco.mjtGeom.mjGEOM_CAPSULE and not g.material):
+        radius, half = float(g.size[0]), float(g.size[1])
+        ends = np.asarray(g.fromto, float)
+        if not np.isnan(ends[0]):  # placed by its end points: the same frame as the compiler gives it
+            axis = ends[3:] - ends[:3]
+            half = float(np.linalg.norm(axis)) / 2
+            quat = np.empty(4)
+            mujoco.mju_quatZ2Vec(quat, axis / (2 * half))
+            g.pos, g.quat, g.fromto = ((ends[:3] + ends[3:]) / 2).tolist(), quat.tolist(), [np.nan] * 6
+        vertices, normals, faces = capsule_mesh(radius, half, slices, rings)
+        mesh = mj.add_mesh(name=f"look/capsule{k}")
+        mesh.uservert, mesh.usernormal = vertices.ravel().tolist(), normals.ravel().tolist()
+        mesh.userface = mesh.userfacenormal = faces.ravel().tolist()
+        g.type, g.meshname, g.contype, g.conaffinity = mujoco.mjtGeom.mjGEOM_MESH, mesh.name, 0, 0
+
+
 def look_scene(scene: Scene, draw: dict) -> Scene:
     """A render-only copy of `scene` under `draw` (a `draw_look` result), reset to home."""
     draw = loads_look_draw(draw)
@@ -175,6 +223,7 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
         _surface_geom(mj, "table_top", "table", draw["table"])
     if "blocks" in draw:
         _blocks(mj, draw["blocks"], {p.name: p.letter for p in scene.spec.props if isinstance(p, Box)})
+    _capsules_as_meshes(mj)
     try:
         model = mj.compile()
     except ValueError as exc:
