@@ -186,7 +186,8 @@ def _capsules_as_meshes(mj: mujoco.MjSpec) -> None:
     # MuJoCo's texture mapping.
     quality = mj.visual.quality
     slices, rings = int(quality.numslices), max(1, int(quality.numstacks) // 2)
-    for k, g in enumerate(g for g in mj.geoms if g.type == mujoco.mjtGeom.mjGEOM_CAPSULE and not g.material):
+    capsules = [g for g in mj.geoms if g.type == mujoco.mjtGeom.mjGEOM_CAPSULE and not g.material]
+    for k, g in enumerate(capsules):
         radius, half = float(g.size[0]), float(g.size[1])
         ends = np.asarray(g.fromto, float)
         if not np.isnan(ends[0]):  # placed by its end points: the same frame as the compiler gives it
