@@ -104,5 +104,6 @@ def _run(args, cores: int, k: int) -> tuple[float, float]:
     print(f"{per_core_hour:.0f} per core-hour by the wall clock, {per_cpu_hour:.0f} per CPU-hour", flush=True)
     return per_core_hour, per_cpu_hour
 
+
 if __name__ == "__main__":
     main()

@@ -5,8 +5,9 @@ The copy is compiled from the scene's own `SceneSpec` with visual elements edite
 textures, materials, colours); nothing that moves changes, and this is checked: the copy has
 the scene's degrees of freedom and state size, so a recorded state restores into it exactly.
 Capsules are drawn as meshes of the same surface (`capsule_mesh`), kept out of collisions: the
-copy is only posed and drawn, never stepped. Camera poses and fields of view start from the scene's compiled model (which may
-carry a physics randomization's camera offsets) and the draw's offsets are added.
+copy is only posed and drawn, never stepped. Camera poses and fields of view start from the
+scene's compiled model (which may carry a physics randomization's camera offsets) and the
+draw's offsets are added.
 """
 
 from __future__ import annotations
