@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.lerobot_fixtures import FIXTURES  # noqa: F401  (re-exported to the conformance tests)
 from tests.timeouts import SUBPROCESS_S
 
 PROBE = Path(__file__).with_name("lerobot_probe.py")
 PROBE_TIMEOUT_S = SUBPROCESS_S  # torch's import alone takes minutes on a loaded machine
-# Datasets written by the real lerobot 0.4.4 / 0.6.1, kept beside the repository.
-FIXTURES = Path(os.environ.get("DEMOFORGE_FIXTURES", Path(__file__).resolve().parents[3] / "shared" / "fixtures"))
 
 
 @dataclass(frozen=True)

@@ -14,23 +14,16 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from tests.lerobot_fixtures import NAMES
 from lerobot_harness import FIXTURES, LerobotDump, ProbeFailure, mean_abs_diff01, probe_many, require_dump
 
 pytestmark = pytest.mark.conformance
 
-FIXTURE_NAMES = ("lerobot061_state_only", "lerobot061_video", "lerobot044_video")
-
-
-def _present(name: str) -> bool:
-    return (FIXTURES / name / "meta" / "info.json").is_file()
-
-
 @pytest.fixture(scope="module")
 def dumps(lerobot_python: str, tmp_path_factory) -> dict[str, LerobotDump | ProbeFailure]:
     """All fixtures probed in one lerobot process."""
-    names = [n for n in FIXTURE_NAMES if _present(n)]
-    results = probe_many(lerobot_python, [FIXTURES / n for n in names], tmp_path_factory.mktemp("probe"))
-    return dict(zip(names, results))
+    results = probe_many(lerobot_python, [FIXTURES / n for n in NAMES], tmp_path_factory.mktemp("probe"))
+    return dict(zip(NAMES, results, strict=True))
 
 
 def _read_data_columns(root: Path) -> dict[str, np.ndarray]:
@@ -77,10 +70,8 @@ def _decode_episode_frames(root: Path, key: str, episode: dict, fps: int) -> np.
     return np.stack(frames)
 
 
-@pytest.mark.parametrize("name", FIXTURE_NAMES)
+@pytest.mark.parametrize("name", NAMES)
 def test_lerobot_reads_its_own_fixture_like_pyarrow_and_pyav(name: str, dumps) -> None:
-    if name not in dumps:
-        pytest.skip(f"lerobot-written fixture {FIXTURES / name} not present (set DEMOFORGE_FIXTURES)")
     root = FIXTURES / name
     info = json.loads((root / "meta" / "info.json").read_text())
     dump = require_dump(dumps[name])

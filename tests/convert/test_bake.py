@@ -11,7 +11,7 @@ from demoforge.dataset import VideoSettings, check_dataset, open_dataset
 from demoforge.sim import ControlLaw
 from tests.convert._sources import CAMS, JOINTS, OFFSET, SQUEEZE, frame_level, law, motion, write_raw
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.lerobot_fixtures import FIXTURES
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +222,6 @@ def test_a_broken_v21_dataset_is_reported_as_v21(raw, tmp_path):
     assert not any("codebase_version" in p.message for p in check_dataset(out))
 
 
-@pytest.mark.skipif(not (FIXTURES / "lerobot061_video" / "meta/info.json").is_file(), reason="no fixtures")
 def test_lerobot_written_fixtures_bake_with_the_conventions_their_columns_allow(tmp_path):
     fixture = FIXTURES / "lerobot061_video"
     src = open_dataset(fixture)

@@ -13,7 +13,7 @@ from demoforge.convert import BakeConfig, BakeError, bake
 from demoforge.dataset import DatasetWriter, Feature, open_dataset
 from tests.convert._sources import write_raw
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.lerobot_fixtures import FIXTURES
 LEAD = 0.05  # recorded action - state [rad]: the teleoperator's command leads the arm
 STATE_NAMES = [f"joint{k}" for k in range(6)] + ["gripper"]
 REPLACED = ("joint_pos rebuilds the action from the next observed state; the source's recorded `action` is not "
@@ -140,7 +140,6 @@ def test_raw_demoforge_sources_keep_their_targets_as_recorded_and_all_their_colu
                        "plan.phase) carries them"]
 
 
-@pytest.mark.skipif(not (FIXTURES / "lerobot044_video" / "meta/info.json").is_file(), reason="no fixtures")
 def test_lerobot_written_fixtures_keep_their_action_and_robot_type(tmp_path):
     fixture = FIXTURES / "lerobot044_video"
     src = open_dataset(fixture)

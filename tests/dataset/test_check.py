@@ -14,14 +14,13 @@ import pytest
 
 from demoforge.dataset.check import Problem, check_dataset
 
-FIXTURES = Path(os.environ.get("DEMOFORGE_FIXTURES", Path(__file__).resolve().parents[3] / "shared" / "fixtures"))
+from tests.lerobot_fixtures import FIXTURES
 NAMES = ["lerobot044_video", "lerobot061_state_only", "lerobot061_video"]
 KEY = "observation.images.front"
 EPISODES = "meta/episodes/chunk-000/file-000.parquet"
 DATA = "data/chunk-000/file-000.parquet"
 VIDEO = f"videos/{KEY}/chunk-000/file-000.mp4"
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"lerobot fixtures not at {FIXTURES}")
 
 
 def writable_copy(name: str, tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ from demoforge.errors import DatasetError
 from tests.dataset._synth import STATE_ONLY, episode
 from tests.dataset.test_writer import write
 
-FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.lerobot_fixtures import FIXTURES
 
 
 def packets(path):

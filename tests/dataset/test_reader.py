@@ -20,11 +20,10 @@ from demoforge.errors import DatasetError
 from tests.dataset._synth import FEATURES, episode
 
 # Real lerobot-written datasets, shared beside the checkout (read-only; tests copy before changing).
-FIXTURES = Path(os.environ.get("DEMOFORGE_FIXTURES", Path(__file__).resolve().parents[3] / "shared" / "fixtures"))
+from tests.lerobot_fixtures import FIXTURES
 NAMES = ["lerobot044_video", "lerobot061_state_only", "lerobot061_video"]
 VIDEO_NAMES = ["lerobot044_video", "lerobot061_video"]
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"lerobot fixtures not at {FIXTURES}")
 
 
 def writable_copy(name: str, tmp_path: Path) -> Path:
@@ -35,7 +34,6 @@ def writable_copy(name: str, tmp_path: Path) -> Path:
     return dst
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", NAMES)
 def test_metadata_matches_files(name):
     root = FIXTURES / name
@@ -48,7 +46,6 @@ def test_metadata_matches_files(name):
     assert [e["episode_index"] for e in ds.iter_episodes()] == [0, 1, 2]
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", NAMES)
 def test_read_episode_equals_pyarrow(name):
     root = FIXTURES / name
@@ -68,7 +65,6 @@ def test_read_episode_equals_pyarrow(name):
     assert got["timestamp"].dtype == np.float32 and got["index"].dtype == np.int64
 
 
-@needs_fixtures
 def test_read_episode_selected_columns():
     ds = open_dataset(FIXTURES / "lerobot061_state_only")
     got = ds.read_episode(2, ["action", "frame_index"])
@@ -76,7 +72,6 @@ def test_read_episode_selected_columns():
     np.testing.assert_array_equal(got["frame_index"], np.arange(100))
 
 
-@needs_fixtures
 def test_read_episode_reads_only_its_row_group(monkeypatch):
     calls = []
     real = pq.ParquetFile.read_row_groups
@@ -101,7 +96,6 @@ def _all_frames(path: Path) -> np.ndarray:
         return np.stack([f.to_ndarray(format="rgb24") for f in c.decode(c.streams.video[0])])
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", VIDEO_NAMES)
 def test_read_video_matches_sequential_decode(name):
     root = FIXTURES / name
@@ -120,7 +114,6 @@ def test_read_video_matches_sequential_decode(name):
     assert ds.read_video(0, key, []).shape == (0, 96, 96, 3)
 
 
-@needs_fixtures
 def test_bad_requests_name_what_exists():
     ds = open_dataset(FIXTURES / "lerobot061_video")
     with pytest.raises(DatasetError, match=r"no episode 3; episodes are 0\.\.2"):
@@ -139,7 +132,6 @@ def test_bad_requests_name_what_exists():
         ds.read_video_at(0, "observation.images.front", [0.01])
 
 
-@needs_fixtures
 def test_missing_files_are_named(tmp_path):
     root = writable_copy("lerobot061_video", tmp_path)
     (root / "videos/observation.images.front/chunk-000/file-000.mp4").unlink()
@@ -154,7 +146,6 @@ def test_missing_files_are_named(tmp_path):
         open_dataset(root)
 
 
-@needs_fixtures
 def test_tasks_without_known_index_column_fail_clearly(tmp_path):
     import pyarrow as pa
 

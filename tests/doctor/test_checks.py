@@ -12,7 +12,7 @@ from demoforge.dataset import Feature
 from demoforge.doctor import CHECKS, DoctorConfig, DoctorError, get_check, run_doctor
 from tests.doctor import _build as b
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.lerobot_fixtures import FIXTURES
 
 
 @pytest.fixture(scope="module")
