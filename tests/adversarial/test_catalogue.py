@@ -561,6 +561,8 @@ case("eval-missing", EV + ["{tmp}/none"], needle="none")
 case("eval-out-inside", ["eval", "--policy", "expert", "--from-dataset", "{raw}", "--out", "{raw}/e"],
      needle="lies inside")
 case("eval-episodes-reversed", EV + ["{raw}", "--episodes", "3-1"], needle="3-1")
+case("eval-start-unknown", EV + ["{raw}", "--start", "middle"], needle="middle")
+case("eval-start-every-zero", EV + ["{raw}", "--start", "every:0"], needle="every:0")
 case("eval-episodes-absent", EV + ["{raw}", "--episodes", "9"], needle="9")
 case("eval-warmup-over-horizon", EV + ["{raw}", "--warmup", "5"], needle="--warmup")
 case("eval-reference-under-warmup", EV + ["{raw}", "--warmup", "3", "--reference-ticks", "2"],

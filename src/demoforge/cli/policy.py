@@ -105,6 +105,9 @@ def _print_summary(summary: dict, out: Path) -> None:
     for name, t in summary["problems"].items():
         typer.echo(f"  {name}: success {t['success_rate']:.3f}, partial {t['partial_success']:.3f}, "
                    f"completion {t['mean_completion']:.3f} ({t['episodes']} episodes)")
+    for label, t in summary.get("by_start", {}).items():
+        typer.echo(f"  from {label} frames: success {t['success_rate']:.3f}, completion {t['mean_completion']:.3f} "
+                   f"({t['episodes']} episodes)")
     typer.echo(f"dataset: {out / 'dataset'}; summary: {out / 'SUMMARY.md'}, {out / 'summary.json'}")
 
 
@@ -164,18 +167,24 @@ def eval_(
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
     robot: str | None = typer.Option(None, "--robot", help="Arm the episodes ran with: a built-in robot card or a "
                                      "card YAML; it must be the one the dataset records [default: the recorded one]."),
+    start: str = typer.Option("first", "--start", help="Where episodes start in each recorded episode: first (tick "
+                              "0), random (a seeded tick before the goal first holds), every:K (every K-th such "
+                              "tick), or several, e.g. first,random: the summary gives each side by side."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the random start ticks."),
 ) -> None:
-    """Closed-loop evaluation from the exact initial states (physics state and randomization draw) of
-    the recorded episodes of a dataset."""
+    """Closed-loop evaluation from the exact recorded states (physics state and randomization draw) of
+    the episodes of a dataset, at their first tick or later ones (--start)."""
     from demoforge.policy.evaluate import evaluate_from_dataset
+    from demoforge.policy.starts import parse_starts
 
     from demoforge.sim import resolve_robot
 
+    starts = parse_starts(start)  # a bad --start is refused before anything is written
     settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
     card = resolve_robot(robot) if robot is not None else None
     summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
                                     episodes=parse_episodes(episodes), progress=_Progress(),
-                                    envs=envs, settings=settings, spec=policy, robot=card)
+                                    envs=envs, settings=settings, spec=policy, robot=card, starts=starts, seed=seed)
     _print_summary(summary, out)
 
 

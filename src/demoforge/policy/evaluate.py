@@ -1,13 +1,17 @@
 """Closed-loop evaluation from the exact initial states of recorded episodes.
 
     summary = evaluate_from_dataset(load_policy("model.onnx"), "out/run/success", "out/eval", envs=4)
+    summary = evaluate_from_dataset(policy, root, out, starts=parse_starts("first,random"), seed=0)
 
 Each recorded episode is rebuilt as it started: its problem from
 meta/demoforge/scenes/<problem>.json, its scene draw and physics randomization draw from
 the episode's records, and its first `sim.state` row restored bit for bit (so the
 physics state, not a re-sampled reset, is where the policy starts). The policy then runs
 closed loop with the roll-out recorder and metrics (`policy.rollout`); every eval episode
-records `demoforge/eval_source` = {root, episode}.
+records `demoforge/eval_source` = {root, episode, tick, start}. Episodes may also start later
+in a recorded episode (`policy.starts`: a seeded random tick, or every K-th), its physics state
+at that tick restored the same way; the summary then gives each start kind's figures side by
+side (`by_start`).
 """
 
 from __future__ import annotations
@@ -16,15 +20,20 @@ import dataclasses
 import functools
 from pathlib import Path
 
+import numpy as np
+
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import row_extra
+from demoforge.dataset.layout import write_json_atomic
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
 from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings, run_policy
+from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, goal_tick, start_ticks
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
+from demoforge.raw.schema import read_vocab
 from demoforge.raw.replay import record_scene
 from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import restore
@@ -89,11 +98,33 @@ def recorded_robot(root: Path, cache: dict, robot) -> None:
         cache[name] = dataclasses.replace(problem, robot=robot)
 
 
+def episode_starts(root: Path, reader, indices: list[int], starts: tuple[Start, ...],
+                   seed: int) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(episode, tick, start labels) of every evaluation episode, in episode order; a tick that
+    several starts choose (tick 0 by first and every:K) runs once and counts for each. Random
+    ticks come from a Generator keyed by (seed, episode): a subset of episodes draws the same."""
+    if starts == (FIRST,):
+        return [(k, 0, (FIRST.label,)) for k in indices]
+    vocab = (read_vocab(root) or {}).get("atoms", [])
+    out = []
+    for k in indices:
+        record = EpisodeRecord.from_row(reader.episode(k))
+        symbols = reader.read_episode(k, [schema.SYMBOLIC_STATE])[schema.SYMBOLIC_STATE]
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(k)]))
+        labels: dict[int, list[str]] = {}
+        for t, label in start_ticks(starts, length=len(symbols), goal_tick=goal_tick(symbols, vocab, record.goal),
+                                    rng=rng):
+            labels.setdefault(t, []).append(label)
+        out.extend((k, t, tuple(names)) for t, names in labels.items())
+    return out
+
+
 def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, episodes: list[int] | None = None,
                           envs: int = 1, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-                          progress=None, robot=None) -> dict:
-    """Run `policy` from the first recorded state of each of `episodes` (default all) of `root`;
-    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary.
+                          progress=None, robot=None, starts: tuple[Start, ...] = (FIRST,), seed: int = 0) -> dict:
+    """Run `policy` from the recorded states of each of `episodes` (default all) of `root` at the
+    ticks `starts` chooses (default the first; `seed` draws the random ones); OUT/dataset,
+    OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary.
     `robot` (a RobotCard): the arm the episodes ran with (see `recorded_robot`); None = the
     recorded one."""
     root, out = Path(root), Path(out)
@@ -109,13 +140,27 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
         recorded_robot(root, cache, robot)
         problems = [cache[p.name] for p in problems]
     layout = run_layout(list({p.name: p for p in problems}.values()), fps=reader.info.fps)
-    tasks = [recorded_task(root, k, 0, p, max_ticks=settings.max_ticks, cache=cache)
-             for k, p in zip(indices, problems, strict=True)]
+    problem_of = dict(zip(indices, problems, strict=True))
+    plan = episode_starts(root, reader, indices, starts, seed)
+    tasks = [recorded_task(root, k, tick, problem_of[k], max_ticks=settings.max_ticks, cache=cache)
+             for k, tick, _ in plan]
+    labels = {(k, tick): names for k, tick, names in plan}
     queue = [(t, 0) for t in range(len(tasks))]
 
     def extra(problem, ctx):
-        return {"eval_source": {"root": ctx.source["root"], "episode": ctx.source["episode"]},
+        k, tick = ctx.source["episode"], ctx.source["tick"]
+        return {"eval_source": {"root": ctx.source["root"], "episode": k, "tick": tick, "starts": labels[(k, tick)]},
                 "randomization": ctx.randomization}
 
-    return run_policy(policy, tasks, problems, layout, queue, out, envs=envs, seed=0, settings=settings,
-                      spec=spec, title=f"Evaluation from {root.name}", extra=extra, progress=progress)
+    summary = run_policy(policy, tasks, [problem_of[k] for k, _, _ in plan], layout, queue, out, envs=envs, seed=0,
+                         settings=settings, spec=spec, title=f"Evaluation from {root.name}", extra=extra,
+                         progress=progress)
+    if starts == (FIRST,):
+        return summary
+    summary["by_start"] = by_start(out / "dataset", starts)
+    for lab, figures in summary["by_start"].items():  # the seed's names: completion_ratio_mean_first, _random
+        summary[f"completion_ratio_mean_{lab.replace(':', '_')}"] = figures["mean_completion"]
+    write_json_atomic(out / "summary.json", summary)
+    md = out / "SUMMARY.md"
+    md.write_text(md.read_text(encoding="utf-8") + by_start_markdown(summary["by_start"]), encoding="utf-8")
+    return summary
