@@ -563,6 +563,12 @@ case("eval-out-inside", ["eval", "--policy", "expert", "--from-dataset", "{raw}"
 case("eval-episodes-reversed", EV + ["{raw}", "--episodes", "3-1"], needle="3-1")
 case("eval-start-unknown", EV + ["{raw}", "--start", "middle"], needle="middle")
 case("eval-start-every-zero", EV + ["{raw}", "--start", "every:0"], needle="every:0")
+case("eval-batch-missing", ["eval-batch", "{tmp}/none.yaml", "--out", "{out}"], needle="none.yaml")
+case("eval-batch-not-yaml", ["eval-batch", "{f}", "--out", "{out}"], needle="b.yaml", setup=_file("b.yaml", "a: [\n"))
+case("eval-batch-unknown-key", ["eval-batch", "{f}", "--out", "{out}"], needle="polices",
+     setup=_file("b.yaml", "polices: {a: {spec: expert}}\ntasks: {t: {family: pnp}}\n"))
+case("eval-batch-limit-zero", ["eval-batch", "{f}", "--out", "{out}", "--limit", "0"], needle="--limit",
+     setup=_file("b.yaml", "policies: {a: {spec: expert}}\ntasks: {t: {family: pnp}}\n"))
 case("eval-episodes-absent", EV + ["{raw}", "--episodes", "9"], needle="9")
 case("eval-warmup-over-horizon", EV + ["{raw}", "--warmup", "5"], needle="--warmup")
 case("eval-reference-under-warmup", EV + ["{raw}", "--warmup", "3", "--reference-ticks", "2"],

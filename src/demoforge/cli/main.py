@@ -3,6 +3,7 @@
 import typer
 
 from demoforge.cli import bake as bake_cli
+from demoforge.cli import batch as batch_cli
 from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
 from demoforge.cli import doctor as doctor_cli
@@ -50,6 +51,7 @@ app.command("doctor")(doctor_cli.doctor)
 app.command("coverage")(doctor_cli.coverage)
 app.command("rollout")(policy_cli.rollout)
 app.command("eval")(policy_cli.eval_)
+app.command("eval-batch")(batch_cli.eval_batch)
 app.command("replay")(policy_cli.replay)
 app.command("relabel")(policy_cli.relabel)
 app.command("viz")(policy_cli.viz)
