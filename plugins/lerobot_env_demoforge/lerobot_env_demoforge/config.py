@@ -29,6 +29,9 @@ class DemoforgeEnvConfig(EnvConfig):
     cameras: str = ""  # comma-separated cameras rendered into `pixels` (front, side, wrist); "" = state only
     look: str | None = None  # render pixels under this look: plain, randomized or a look YAML (its image size wins)
     robot: str | None = None  # the arm: a built-in robot card (panda, ur5e_2f85) or a card YAML; None = panda
+    # environment_state: objects (object poses) or goal (only the goal's regions: for pixel policies);
+    # None = the kind --env.dataset's bake.json records, else objects
+    environment_state: str | None = None
     observation_height: int = 224
     observation_width: int = 224
     features: dict[str, PolicyFeature] = field(default_factory=dict)
@@ -59,16 +62,23 @@ class DemoforgeEnvConfig(EnvConfig):
         return self.episode_length or round(MAX_SECONDS * self.fps)
 
     def family_config(self):
-        from demoforge.gym import ActionConvention, FamilyEnvConfig, from_bake
+        from demoforge.gym import ActionConvention, FamilyEnvConfig, environment_state_kind, from_bake
 
+        kind = self.environment_state
         if self.dataset:
             action = from_bake(self.dataset)
+            baked = environment_state_kind(self.dataset)
+            if kind is not None and baked is not None and kind != baked:
+                raise ValueError(f"--env.environment_state={kind}, but {self.dataset} was baked with environment "
+                                 f"state kind {baked!r}: a policy trained on it reads that; drop the flag or re-bake")
+            kind = kind or baked
         else:
             action = ActionConvention(self.convention, int(self.fps), 60)
         return FamilyEnvConfig(task=self.task, split=self.split, problems=self.problems,
                                problem_seed=self.problem_seed, episodes=self.episodes, scene_seed=self.scene_seed,
                                action=action, cameras=self.camera_list, look=self.look, robot=self.robot,
-                               image_size=(self.observation_height, self.observation_width))
+                               image_size=(self.observation_height, self.observation_width),
+                               environment_state=kind or "objects")
 
     @property
     def gym_kwargs(self) -> dict:

@@ -187,7 +187,7 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
         from demoforge.raw.envstate import PER_OBJECT
 
-        cols[ENV_STATE], objects = episode_environment_state(ep, rows)
+        cols[ENV_STATE], objects = episode_environment_state(ep, rows, cfg.environment_state_kind)
         if cols[ENV_STATE].shape[1:] != plan.features[ENV_STATE].shape:
             raise BakeError(f"{ep.source}: episode {ep.index} has {len(objects)} objects {list(objects)}, the pool's "
                             f"first {plan.features[ENV_STATE].shape[0] // PER_OBJECT}; bake one task family at a time")
@@ -246,7 +246,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "filters": {"include_failures": cfg.include_failures, "filter_idle": cfg.filter_idle,
                     "idle": cfg.idle.to_json()},
         "task_override": cfg.task,
-        "environment_state": _env_state_stamp(plan),
+        "environment_state": _env_state_stamp(plan, cfg.environment_state_kind),
         "kept": list(plan.kept),
         "notes": list(plan.notes),
         "sources": [{"root": str(p), "episodes": [r for r in records if r["source"] == s]}
@@ -259,13 +259,17 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _env_state_stamp(plan: BakePlan) -> dict[str, Any] | None:
+def _env_state_stamp(plan: BakePlan, kind: str) -> dict[str, Any] | None:
     from demoforge.convert.envstate import ENV_STATE
 
     ft = plan.features.get(ENV_STATE)
     if ft is None:
         return None
-    return {"key": ENV_STATE, "names": ft.names, "definition": "demoforge.raw.envstate",
+    if kind == "goal":
+        return {"key": ENV_STATE, "names": ft.names, "definition": "demoforge.raw.envstate", "kind": kind,
+                "objects": "the regions the goal names, in goal order (no object pose); per region the centre on "
+                           "the table top [m] and the identity wxyz quaternion, then region minus TCP position [m]"}
+    return {"key": ENV_STATE, "names": ft.names, "definition": "demoforge.raw.envstate", "kind": kind,
             "objects": "goal objects by first appearance in the goal, then the other blocks by name; per object "
                        "position [m] and wxyz quaternion (w >= 0) in the world frame, then object minus TCP "
                        "position [m]; per-episode names in demoforge/environment_objects"}

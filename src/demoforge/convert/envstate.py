@@ -14,11 +14,14 @@ import numpy as np
 
 from demoforge.convert.episode import BakeError, Episode
 from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
+from demoforge.errors import DemoforgeError
 
 
-def episode_environment_state(ep: Episode, rows: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
-    """((len(rows), width) float32 environment state at the native ticks `rows`, the episode's
-    object names), from its model rebuilt from meta/demoforge/scenes and its draws."""
+def episode_environment_state(ep: Episode, rows: np.ndarray, kind: str = "objects") -> tuple[np.ndarray,
+                                                                                            tuple[str, ...]]:
+    """((len(rows), width) float32 environment state of `kind` (`demoforge.raw.envstate.KINDS`) at
+    the native ticks `rows`, the episode's object names), from its model rebuilt from
+    meta/demoforge/scenes and its draws."""
     from demoforge.raw import EpisodeRecord
     from demoforge.raw.replay import recorded_environment_state
 
@@ -30,5 +33,8 @@ def episode_environment_state(ep: Episode, rows: np.ndarray) -> tuple[np.ndarray
         raise BakeError(f"{ep.source}: episode {ep.index}: no sim.state column; --environment-state reads object "
                         "poses from the recorded physics state (a raw demoforge dataset)")
     record = EpisodeRecord.from_extras(ep.extra, where=str(root))
-    state, objects = recorded_environment_state(root, record, ep.sim_state[rows])
+    try:
+        state, objects = recorded_environment_state(root, record, ep.sim_state[rows], kind=kind)
+    except DemoforgeError as exc:
+        raise BakeError(f"{root}: episode {ep.index}: {exc}") from None
     return state.astype(np.float32), objects

@@ -39,6 +39,7 @@ class BakeConfig:
     workers: int = 1  # processes; the output does not depend on it
     lerobot_format: str = "v3.0"  # one of FORMATS
     environment_state: bool = False  # add observation.environment_state (object poses, convert.envstate)
+    environment_state_kind: str = "objects"  # what it holds: objects, or goal (target regions only; raw.envstate)
     keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks; ("all",) = every one
 
     def stamp(self) -> dict[str, Any]:
@@ -208,7 +209,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
         from demoforge.raw.envstate import PER_OBJECT, state_names
 
-        poses, _ = episode_environment_state(first, proj.ticks[:1])
+        poses, _ = episode_environment_state(first, proj.ticks[:1], config.environment_state_kind)
         features[ENV_STATE] = Feature("float32", (poses.shape[1],), state_names(poses.shape[1] // PER_OBJECT))
     kept = _keep_keys(readers, config.keep, features)
     features.update(_kept_features(readers, kept, features))

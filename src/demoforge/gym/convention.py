@@ -103,3 +103,16 @@ def from_bake(root: str | Path) -> ActionConvention:
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise DemoforgeError(f"{path}: cannot read the convention ({type(exc).__name__}: {exc}); "
                              "re-bake the dataset") from None
+
+
+def environment_state_kind(root: str | Path) -> str | None:
+    """The kind of observation.environment_state a baked dataset holds (`demoforge.raw.envstate.
+    KINDS`; a bake.json from before kinds holds object poses), or None when it holds none."""
+    path = Path(root) / BAKE_JSON
+    try:
+        stamp = json.loads(path.read_text(encoding="utf-8")).get("environment_state")
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        raise DemoforgeError(f"{path}: cannot read the environment state ({type(exc).__name__}: {exc}); "
+                             "re-bake the dataset") from None
+    return None if stamp is None else str(stamp.get("kind", "objects"))
+

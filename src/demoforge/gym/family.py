@@ -17,7 +17,8 @@ problems replays in this env, and `--split test` gives problems (colours, placem
 training episode had.
 
 Observation: `agent_pos` (arm q [rad] + gripper closedness, as `observation.state`),
-`environment_state` (`envstate`: the task's object poses), and, when cameras are asked,
+`environment_state` (`envstate`: the task's object poses, or with `environment_state="goal"`
+only the regions its goal names), and, when cameras are asked,
 `pixels` {camera: (H, W, 3) uint8}: the scene's own appearance, or under a named look
 (`look`: "plain", "randomized" or a look YAML; one draw per episode, seeded by the episode,
 at the look's image size). Reward: the fraction of goal
@@ -33,7 +34,7 @@ import numpy as np
 
 from demoforge.errors import DemoforgeError
 from demoforge.gym.convention import ActionConvention
-from demoforge.raw.envstate import PER_OBJECT, ObjectLayout, environment_state, object_layout, state_names
+from demoforge.raw.envstate import PER_OBJECT, ObjectLayout, environment_state, layout_of, state_names
 
 SPLITS = ("train", "test", "all")
 
@@ -53,6 +54,7 @@ class FamilyEnvConfig:
     image_size: tuple[int, int] = (224, 224)  # (height, width) of each camera image [px]; a look's size wins
     look: str | None = None  # render under this look (name or YAML path); None = the scene's own appearance
     robot: str | None = None  # the arm: a built-in robot card name or a card YAML (generate --robot); None = panda
+    environment_state: str = "objects"  # its kind (raw.envstate.KINDS): object poses, or the goal's regions only
 
 
 def family_problems(cfg: FamilyEnvConfig) -> list:
@@ -114,7 +116,7 @@ class FamilyEnv:
             return dict(self._shapes)
         scene, binding = start_layout_scene(self.problems[0])
         n_arm = len(scene.robot.arm_qpos)
-        layout = object_layout(scene, binding, self.goals[0])
+        layout = layout_of(self.cfg.environment_state, scene, binding, self.goals[0])
         out = {"agent_pos": (n_arm + 1,), "environment_state": (layout.width,), "action": (n_arm + 1,)}
         for cam in self.cfg.cameras:
             if cam not in scene.cameras:
@@ -152,7 +154,7 @@ class FamilyEnv:
         self._view = None
         self._scratch = None
         self.episode = (self.problems[p].name, int(ctx.start.episode))
-        self.layout = object_layout(scene, ctx.binding, self.goals[p])
+        self.layout = layout_of(self.cfg.environment_state, scene, ctx.binding, self.goals[p])
         self._law = self.cfg.action.joint_law(scene.robot.card.controller)
         self._substeps = round(1.0 / (self.cfg.action.native_freq * scene.model.opt.timestep))
         if abs(self._substeps * scene.model.opt.timestep * self.cfg.action.native_freq - 1.0) > 1e-6:

@@ -312,6 +312,10 @@ class BakeOptions:
     lerobot_format: str = option("v3.0", "Output layout: v3.0 or v2.1.", choices=("v3.0", "v2.1"))
     environment_state: bool = option(False, "Add observation.environment_state: the task's object poses, as the "
                                             "demoforge lerobot env observes them (raw demoforge sources).")
+    environment_state_kind: str = option("objects", "What --environment-state holds: objects (every goal object's "
+                                                    "and distractor's pose) or goal (only the regions the goal names: "
+                                                    "the task, not its state, for a policy that sees the objects).",
+                                         choices=("objects", "goal"))
     keep: tuple[str, ...] = option((), "Source per-tick columns to carry through, comma-separated (e.g. "
                                        "next.reward,goal.position), or 'all': every one the bake does not write "
                                        "itself. Columns left behind are named in a note.")
@@ -327,16 +331,21 @@ class BakeOptions:
             include_failures=self.include_failures, filter_idle=self.filter_idle, workers=workers,
             video=VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt),
             max_video_file_s=self.max_video_file_seconds, lerobot_format=self.lerobot_format,
-            environment_state=self.environment_state, keep=self.keep)
+            environment_state=self.environment_state, environment_state_kind=self.environment_state_kind,
+            keep=self.keep)
 
     def check(self) -> list[str]:
         from demoforge.dataset.video import VideoSettings
 
+        problems = []
+        if self.environment_state_kind != "objects" and not self.environment_state:
+            problems.append(f"--environment-state-kind {self.environment_state_kind} needs --environment-state "
+                            "(without it no environment state is written)")
         try:  # checked even when a run does not bake (control_space none): it was given for a reason
             VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt)
         except DemoforgeError as exc:
-            return [str(exc)]
-        return []
+            problems.append(str(exc))
+        return problems
 
 
 @dataclass(frozen=True)

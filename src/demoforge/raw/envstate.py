@@ -19,6 +19,11 @@ the table top with the identity orientation. Names are roles,
 episode's own names. The TCP position is the arm's forward kinematics at the same qpos
 (`tcp_positions`), never a stale MuJoCo quantity, so a recorded `sim.state` row and the live
 simulator give the same numbers.
+
+Two kinds (`KINDS`): `objects`, the above; `goal`, only the goal's target locations (the
+regions it names, in goal order; the same 10 numbers each): what the task asks, with no object
+pose, for a policy that sees the objects in its cameras. A pnp goal picks one of two regions
+that look alike, so without it a pixel policy cannot know where to place.
 """
 
 from __future__ import annotations
@@ -81,6 +86,24 @@ def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
             fixed[k, :3] = ((x0 + x1) / 2, (y0 + y1) / 2, binding.table_top_z)
             qpos.append(-1)
     return ObjectLayout(order, tuple(qpos), fixed)
+
+
+KINDS = ("objects", "goal")  # what observation.environment_state holds (see the module docstring)
+
+
+def layout_of(kind: str, scene, binding, goal: list[tuple]) -> ObjectLayout:
+    """The layout of environment-state kind `kind` (one of KINDS) for a bound scene."""
+    if kind not in KINDS:
+        raise DemoforgeError(f"environment state kind {kind!r} is not one of {list(KINDS)}")
+    layout = object_layout(scene, binding, goal)
+    if kind == "objects":
+        return layout
+    keep = [k for k, adr in enumerate(layout.qpos) if adr < 0]
+    if not keep:
+        raise DemoforgeError(f"environment state 'goal': the goal {[' '.join(a) for a in goal]} names no region, "
+                             "so it has no target location to give; use the 'objects' kind for this task")
+    return ObjectLayout(tuple(layout.objects[k] for k in keep), tuple(layout.qpos[k] for k in keep),
+                        layout.fixed[keep])
 
 
 def environment_state(layout: ObjectLayout, qpos: np.ndarray, tcp: np.ndarray) -> np.ndarray:

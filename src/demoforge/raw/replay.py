@@ -40,16 +40,16 @@ def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episo
 
 
 def recorded_environment_state(root: str | Path, record: EpisodeRecord, sim_state: np.ndarray,
-                               cache: dict | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+                               cache: dict | None = None, *, kind: str = "objects") -> tuple[np.ndarray, tuple[str, ...]]:
     """((n, width) environment state, object names) of the recorded `sim_state` rows (n, n_state)
-    of an episode of `root` with `record` (`demoforge.raw.envstate`), from its rebuilt model."""
-    from demoforge.raw.envstate import environment_state, object_layout
+    of an episode of `root` with `record` (`demoforge.raw.envstate`, of `kind`), from its rebuilt model."""
+    from demoforge.raw.envstate import environment_state, layout_of
     from demoforge.sim import tcp_positions
     from demoforge.tasks import goal_atoms
 
     problem = recorded_problem(root, record.problem, cache)
     scene, binding = record_scene(problem, record, where=str(root))
-    layout = object_layout(scene, binding, goal_atoms(problem.task))
+    layout = layout_of(kind, scene, binding, goal_atoms(problem.task))
     qpos = np.asarray(sim_state)[:, 1:1 + scene.model.nq]  # an integration snapshot: time, then qpos
     return environment_state(layout, qpos, tcp_positions(scene.model, scene.robot, qpos)), layout.objects
 
