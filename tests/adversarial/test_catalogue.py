@@ -719,7 +719,8 @@ case("check-data-page-damaged", ["dataset", "check", "{ds}"], code=1,
 case("check-quick-data-page-damaged", ["dataset", "check", "{ds}", "--quick"], code=0, needle="OK",
      setup=_damaged_page("raw", DATA))
 case("bake-data-page-damaged", ["bake", "{ds}", "--out", "{out}"],
-     needle="{ds}/data/chunk-000/file-000.parquet: unreadable parquet (Corrupt snappy", setup=_damaged_page("raw", DATA))
+     needle="{ds}/data/chunk-000/file-000.parquet: unreadable parquet (Corrupt snappy",
+     setup=_damaged_page("raw", DATA))
 case("doctor-data-page-damaged", ["doctor", "{ds}"], code=1,
      needle="episode 0: data rows unreadable (data/chunk-000/file-000.parquet: row group 0 does not decode",
      setup=_damaged_page("raw", DATA))
