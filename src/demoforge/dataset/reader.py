@@ -8,6 +8,7 @@ of the mp4 that holds it.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -26,12 +27,30 @@ EPISODES_GLOB = "meta/episodes/chunk-*/file-*.parquet"
 TASK_COLUMN_NAMES = ("task", "__index_level_0__")
 
 
+@contextmanager
+def parquet_errors(path: Path) -> Iterator[None]:
+    """pyarrow's decode errors as a DatasetError naming `path`: a damaged page raises a bare
+    OSError ("Corrupt snappy compressed data") that names no file."""
+    try:
+        yield
+    except (OSError, pa.ArrowException) as exc:
+        raise DatasetError(f"{path}: unreadable parquet ({exc}); the file is damaged: restore it from the dataset's "
+                           "source, or rewrite the dataset (`demoforge dataset check` lists every damaged file)"
+                           ) from exc
+
+
+def read_parquet(path: Path, **options) -> pa.Table:
+    """`pq.read_table(path, **options)`, its decode errors naming `path`."""
+    with parquet_errors(path):
+        return pq.read_table(path, **options)
+
+
 def read_tasks(root: str | Path) -> list[str]:
     """meta/tasks.parquet as a list of task strings ordered by task_index."""
     path = Path(root) / TASKS_PATH
     if not path.is_file():
         raise DatasetError(f"{path}: not found")
-    table = pq.read_table(path)
+    table = read_parquet(path)
     names = table.column_names
     column = next((c for c in TASK_COLUMN_NAMES if c in names), None)
     if column is None:
@@ -57,7 +76,7 @@ def read_episodes_table(root: str | Path) -> pa.Table:
     files = sorted(root.glob(EPISODES_GLOB))
     if not files:
         raise DatasetError(f"{root / 'meta/episodes'}: no episodes parquet files; was the dataset finalized?")
-    tables = [pq.read_table(f) for f in files]
+    tables = [read_parquet(f) for f in files]
     table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
     if "episode_index" not in table.column_names:
         raise DatasetError(f"{files[0]}: no 'episode_index' column; has {table.column_names}")
@@ -128,7 +147,8 @@ class DatasetReader:
         length = self._meta(i, "length")[0]
         if not path.is_file():
             raise DatasetError(f"{path}: data file of episode {i} not found")
-        pf = pq.ParquetFile(path)
+        with parquet_errors(path):
+            pf = pq.ParquetFile(path)
         available = pf.schema_arrow.names
         if "episode_index" not in available:
             raise DatasetError(f"{path}: no 'episode_index' column; the file has {available}")
@@ -140,7 +160,8 @@ class DatasetReader:
             raise DatasetError(f"{path}: episode {i}: unknown columns {unknown}; the file has {available}{extra}")
         read_cols = list(dict.fromkeys([*wanted, "episode_index"]))
         groups = _row_groups_of(pf, i)
-        table = pf.read_row_groups(groups, columns=read_cols) if groups else pf.schema_arrow.empty_table()
+        with parquet_errors(path):
+            table = pf.read_row_groups(groups, columns=read_cols) if groups else pf.schema_arrow.empty_table()
         table = table.filter(pc.equal(table.column("episode_index"), i))
         if table.num_rows != length:
             raise DatasetError(

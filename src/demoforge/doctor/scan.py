@@ -172,6 +172,16 @@ def summarize_episode(e: int, cols: dict[str, np.ndarray], fps: int, cfg: Doctor
     return EpisodeSummary(e, t, ts_err, backwards, nonfinite, idle, step, step_frame, h.hexdigest(), values, paths)
 
 
+def _episodes_in_group(pf: pq.ParquetFile, group: int, eps: list[int]) -> list[int]:
+    """The episodes of `eps` whose rows row group `group` may hold, by its episode_index statistics
+    (all of `eps` without them)."""
+    column = pf.metadata.row_group(group).column(pf.schema_arrow.get_field_index("episode_index"))
+    stats = column.statistics
+    if stats is None or not stats.has_min_max:
+        return list(eps)
+    return [e for e in eps if stats.min <= e <= stats.max]
+
+
 def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorConfig,
                  limits: JointLimits | None, *, on_episode: Callable[[int, int], None] | None = None) -> Scan:
     """Stream every data file once; see the module docstring. `on_episode(done, total)` is called
@@ -210,38 +220,47 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
         report()
 
     for (chunk, file), eps in sorted(files.items()):
-        path = root / info.data_path.format(chunk_index=chunk, file_index=file)
+        rel = info.data_path.format(chunk_index=chunk, file_index=file)  # named in full: every chunk has a file-000
         try:
-            pf = pq.ParquetFile(path)
+            pf = pq.ParquetFile(root / rel)
         except (OSError, pa.ArrowException) as exc:
             for e in eps:
-                unreadable[e] = f"{path.name}: {exc}"
+                unreadable[e] = f"{rel}: {exc}"
             continue
         present = [k for k in keys if k in pf.schema_arrow.names]
         if "episode_index" not in present:
             for e in eps:
-                unreadable[e] = f"{path.name}: no episode_index column"
+                unreadable[e] = f"{rel}: no episode_index column"
             continue
         pending: dict[int, list[dict[str, np.ndarray]]] = defaultdict(list)
         got: dict[int, int] = defaultdict(int)
         for g in range(pf.metadata.num_row_groups):
-            table = pf.read_row_group(g, columns=present)
+            try:
+                table = pf.read_row_group(g, columns=present)
+            except (OSError, pa.ArrowException) as exc:  # a damaged page: pyarrow's error names no file
+                for e in _episodes_in_group(pf, g, eps):
+                    if e not in summaries:
+                        unreadable[e] = f"{rel}: row group {g} does not decode ({str(exc).strip()})"
+                        pending.pop(e, None)
+                continue
             n = table.num_rows
             block = {k: _to_2d(table.column(k), n) for k in present}
             ep = block["episode_index"][:, 0]
             cuts = np.flatnonzero(np.diff(ep)) + 1
             for a, b in zip(np.r_[0, cuts], np.r_[cuts, n]):
                 e = int(ep[a])
+                if e in unreadable:  # the rest of an episode a damaged row group held
+                    continue
                 pending[e].append({k: v[a:b] for k, v in block.items()})
                 got[e] += b - a
                 if got[e] == lengths.get(e, -1):
                     finish(e, pending.pop(e))
             del table, block
         for e in pending:
-            unreadable[e] = f"{path.name}: {got[e]} rows but meta/episodes gives length {lengths.get(e)}"
+            unreadable[e] = f"{rel}: {got[e]} rows but meta/episodes gives length {lengths.get(e)}"
         for e in eps:
             if e not in summaries and e not in unreadable:
-                unreadable[e] = f"{path.name}: no rows"
+                unreadable[e] = f"{rel}: no rows"
         report()
     if on_episode is not None:
         on_episode(total, total)

@@ -128,8 +128,8 @@ def check_stats(ctx: Context) -> list[Finding]:
 
     Quantiles are not compared: recomputing them exactly needs every frame at once.
     """
-    if ctx.scan is None or ctx.stats is None:
-        return []
+    if ctx.scan is None or ctx.stats is None or ctx.scan.unreadable:
+        return []  # without the unreadable episodes' rows (D001 names them) every statistic would differ
     cfg, out = ctx.config, []
     for key, sums in ctx.scan.sums.items():
         entry = ctx.stats.get(key)

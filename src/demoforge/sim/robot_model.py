@@ -164,6 +164,23 @@ def _ids(model, obj: mujoco.mjtObj, names, prefix: str, label: str, problems: li
     return ids
 
 
+def unlisted_chain_joints(model: mujoco.MjModel, card: RobotCard, prefix: str, tcp: int) -> list[str]:
+    """Joints between the base and the TCP site that `card.arm_joints` leaves out, base first. Each
+    moves the TCP: one left out would pass as a passive gripper joint that IK never turns."""
+    listed = {prefix + name for name in card.arm_joints}
+    free = int(mujoco.mjtJoint.mjJNT_FREE)
+    left_out = []
+    body = int(model.site_bodyid[tcp])
+    while body > 0:  # up to the world body
+        first = int(model.body_jntadr[body])
+        for j in range(first, first + int(model.body_jntnum[body])):
+            name = model.joint(j).name
+            if int(model.jnt_type[j]) != free and name not in listed:
+                left_out.append(name.removeprefix(prefix) or f"joint #{j}")
+        body = int(model.body_parentid[body])
+    return left_out[::-1]
+
+
 def _range_problems(model, card: RobotCard, joints: list[int], fingers: list[int]) -> tuple[np.ndarray, list[str]]:
     """Arm joint limits (card's or model's) and every range mismatch of the card."""
     problems, n = [], len(card.arm_joints)
@@ -223,6 +240,10 @@ def bind_robot(model: mujoco.MjModel, card: RobotCard, prefix: str = "") -> Robo
                         strict=True))
     (cam,) = (_ids(model, obj.mjOBJ_CAMERA, [card.wrist_camera], prefix, "wrist_camera", problems)
               if card.wrist_camera else [None])
+    if tcp >= 0 and (left_out := unlisted_chain_joints(model, card, prefix, tcp)):
+        problems.append(f"arm_joints leaves out {left_out}, on the kinematic chain from the base to tcp_site "
+                        f"{card.tcp_site!r}: list every joint between the base and the TCP, base to wrist, each "
+                        "with its actuator, home value and gains")
     if len(acts) != n:
         problems.append(f"arm_actuators has {len(acts)} names for {n} arm joints")
     if len(card.home) != n:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from dataclasses import dataclass, replace
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.dataset.layout import write_json_atomic
+from demoforge.errors import DemoforgeError
 from demoforge.guard import LOCK_NAME, OutputError, hold_folder, release_temp
 from demoforge.stage.protocol import Progress, ProgressEvent, Stage, check_items
 
@@ -84,13 +86,24 @@ def _empty(work: Path) -> None:
         shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
 
 
+def _forget(work: Path, existed: bool) -> None:
+    """Remove what a run that finished nothing wrote in the WORK the user named (its fingerprint
+    and shards), and WORK itself when the run made it: that fingerprint would refuse the rerun
+    with corrected inputs ("holds a run with other inputs"), and there is nothing to resume."""
+    with contextlib.suppress(OSError):  # the run's own error is the one to report
+        _empty(work)
+        if not existed:
+            work.rmdir()
+
+
 def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=None,
               progress: Progress | None = None) -> Any:
     """Run `stage` into `out` (see `demoforge.stage`); returns what its merge returns.
 
     `work`: the run folder of fingerprint and shards; by default `.OUT.<stage>-shards` beside
     `out` (replaced when it holds another run, removed once merged). A `work` that is `out`
-    itself (generate's run folder) is refused when it holds another run, and kept. `executor`:
+    itself (generate's run folder) is refused when it holds another run, and kept (but emptied, or
+    removed when the run made it, when a bad input stops the run before anything finished). `executor`:
     `LocalExecutor(1)` by default (closed here only when made here)."""
     from demoforge.stage.local import LocalExecutor
 
@@ -140,10 +153,13 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
             abort = getattr(feed.merger, "__exit__", None)  # release what the merge holds; shards stay
             if abort is not None:
                 abort(type(exc), exc, exc.__traceback__)
-            if own_work and not (getattr(stage, "keeps_shards", True) and _resumable(work)):
-                release_temp(lock)
-                lock = None
-                shutil.rmtree(work, ignore_errors=True)  # nothing finished to resume: leave nothing behind
+            if not (getattr(stage, "keeps_shards", True) and _resumable(work)):  # nothing finished to resume
+                if own_work:
+                    release_temp(lock)
+                    lock = None
+                    shutil.rmtree(work, ignore_errors=True)
+                elif isinstance(exc, DemoforgeError):  # bad input: its rerun has other inputs
+                    _forget(work, existed)
             raise
     finally:
         if made:

@@ -102,6 +102,20 @@ def windows_problems(field: str, value: object) -> list[str]:
     return problems
 
 
+def fit_problems(scene: SceneParams) -> list[str]:
+    """A block not in a region starts inside the placement windows, so a window narrower than the
+    largest block edge the draw may give fails the reset sampling of every episode that draws one
+    (the run stops), and a window no block fits fails them all; refused before any run starts."""
+    edge = scene.block_size_m[1]
+    out = []
+    for field, windows in (("placement_x_m", scene.placement_x_m), ("placement_y_m", scene.placement_y_m)):
+        widest = max(hi - lo for lo, hi in windows)
+        if widest < edge:
+            out.append(f"{field}: the widest window is {widest:g} m wide, narrower than the largest block edge "
+                       f"(block_size_m up to {edge:g} m); widen a window to at least {edge:g} m or draw smaller blocks")
+    return out
+
+
 def scene_problems(scene: SceneParams) -> list[str]:
     """Every inconsistency in `scene`, as `field: what` messages."""
     problems = interval_problems("block_size_m", scene.block_size_m, positive=True)
@@ -109,6 +123,8 @@ def scene_problems(scene: SceneParams) -> list[str]:
     problems += interval_problems("friction", scene.friction, positive=True)
     problems += windows_problems("placement_x_m", scene.placement_x_m)
     problems += windows_problems("placement_y_m", scene.placement_y_m)
+    if not problems:  # block sizes and windows are sound: whether the blocks fit the windows
+        problems += fit_problems(scene)
     if scene.split not in ("train", "test", "all"):
         problems.append(f"split: {scene.split!r} is not one of train, test, all")
     for name, region in scene.regions:
