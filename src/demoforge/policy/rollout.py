@@ -57,6 +57,7 @@ from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import Problem, problem_robot
 from demoforge.sim import card_to_dict
+from demoforge.symbolic.predicates import fallen
 from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 
@@ -87,7 +88,7 @@ class RolloutSettings:
     max_ticks: int = 600  # an episode is truncated after this many control ticks
     warmup_ticks: int = 0  # ticks excluded from alive_ratio (defaults to the assist's steps when it is larger)
     reference_ticks: int | None = None  # alive_ratio horizon [ticks]; None = max_ticks
-    drop_margin: float = 0.05  # an object this far below its start height ends the episode as dropped [m]
+    drop_margin: float = 0.05  # an object whose lowest point is this far below the table top ends the episode as dropped [m]
     control_hz: float = 60.0  # control and recording rate [Hz]
     assist: Assist | None = None
 
@@ -144,11 +145,11 @@ class _Episode:
         self.draw = env.randomization_draws[i]
         self.rec = EpisodeRecorder(layout, self.ctx.scene)
         self.start_atoms = self.ctx.atoms()  # what held before the policy acted (completion counts the rest)
-        _, self.z_adr, _ = free_bodies(self.ctx.scene.model)
-        self.z0 = self.ctx.scene.data.qpos[self.z_adr].copy()
 
     def dropped(self, margin: float) -> bool:
-        return bool((self.ctx.scene.data.qpos[self.z_adr] < self.z0 - margin).any())
+        """An object fell below every place the task's placement predicates could rest it (see
+        `symbolic.predicates.fallen`); one merely lower than it started (unstacked) did not."""
+        return bool(fallen(self.ctx.scene.data, self.ctx.binding, margin).any())
 
     def render(self) -> dict[str, np.ndarray]:
         """This tick's frames (also kept for the recording)."""
