@@ -41,6 +41,7 @@ from demoforge.execute.problems import check_goals
 from demoforge.execute.record import EpisodeRecorder, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.guard import guard_output_dir, restart_killed
+from demoforge.policy.like import check_convention
 from demoforge.policy.metrics import (
     Tally, alive_ratio, completion_ratio, partial_success, summary_json, summary_markdown,
 )
@@ -198,6 +199,7 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         width = object_layout(scene, binding, goal_atoms(problems[0].task)).width
         env_sp = PolicySpaces({**env_sp.observation, ENV_STATE: (width,)}, env_sp.action)
     check_spaces(policy.spaces, env_sp, where=f"policy {spec!r}")
+    check_convention(policy, settings.control_hz, spec)
     if len(set(images.values())) > 1:
         raise PolicyError(f"policy {spec!r}: image observations {images} must share one size")
     out.mkdir(parents=True, exist_ok=True)
