@@ -90,7 +90,8 @@ def test_baked_actions_at_another_rate_or_convention_are_refused_naming_both(pnp
         assert not out.exists()
     ok = _run("rollout", "--policy", "tests.policy.test_conventions:trained", "--policy-arg", f"dataset={b15}",
               "--problems", pnp, "--like", b15, "--max-ticks", "1", "--out", tmp_path / "ok")
-    assert "never reached" in ok.output  # under its own convention it is run (and its act raises)
+    assert ok.exit_code == 2 and "act() raised AssertionError: never reached" in ok.output  # run under its own
+    assert not (tmp_path / "ok").exists()  # convention, its act raised: the user's error, nothing written
 
 
 def test_a_raw_dataset_recorded_at_another_rate_is_refused(pnp, expert_data, tmp_path):

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.dataset.keys import STATE, row_extra
+from demoforge.errors import DemoforgeError
+from demoforge.policy.blame import user_error
 from demoforge.policy.protocol import NATIVE, EpisodeStartInfo, Policy, PolicyError, PolicySpaces
 
 
@@ -168,8 +170,9 @@ class ExpertPolicy:
         return out
 
 
-def _entry_point(spec: str, kwargs: dict) -> Policy:
-    target, _, name = spec.rpartition(":")
+def _import(spec: str, target: str):
+    """The module `target` (a dotted name or a .py file) of `spec`; anything it raises while
+    loading, sys.exit included, is the user's (PolicyError naming its line)."""
     if target.endswith(".py"):
         path = Path(target)
         if not path.is_file():
@@ -178,16 +181,43 @@ def _entry_point(spec: str, kwargs: dict) -> Policy:
         mspec = importlib.util.spec_from_file_location(mod_name, path)
         module = importlib.util.module_from_spec(mspec)
         sys.modules[mod_name] = module
-        mspec.loader.exec_module(module)
-    else:
+        cache, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside the user's file
         try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
+            mspec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:
+            sys.modules.pop(mod_name, None)
+            if isinstance(exc, DemoforgeError):
+                raise
+            raise user_error(spec, "importing it", exc, roots=(path.resolve().parent,), always=True) from exc
+        finally:
+            sys.dont_write_bytecode = cache
+        return module
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (target == exc.name or target.startswith(exc.name + ".")):
             raise PolicyError(f"policy {spec!r}: cannot import module {target!r}: {exc}") from None
+        raise user_error(spec, f"importing {target}", exc, always=True) from exc
+    except DemoforgeError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise user_error(spec, f"importing {target}", exc, always=True) from exc
+
+
+def _entry_point(spec: str, kwargs: dict) -> Policy:
+    target, _, name = spec.rpartition(":")
+    module = _import(spec, target)
     factory = getattr(module, name, None)
     if factory is None or not callable(factory):
         raise PolicyError(f"policy {spec!r}: module {target!r} has no callable {name!r}")
-    policy = factory(**kwargs)
+    roots = (Path(module.__file__).resolve().parent,) if getattr(module, "__file__", None) else ()
+    try:
+        policy = factory(**kwargs)
+    except DemoforgeError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise user_error(spec, f"{name}({', '.join(f'{k}=...' for k in kwargs)})", exc, roots=roots,
+                         always=True) from exc
     missing = [a for a in ("spaces", "reset", "act") if not hasattr(policy, a)]
     if missing:
         raise PolicyError(f"policy {spec!r}: {name}() returned {type(policy).__name__}, which lacks {missing} "
