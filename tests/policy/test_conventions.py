@@ -80,7 +80,8 @@ def test_baked_actions_at_another_rate_or_convention_are_refused_naming_both(pnp
         (["rollout", "--policy", "tests.policy.test_conventions:trained", "--policy-arg", f"dataset={b15}",
           "--problems", pnp], ["joint_target actions at 15 Hz", "60 Hz"]),
         (["eval", "--policy", "tests.policy.test_conventions:trained", "--policy-arg", f"dataset={b30}",
-          "--from-dataset", expert_data, "--like", b15], ["joint_pos actions at 30 Hz", "joint_target actions at 15 Hz"]),
+          "--from-dataset", expert_data, "--like", b15],
+         ["joint_pos actions at 30 Hz", "joint_target actions at 15 Hz"]),
     ]
     for k, (argv, needles) in enumerate(cases):
         out = tmp_path / f"o{k}"

@@ -108,8 +108,8 @@ def check_convention(policy: Policy, control_hz: float, spec: str) -> None:
     runs = f"{_says(policy.convention)} ({policy.source}, from --like)" if wrapped \
         else f"controller commands at {control_hz:g} Hz, one per tick (no --like)"
     if wrapped and policy.convention.native_freq != control_hz:
-        raise PolicyError(f"--like {policy.source}: baked from a {policy.convention.native_freq} Hz controller, but this "
-                          f"run's controller ticks at {control_hz:g} Hz; use a dataset baked from a "
+        raise PolicyError(f"--like {policy.source}: baked from a {policy.convention.native_freq} Hz controller, but "
+                          f"this run's controller ticks at {control_hz:g} Hz; use a dataset baked from a "
                           f"{control_hz:g} Hz run")
     if declared is None:
         return

@@ -89,10 +89,10 @@ class Assist:
 class RolloutSettings:
     """Episode limits and metric parameters of a roll-out."""
 
-    max_ticks: int = 600  # an episode is truncated after this many control ticks
+    max_ticks: int = 1200  # an episode is truncated after this many control ticks (20 s: the expert with a replan)
     warmup_ticks: int = 0  # ticks excluded from alive_ratio (defaults to the assist's steps when it is larger)
     reference_ticks: int | None = None  # alive_ratio horizon [ticks]; None = max_ticks
-    drop_margin: float = 0.05  # an object whose lowest point is this far below the table top ends the episode as dropped [m]
+    drop_margin: float = 0.05  # an object's lowest point this far below the table top ends the episode as dropped [m]
     control_hz: float = 60.0  # control and recording rate [Hz]
     assist: Assist | None = None
 
