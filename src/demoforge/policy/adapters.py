@@ -6,8 +6,12 @@ Specs:
 |--------------------------|--------|
 | `expert`                 | the planner + skills (`ExpertPolicy`), no snapshot retries (it acts in the loop) |
 | `PATH.onnx`, `onnx:PATH` | an ONNX model run with onnxruntime on CPU (`OnnxPolicy`) |
-| `replay:DATASET`         | open-loop replay of a dataset's actions, matched by (problem, episode) (`ReplayPolicy`); a baked one runs under `--like DATASET` |
+| `replay:DATASET`         | open-loop replay of a dataset's actions, matched by (problem, episode) (`ReplayPolicy`) |
 | `module:factory`, `file.py:factory` | a Python entry point; `factory(**kwargs)` returns a Policy |
+
+A baked dataset's actions replay only under `--like DATASET` (its convention and rate). An
+exception from importing a user's module, its factory, or its reset/act is a PolicyError
+naming the user's file and line (`policy.blame`).
 """
 
 from __future__ import annotations
