@@ -740,6 +740,43 @@ case("gen-sidecar-window-too-narrow", GEN_P, needle="p.scene.json: invalid scene
 case("gen-sidecar-windows-unsatisfiable", GEN_P, needle="no free spot", setup=_windows(**IN_REGION))
 case("gen-rerun-after-sidecar-fixed", GEN_P, code=0, needle="1/1 episodes", setup=_failed_then_fixed)
 
+# issue 38: user policy errors
+_POLICY = """from demoforge.policy import PolicySpaces
+
+
+class P:
+    spaces = PolicySpaces({"observation.state": (8,)}, (8,))
+
+    def reset(self, slot, start):
+        pass
+
+    def act(self, observations):
+        {act}
+
+
+def make():
+    {make}
+"""
+
+
+def _policy(act="return observations['observation.state'] * 0", make="return P()", head=""):
+    """A user's policy file, pol.py, whose act and factory bodies (lines 11 and 15) are given."""
+    return _file("pol.py", head + _POLICY.replace("{act}", act).replace("{make}", make))
+
+
+UP = ["rollout", "--policy", "{f}:make", "--problems", "{problem}", "--out", "{out}", "--max-ticks", "5"]
+UE = ["eval", "--policy", "{f}:make", "--from-dataset", "{raw}", "--out", "{out}", "--max-ticks", "5"]
+case("rollout-policy-import-raises", UP, needle="{f}:1", setup=_policy(head="raise RuntimeError('no weights')\n"))
+case("rollout-policy-syntax-error", UP, needle="{f}:1", setup=_policy(head="def (:\n"))
+case("rollout-policy-import-missing-dep", UP, needle="nosuchdep_x", setup=_policy(head="import nosuchdep_x\n"))
+case("rollout-policy-exits-on-import", UP, needle="sys.exit", setup=_policy(head="import sys\nsys.exit(0)\n"))
+case("rollout-policy-factory-raises", UP, needle="{f}:15", setup=_policy(make="raise ValueError('bad')"))
+case("rollout-policy-factory-exits", UP, needle="sys.exit", setup=_policy(make="raise SystemExit(1)"))
+case("rollout-policy-act-raises", UP, needle="{f}:11", setup=_policy(act="raise KeyError('obs')"))
+case("rollout-policy-act-exits", UP, needle="{f}:11", setup=_policy(act="raise SystemExit(0)"))
+case("eval-policy-factory-raises", UE, needle="{f}:15", setup=_policy(make="raise ValueError('bad')"))
+case("eval-policy-act-raises", UE, needle="{f}:11", setup=_policy(act="1 / 0"))
+
 
 @pytest.mark.parametrize("argv, code, needle, setup, out_may_exist", C)
 def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_exist):

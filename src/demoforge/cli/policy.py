@@ -111,7 +111,7 @@ def _print_summary(summary: dict, out: Path) -> None:
     typer.echo(f"dataset: {out / 'dataset'}; summary: {out / 'SUMMARY.md'}, {out / 'summary.json'}")
 
 
-_MAX_TICKS = typer.Option(600, "--max-ticks", min=1, max=10_000_000, help="Ticks before an episode is truncated.")
+_MAX_TICKS = typer.Option(1200, "--max-ticks", min=1, max=10_000_000, help="Ticks before an episode is truncated.")
 _WARMUP = typer.Option(0, "--warmup", min=0, max=10_000_000,
                        help="Ticks excluded from alive_ratio (at least --assist-steps); below the horizon.")
 _REFERENCE = typer.Option(None, "--reference-ticks", min=1, max=10_000_000,

@@ -8,6 +8,10 @@ Specs:
 | `PATH.onnx`, `onnx:PATH` | an ONNX model run with onnxruntime on CPU (`OnnxPolicy`) |
 | `replay:DATASET`         | open-loop replay of a dataset's actions, matched by (problem, episode) (`ReplayPolicy`) |
 | `module:factory`, `file.py:factory` | a Python entry point; `factory(**kwargs)` returns a Policy |
+
+A baked dataset's actions replay only under `--like DATASET` (its convention and rate). An
+exception from importing a user's module, its factory, or its reset/act is a PolicyError
+naming the user's file and line (`policy.blame`).
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.dataset.keys import row_extra
-from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, PolicySpaces
+from demoforge.dataset.keys import STATE, row_extra
+from demoforge.errors import DemoforgeError
+from demoforge.policy.blame import user_error
+from demoforge.policy.protocol import NATIVE, EpisodeStartInfo, Policy, PolicyError, PolicySpaces
 
 
 class OnnxPolicy:
@@ -69,16 +75,27 @@ class OnnxPolicy:
 
 
 class ReplayPolicy:
-    """Open-loop replay: slot i plays the recorded `raw_command` rows of the dataset episode
-    with the same (problem, episode index), then holds the last one."""
+    """Open-loop replay: slot i plays the recorded actions of the dataset episode with the same
+    (problem, episode index), one row per call on which its observation row is live, then holds
+    the last one. A raw dataset's `raw_command` rows are native commands at its rate; a baked
+    dataset's `action` rows are its convention's at its rate (run them with --like DATASET)."""
 
     def __init__(self, root: str | Path, n_action: int | None = None):
         from demoforge.dataset import open_dataset
+        from demoforge.gym.convention import BAKE_JSON, from_bake
         from demoforge.raw import schema
 
         self.root = Path(root)
         self.reader = open_dataset(self.root)
-        self._schema = schema
+        if (self.root / BAKE_JSON).is_file():
+            self.column = "action"
+            self.action_convention = from_bake(self.root)
+            self.action_source = str(self.root / BAKE_JSON)
+        else:
+            self.column = schema.RAW_COMMAND
+            self.action_convention = NATIVE
+            self.action_hz = self.reader.info.fps
+            self.action_source = f"{self.root}/meta/info.json fps"
         self.index: dict[tuple[str, int], int] = {}
         for row in self.reader.iter_episodes():
             problem = row_extra(row, "problem")
@@ -87,7 +104,9 @@ class ReplayPolicy:
                 raise PolicyError(f"{self.root} episode {row['episode_index']}: no demoforge/problem or seed record; "
                                   "replay needs a demoforge dataset")
             self.index[(problem, int(seed["episode"]))] = int(row["episode_index"])
-        width = self.reader.info.features[schema.RAW_COMMAND].shape[0]
+        if self.column not in self.reader.info.features:
+            raise PolicyError(f"{self.root}: no {self.column!r} column to replay; replay needs a demoforge dataset")
+        width = self.reader.info.features[self.column].shape[0]
         self.spaces = PolicySpaces({}, (width,))
         self._rows: dict[int, np.ndarray] = {}
         self._t: dict[int, int] = {}
@@ -101,14 +120,16 @@ class ReplayPolicy:
 
     def reset(self, slot: int, start: EpisodeStartInfo) -> None:
         k = self.episode_of(start.problem.name, start.episode)
-        self._rows[slot] = self.reader.read_episode(k, [self._schema.RAW_COMMAND])[self._schema.RAW_COMMAND]
+        self._rows[slot] = self.reader.read_episode(k, [self.column])[self.column]
         self._t[slot] = 0
 
     def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
-        n = len(next(iter(observations.values())))
+        state = np.asarray(observations[STATE])
+        n = len(state)
+        live = np.isfinite(state.reshape(n, -1)).all(axis=1)  # idle slots (NaN rows) do not move on
         out = np.zeros((n, *self.spaces.action))
         for slot, rows in self._rows.items():
-            if slot < n:
+            if slot < n and live[slot]:
                 out[slot] = rows[min(self._t[slot], len(rows) - 1)]
                 self._t[slot] += 1
         return out
@@ -122,6 +143,7 @@ class ExpertPolicy:
         from demoforge.execute import RunnerSettings
 
         self.settings = RunnerSettings(max_retries=0, max_replans=max_replans, control_hz=control_hz)
+        self.action_convention = NATIVE
         self.n_arm = n_arm
         self.spaces = PolicySpaces({}, (n_arm + 1,) if n_arm else ())
         self._slots: dict[int, object] = {}
@@ -139,7 +161,7 @@ class ExpertPolicy:
         self._stepped.discard(slot)
 
     def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
-        n = len(next(iter(observations.values())))
+        n = len(observations[STATE])
         out = np.zeros((n, self.n_arm + 1))
         for i, s in self._slots.items():
             if i >= n:
@@ -152,8 +174,9 @@ class ExpertPolicy:
         return out
 
 
-def _entry_point(spec: str, kwargs: dict) -> Policy:
-    target, _, name = spec.rpartition(":")
+def _import(spec: str, target: str):
+    """The module `target` (a dotted name or a .py file) of `spec`; anything it raises while
+    loading, sys.exit included, is the user's (PolicyError naming its line)."""
     if target.endswith(".py"):
         path = Path(target)
         if not path.is_file():
@@ -162,16 +185,43 @@ def _entry_point(spec: str, kwargs: dict) -> Policy:
         mspec = importlib.util.spec_from_file_location(mod_name, path)
         module = importlib.util.module_from_spec(mspec)
         sys.modules[mod_name] = module
-        mspec.loader.exec_module(module)
-    else:
+        cache, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside the user's file
         try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
+            mspec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:
+            sys.modules.pop(mod_name, None)
+            if isinstance(exc, DemoforgeError):
+                raise
+            raise user_error(spec, "importing it", exc, roots=(path.resolve().parent,), always=True) from exc
+        finally:
+            sys.dont_write_bytecode = cache
+        return module
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (target == exc.name or target.startswith(exc.name + ".")):
             raise PolicyError(f"policy {spec!r}: cannot import module {target!r}: {exc}") from None
+        raise user_error(spec, f"importing {target}", exc, always=True) from exc
+    except DemoforgeError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise user_error(spec, f"importing {target}", exc, always=True) from exc
+
+
+def _entry_point(spec: str, kwargs: dict) -> Policy:
+    target, _, name = spec.rpartition(":")
+    module = _import(spec, target)
     factory = getattr(module, name, None)
     if factory is None or not callable(factory):
         raise PolicyError(f"policy {spec!r}: module {target!r} has no callable {name!r}")
-    policy = factory(**kwargs)
+    roots = (Path(module.__file__).resolve().parent,) if getattr(module, "__file__", None) else ()
+    try:
+        policy = factory(**kwargs)
+    except DemoforgeError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise user_error(spec, f"{name}({', '.join(f'{k}=...' for k in kwargs)})", exc, roots=roots,
+                         always=True) from exc
     missing = [a for a in ("spaces", "reset", "act") if not hasattr(policy, a)]
     if missing:
         raise PolicyError(f"policy {spec!r}: {name}() returned {type(policy).__name__}, which lacks {missing} "

@@ -10,6 +10,14 @@ and their action rows are ignored. An action row is
 the arm command under the dataset's control law followed by gripper closedness [0..1].
 `check_spaces` compares a policy's declared spaces with the env's before any episode
 runs and reports every mismatch at once.
+
+Optionally a policy says what its actions are, so no run executes them at another rate or
+meaning (`policy.like.check_convention`): `action_convention` = NATIVE (the controller's own
+commands, one per control tick, as the expert and replay of a raw dataset act; `action_hz`
+[Hz] when they were recorded at a fixed rate), or a `demoforge.gym.ActionConvention` (the
+labels of a baked dataset: a policy trained on one sets `from_bake(DATASET)`, and runs only
+under `--like` of that convention and rate); absent or None: it acts as the run asks.
+`action_source`, optional, says where that is recorded (for messages).
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ import numpy as np
 
 from demoforge.dataset.keys import STATE
 from demoforge.errors import DemoforgeError
+
+
+NATIVE = "native"  # action_convention of a policy commanding the controller directly, every tick
 
 
 class PolicyError(DemoforgeError):

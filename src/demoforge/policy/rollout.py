@@ -26,6 +26,7 @@ the same way.
 from __future__ import annotations
 
 import functools
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,10 +38,13 @@ from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.dataset.layout import write_json_atomic
+from demoforge.errors import DemoforgeError
 from demoforge.execute.problems import check_goals
 from demoforge.execute.record import EpisodeRecorder, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.guard import guard_output_dir, restart_killed
+from demoforge.policy.blame import code_roots, user_error
+from demoforge.policy.like import check_convention
 from demoforge.policy.metrics import (
     Tally, alive_ratio, completion_ratio, partial_success, summary_json, summary_markdown,
 )
@@ -57,6 +61,7 @@ from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import Problem, problem_robot
 from demoforge.sim import card_to_dict
+from demoforge.symbolic.predicates import fallen
 from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 
@@ -84,10 +89,10 @@ class Assist:
 class RolloutSettings:
     """Episode limits and metric parameters of a roll-out."""
 
-    max_ticks: int = 600  # an episode is truncated after this many control ticks
+    max_ticks: int = 1200  # an episode is truncated after this many control ticks (20 s: the expert with a replan)
     warmup_ticks: int = 0  # ticks excluded from alive_ratio (defaults to the assist's steps when it is larger)
     reference_ticks: int | None = None  # alive_ratio horizon [ticks]; None = max_ticks
-    drop_margin: float = 0.05  # an object this far below its start height ends the episode as dropped [m]
+    drop_margin: float = 0.05  # an object's lowest point this far below the table top ends the episode as dropped [m]
     control_hz: float = 60.0  # control and recording rate [Hz]
     assist: Assist | None = None
 
@@ -144,11 +149,11 @@ class _Episode:
         self.draw = env.randomization_draws[i]
         self.rec = EpisodeRecorder(layout, self.ctx.scene)
         self.start_atoms = self.ctx.atoms()  # what held before the policy acted (completion counts the rest)
-        _, self.z_adr, _ = free_bodies(self.ctx.scene.model)
-        self.z0 = self.ctx.scene.data.qpos[self.z_adr].copy()
 
     def dropped(self, margin: float) -> bool:
-        return bool((self.ctx.scene.data.qpos[self.z_adr] < self.z0 - margin).any())
+        """An object fell below every place the task's placement predicates could rest it (see
+        `symbolic.predicates.fallen`); one merely lower than it started (unstacked) did not."""
+        return bool(fallen(self.ctx.scene.data, self.ctx.binding, margin).any())
 
     def render(self) -> dict[str, np.ndarray]:
         """This tick's frames (also kept for the recording)."""
@@ -167,6 +172,29 @@ class _Episode:
             self.rig.close()
             self.rig = None
         return cols
+
+
+def users_code(spec: str, doing: str, policy: Policy, fn, *args):
+    """`fn(*args)` of `policy`; an exception raised in the user's code is a PolicyError naming its line."""
+    try:
+        return fn(*args)
+    except DemoforgeError:
+        raise
+    except (Exception, SystemExit) as exc:
+        err = user_error(spec, doing, exc, roots=code_roots(getattr(policy, "inner", policy)))
+        if err is None:
+            raise
+        raise err from exc
+
+
+def _missing_top(path: Path) -> Path | None:
+    """The topmost folder of `path` (itself included) that does not exist yet, or None."""
+    top = None
+    for p in (path, *path.parents):
+        if p.exists():
+            break
+        top = p
+    return top
 
 
 # (problem, ctx, ticks) -> extra records merged into the episode's (e.g. where eval started)
@@ -197,8 +225,10 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         width = object_layout(scene, binding, goal_atoms(problems[0].task)).width
         env_sp = PolicySpaces({**env_sp.observation, ENV_STATE: (width,)}, env_sp.action)
     check_spaces(policy.spaces, env_sp, where=f"policy {spec!r}")
+    check_convention(policy, settings.control_hz, spec)
     if len(set(images.values())) > 1:
         raise PolicyError(f"policy {spec!r}: image observations {images} must share one size")
+    made = _missing_top(out)  # removed again when the policy fails: nothing half-written
     out.mkdir(parents=True, exist_ok=True)
     root = out / "dataset"
     features = {**layout.features(), **{k: Feature("video", shape) for k, shape in images.items()}}
@@ -224,7 +254,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
 
             objects[i] = (object_layout(ctx.scene, ctx.binding, goal_atoms(problems[t].task)),
                           mujoco.MjData(ctx.scene.model))
-        policy.reset(i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx, env, layout))
+        users_code(spec, "reset()", policy, policy.reset, i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx,
+                                                                             env, layout))
 
     def end(i: int, ep: _Episode, success: bool, how: str) -> None:
         nonlocal nxt
@@ -288,7 +319,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         while not env.exhausted:
             active = env.active
             obs = observe(obs)
-            actions = check_actions(policy.act(obs), active, env_sp.action, where=f"policy {spec!r}")
+            actions = check_actions(users_code(spec, "act()", policy, policy.act, obs), active, env_sp.action,
+                                    where=f"policy {spec!r}")
             # Step with exactly what is recorded (float32 columns), so every roll-out replays bit for bit.
             actions = actions.astype(np.float32).astype(np.float64)
             for i in np.flatnonzero(active):
@@ -309,11 +341,13 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
                     refresh = True
             if refresh:
                 obs = env.observe()
-    except BaseException:
+    except BaseException as exc:
         writer.__exit__(RuntimeError, None, None)
         for ep in eps:
             if ep is not None and ep.rig is not None:
                 ep.rig.close()
+        if isinstance(exc, DemoforgeError):  # bad input (the policy's): keep nothing; a kill or a bug keeps staging
+            shutil.rmtree(made or root, ignore_errors=True)
         raise
     writer.finalize()
     write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings),

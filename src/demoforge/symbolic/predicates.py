@@ -163,6 +163,17 @@ def measure(model: mujoco.MjModel, data: mujoco.MjData, binding: Binding) -> Geo
     return geometry(model, binding, sample(model, data, binding))
 
 
+def fallen(data: mujoco.MjData, binding: Binding, margin: float) -> np.ndarray:
+    """(B,) bool: the block's lowest point is more than `margin` [m] below the table top.
+
+    The table top is the lowest surface any placement predicate (on_table, in_region, on)
+    rests a block on, so a block below it is where no goal can put it: off its support and
+    off the table. A block lower than it started (an unstacked one) is not fallen."""
+    rot = data.xmat[binding.body].reshape(-1, 3, 3)
+    bottom = data.xpos[binding.body, 2] - (np.abs(rot[:, 2, :]) * binding.half).sum(axis=-1)
+    return bottom < binding.table_top_z - margin
+
+
 @dataclass(frozen=True, eq=False)
 class _Constants:
     """What `sample` and `geometry` need of a binding and its model, built once."""
