@@ -14,6 +14,10 @@ class DatasetLockedError(DatasetError):
     """Another writer holds the dataset root."""
 
 
+class EmptyDatasetError(DatasetError):
+    """A writer was finalized without episodes: there is no dataset to write."""
+
+
 class SimError(DemoforgeError):
     """A robot card, scene, material or simulator setting is invalid."""
 
