@@ -628,6 +628,22 @@ case("demo-out-foreign-files", ["demo", "--out", "{tmp}"], needle="precious.txt"
 case("demo-out-is-file", ["demo", "--out", "{spec}"], needle="physics.yaml")
 
 
+# issue 34, set B
+# A finished run of bake, merge or export, rerun with the same inputs, is a no-op that says so
+# (test_case checks OUT is unchanged byte for byte); other inputs are still refused.
+DONE = "is already complete with these inputs; nothing to do"
+case("bake-rerun-finished", BAKE, code=0, needle=DONE, setup=_run_first(BAKE), out_may_exist=True)
+case("bake-rerun-other-inputs", BAKE + ["--crf", "30"], needle="not empty", setup=_run_first(BAKE),
+     out_may_exist=True)
+case("merge-rerun-finished", MERGE + ["{out}"], code=0, needle=DONE, setup=_run_first(MERGE + ["{out}"]),
+     out_may_exist=True)
+case("merge-rerun-other-inputs", ["dataset", "merge", "{raw}", "{raw}", "--out", "{out}"], needle="not empty",
+     setup=_run_first(MERGE + ["{out}"]), out_may_exist=True)
+case("export-rerun-finished", EXPORT, code=0, needle=DONE, setup=_run_first(EXPORT), out_may_exist=True)
+case("export-rerun-other-inputs", EXPORT + ["--action-horizon", "10"], needle="not empty",
+     setup=_run_first(EXPORT), out_may_exist=True)
+
+
 @pytest.mark.parametrize("argv, code, needle, setup, out_may_exist", C)
 def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_exist):
     tmp = tmp_path / "case"
@@ -648,6 +664,8 @@ def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_
         assert needle.format(**names) in output, f"{needle.format(**names)!r} not in:\n{output}"
     assert tree_hash(world["base"]) == world_hashes, "a shared input changed"
     after = tree_hash(tmp)
+    if code == 0 and out_existed:  # a finished run, rerun with the same inputs: nothing to do, nothing written
+        assert after == before, "a rerun of a finished command changed its output"
     if code == 2:
         if not out_existed:
             assert not (tmp / "out").exists(), "a refused command created its output"
