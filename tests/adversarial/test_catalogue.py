@@ -644,6 +644,20 @@ case("export-rerun-other-inputs", EXPORT + ["--action-horizon", "10"], needle="n
      setup=_run_first(EXPORT), out_may_exist=True)
 
 
+def _extra_blocks(n: int):
+    """The shared problem with `n` block objects its sidecar does not describe."""
+    def setup(world, tmp):
+        names = " ".join(f"extra{i:03d}" for i in range(n))
+        return _problem(pddl=world["problem"].read_text().replace("(:objects", f"(:objects {names} - block", 1))(
+            world, tmp)
+    return setup
+
+
+# 500 blocks missing from the sidecar: each named once (not again for its missing drawn size), 20 shown
+case("gen-500-blocks-missing", ["generate", "{p}", "--episodes-per-problem", "1", "--out", "{out}"],
+     needle="... and 480 more", setup=_extra_blocks(500))
+
+
 @pytest.mark.parametrize("argv, code, needle, setup, out_may_exist", C)
 def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_exist):
     tmp = tmp_path / "case"

@@ -37,6 +37,7 @@ from demoforge.dataset.decode import probe_video
 from demoforge.dataset.layout import INFO_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
+from demoforge.errors import listing
 from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
 from demoforge.stage import (
@@ -286,7 +287,7 @@ def verify(root: Path) -> None:
         if pts.size and pts[-1] > MAX_VIDEO_FILE_S:
             problems.append(f"{mp4}: {pts[-1]:.1f} s long, over {MAX_VIDEO_FILE_S:.0f} s; lower --max-video-file-seconds")
     if problems:
-        raise BakeError(f"{root}: baked dataset failed verification:\n  " + "\n  ".join(problems))
+        raise BakeError(f"{root}: baked dataset failed verification:" + listing(problems))
 
 
 def auto_workers() -> int:

@@ -21,6 +21,7 @@ from demoforge.convert.bake import git_commit
 from demoforge.convert.v21 import write_v21
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
+from demoforge.errors import listing
 from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
 from demoforge.guard import claim_temp, guard_output_dir, release_temp
@@ -118,8 +119,8 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *,
         stamp_dataset(root, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))
         problems = check_dataset(root)
         if problems:
-            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:\n  "
-                              + "\n  ".join(str(p) for p in problems))
+            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:"
+                              + listing(problems))
         if out.exists():
             out.rmdir()
         root.replace(out)
