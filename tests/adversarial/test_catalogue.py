@@ -656,6 +656,13 @@ def _extra_blocks(n: int):
 # 500 blocks missing from the sidecar: each named once (not again for its missing drawn size), 20 shown
 case("gen-500-blocks-missing", ["generate", "{p}", "--episodes-per-problem", "1", "--out", "{out}"],
      needle="... and 480 more", setup=_extra_blocks(500))
+# PyYAML reads 1e300 (no dot) as a string: the message says so, and how to write the number
+case("gen-spec-jitter-yaml-string", GEN + ["--randomization", "{f}"],
+     needle="spawn_jitter: must be a finite number, got the string '1e300' (YAML reads 1e300 as text; write 1.0e+300)",
+     setup=_file("s.yaml", "spawn_jitter: 1e300\n"))
+case("run-config-int-yaml-string", RUN[:5] + ["--config", "{f}"],
+     needle="must be an integer in [1, 100000], got the string '1e3' (YAML reads 1e3 as text; write 1000)",
+     setup=_file("c.yaml", "problems: 1e3\n"))
 
 
 @pytest.mark.parametrize("argv, code, needle, setup, out_may_exist", C)
