@@ -169,3 +169,22 @@ def test_tally_of_an_interrupted_item_counts_failure_kinds(tmp_path):
     t = tally_of(shards)
     assert (t.success, t.failure, t.kinds) == (1, 2, {"ik": 2})
     shards.close()
+
+
+def test_a_shard_killed_in_its_first_episode_and_never_added_to_is_no_dataset(tmp_path):
+    """A kill inside a split's first episode leaves its staging without episodes; if no episode
+    of that split comes after the resume, the item finalizes without it (a writer refuses to
+    finalize an empty dataset)."""
+    from demoforge.dataset import DatasetWriter, Feature, open_dataset
+    from demoforge.execute.shards import ProblemTally, ShardWriters
+
+    feats = {"observation.state": Feature("float32", (2,))}
+    for split, n in (("success", 1), ("failure", 0)):
+        w = DatasetWriter.create(tmp_path / split, fps=10, features=feats)
+        for _ in range(n):
+            w.add_episode({"observation.state": np.zeros((3, 2))}, task="t")
+        w.__exit__(RuntimeError, None, None)  # killed: staging kept for a resume
+    shards = ShardWriters(tmp_path, layout=None)
+    shards.finalize(ProblemTally(success=1))
+    assert open_dataset(tmp_path / "success").num_episodes == 1
+    assert not any((tmp_path / "failure").iterdir())
