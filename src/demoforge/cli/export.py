@@ -27,7 +27,7 @@ def export(
     from demoforge.guard import holds_files
 
     config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
-    complete = holds_files(out)  # export moves OUT into place whole: a non-empty one it accepts is this export, finished
+    complete = holds_files(out)  # export moves OUT into place whole: a non-empty OUT it accepts is finished
     with StepProgress("export", "episodes", quiet=quiet) as progress:
         root = run_export(source, out, config, on_episode=progress.update)
     if complete:

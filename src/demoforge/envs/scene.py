@@ -63,7 +63,8 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
     """The scene of `task` under `draw`; all mismatches between the three reported at once."""
     problems = _problems(task, params, draw)
     if problems:
-        raise EnvSceneError(f"cannot build the scene of {task.name!r} ({task.problem_file}):" + listing(problems, indent=""))
+        raise EnvSceneError(f"cannot build the scene of {task.name!r} ({task.problem_file}):"
+                            + listing(problems, indent=""))
     nominal = Table()
     table = dataclasses.replace(nominal, height=nominal.height + draw.table_height_offset_m)
     base = material(BASE_MATERIAL)

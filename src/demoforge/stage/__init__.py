@@ -41,4 +41,5 @@ from demoforge.stage.protocol import MergeAtEnd, Merger, Progress, ProgressEvent
 from demoforge.stage.runner import finished_output, merge_shards, publish_dataset, run_stage, stamp_dataset
 
 __all__ = ["LocalExecutor", "MergeAtEnd", "Merger", "Progress", "ProgressEvent", "Stage", "StageError", "chunks",
-           "finished_output", "merge_shards", "publish_dataset", "refuse_in_worker_start_up", "stamp_dataset", "run_stage"]
+           "finished_output", "merge_shards", "publish_dataset", "refuse_in_worker_start_up", "stamp_dataset",
+           "run_stage"]

@@ -233,5 +233,6 @@ def check_state(task: Task, state: frozenset[Atom] | set[Atom], *, what: str = "
         else:
             problems += [f"{atom!r}: undeclared object {a!r}" for a in atom[1:] if a not in names]
     if problems:
-        raise TaskError(f"{what} for task {task.name!r} ({task.problem_file}) is invalid:" + listing(problems, indent=""))
+        raise TaskError(f"{what} for task {task.name!r} ({task.problem_file}) is invalid:"
+                        + listing(problems, indent=""))
 
