@@ -79,6 +79,14 @@ def guard_output_dir(out: str | Path, inputs: Iterable[str | Path] = (), *, what
                       f"to resume); {fix}")
 
 
+def holds_files(out: str | Path) -> bool:
+    """`out` is a folder with something in it. For a command that fills OUT only once its output
+    is whole, a run that returns on such an OUT found it finished (`guard_output_dir`'s
+    `resumable`) and wrote nothing."""
+    out = Path(out)
+    return out.is_dir() and any(out.iterdir())
+
+
 def guard_output_file(out: str | Path, inputs: Iterable[str | Path] = (), *, what: str = "--out",
                       suffixes: tuple[str, ...] = (), error: type[DemoforgeError] = OutputError) -> Path:
     """Check that file `out` may be written (it may be replaced): not a folder, not one of the

@@ -777,6 +777,42 @@ case("rollout-policy-act-exits", UP, needle="{f}:11", setup=_policy(act="raise S
 case("eval-policy-factory-raises", UE, needle="{f}:15", setup=_policy(make="raise ValueError('bad')"))
 case("eval-policy-act-raises", UE, needle="{f}:11", setup=_policy(act="1 / 0"))
 
+# issue 34, set B
+# A finished run of bake, merge or export, rerun with the same inputs, is a no-op that says so
+# (test_case checks OUT is unchanged byte for byte); other inputs are still refused.
+DONE = "is already complete with these inputs; nothing to do"
+case("bake-rerun-finished", BAKE, code=0, needle=DONE, setup=_run_first(BAKE), out_may_exist=True)
+case("bake-rerun-other-inputs", BAKE + ["--crf", "30"], needle="not empty", setup=_run_first(BAKE),
+     out_may_exist=True)
+case("merge-rerun-finished", MERGE + ["{out}"], code=0, needle=DONE, setup=_run_first(MERGE + ["{out}"]),
+     out_may_exist=True)
+case("merge-rerun-other-inputs", ["dataset", "merge", "{raw}", "{raw}", "--out", "{out}"], needle="not empty",
+     setup=_run_first(MERGE + ["{out}"]), out_may_exist=True)
+case("export-rerun-finished", EXPORT, code=0, needle=DONE, setup=_run_first(EXPORT), out_may_exist=True)
+case("export-rerun-other-inputs", EXPORT + ["--action-horizon", "10"], needle="not empty",
+     setup=_run_first(EXPORT), out_may_exist=True)
+
+
+def _extra_blocks(n: int):
+    """The shared problem with `n` block objects its sidecar does not describe."""
+    def setup(world, tmp):
+        names = " ".join(f"extra{i:03d}" for i in range(n))
+        return _problem(pddl=world["problem"].read_text().replace("(:objects", f"(:objects {names} - block", 1))(
+            world, tmp)
+    return setup
+
+
+# 500 blocks missing from the sidecar: each named once (not again for its missing drawn size), 20 shown
+case("gen-500-blocks-missing", ["generate", "{p}", "--episodes-per-problem", "1", "--out", "{out}"],
+     needle="... and 480 more", setup=_extra_blocks(500))
+# PyYAML reads 1e300 (no dot) as a string: the message says so, and how to write the number
+case("gen-spec-jitter-yaml-string", GEN + ["--randomization", "{f}"],
+     needle="spawn_jitter: must be a finite number, got the string '1e300' (YAML reads 1e300 as text; write 1.0e+300)",
+     setup=_file("s.yaml", "spawn_jitter: 1e300\n"))
+case("run-config-int-yaml-string", RUN[:5] + ["--config", "{f}"],
+     needle="must be an integer in [1, 100000], got the string '1e3' (YAML reads 1e3 as text; write 1000)",
+     setup=_file("c.yaml", "problems: 1e3\n"))
+
 
 @pytest.mark.parametrize("argv, code, needle, setup, out_may_exist", C)
 def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_exist):
@@ -798,6 +834,8 @@ def test_case(world, world_hashes, tmp_path, argv, code, needle, setup, out_may_
         assert needle.format(**names) in output, f"{needle.format(**names)!r} not in:\n{output}"
     assert tree_hash(world["base"]) == world_hashes, "a shared input changed"
     after = tree_hash(tmp)
+    if code == 0 and out_existed:  # a finished run, rerun with the same inputs: nothing to do, nothing written
+        assert after == before, "a rerun of a finished command changed its output"
     if code == 2:
         if not out_existed:
             assert not (tmp / "out").exists(), "a refused command created its output"

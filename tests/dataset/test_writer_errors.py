@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import DatasetWriter, Feature
-from demoforge.errors import DatasetError
+from demoforge.errors import DatasetError, EmptyDatasetError
 from tests.dataset._synth import FEATURES, episode
 
 
@@ -12,7 +12,10 @@ from tests.dataset._synth import FEATURES, episode
 def writer(tmp_path):
     w = DatasetWriter.create(tmp_path / "ds", fps=30, features=FEATURES)
     yield w
-    w.finalize()
+    if w.num_episodes:
+        w.finalize()
+    else:  # every add was refused: there is no dataset to finalize
+        w.discard()
 
 
 def staged_files(w):
@@ -122,3 +125,36 @@ def test_extra_must_be_json(writer):
 def test_state_only_features_accept_scalar_columns(tmp_path):
     with DatasetWriter.create(tmp_path / "ds", fps=30, features={"r": Feature("float32", (1,))}) as w:
         w.add_episode({"r": np.arange(5, dtype=np.float64)}, task="t")
+
+
+def test_a_writer_without_episodes_refuses_to_finalize_and_leaves_nothing(tmp_path):
+    """An info.json without meta/episodes is no dataset: the writer refuses it, and what it staged
+    (and the root it made) is gone, so the corrected run writes the same root."""
+    root = tmp_path / "ds"
+    with pytest.raises(EmptyDatasetError, match="no episode was added"):
+        with DatasetWriter.create(root, fps=30, features=FEATURES) as w:
+            w.write_meta_file("provenance.json", {"run": 1})
+    assert not root.exists()
+    with DatasetWriter.create(root, fps=30, features=FEATURES) as w:
+        w.add_episode(episode(0), task="t")
+    assert (root / "meta" / "episodes").is_dir()
+
+
+def test_an_empty_root_given_stays_empty_and_a_resumed_empty_writer_is_refused_too(tmp_path):
+    root = tmp_path / "ds"
+    root.mkdir()
+    DatasetWriter.create(root, fps=30, features=FEATURES).__exit__(RuntimeError, None, None)  # killed: staging kept
+    w = DatasetWriter.resume(root)
+    with pytest.raises(EmptyDatasetError, match=f"{root}: no episode was added"):
+        w.finalize()
+    assert root.is_dir() and not any(root.iterdir())
+
+
+def test_discard_drops_the_episodes_and_a_later_finalize_does_nothing(tmp_path):
+    root = tmp_path / "ds"
+    with DatasetWriter.create(root, fps=30, features=FEATURES, data_as_added=True) as w:
+        w.add_episode(episode(0), task="t")
+        w.discard()
+        with pytest.raises(DatasetError, match="discarded"):
+            w.add_episode(episode(1), task="t")
+    assert not root.exists()

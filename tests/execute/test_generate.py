@@ -183,3 +183,22 @@ def test_goal_check_without_fast_downward_asks_pymimir_alone(monkeypatch):
     assert goal_planner().name == "pymimir"
     monkeypatch.undo()
     assert goal_planner().name == "fallback"
+
+
+def test_a_shard_killed_in_its_first_episode_and_never_added_to_is_no_dataset(tmp_path):
+    """A kill inside a split's first episode leaves its staging without episodes; if no episode
+    of that split comes after the resume, the item finalizes without it (a writer refuses to
+    finalize an empty dataset)."""
+    from demoforge.dataset import DatasetWriter, Feature, open_dataset
+    from demoforge.execute.shards import ProblemTally, ShardWriters
+
+    feats = {"observation.state": Feature("float32", (2,))}
+    for split, n in (("success", 1), ("failure", 0)):
+        w = DatasetWriter.create(tmp_path / split, fps=10, features=feats)
+        for _ in range(n):
+            w.add_episode({"observation.state": np.zeros((3, 2))}, task="t")
+        w.__exit__(RuntimeError, None, None)  # killed: staging kept for a resume
+    shards = ShardWriters(tmp_path, layout=None)
+    shards.finalize(ProblemTally(success=1))
+    assert open_dataset(tmp_path / "success").num_episodes == 1
+    assert not any((tmp_path / "failure").iterdir())

@@ -286,3 +286,22 @@ def test_every_stage_stamps_what_it_wrote_with_its_fingerprint(tmp_path):
     run_stage(stage, tmp_path / "merged")
     merged = json.loads((tmp_path / "merged" / STAMP_DIR / "merge.json").read_text())
     assert merged["fingerprint"] == json.loads(json.dumps(stage.fingerprint()))
+
+
+def test_a_finished_output_is_known_by_its_own_stamp_not_by_one_copied_from_its_source(tmp_path):
+    """`finished_output` (a rerun with the same inputs has nothing to do) holds for the stage that
+    published OUT; a stamp a later stage copied from its source (`after`) does not count."""
+    from demoforge.stage import finished_output, stamp_dataset
+
+    src = write_raw(tmp_path / "raw", lengths=(5, 4), cams=())
+    cfg = BakeConfig(convention="joint_vel", control_freq=30)
+    baked = bake([src], tmp_path / "baked", cfg)
+    fingerprint = json.loads((baked / STAMP_DIR / "bake.json").read_text())["fingerprint"]
+    assert finished_output(baked, "bake", fingerprint)
+    assert not finished_output(baked, "bake", {**fingerprint, "config": {}})
+    assert not finished_output(tmp_path / "none", "bake", fingerprint)
+    later = tmp_path / "later"
+    shutil.copytree(baked, later)
+    stamp_dataset(later, "export", {"stage": "export"})  # as export, which carries its source's stamps
+    assert json.loads((later / STAMP_DIR / "export.json").read_text())["after"] == ["bake"]
+    assert not finished_output(later, "bake", fingerprint) and finished_output(later, "export", {"stage": "export"})

@@ -22,13 +22,18 @@ def bake(
     from demoforge.cli.progress import StepProgress
     from demoforge.convert import BAKE_PATH, bake as run_bake
     from demoforge.convert.bake import auto_workers
+    from demoforge.guard import holds_files
 
     if options.control_space is None:
         raise OptionsError("--control-space none: bake needs a control space (none means 'no bake' only in "
                            "demoforge run)")
     workers = auto_workers() if options.workers == "auto" else options.workers
+    complete = holds_files(out)  # bake moves OUT into place whole: a non-empty one it accepts is this bake, finished
     with StepProgress("bake", "episodes", quiet=quiet) as progress:
         root = run_bake(sources, out, options.bake_config(workers), progress=progress.event)
+    if complete:
+        typer.echo(f"bake: {root} is already complete with these inputs; nothing to do")
+        return
     rate = f"{options.control_freq} Hz" if options.control_freq else "native rate"
     typer.echo(f"baked {len(sources)} source(s) into {root}: {options.control_space} at {rate} "
                f"({options.lerobot_format}; meta/bake.json, meta/modality.json)")

@@ -78,15 +78,22 @@ def merge(
     """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
     from demoforge.cli.progress import StepProgress
     from demoforge.dataset import open_dataset
-    from demoforge.stage import run_stage
+    from demoforge.stage import finished_output, run_stage
     from demoforge.errors import DatasetError
     from demoforge.guard import guard_output_dir
     from demoforge.stage.merge import MergeStage
 
     with StepProgress("merge", "episodes", quiet=quiet) as progress:
         # the stage runner's shape (fingerprint of the sources, one run at a time, rerun to finish)
-        guard_output_dir(out, sources, what="--out", error=DatasetError)  # before the work folder beside it
-        run_stage(MergeStage(tuple(sources), video_file_duration_s, on_episode=progress.update), out)
+        stage = MergeStage(tuple(sources), video_file_duration_s, on_episode=progress.update)
+        # before the work folder beside it; OUT stamped with this merge's fingerprint is this merge, finished
+        complete = guard_output_dir(out, sources, what="--out", error=DatasetError,
+                                    resumable=lambda o: finished_output(o, stage.name, stage.fingerprint()))
+        if not complete:
+            run_stage(stage, out)
+    if complete:
+        typer.echo(f"merge: {out} is already complete with these inputs; nothing to do")
+        return
     info = open_dataset(out).info
     typer.echo(f"merged {len(sources)} datasets into {out}: {info.total_episodes} episodes, "
                f"{info.total_frames} frames, {info.total_tasks} tasks (checked)")

@@ -24,10 +24,15 @@ def export(
     from demoforge.cli.progress import StepProgress
     from demoforge.export import ExportConfig, export as run_export
     from demoforge.export.run import TRAINERS
+    from demoforge.guard import holds_files
 
     config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
+    complete = holds_files(out)  # export moves OUT into place whole: a non-empty OUT it accepts is finished
     with StepProgress("export", "episodes", quiet=quiet) as progress:
         root = run_export(source, out, config, on_episode=progress.update)
+    if complete:
+        typer.echo(f"export: {root} is already complete with these inputs; nothing to do")
+        return
     files = {"openpi": ("meta/openpi/norm_stats.json", "meta/openpi/demoforge_config.py"),
              "gr00t": ("meta/modality.json", "meta/relative_stats.json", "meta/demoforge_modality_config.py")}
     written = ", ".join(f for f in files[trainer] if (root / f).is_file())

@@ -37,10 +37,12 @@ from demoforge.dataset.decode import probe_video
 from demoforge.dataset.layout import INFO_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
+from demoforge.errors import listing
 from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
 from demoforge.stage import (
-    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, run_stage, stamp_dataset,
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, finished_output, merge_shards, run_stage,
+    stamp_dataset,
 )
 
 BAKE_PATH = "meta/bake.json"
@@ -100,15 +102,21 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
          workers: int | None = None, progress: Progress | None = None, executor=None) -> Path:
     """Bake `sources` into the new root `out` with `run_stage` on `workers` local slots (default
     `config.workers`) or on `executor`; returns `out`. `progress` takes a `ProgressEvent` per
-    baked episode. A killed bake resumes from its finished shards when run again the same way."""
+    baked episode. A killed bake resumes from its finished shards when run again the same way; a
+    finished one (OUT stamped with this same fingerprint) is left as it is."""
     out = Path(out)
-    guard_output_dir(out, sources, error=BakeError)
     if config.max_video_file_s > MAX_VIDEO_FILE_S:
         raise BakeError(f"--max-video-file-seconds {config.max_video_file_s} is over {MAX_VIDEO_FILE_S:.0f} s, past "
                         "which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
     workers = config.workers if workers is None else workers
     if not (isinstance(workers, int) and workers >= 1):
         raise BakeError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
+
+    def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
+        return finished_output(o, BakeStage.name, BakeStage(make_plan(list(sources), config)[0]).fingerprint())
+
+    if guard_output_dir(out, sources, error=BakeError, resumable=finished):
+        return out
     plan, _ = make_plan(list(sources), config)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = BakeStage(plan)
@@ -283,7 +291,7 @@ def verify(root: Path) -> None:
         if pts.size and pts[-1] > MAX_VIDEO_FILE_S:
             problems.append(f"{mp4}: {pts[-1]:.1f} s long, over {MAX_VIDEO_FILE_S:.0f} s; lower --max-video-file-seconds")
     if problems:
-        raise BakeError(f"{root}: baked dataset failed verification:\n  " + "\n  ".join(problems))
+        raise BakeError(f"{root}: baked dataset failed verification:" + listing(problems))
 
 
 def auto_workers() -> int:

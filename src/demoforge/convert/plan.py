@@ -17,6 +17,7 @@ from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extr
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
+from demoforge.errors import listing
 from demoforge.raw import schema
 
 FORMATS = ("v3.0", "v2.1")
@@ -186,8 +187,8 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     cams = _pick_cameras(readers[0].info.video_keys, config.cams, readers[0].root)
     problems = pool_problems(readers, laws, cams)
     if problems:
-        raise BakeError("bake: these sources cannot be baked together (bake each group separately):\n  "
-                        + "\n  ".join(problems))
+        raise BakeError("bake: these sources cannot be baked together (bake each group separately):"
+                        + listing(problems))
     items = []
     for s, r in enumerate(readers):
         for i in r.episode_indices:

@@ -26,7 +26,7 @@ from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import EncodedVideo, VideoSettings
 from demoforge.dataset.writer import STAGING_DIR, DatasetWriter, _lock
-from demoforge.errors import DatasetError
+from demoforge.errors import DatasetError, listing
 from demoforge.guard import guard_output_dir
 
 # Settings that must agree for packets to be copied into one stream.
@@ -191,7 +191,7 @@ def _check_compatible(readers: list[DatasetReader], user: dict[str, Feature]) ->
             elif g.names != f.names and f.dtype != "video":
                 problems.append(f"{r.root}: feature {k!r} names {g.names} differ from {f.names} in {first.root}")
     if problems:
-        raise DatasetError("merge: sources do not agree:\n  " + "\n  ".join(problems))
+        raise DatasetError("merge: sources do not agree:" + listing(problems))
 
 
 def _stream_settings(ft: Feature) -> tuple:
@@ -238,7 +238,7 @@ def _verify(readers: list[DatasetReader], merged: DatasetReader, mapping: list[d
             problems.append(f"merged episode {m['merged_episode_index']}: length/tasks {dst['length']}/{dst['tasks']} "
                             f"differ from source {m['source']} episode {m['episode_index']}")
     if problems:
-        raise DatasetError(f"{merged.root}: merged dataset failed verification:\n  " + "\n  ".join(problems))
+        raise DatasetError(f"{merged.root}: merged dataset failed verification:" + listing(problems))
 
 
 def _sha256(path: Path) -> str:

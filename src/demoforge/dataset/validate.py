@@ -13,7 +13,7 @@ import numpy as np
 
 from demoforge.dataset.depth import is_depth
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, NUMERIC_DTYPES, Feature
-from demoforge.errors import DatasetError
+from demoforge.errors import DatasetError, listing
 
 
 def check_features(features: Mapping[str, Feature]) -> None:
@@ -51,7 +51,7 @@ def check_features(features: Mapping[str, Feature]) -> None:
         if isinstance(ft.names, list) and ft.dtype != "video" and len(ft.shape) == 1 and len(ft.names) != ft.shape[0]:
             problems.append(f"feature {key!r}: {len(ft.names)} names for shape {ft.shape}")
     if problems:
-        raise DatasetError("invalid features:\n  " + "\n  ".join(problems))
+        raise DatasetError("invalid features:" + listing(problems))
 
 
 def check_task(task: object, *, episode: int) -> str:

@@ -33,7 +33,7 @@ from demoforge.dataset.stats import numeric_stats
 from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
 from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
-from demoforge.errors import DatasetError, DatasetLockedError
+from demoforge.errors import DatasetError, DatasetLockedError, EmptyDatasetError
 
 STAGING_DIR = ".demoforge-staging"
 _MB = 1024 * 1024
@@ -116,6 +116,8 @@ class DatasetWriter:
         self._frame_n = 0  # frames in the episode being recorded frame by frame
         self._finalized = False
         self._data_files: DataFiles | None = None  # data files written as episodes are added (create's option)
+        self._made_root = False  # create made the root folder: discard removes it again
+        self._discarded = False
 
     # -- opening -----------------------------------------------------------------------
     @classmethod
@@ -143,6 +145,7 @@ class DatasetWriter:
             video_file_duration_s=video_file_duration_s, chunks_size=chunks_size,
         )
         staging, unborn = root / STAGING_DIR, root / (STAGING_DIR + ".new")
+        made_root = not root.exists()
         if unborn.is_dir():  # a create killed before its staging was whole: nothing in it to keep
             os.close(_lock(unborn))  # unless another create is making it right now
             shutil.rmtree(unborn)
@@ -167,6 +170,7 @@ class DatasetWriter:
             shutil.rmtree(unborn, ignore_errors=True)
             raise
         writer = cls(root, config, fd)
+        writer._made_root = made_root
         if data_as_added:
             writer._data_files = DataFiles(root, writer._schema)
         return writer
@@ -417,10 +421,16 @@ class DatasetWriter:
     def finalize(self, *, threads: int = 1) -> None:
         """Join the segments into the dataset's files and write its metadata. Idempotent.
         `threads` > 1 computes the dataset statistics of several features at once (same values)."""
-        if self._finalized:
+        if self._finalized or self._discarded:
             return
         if self._frame_buffer is not None:
             raise DatasetError("an episode is being recorded frame by frame; call save_episode() or clear_episode()")
+        if not self._records:  # info.json without meta/episodes: not a dataset lerobot (or the doctor) reads
+            self.discard()
+            raise EmptyDatasetError(
+                f"{self.root}: no episode was added, and a dataset without episodes is no LeRobot dataset (its "
+                "meta/episodes would be missing); add an episode before finalizing, or open no writer when there "
+                "is nothing to write")
         try:
             written = self._data_files.close() if self._data_files is not None else frozenset()
             assemble.assemble(self.root, self.root / STAGING_DIR, self.config, self._features, self._schema,
@@ -434,10 +444,29 @@ class DatasetWriter:
         self._unlock()
         self._finalized = True
 
+    def discard(self) -> None:
+        """Remove what this writer put under its root and release it, for a caller left with nothing
+        to keep (no episode): no staging, meta file or root it made stays to look like a dataset or
+        to block the next writer there. A later `finalize` does nothing."""
+        self._abort_frames()
+        if self._data_files is not None:
+            self._data_files.abort()
+            shutil.rmtree(self.root / "data", ignore_errors=True)  # create began with an empty root: ours
+        shutil.rmtree(self.root / STAGING_DIR, ignore_errors=True)
+        meta = self.root / DEMOFORGE_META_DIR
+        shutil.rmtree(meta, ignore_errors=True)  # write_meta_file's
+        for folder in (meta.parent, *((self.root,) if self._made_root else ())):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        self._unlock()
+        self._discarded = True
+
     # -- internals ---------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._finalized:
             raise DatasetError(f"{self.root}: the writer is finalized; open a new root to write more")
+        if self._discarded:
+            raise DatasetError(f"{self.root}: the writer was discarded (nothing of it is kept); create a new one")
 
     def _open_segment(self, episode: int, key: str) -> SegmentEncoder:
         h, w, _ = self._user[key].shape

@@ -36,6 +36,7 @@ from demoforge.doctor.episodes import joint_coverage_findings, joint_occupancy, 
 from demoforge.doctor.limits import resolve_limits
 from demoforge.doctor.run import DoctorResult, run_doctor
 from demoforge.doctor.scan import occupancy_counts
+from demoforge.errors import listing
 from demoforge.raw.schema import CONTRACT_META
 
 TASK = "move the arm to a joint-space goal (a coverage episode: no task is performed)"
@@ -146,7 +147,7 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
         _stamp(partial, src, report, cfg, layout)
         problems = check_dataset(partial)
         if problems:
-            raise CoverageError(f"{out}: the coverage dataset fails its check:\n  " + "\n  ".join(map(str, problems)))
+            raise CoverageError(f"{out}: the coverage dataset fails its check:" + listing(problems))
         partial.replace(out)
     finally:
         shutil.rmtree(partial, ignore_errors=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from demoforge.envs.package import SCHEMA, EnvPackageError, Manifest, ProblemEntry, ProfileEntry, manifest_robot_start
 from demoforge.envs.scene import build_task_scene, model_fingerprint
-from demoforge.errors import DemoforgeError
+from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.sim import RobotCard, Scene, card_from_dict, restore, state_size
 from demoforge.symbolic.binding import Binding, Tolerances
@@ -108,7 +108,7 @@ def load_env_package(path: str | Path) -> EnvPackage:
             elif hashlib.sha256(f.read_bytes()).hexdigest() != digest:
                 problems.append(f"{f}: sha256 differs from the manifest (the file was changed after the build)")
     if problems:
-        raise EnvPackageError(f"environment package {str(root)!r} is damaged:\n" + "\n".join(problems))
+        raise EnvPackageError(f"environment package {str(root)!r} is damaged:" + listing(problems, indent=""))
     loaded = []
     for entry in manifest.problems:
         folder = root / entry.name

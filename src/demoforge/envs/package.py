@@ -49,7 +49,7 @@ import numpy as np
 
 import demoforge
 from demoforge.guard import LOCK_NAME, claim_temp, overlap, release_temp
-from demoforge.errors import DemoforgeError
+from demoforge.errors import DemoforgeError, listing
 from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.robot_start import (
     RobotStartParams,
@@ -216,7 +216,7 @@ def build_env_package(
     if robot_start is not None:
         problems += robot_start_problems(robot_start)
     if problems:
-        raise EnvPackageError("cannot build the environment package:\n" + "\n".join(problems))
+        raise EnvPackageError("cannot build the environment package:" + listing(problems, indent=""))
     tmp = out.with_name(f".{out.name}.partial")  # a fixed name: the next build of `out` removes a killed one's
     lock = claim_temp(tmp)
     try:

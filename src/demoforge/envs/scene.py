@@ -19,7 +19,7 @@ import hashlib
 import mujoco
 import numpy as np
 
-from demoforge.errors import DemoforgeError
+from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import SceneDraw
 from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, material, panda_card
 from demoforge.sim.font import LETTERS
@@ -45,9 +45,11 @@ def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
         problems.append(f"sidecar is for problem {params.problem!r}, the PDDL problem is {task.name!r}")
     if draw.problem != task.name:
         problems.append(f"scene draw is for problem {draw.problem!r}, the PDDL problem is {task.name!r}")
-    problems += [f"block {b!r} has no entry in the sidecar's blocks" for b in blocks if b not in looks]
+    # one line per block: a block the sidecar lacks has no drawn size either (draws come from the sidecar)
+    problems += [f"block {b!r} has no entry in the sidecar's blocks" + ("" if b in sizes else " (nor a drawn size)")
+                 for b in blocks if b not in looks]
     problems += [f"sidecar block {b!r} is not a block object of the problem" for b in sorted(looks) if b not in blocks]
-    problems += [f"block {b!r} has no drawn size" for b in blocks if b not in sizes]
+    problems += [f"block {b!r} has no drawn size" for b in blocks if b in looks and b not in sizes]
     problems += [f"region {r!r} has no rectangle in the sidecar's regions" for r in regions if r not in rects]
     problems += [f"drawn size of {b!r} is {s} m; it must be > 0" for b, s in sorted(sizes.items()) if not s > 0]
     problems += [f"sidecar blocks.{b}.glyph {look.glyph!r} is not a letter the block font draws; use one of "
@@ -61,7 +63,8 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
     """The scene of `task` under `draw`; all mismatches between the three reported at once."""
     problems = _problems(task, params, draw)
     if problems:
-        raise EnvSceneError(f"cannot build the scene of {task.name!r} ({task.problem_file}):\n" + "\n".join(problems))
+        raise EnvSceneError(f"cannot build the scene of {task.name!r} ({task.problem_file}):"
+                            + listing(problems, indent=""))
     nominal = Table()
     table = dataclasses.replace(nominal, height=nominal.height + draw.table_height_offset_m)
     base = material(BASE_MATERIAL)

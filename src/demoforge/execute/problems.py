@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.envs import load_env_package, open_profile, restore_reset
-from demoforge.errors import DemoforgeError, PlanningError
+from demoforge.errors import DemoforgeError, PlanningError, listing
 from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams, check_robot_start
 from demoforge.randomize.scene import draw_to_dict, sample_scene
@@ -110,7 +110,7 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
     if not out and not problems:
         problems.append("no problems given")
     if problems:
-        raise ExecuteError("cannot load the run's problems:\n  " + "\n  ".join(problems))
+        raise ExecuteError("cannot load the run's problems:" + listing(problems))
     return out
 
 
@@ -143,7 +143,7 @@ def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
             bad.append(f"{p.source}: the goal of {p.name} is unsolvable from its initial state ({result.planner}: "
                        f"{result.detail}); fix the goal or the init (check with `demoforge tasks plan {pddl}`)")
     if bad:
-        raise ExecuteError("cannot generate:\n  " + "\n  ".join(bad))
+        raise ExecuteError("cannot generate:" + listing(bad))
 
 
 def problem_key(name: str) -> int:

@@ -113,7 +113,10 @@ class ShardWriters:
 
     def finalize(self, tally: ProblemTally) -> None:
         for w in self.writers.values():
-            w.finalize()
+            if w.num_episodes:
+                w.finalize()
+            else:  # resumed from a kill inside its first episode, and no episode of the split came since
+                w.discard()
         self._close_recorder()
         write_json_atomic(self.folder / "done.json", asdict(tally))
 

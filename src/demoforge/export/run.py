@@ -9,6 +9,7 @@ when complete; the source is only read.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,12 +20,15 @@ import demoforge
 from demoforge.convert.bake import git_commit
 from demoforge.convert.v21 import write_v21
 from demoforge.dataset.check import check_dataset
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
+from demoforge.errors import listing
 from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
 from demoforge.guard import claim_temp, guard_output_dir, release_temp
+from demoforge.stage import finished_output, stamp_dataset
 
 EXPORT_PATH = f"{DEMOFORGE_META_DIR}/export.json"
+STAGE = "export"  # its stamp's name (`stamp_dataset`): a rerun with the same inputs finds it and does nothing
 MAX_HORIZON = 1000  # action steps per chunk; openpi and GR00T use 10-50
 
 
@@ -86,11 +90,13 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *,
     `on_episode(done, total)` is called as each episode is written in the v2.1 layout."""
     source, out = Path(source), Path(out)
     check_config(config)
-    guard_output_dir(out, [source], error=ExportError)
-    src = read_source(source)
-    trainer = TRAINERS[config.trainer]
     horizon = config.horizon()
     repo_id = config.repo_id or out.resolve().name
+    if guard_output_dir(out, [source], error=ExportError, resumable=lambda o: (source / INFO_PATH).is_file() and
+                        finished_output(o, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))):
+        return out  # this export, finished: nothing to do
+    src = read_source(source)
+    trainer = TRAINERS[config.trainer]
     trainer.check(src, horizon)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.export-partial"  # a fixed name: the next export into `out` removes a killed one's
@@ -110,10 +116,11 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *,
             **fields,
             "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
         })
+        stamp_dataset(root, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))
         problems = check_dataset(root)
         if problems:
-            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:\n  "
-                              + "\n  ".join(str(p) for p in problems))
+            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:"
+                              + listing(problems))
         if out.exists():
             out.rmdir()
         root.replace(out)
@@ -121,3 +128,10 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *,
         release_temp(lock)
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _fingerprint(source: Path, trainer: str, horizon: int, repo_id: str) -> dict[str, Any]:
+    """What decides an export's bytes (the stage fingerprint `finished_output` compares)."""
+    return {"stage": STAGE, "trainer": trainer, "action_horizon": horizon, "repo_id": repo_id,
+            "source": {"root": str(source.resolve()),
+                       "info_sha256": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest()}}

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from demoforge.errors import got
+
 MAX_WORKERS = 512  # worker slots / processes
 MAX_SEED = 2**63 - 1
 _NO = object()  # no run default: the field's own
@@ -176,16 +178,26 @@ def _finite_pair(value) -> bool:
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value))
 
 
+def _pair_got(value) -> str:
+    """What a bad pair holds: its first non-number element when it is a pair (YAML's 1e-3 is text)."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return f"{list(value)!r}, whose {got(v)} is no number"
+    return got(value)
+
+
 def check_value(spec: FieldSpec, value: Any) -> tuple[Any, str | None]:
     """(the stored value, None) or (None, what is wrong) for a YAML or parsed value."""
     if value is None:
         return (None, None) if spec.optional else (None, "must be given (it cannot be none)")
     kind = spec.kind
     if kind == "bool":
-        return (value, None) if isinstance(value, bool) else (None, f"{value!r} must be true or false")
+        return (value, None) if isinstance(value, bool) else (None, f"must be true or false, got {got(value)}")
     if kind in ("int", "float"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "int" and not isinstance(value, int)):
-            return None, f"{value!r} must be {'an integer' if kind == 'int' else 'a number'}" + _range_text(spec)
+            return None, (f"must be {'an integer' if kind == 'int' else 'a number'}" + _range_text(spec)
+                          + f", got {got(value)}")
         if kind == "float":
             value = float(value)
             if not math.isfinite(value):
@@ -201,7 +213,7 @@ def check_value(spec: FieldSpec, value: Any) -> tuple[Any, str | None]:
             return None, str(exc)
     if kind == "pair":
         return (tuple(float(v) for v in value), None) if _finite_pair(value) else (
-            None, f"{value!r} must be a [lo, hi] pair of finite numbers")
+            None, f"must be a [lo, hi] pair of finite numbers, got {_pair_got(value)}")
     if kind == "windows":
         if isinstance(value, (list, tuple)) and value and all(_finite_pair(w) for w in value):
             return tuple(tuple(float(v) for v in w) for w in value), None

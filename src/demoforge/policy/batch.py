@@ -16,7 +16,7 @@ tasks:                            # name -> a problem set
   recorded: {from_dataset: out/run/success, episodes: [0, 1, 2], start: "first,random"}
 reference:                        # optional: task -> figures to print beside the measured ones
   pnp: {success_rate: 0.84, full_completion_rate: 0.84}
-settings: {max_ticks: 600, envs: 1, seed: 0}
+settings: {max_ticks: 1200, envs: 1, seed: 0}
 ```
 
 Each (policy, task) run is a roll-out (`problems`, `family`) or an evaluation from recorded
@@ -49,7 +49,7 @@ FIGURES = ("success_rate", "partial_success", "full_completion_rate", "mean_comp
 TASK_KEYS = {"family": {"family", "split", "count", "seed", "episodes"},
              "problems": {"problems", "episodes"},
              "from_dataset": {"from_dataset", "episodes", "start", "seed"}}
-SETTINGS = {"max_ticks": 600, "envs": 1, "seed": 0}
+SETTINGS = {"max_ticks": 1200, "envs": 1, "seed": 0}  # max_ticks: RolloutSettings' default
 
 
 @dataclass(frozen=True)

@@ -125,8 +125,8 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
             writer.finalize()
             write_meta(out / "dataset", unique, layout, {"source": str(root), "settings": settings.__dict__},
                        stage="relabel")
-        else:
-            writer.__exit__(RuntimeError, None, None)
+        else:  # the expert failed from every start: no dataset, as when there is no start at all
+            writer.discard()
     summary = {"source": str(root), "failed": failed, "unreachable": unreachable,
                "relabeled": written, "expert_failed": expert_failed,
                "starts": [{"episode": k, "tick": t} for k, t, _, _ in starts]}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from demoforge.errors import DemoforgeError
+from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.robot_start import RobotStart, start_from_dict, start_to_dict
 from demoforge.tasks.scene import Interval, SceneParams
 
@@ -114,7 +114,7 @@ def draw_from_dict(data: dict, *, file: str = "<scene draw>") -> SceneDraw:
     if not problems and data["schema"] != SCHEMA:
         problems.append(f"schema {data['schema']!r}; this demoforge reads {SCHEMA!r}")
     if problems:
-        raise SceneDrawError(f"{file}: invalid scene draw:\n" + "\n".join(problems))
+        raise SceneDrawError(f"{file}: invalid scene draw:" + listing(problems, indent=""))
     try:
         start = data["robot_start"]
         return SceneDraw(

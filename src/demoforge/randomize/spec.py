@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from demoforge.errors import DemoforgeError
+from demoforge.errors import DemoforgeError, got
 
 Range = tuple[float, float]
 
@@ -65,8 +65,10 @@ def _is_number(x: object) -> bool:
 def _range_problems(name: str, value: object, *, low_min: float | None, strict: bool = False) -> list[str]:
     if value is None:
         return []
-    if not (isinstance(value, tuple | list) and len(value) == 2 and all(_is_number(v) for v in value)):
-        return [f"{name}: {value!r} is not a [low, high] pair of numbers"]
+    if not (isinstance(value, tuple | list) and len(value) == 2):
+        return [f"{name}: must be a [low, high] pair of numbers, got {got(value)}"]
+    if bad := [v for v in value if not _is_number(v)]:
+        return [f"{name}: low and high must be numbers, got {got(bad[0])}"]
     lo, hi = (float(v) for v in value)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return [f"{name}: {list(value)} must be finite numbers"]
@@ -81,7 +83,9 @@ def _range_problems(name: str, value: object, *, low_min: float | None, strict: 
 def _jitter_problems(name: str, value: object, *, high: float | None = None) -> list[str]:
     if value is None:
         return []
-    if not _is_number(value) or not math.isfinite(float(value)):
+    if not _is_number(value):
+        return [f"{name}: must be a finite number, got {got(value)}"]
+    if not math.isfinite(float(value)):
         return [f"{name}: {value!r} must be a finite number"]
     if value < 0:
         return [f"{name}: {value} must be >= 0 (it is a half-width)"]
@@ -104,7 +108,7 @@ def spec_problems(spec: RandomizationSpec) -> list[str]:
     ):
         problems.append(f"cameras: {spec.cameras!r} must be a list of camera names")
     if not isinstance(spec.props, bool):
-        problems.append(f"props: {spec.props!r} must be true or false")
+        problems.append(f"props: must be true or false, got {got(spec.props)}")
     problems += _range_problems("friction", spec.friction, low_min=0.0, strict=True)
     problems += _range_problems("block_size_m", spec.block_size_m, low_min=0.0, strict=True)
     problems += _range_problems("table_height_offset_m", spec.table_height_offset_m, low_min=None)

@@ -31,12 +31,15 @@ result)`, and writes `out` on `finish()`; `MergeAtEnd` wraps a merge of all shar
 - Progress. One event type, `ProgressEvent` (stage, kind "episode" or "item", item label, done
   and total episodes, generate's outcome), from every slot to one callback.
 - Provenance. The stage's merger writes its record into the output (generate's raw meta,
-  render.json, bake.json); the fingerprint is the run's identity.
+  render.json, bake.json); the fingerprint is the run's identity, stamped into the published
+  dataset (`stamp_dataset`), so a rerun of the same command on a finished OUT has nothing to do
+  (`finished_output`).
 """
 
 from demoforge.stage.local import LocalExecutor, refuse_in_worker_start_up
 from demoforge.stage.protocol import MergeAtEnd, Merger, Progress, ProgressEvent, Stage, StageError, chunks
-from demoforge.stage.runner import merge_shards, publish_dataset, run_stage, stamp_dataset
+from demoforge.stage.runner import finished_output, merge_shards, publish_dataset, run_stage, stamp_dataset
 
 __all__ = ["LocalExecutor", "MergeAtEnd", "Merger", "Progress", "ProgressEvent", "Stage", "StageError", "chunks",
-           "merge_shards", "publish_dataset", "refuse_in_worker_start_up", "stamp_dataset", "run_stage"]
+           "finished_output", "merge_shards", "publish_dataset", "refuse_in_worker_start_up", "stamp_dataset",
+           "run_stage"]

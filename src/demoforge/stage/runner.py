@@ -184,8 +184,30 @@ def stamp_dataset(root: Path, stage: str, fingerprint: dict) -> Path:
 
     path = Path(root) / STAMP_DIR / f"{stage}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, {"stage": stage, "demoforge": __version__, "fingerprint": fingerprint})
+    # the records already there came with the stage's source (a render copies generate's): `after`
+    # tells them from this one, so a copied record never passes for a finished run (finished_output)
+    after = sorted(p.stem for p in path.parent.glob("*.json") if p.stem != stage)
+    write_json_atomic(path, {"stage": stage, "demoforge": __version__, "fingerprint": fingerprint, "after": after})
     return path
+
+
+def finished_output(out: Path, stage: str, fingerprint: dict) -> bool:
+    """`out` is a whole dataset that `stage` published from these same inputs and settings (its
+    stamp holds `fingerprint`, and no later stage's stamp names it in `after`): a rerun of the
+    same command has nothing to do. Anything else is False (the caller refuses a non-empty OUT)."""
+    from demoforge.dataset.layout import INFO_PATH
+    from demoforge.dataset.writer import STAGING_DIR
+
+    stamps = Path(out) / STAMP_DIR
+    if not (Path(out) / INFO_PATH).is_file() or (Path(out) / STAGING_DIR).exists():
+        return False
+    try:
+        own = json.loads((stamps / f"{stage}.json").read_text(encoding="utf-8"))
+        others = [json.loads(p.read_text(encoding="utf-8")) for p in stamps.glob("*.json") if p.stem != stage]
+        later = any(stage in o.get("after", ()) for o in others)
+        return not later and own.get("fingerprint") == json.loads(json.dumps(fingerprint))
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError, TypeError):  # not a stamp of ours
+        return False
 
 
 def merge_shards(shards: list[Path], root: Path, **options):

@@ -14,7 +14,7 @@ from itertools import product
 import mujoco
 import numpy as np
 
-from demoforge.errors import DemoforgeError
+from demoforge.errors import DemoforgeError, listing
 from demoforge.sim import Scene
 from demoforge.tasks.parse import Task
 from demoforge.tasks.pddl_text import Atom
@@ -95,8 +95,8 @@ def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: T
     problems += [f"predicate {p!r} has no simulator evaluator; known: {sorted(EVALUATORS)}"
                  for p, _ in fluents if p not in EVALUATORS]
     if problems:
-        raise SymbolError(f"cannot ground task {task.name!r} ({task.problem_file}) in its scene:\n"
-                          + "\n".join(problems))
+        raise SymbolError(f"cannot ground task {task.name!r} ({task.problem_file}) in its scene:"
+                          + listing(problems, indent=""))
     table = spec.table
     cx, cy = table.center
     body = np.array([scene.props[b] for b in blocks], dtype=int)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from demoforge.errors import listing
 from demoforge.randomize.robot_start import RobotStart, RobotStartParams, check_robot_start, describe, propose_start
 from demoforge.randomize.scene import SceneDraw
 from demoforge.sim import Scene, snapshot
@@ -134,8 +135,8 @@ def _layout(binding: Binding) -> _Layout:
     if lost:
         problems.append(f"blocks {lost} do not stand on the table through on facts (a cycle or two blocks on one)")
     if problems:
-        raise SymbolError(f"initial facts of {task.name!r} ({task.problem_file}) cannot be sampled:\n"
-                          + "\n".join(problems))
+        raise SymbolError(f"initial facts of {task.name!r} ({task.problem_file}) cannot be sampled:"
+                          + listing(problems, indent=""))
     return _Layout(tuple(towers), face, yaw, region)
 
 

@@ -16,7 +16,7 @@ from pddl.logic.predicates import Predicate
 from pddl.parser.domain import DomainParser, _extend_domain_requirements
 from pddl.parser.problem import ProblemParser
 
-from demoforge.errors import TaskError
+from demoforge.errors import TaskError, listing
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, format_atom, format_formula, problem_to_pddl
 from demoforge.tasks.validate import ROOT_TYPE, changed_atoms, check_domain, check_problem, is_subtype, locate, signatures, type_of
@@ -113,7 +113,7 @@ def parse_domain(text: str, *, file: str = "<domain>") -> Domain:
     domain = _parse("domain", text, file)
     problems = check_domain(domain, text, file)
     if problems:
-        raise TaskError(f"{len(problems)} problem(s) in PDDL domain:\n" + "\n".join(problems))
+        raise TaskError(f"{len(problems)} problem(s) in PDDL domain:" + listing(problems, indent=""))
     _domains[text] = domain
     return domain
 
@@ -138,7 +138,7 @@ def parse_task(
     problem = _parse("problem", problem_text, problem_file, domain)
     problems = check_problem(domain, problem, problem_text, problem_file)
     if problems:
-        raise TaskError(f"{len(problems)} problem(s) in PDDL problem:\n" + "\n".join(problems))
+        raise TaskError(f"{len(problems)} problem(s) in PDDL problem:" + listing(problems, indent=""))
     objects = tuple(sorted((str(o.name), type_of(o.type_tags)) for o in problem.objects))
     constants = tuple(sorted((str(c.name), type_of(c.type_tags)) for c in domain.constants))
     every = sorted((*objects, *constants))
@@ -233,5 +233,6 @@ def check_state(task: Task, state: frozenset[Atom] | set[Atom], *, what: str = "
         else:
             problems += [f"{atom!r}: undeclared object {a!r}" for a in atom[1:] if a not in names]
     if problems:
-        raise TaskError(f"{what} for task {task.name!r} ({task.problem_file}) is invalid:\n" + "\n".join(problems))
+        raise TaskError(f"{what} for task {task.name!r} ({task.problem_file}) is invalid:"
+                        + listing(problems, indent=""))
 

@@ -34,7 +34,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from demoforge.errors import TaskError
+from demoforge.errors import TaskError, listing
 
 SCHEMA = "demoforge.scene/1"
 ROLES = ("task", "distractor")
@@ -146,7 +146,7 @@ def scene_problems(scene: SceneParams) -> list[str]:
 def scene_to_json(scene: SceneParams) -> str:
     problems = scene_problems(scene)
     if problems:
-        raise TaskError(f"scene parameters of {scene.problem!r} are invalid:\n" + "\n".join(problems))
+        raise TaskError(f"scene parameters of {scene.problem!r} are invalid:" + listing(problems, indent=""))
     data = {
         "schema": SCHEMA,
         "problem": scene.problem,
@@ -184,7 +184,7 @@ def scene_from_json(text: str, *, file: str = "<scene>") -> SceneParams:
     if not problems and data["schema"] != SCHEMA:
         problems.append(f"schema: {data['schema']!r}, this demoforge reads {SCHEMA!r}")
     if problems:
-        raise TaskError(f"{file}: invalid scene sidecar:\n" + "\n".join(problems))
+        raise TaskError(f"{file}: invalid scene sidecar:" + listing(problems, indent=""))
     try:
         scene = SceneParams(
             problem=str(data["problem"]),
@@ -205,5 +205,5 @@ def scene_from_json(text: str, *, file: str = "<scene>") -> SceneParams:
         raise TaskError(f"{file}: invalid scene sidecar: {type(exc).__name__}: {exc}") from None
     problems = scene_problems(scene)
     if problems:
-        raise TaskError(f"{file}: invalid scene sidecar:\n" + "\n".join(problems))
+        raise TaskError(f"{file}: invalid scene sidecar:" + listing(problems, indent=""))
     return scene
