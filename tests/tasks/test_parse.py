@@ -109,3 +109,17 @@ def test_parser_recovers_after_an_error():
     with pytest.raises(TaskError):
         parse(domain=BLOCKS.replace("(:action stack", "(:action stack ("))
     assert parse().name == "p"
+
+
+def test_a_parse_error_leaves_the_interpreters_traceback_limit_alone():
+    """pddl sets sys.tracebacklimit = 0 while parsing and leaves it there when the parse fails,
+    which hid every later traceback's frames (a user's policy error lost its file and line)."""
+    import sys
+
+    from demoforge.tasks import parse_task
+    from demoforge.tasks.library import DOMAINS, domain_text
+
+    with pytest.raises(TaskError):
+        parse_task("(define (problem x) (:domain blocks) (:objects", domain_text=domain_text("blocks"),
+                   problem_file="p.pddl", domain_file=DOMAINS["blocks"])
+    assert not hasattr(sys, "tracebacklimit")

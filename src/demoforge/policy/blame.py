@@ -53,8 +53,10 @@ def user_line(exc: BaseException, roots: tuple[Path, ...] = ()) -> str | None:
     first), or None when no user code ran."""
     if isinstance(exc, SyntaxError) and exc.filename and _is_user(exc.filename, roots):
         return f"{exc.filename}:{exc.lineno}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user(f.filename, roots)]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+    # walk_tb, not extract_tb: the latter honours sys.tracebacklimit, which a library may have left at 0
+    frames = [(f.f_code.co_filename, line) for f, line in traceback.walk_tb(exc.__traceback__)
+              if _is_user(f.f_code.co_filename, roots)]
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
 
 
 def user_error(spec: str, doing: str, exc: BaseException, *, roots: tuple[Path, ...] = (),

@@ -6,6 +6,7 @@ state, so it is rebuilt after every failure.
 """
 
 import re
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,11 +79,17 @@ def _parse(kind: str, text: str, file: str, domain: Domain | None = None) -> Dom
             inner = getattr(getattr(parser, "_transformer", None), "_domain_transformer", None)
             if inner is not None:
                 inner._extended_requirements = _extend_domain_requirements(set(domain.requirements))
+        limit = getattr(sys, "tracebacklimit", None)
         try:
             return parser(text)
         except Exception as exc:  # noqa: BLE001 - lark and pddl raise many unrelated types
             del _parsers[kind]
             raise TaskError(_parse_message(exc, text, file, kind)) from exc
+        finally:  # pddl 0.5 sets sys.tracebacklimit = 0 and leaves it there when a parse fails
+            if limit is None:
+                sys.__dict__.pop("tracebacklimit", None)
+            else:
+                sys.tracebacklimit = limit
 
 
 def _parse_message(exc: Exception, text: str, file: str, kind: str) -> str:
