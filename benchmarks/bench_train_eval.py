@@ -14,8 +14,17 @@ Per family (--families) and demo count (--demos), side by side in one run:
    (problems and placements no demo had), --episodes episodes, acting under the dataset's
    bake.json.
 
+From pixels (`--obs pixels`): the demos are rendered with one camera (--camera, default front) at
+--image-size under the training look (--train-look, default randomized, its train split), baked
+with the goal-only environment state (`bake --environment-state-kind goal`: the target region,
+no object pose, so the policy must find the block in the image), and a pixel ACT is trained
+from scratch (nothing can be downloaded: `--policy.pretrained_backbone_weights=null`);
+each checkpoint is evaluated under every look of --eval-looks (default plain,
+randomized:train, randomized:test: the last two's gap is what visual randomization buys).
+
 Run with the Python 3.12 venv that holds demoforge, the plugin and lerobot (`make lerobot-dev`):
     .venv-lerobot/bin/python benchmarks/bench_train_eval.py --families pnp --demos 100 --steps 3000,6000
+    .venv-lerobot/bin/python benchmarks/bench_train_eval.py --obs pixels --families pnp --demos 200 --steps 3000
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
 The last line is the headline: the best test success per family (the mean over the seeds) and
 what it took.
@@ -49,6 +58,34 @@ POLICY = ["--policy.type=act",
           "--policy.n_action_steps=10", "--policy.use_vae=false"]
 
 
+# From pixels (one 96x96 camera, from scratch): ~0.7 s per step on an idle 2-core machine
+# (shared/reference); a wider model than the state one, the ResNet-18 backbone trained too.
+PIXEL_POLICY = ["--policy.type=act", "--policy.pretrained_backbone_weights=null", "--policy.dim_model=256",
+                "--policy.dim_feedforward=1024", "--policy.n_encoder_layers=2", "--policy.n_decoder_layers=1",
+                "--policy.chunk_size=20", "--policy.n_action_steps=10", "--policy.use_vae=false",
+                '--policy.normalization_mapping={"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", '
+                '"ACTION": "MEAN_STD"}']
+
+
+def look_file(spec: str, size: int, folder: Path) -> Path:
+    """A look YAML for `spec` (a shipped look's name, `:train` or `:test` for its split) at
+    `size` x `size` pixels, written under `folder`."""
+    import yaml
+
+    from demoforge.render import look as looks
+
+    name, _, split = spec.partition(":")
+    raw = yaml.safe_load((Path(looks.__file__).parent / "looks" / f"{name}.yaml").read_text(encoding="utf-8"))
+    raw["image"] = {"width": size, "height": size}
+    if split:
+        raw["split"] = split
+    raw["name"] = f"{name}-{split or raw.get('split', 'train')}-{size}"
+    out = folder / f"{raw['name']}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return out
+
+
 def run(cmd: list[str], log: Path, nice: int = 0) -> float:
     """Run `cmd` with its output to `log`; returns the CPU seconds it used (user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -61,9 +98,10 @@ def run(cmd: list[str], log: Path, nice: int = 0) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def make_data(family: str, demos: int, rate: int, work: Path, seed: int) -> tuple[Path, int]:
+def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
+              args: argparse.Namespace | None = None) -> tuple[Path, int]:
     """Generate and bake `demos` episodes (demos/5 train problems x 5 episodes, problems and run
-    seeded with `seed`); returns (root, episodes)."""
+    seeded with `seed`; from pixels, rendered first); returns (root, episodes)."""
     from demoforge.convert import BakeConfig, bake
     from demoforge.dataset import open_dataset
     from demoforge.execute import generate
@@ -74,8 +112,20 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int) -> tupl
         problems = max(1, demos // EPISODES_PER_PROBLEM)
         paths = write_tasks(generate_family(family, count=problems, seed=seed, split="train"), work / "tasks")
         pddl = sorted(p for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl")
-        generate(pddl, work / "gen", episodes_per_problem=EPISODES_PER_PROBLEM, workers=2, seed=seed)
-        bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True))
+        per_problem = min(EPISODES_PER_PROBLEM, demos)
+        if not (work / "gen" / "success" / "meta" / "info.json").is_file():
+            generate(pddl, work / "gen", episodes_per_problem=per_problem, workers=2, seed=seed)
+        if args is None or args.obs == "state":
+            bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True))
+        else:
+            from demoforge.render.stage import RenderConfig, parse_look_arg, render_dataset
+
+            look = look_file(args.train_look, args.image_size, work / "looks")
+            if not (work / "rendered" / "meta" / "info.json").is_file():
+                render_dataset(work / "gen" / "success", work / "rendered",
+                               RenderConfig(looks=(parse_look_arg(str(look)),), cameras=(args.camera,)), workers=2)
+            bake([work / "rendered"], baked, BakeConfig(control_freq=rate, environment_state=True,
+                                                        environment_state_kind="goal", cams=(args.camera,)))
     return baked, open_dataset(baked).num_episodes
 
 
@@ -89,9 +139,12 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
     """Train (fresh, or resumed from the checkpoint at `previous`) up to `steps`; returns CPU seconds."""
     common = [f"--steps={steps}", f"--save_freq={steps}", "--log_freq=100", "--num_workers=1"]
     log = train.parent / f"train-to-{steps}.log"
+    if args.obs == "pixels":
+        common[-1] = "--num_workers=0"  # decoding in the main process: a worker costs more than it saves on 2 cores
+    policy = POLICY if args.obs == "state" else PIXEL_POLICY
     if previous is None:
         return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
-                    f"--dataset.root={baked}", *POLICY, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
+                    f"--dataset.root={baked}", *policy, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
                     "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", f"--seed={TRAIN_SEED + seed}",
                     *common, "--wandb.enable=false", f"--output_dir={train}"], log, args.nice)
     config = checkpoint(train, previous) / "train_config.json"
@@ -130,16 +183,29 @@ def main() -> None:
     ap.add_argument("--families", default="pnp,stack_three")
     ap.add_argument("--demos", default="50,100,200", help="comma-separated demo counts")
     ap.add_argument("--steps", default="3000,6000", help="comma-separated, increasing: evaluate at each")
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=None, help="default 64 from state, 32 from pixels")
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--rate", type=int, default=15, help="bake and control rate [Hz]")
     ap.add_argument("--episodes", type=int, default=50, help="evaluation episodes per checkpoint (test split)")
+    ap.add_argument("--episode-length", type=int, default=None,
+                    help="evaluation steps before truncation (default: the env's 40 s)")
     ap.add_argument("--nice", type=int, default=0, help="nice level of the training and evaluation processes")
     ap.add_argument("--seed", default="0",
                     help="seed of the train problems, the generate run and the training; comma-separated, each "
                          "point is measured per seed and their mean is printed and taken for the headline")
+    ap.add_argument("--obs", choices=("state", "pixels"), default="state",
+                    help="what the policy observes: arm state and object poses, or one camera, arm state and the "
+                         "goal (its target region)")
+    ap.add_argument("--camera", default="front", help="--obs pixels: the camera rendered and trained on")
+    ap.add_argument("--image-size", type=int, default=96, help="--obs pixels: image height and width [px]")
+    ap.add_argument("--train-look", default="randomized:train", help="--obs pixels: the look the demos are "
+                    "rendered under (a shipped look, :train or :test for its split)")
+    ap.add_argument("--eval-looks", default="plain,randomized:train,randomized:test",
+                    help="--obs pixels: the looks each checkpoint is evaluated under, comma-separated")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
+    if args.batch_size is None:
+        args.batch_size = 64 if args.obs == "state" else 32
     targets = [int(x) for x in args.steps.split(",")]
     seeds = [int(x) for x in args.seed.split(",")]
     best: dict[str, tuple[float, int, int, float]] = {}
@@ -147,33 +213,56 @@ def main() -> None:
         for demos in (int(d) for d in args.demos.split(",")):
             runs = [measure(family, demos, seed, targets, args, label=len(seeds) > 1) for seed in seeds]
             for i, steps in enumerate(targets):
-                points = [r[i] for r in runs]  # (success [%], demos made, training CPU-min) per seed
-                success = sum(p[0] for p in points) / len(points)
+                points = [r[i] for r in runs]  # ({label: success [%]}, demos made, training CPU-min) per seed
                 n, cpu_min = min(p[1] for p in points), sum(p[2] for p in points) / len(points)
-                if len(seeds) > 1:
-                    print(f"{family:12s} demos {demos:4d}  steps {steps:6d}  mean of {len(seeds)} seeds: test success "
-                          f"{success:5.1f}% ({', '.join(f'{p[0]:.0f}' for p in points)}), train {cpu_min:5.1f} "
-                          "CPU-min", flush=True)
-                if success > best.get(family, (-1.0,))[0]:
-                    best[family] = (success, n, steps, cpu_min)
+                for key in points[0][0]:
+                    values = [p[0][key] for p in points]
+                    success = sum(values) / len(values)
+                    if len(seeds) > 1:
+                        print(f"{key:12s} demos {demos:4d}  steps {steps:6d}  mean of {len(seeds)} seeds: test "
+                              f"success {success:5.1f}% ({', '.join(f'{v:.0f}' for v in values)}), train "
+                              f"{cpu_min:5.1f} CPU-min", flush=True)
+                    if success > best.get(key, (-1.0,))[0]:
+                        best[key] = (success, n, steps, cpu_min)
     over = f", mean of {len(seeds)} seeds" if len(seeds) > 1 else ""
     print("headline: " + ", ".join(f"{f} {s:.0f}% test success ({n} demos, {k} steps, {c:.0f} CPU-min of "
                                    f"training{over})" for f, (s, n, k, c) in best.items()))
 
 
+def evaluate(py: str, family: str, model: Path, baked: Path, out: Path, log: Path, args: argparse.Namespace,
+             look: Path | None) -> dict:
+    """lerobot-eval of `model` on the family's test split (from pixels: under `look`); eval_info.json."""
+    if not (out / "eval_info.json").is_file():
+        pixels = [] if look is None else [f"--env.cameras={args.camera}", f"--env.look={look}",
+                                          f"--env.observation_height={args.image_size}",
+                                          f"--env.observation_width={args.image_size}"]
+        length = [] if args.episode_length is None else [f"--env.episode_length={args.episode_length}"]
+        run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={model}", "--policy.device=cpu",
+             "--env.type=demoforge", f"--env.task={family}", "--env.split=test", f"--env.dataset={baked}",
+             *pixels, *length, f"--eval.n_episodes={args.episodes}", f"--eval.batch_size={min(10, args.episodes)}",
+             f"--output_dir={out}"], log, args.nice)
+    return json.loads((out / "eval_info.json").read_text())
+
+
 def measure(family: str, demos: int, seed: int, targets: list[int], args: argparse.Namespace, *,
-            label: bool) -> list[tuple[float, int, float]]:
+            label: bool) -> list[tuple[dict[str, float], int, float]]:
     """Data, training to each of `targets` steps and evaluation for one seed, each point printed
-    (with its seed when `label`); returns (test success [%], demos made, training CPU-min) per target."""
+    (with its seed when `label`); returns ({label: test success [%]}, demos made, training CPU-min)
+    per target: one label from state (the family), one per evaluation look from pixels."""
     py = sys.executable
-    work = args.work / (f"{family}-{demos}" if seed == 0 else f"{family}-{demos}-seed{seed}")
+    name = f"{family}-{demos}"
+    if args.obs == "pixels":
+        name += f"-pixels-{args.camera}{args.image_size}-{args.train_look.replace(':', '-')}"
+    work = args.work / (name if seed == 0 else f"{name}-seed{seed}")
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    baked, n = make_data(family, demos, args.rate, work, seed)
+    baked, n = make_data(family, demos, args.rate, work, seed, args)
     data_s = time.time() - t0
     train = work / "train"
     cpu_file = work / "train-cpu.json"  # CPU seconds per finished run, kept for reruns
     cpu = json.loads(cpu_file.read_text()) if cpu_file.is_file() else {}
+    looks = {family: None} if args.obs == "state" else {
+        f"{family}[{spec}]": look_file(spec, args.image_size, work / "looks") for spec in args.eval_looks.split(",")}
     previous = None
     out_points = []
     for steps in targets:
@@ -182,21 +271,20 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
             cpu_file.write_text(json.dumps(cpu))
         previous = steps
         train_cpu = sum(v for k, v in cpu.items() if int(k) <= steps)
-        out = work / f"eval-{steps}-{args.episodes}"
-        t0 = time.time()
-        if not (out / "eval_info.json").is_file():
-            run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={checkpoint(train, steps)}",
-                 "--policy.device=cpu", "--env.type=demoforge", f"--env.task={family}", "--env.split=test",
-                 f"--env.dataset={baked}", f"--eval.n_episodes={args.episodes}", "--eval.batch_size=10",
-                 f"--output_dir={out}"], work / f"eval-{steps}-{args.episodes}.log", args.nice)
-        eval_s = time.time() - t0
-        info = json.loads((out / "eval_info.json").read_text())
-        overall = info["overall"]
-        success = overall["pc_success"]
-        print(f"{family:12s} demos {n:4d}  steps {steps:6d}  " + (f"seed {seed}  " if label else "")
-              + f"train {train_cpu / 60:5.1f} CPU-min  test success {success:5.1f}% of {overall['n_episodes']}  "
-              f"(data {data_s:.0f} s, eval {eval_s:.0f} s); {success_by_start(family, info)}", flush=True)
-        out_points.append((float(success), n, train_cpu / 60))
+        successes = {}
+        for key, look in looks.items():
+            tag = "" if look is None else f"-{look.stem}"
+            out = work / f"eval-{steps}-{args.episodes}{tag}"
+            t0 = time.time()
+            info = evaluate(py, family, checkpoint(train, steps), baked, out, work / f"{out.name}.log", args, look)
+            eval_s = time.time() - t0
+            overall = info["overall"]
+            successes[key] = float(overall["pc_success"])
+            where = success_by_start(family, info) if look is None else f"look {look.stem}"
+            print(f"{key:12s} demos {n:4d}  steps {steps:6d}  " + (f"seed {seed}  " if label else "")
+                  + f"train {train_cpu / 60:5.1f} CPU-min  test success {successes[key]:5.1f}% of "
+                  f"{overall['n_episodes']}  (data {data_s:.0f} s, eval {eval_s:.0f} s); {where}", flush=True)
+        out_points.append((successes, n, train_cpu / 60))
     return out_points
 
 

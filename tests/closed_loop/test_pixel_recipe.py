@@ -1,0 +1,38 @@
+"""The pixel recipe of benchmarks/bench_train_eval.py, in small: demos rendered under a training
+look at a chosen size, baked with the goal-only environment state, a from-scratch pixel ACT
+trained for a few steps with stock lerobot-train, and lerobot-eval from pixels on the demoforge
+env under two looks."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from demoforge.dataset import open_dataset
+from tests.timeouts import SUBPROCESS_S
+
+pytestmark = pytest.mark.closed_loop
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_train_eval.py"
+
+
+def test_the_pixel_recipe_trains_and_evaluates_from_pixels(tmp_path):
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl"), "OMP_NUM_THREADS": "1",
+           "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(BENCH), "--obs", "pixels", "--families", "pnp", "--demos", "2",
+                           "--steps", "2", "--episodes", "2", "--episode-length", "6", "--batch-size", "2",
+                           "--image-size", "64", "--eval-looks", "plain,randomized:test", "--work", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=SUBPROCESS_S)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert proc.stdout.strip().splitlines()[-1].startswith("headline: pnp[plain] ")
+    work = tmp_path / "pnp-2-pixels-front64-randomized-train"
+    baked = open_dataset(work / "baked")
+    assert baked.info.features["observation.images.front"].shape[:2] == (64, 64)
+    assert baked.info.features["observation.environment_state"].shape == (10,)  # the target region only
+    assert json.loads((work / "baked" / "meta" / "bake.json").read_text())["environment_state"]["kind"] == "goal"
+    for look in ("plain-train-64", "randomized-test-64"):
+        info = json.loads((work / f"eval-2-2-{look}" / "eval_info.json").read_text())
+        assert info["overall"]["n_episodes"] == 2
