@@ -61,6 +61,7 @@ def test_a_frame_that_is_not_text_is_refused_before_writing(tmp_path, bad, frame
             w.add_episode({"observation.state": np.zeros((len(bad), 2), np.float32),
                            "goal.action": np.array(bad, dtype=object)}, task="stack")
         assert w.num_episodes == 0
+        w.discard()  # nothing was written: an empty dataset refuses to finalize
 
 
 def test_a_string_feature_has_one_text_per_frame(tmp_path):
