@@ -122,6 +122,16 @@ _FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0, callback=finite(
                            "episode. The floor is the value it ends at, not the start. Recorded per episode.")
 _STEPS = typer.Option(0, "--assist-steps", min=0, max=10_000_000,
                       help="Ticks the assist holds at 1.0 before dropping to the floor.")
+_IMAGE_SIZE = typer.Option(None, "--image-size", help="Camera images WIDTHxHEIGHT [px] (or one number) under "
+                           "--look; default the look's size. A policy that asks for another size is refused.")
+
+
+def _look(spec: str | None, image_size: str | None, seed: int, source: Path | None = None):
+    from demoforge.policy.looks import eval_look
+    from demoforge.render.look import parse_image_size
+
+    return eval_look(spec, seed=seed, source=source,
+                     image_size=None if image_size is None else parse_image_size(image_size))
 
 
 def rollout(
@@ -139,6 +149,10 @@ def rollout(
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
     robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
                                      "(panda, ur5e_2f85) or a card YAML [default: panda]; an env package has its own."),
+    look: str | None = typer.Option(None, "--look", help="What the policy's cameras see: plain, randomized, "
+                                    "randomized:train|test or a look YAML, one draw per episode [default: the "
+                                    "scene's own appearance at the size the policy asks for]."),
+    image_size: str | None = _IMAGE_SIZE,
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
@@ -150,9 +164,10 @@ def rollout(
     settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
     spec = load_spec(randomization) if randomization is not None else None
     card = resolve_robot(robot) if robot is not None else None
+    cameras = _look(look, image_size, seed)
     summary = run(_load(policy, policy_arg, like), problems, out, episodes=episodes, envs=envs,
                   seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
-                  progress=_Progress(), robot=card)
+                  progress=_Progress(), robot=card, look=cameras)
     _print_summary(summary, out)
 
 
@@ -170,7 +185,11 @@ def eval_(
     start: str = typer.Option("first", "--start", help="Where episodes start in each recorded episode: first (tick "
                               "0), random (a seeded tick before the goal first holds), every:K (every K-th such "
                               "tick), or several, e.g. first,random: the summary gives each side by side."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the random start ticks."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the random start ticks and look draws."),
+    look: str | None = typer.Option(None, "--look", help="What the policy's cameras see: recorded (each source "
+                                    "episode's own look draw, as rendered), plain, randomized, randomized:train|test "
+                                    "or a look YAML [default: the scene's own appearance]."),
+    image_size: str | None = _IMAGE_SIZE,
 ) -> None:
     """Closed-loop evaluation from the exact recorded states (physics state and randomization draw) of
     the episodes of a dataset, at their first tick or later ones (--start)."""
@@ -179,12 +198,14 @@ def eval_(
 
     from demoforge.sim import resolve_robot
 
-    starts = parse_starts(start)  # a bad --start is refused before anything is written
+    starts = parse_starts(start)  # a bad --start or --look is refused before anything is written
+    cameras = _look(look, image_size, seed, source=from_dataset)
     settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
     card = resolve_robot(robot) if robot is not None else None
     summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
                                     episodes=parse_episodes(episodes), progress=_Progress(),
-                                    envs=envs, settings=settings, spec=policy, robot=card, starts=starts, seed=seed)
+                                    envs=envs, settings=settings, spec=policy, robot=card, starts=starts, seed=seed,
+                                    look=cameras)
     _print_summary(summary, out)
 
 

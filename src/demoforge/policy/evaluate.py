@@ -121,12 +121,14 @@ def episode_starts(root: Path, reader, indices: list[int], starts: tuple[Start, 
 
 def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, episodes: list[int] | None = None,
                           envs: int = 1, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-                          progress=None, robot=None, starts: tuple[Start, ...] = (FIRST,), seed: int = 0) -> dict:
+                          progress=None, robot=None, starts: tuple[Start, ...] = (FIRST,), seed: int = 0,
+                          look=None) -> dict:
     """Run `policy` from the recorded states of each of `episodes` (default all) of `root` at the
     ticks `starts` chooses (default the first; `seed` draws the random ones); OUT/dataset,
     OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary.
     `robot` (a RobotCard): the arm the episodes ran with (see `recorded_robot`); None = the
-    recorded one."""
+    recorded one. `look` (a `policy.looks.EvalLook`): what the policy's cameras see; `recorded`
+    takes each source episode's own look draw."""
     root, out = Path(root), Path(out)
     guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
     reader = open_dataset(root)
@@ -154,7 +156,7 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
 
     summary = run_policy(policy, tasks, [problem_of[k] for k, _, _ in plan], layout, queue, out, envs=envs, seed=0,
                          settings=settings, spec=spec, title=f"Evaluation from {root.name}", extra=extra,
-                         progress=progress)
+                         progress=progress, look=look)
     if starts == (FIRST,):
         return summary
     summary["by_start"] = by_start(out / "dataset", starts)

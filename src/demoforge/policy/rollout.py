@@ -135,12 +135,21 @@ def image_spaces(policy_obs: dict, cameras: list[str]) -> dict[str, tuple]:
 class _Episode:
     """A slot's running episode: its recorder, its camera frames and the drop check."""
 
-    def __init__(self, env: VecSimEnv, i: int, layout: RunLayout, images: dict[str, tuple] | None = None):
+    def __init__(self, env: VecSimEnv, i: int, layout: RunLayout, images: dict[str, tuple] | None = None,
+                 look=None, problem: str = ""):
         self.ctx = env.contexts[i]
         self.images = images or {}
         self.frames: dict[str, list] = {k: [] for k in self.images}
         self.rig = None
-        if self.images:
+        self.camera = None  # a CameraRecorder under the episode's look draw
+        self.look_draw = None
+        if self.images and look is not None:
+            from demoforge.render import CameraRecorder
+
+            self.look_draw = look.scene_draw(self.ctx.scene, problem, self.ctx.start.episode,
+                                             getattr(self.ctx, "source", None))
+            self.camera = CameraRecorder(self.ctx.scene, self.look_draw, [camera_of(k) for k in self.images])
+        elif self.images:
             from demoforge.sim import CameraRig
 
             (h, w, _), = set(self.images.values())
@@ -156,21 +165,30 @@ class _Episode:
         return bool(fallen(self.ctx.scene.data, self.ctx.binding, margin).any())
 
     def render(self) -> dict[str, np.ndarray]:
-        """This tick's frames (also kept for the recording)."""
+        """This tick's frames (also kept for the recording): under a look, the physics state
+        restored into the look's render model, as the render stage replays it."""
+        if self.camera is not None:
+            from demoforge.sim import snapshot
+
+            frames = self.camera.render_state(snapshot(self.ctx.scene.model, self.ctx.scene.data))
         out = {}
         for key in self.images:
-            frame = self.rig.rgb(self.ctx.scene.data, camera_of(key))
+            frame = frames[key] if self.camera is not None else self.rig.rgb(self.ctx.scene.data, camera_of(key))
             self.frames[key].append(frame)
             out[key] = frame
         return out
+
+    def close(self) -> None:
+        for cam in (self.rig, self.camera):
+            if cam is not None:
+                cam.close()
+        self.rig = self.camera = None
 
     def columns(self) -> dict[str, np.ndarray]:
         cols = self.rec.columns()
         for key, frames in self.frames.items():
             cols[key] = np.stack(frames[: self.rec.length])
-        if self.rig is not None:
-            self.rig.close()
-            self.rig = None
+        self.close()
         return cols
 
 
@@ -203,8 +221,10 @@ ExtraFn = Callable[[Problem, object], dict]
 
 def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], layout: RunLayout,
                queue: list[tuple[int, int]], out: Path, *, envs: int, seed: int, settings: RolloutSettings,
-               spec: str, title: str, extra: ExtraFn | None = None, progress=None, randomization=None) -> dict:
-    """Run `queue` ((task, episode) pairs) with `policy`, record to OUT/dataset... see rollout()."""
+               spec: str, title: str, extra: ExtraFn | None = None, progress=None, randomization=None,
+               look=None) -> dict:
+    """Run `queue` ((task, episode) pairs) with `policy`, record to OUT/dataset... see rollout().
+    `look`: a `policy.looks.EvalLook` the cameras render under (None: the scene's own)."""
     env_sp = env_spaces(len(layout.joint_names))
     if hasattr(policy, "bind_action_width"):
         policy.bind_action_width(env_sp.action[0])
@@ -214,6 +234,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
 
         cameras = sorted(start_layout_scene(problems[0])[0].cameras)
         offered = image_spaces(dict(policy.spaces.observation), cameras)
+        if look is not None:  # the look fixes the size; a policy that asks for another is refused below
+            offered = {k: (*look.size(k), 3) if k in policy.spaces.observation else v for k, v in offered.items()}
         env_sp = PolicySpaces({**env_sp.observation, **offered}, env_sp.action)
         images = {k: tuple(v) for k, v in policy.spaces.observation.items() if k.startswith(IMAGES_PREFIX)}
     env_state = ENV_STATE in policy.spaces.observation
@@ -246,8 +268,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         if env.ids[i] is None:
             eps[i] = None
             return
-        eps[i] = _Episode(env, i, layout, images)
         t = env.ids[i][0]
+        eps[i] = _Episode(env, i, layout, images, look, problems[t].name)
         ctx = env.contexts[i]
         if env_state:
             from demoforge.raw.envstate import object_layout
@@ -280,6 +302,8 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         ).to_extras()
         if extra is not None:
             record.update(extra(problem, ep.ctx))
+        if ep.look_draw is not None:
+            record["look"] = ep.look_draw  # the frames can be rendered again from the states
         pending[order[ep.ident]] = (ep.columns(), goal_words(problem.task), record, problem.name, metrics)
         while nxt in pending:
             cols, task, rec, name, m = pending.pop(nxt)
@@ -344,14 +368,15 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     except BaseException as exc:
         writer.__exit__(RuntimeError, None, None)
         for ep in eps:
-            if ep is not None and ep.rig is not None:
-                ep.rig.close()
+            if ep is not None:
+                ep.close()
         if isinstance(exc, DemoforgeError):  # bad input (the policy's): keep nothing; a kill or a bug keeps staging
             shutil.rmtree(made or root, ignore_errors=True)
         raise
     writer.finalize()
     write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings),
-                                        "robot": card_to_dict(problem_robot(problems[0]))})
+                                        "robot": card_to_dict(problem_robot(problems[0])),
+                                        "look": None if look is None else look.label})
     summary = summary_json(tallies, {"title": title, "policy": spec, "dataset": "dataset",
                                      "warmup_ticks": settings.warmup, "reference_ticks": settings.horizon})
     write_json_atomic(out / "summary.json", summary)
@@ -366,11 +391,12 @@ def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict
 
 def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
             seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-            domain: str = "blocks", progress=None, randomization=None, robot=None) -> dict:
+            domain: str = "blocks", progress=None, randomization=None, robot=None, look=None) -> dict:
     """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
     packages) on `envs` envs, with physics randomization drawn per episode as `generate` does
     when a `RandomizationSpec` is given, the scenes with the arm of `robot` (a RobotCard, as in
-    `generate`); OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary."""
+    `generate`), its cameras under `look` (a `policy.looks.EvalLook`; None: the scene's own);
+    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary."""
     from demoforge.execute.generate import run_problems
 
     if episodes < 1 or envs < 1:
@@ -383,4 +409,4 @@ def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episod
     tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
     queue = [(t, e) for t in range(len(problems)) for e in range(episodes)]
     return run_policy(policy, tasks, problems, layout, queue, out, envs=envs, seed=seed, settings=settings,
-                      spec=spec, title="Roll-out", progress=progress, randomization=randomization)
+                      spec=spec, title="Roll-out", progress=progress, randomization=randomization, look=look)

@@ -28,6 +28,8 @@ Unknown keys and every bad value are reported at once, naming the file and the k
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -361,7 +363,11 @@ def look_from_dict(raw: object, *, where: str = "look") -> Look:
 
 
 def load_look(path: str | Path) -> Look:
-    """A look from a YAML file, or the name of a shipped look ('plain', 'randomized')."""
+    """A look from a YAML file, or the name of a shipped look ('plain', 'randomized'); either
+    may end in `:train` or `:test` to take that split of its glyph and colour sets."""
+    head, sep, split = str(path).rpartition(":")
+    if sep and split in SPLITS and head:
+        return dataclasses.replace(load_look(head), split=split)
     path = Path(path)
     if not path.suffix and not path.exists():
         shipped = Path(__file__).parent / "looks" / f"{path.name}.yaml"
@@ -373,6 +379,27 @@ def load_look(path: str | Path) -> Look:
     except (OSError, yaml.YAMLError) as exc:
         raise LookError(f"cannot read look {path}: {exc}") from None
     return look_from_dict(raw, where=str(path))
+
+
+def sized_look(look: Look, size: tuple[int, int] | None) -> Look:
+    """`look` with every camera's images at `size` (width, height) [px]; None keeps its sizes."""
+    if size is None:
+        return look
+    width, height = (int(v) for v in size)
+    if width < 2 or height < 2 or width % 2 or height % 2:
+        raise LookError(f"image size {width}x{height}: width and height must be even numbers >= 2 (video)")
+    cameras = {k: dataclasses.replace(c, width=None, height=None) for k, c in look.cameras.items()}
+    return dataclasses.replace(look, width=width, height=height, cameras=cameras)
+
+
+def parse_image_size(text: str) -> tuple[int, int]:
+    """'96' or '128x96' (WIDTHxHEIGHT) -> (width, height) [px]."""
+    w, sep, h = text.lower().partition("x")
+    try:
+        size = (int(w), int(h if sep else w))
+    except ValueError:
+        raise LookError(f"image size {text!r}: give WIDTHxHEIGHT in pixels (e.g. 96x96) or one number") from None
+    return sized_look(Look("size"), size).width, sized_look(Look("size"), size).height
 
 
 def shipped_looks() -> list[str]:
