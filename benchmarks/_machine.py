@@ -104,7 +104,23 @@ def load() -> str:
         return "load average unknown"
 
 
+@functools.lru_cache(maxsize=1)
+def gl_renderer() -> str:
+    """The OpenGL renderer MuJoCo draws with here (MUJOCO_GL's backend: llvmpipe is Mesa on the
+    CPU, an NVIDIA name the GPU), read in a child process so this one holds no GL context."""
+    code = ("import mujoco; from OpenGL import GL; c = mujoco.GLContext(16, 16); c.make_current(); "
+            "print(GL.glGetString(GL.GL_RENDERER).decode(), '/', GL.glGetString(GL.GL_VERSION).decode()); c.free()")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")})
+    except (OSError, subprocess.SubprocessError):
+        return "GL renderer unknown"
+    lines = out.stdout.strip().splitlines()
+    return f"GL {os.environ.get('MUJOCO_GL', 'egl')}: {lines[-1]}" if out.returncode == 0 and lines \
+        else "GL renderer unknown (no mujoco GL context here)"
+
+
 def describe() -> str:
-    """One line: CPU model, cores, Python, encoder build, load average."""
+    """One line: CPU model, cores, Python, GL renderer, encoder build, load average."""
     return (f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-            f"{encoder_build()}; {load()}")
+            f"{gl_renderer()}; {encoder_build()}; {load()}")

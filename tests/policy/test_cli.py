@@ -12,7 +12,7 @@ def test_rollout_replay_eval_relabel(pnp, expert_data, tmp_path):
                                  "--episodes", "2", "--envs", "2", "--out", str(tmp_path / "r"), "--max-ticks", "20",
                                  "--assist-floor", "0.5", "--assist-steps", "5"])
     assert r.exit_code == 0, r.output
-    assert "[2] pnp-all-0000: truncated, partial 0.00, completion 0.00" in r.output
+    assert "[2/2] pnp-all-0000: truncated" in r.output
     assert "2 episodes: success 0.000" in r.output and "warm-up 5 ticks excluded" in r.output
     r = CliRunner().invoke(app, ["replay", str(tmp_path / "r" / "dataset"), "--json", str(tmp_path / "rep.json")])
     assert r.exit_code == 0, r.output

@@ -59,17 +59,6 @@ _POLICY_ARG = typer.Option([], "--policy-arg", help="KEY=VALUE (VALUE read as YA
                                                    "(module:factory, expert); repeatable.")
 
 
-def _load(policy: str, policy_arg: list[str], like: Path | None):
-    from demoforge.policy import load_policy
-
-    loaded = load_policy(policy, **policy_kwargs(policy_arg))
-    if like is None:
-        return loaded
-    from demoforge.policy.like import like as under
-
-    return under(loaded, like)
-
-
 def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: float | None, assist_steps: int):
     from demoforge.policy import Assist, RolloutSettings
 
@@ -85,15 +74,17 @@ def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: 
 
 
 class _Progress:
-    """One line per recorded episode."""
+    """One line per recorded episode (a stage's `ProgressEvent`s; items end silently)."""
 
     def __init__(self):
         self.done = 0
 
-    def __call__(self, problem: str, metrics: dict) -> None:
+    def __call__(self, event) -> None:
+        if event.kind != "episode":
+            return
         self.done += 1
-        typer.echo(f"[{self.done}] {problem}: {'success' if metrics['success'] else metrics['end']}, "
-                   f"partial {metrics['partial_success']:.2f}, completion {metrics['completion_ratio']:.2f}")
+        total = f"/{event.total}" if event.total else ""
+        typer.echo(f"[{event.done or self.done}{total}] {event.item}: {'success' if event.success else event.failure}")
 
 
 def _print_summary(summary: dict, out: Path) -> None:
@@ -122,6 +113,8 @@ _FLOOR = typer.Option(None, "--assist-floor", min=0.0, max=1.0, callback=finite(
                            "episode. The floor is the value it ends at, not the start. Recorded per episode.")
 _STEPS = typer.Option(0, "--assist-steps", min=0, max=10_000_000,
                       help="Ticks the assist holds at 1.0 before dropping to the floor.")
+_WORKERS = typer.Option(1, "--workers", min=1, max=256, help="Processes, each loading the policy and running "
+                        "its share of the episodes on --envs envs; the output does not depend on it.")
 _IMAGE_SIZE = typer.Option(None, "--image-size", help="Camera images WIDTHxHEIGHT [px] (or one number) under "
                            "--look; default the look's size. A policy that asks for another size is refused.")
 
@@ -153,6 +146,7 @@ def rollout(
                                     "randomized:train|test or a look YAML, one draw per episode [default: the "
                                     "scene's own appearance at the size the policy asks for]."),
     image_size: str | None = _IMAGE_SIZE,
+    workers: int = _WORKERS,
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
@@ -165,9 +159,9 @@ def rollout(
     spec = load_spec(randomization) if randomization is not None else None
     card = resolve_robot(robot) if robot is not None else None
     cameras = _look(look, image_size, seed)
-    summary = run(_load(policy, policy_arg, like), problems, out, episodes=episodes, envs=envs,
-                  seed=seed, settings=settings, spec=policy, domain=domain, randomization=spec,
-                  progress=_Progress(), robot=card, look=cameras)
+    summary = run(policy, problems, out, episodes=episodes, envs=envs, seed=seed, settings=settings, domain=domain,
+                  randomization=spec, progress=_Progress(), robot=card, look=cameras, workers=workers,
+                  policy_kwargs=policy_kwargs(policy_arg), like=like)
     _print_summary(summary, out)
 
 
@@ -190,6 +184,7 @@ def eval_(
                                     "episode's own look draw, as rendered), plain, randomized, randomized:train|test "
                                     "or a look YAML [default: the scene's own appearance]."),
     image_size: str | None = _IMAGE_SIZE,
+    workers: int = _WORKERS,
 ) -> None:
     """Closed-loop evaluation from the exact recorded states (physics state and randomization draw) of
     the episodes of a dataset, at their first tick or later ones (--start)."""
@@ -202,10 +197,10 @@ def eval_(
     cameras = _look(look, image_size, seed, source=from_dataset)
     settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
     card = resolve_robot(robot) if robot is not None else None
-    summary = evaluate_from_dataset(_load(policy, policy_arg, like), from_dataset, out,
-                                    episodes=parse_episodes(episodes), progress=_Progress(),
-                                    envs=envs, settings=settings, spec=policy, robot=card, starts=starts, seed=seed,
-                                    look=cameras)
+    summary = evaluate_from_dataset(policy, from_dataset, out, episodes=parse_episodes(episodes),
+                                    progress=_Progress(), envs=envs, settings=settings, robot=card, starts=starts,
+                                    seed=seed, look=cameras, workers=workers, policy_kwargs=policy_kwargs(policy_arg),
+                                    like=like)
     _print_summary(summary, out)
 
 

@@ -24,13 +24,12 @@ import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import row_extra
-from demoforge.dataset.layout import write_json_atomic
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
-from demoforge.guard import guard_output_dir, restart_killed
+from demoforge.guard import guard_output_dir
 from demoforge.policy.protocol import Policy, PolicyError
-from demoforge.policy.rollout import RolloutSettings, run_policy
+from demoforge.policy.rollout import RolloutSettings
 from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, goal_tick, start_ticks
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.schema import read_vocab
@@ -38,10 +37,6 @@ from demoforge.raw.replay import record_scene
 from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import restore
 from demoforge.tasks import holds
-
-
-# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
-_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None, *,
@@ -119,23 +114,11 @@ def episode_starts(root: Path, reader, indices: list[int], starts: tuple[Start, 
     return out
 
 
-def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, episodes: list[int] | None = None,
-                          envs: int = 1, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-                          progress=None, robot=None, starts: tuple[Start, ...] = (FIRST,), seed: int = 0,
-                          look=None) -> dict:
-    """Run `policy` from the recorded states of each of `episodes` (default all) of `root` at the
-    ticks `starts` chooses (default the first; `seed` draws the random ones); OUT/dataset,
-    OUT/summary.json, OUT/SUMMARY.md like a roll-out. Returns the summary.
-    `robot` (a RobotCard): the arm the episodes ran with (see `recorded_robot`); None = the
-    recorded one. `look` (a `policy.looks.EvalLook`): what the policy's cameras see; `recorded`
-    takes each source episode's own look draw."""
-    root, out = Path(root), Path(out)
-    guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
+def eval_plan(root: str, indices: tuple[int, ...], robot, starts: tuple[Start, ...], seed: int,
+              max_ticks: int) -> tuple:
+    """An evaluation's (tasks, problems, layout, queue, extra), built alike in every worker."""
+    root = Path(root)
     reader = open_dataset(root)
-    indices = reader.episode_indices if episodes is None else list(episodes)
-    unknown = sorted(set(indices) - set(reader.episode_indices))
-    if unknown or not indices:
-        raise PolicyError(f"{root}: episodes {unknown or indices} not available; it has {reader.num_episodes}")
     cache: dict = {}
     problems = [recorded_problem(root, row_extra(reader.episode(k), "problem"), cache) for k in indices]
     if robot is not None:
@@ -143,26 +126,61 @@ def evaluate_from_dataset(policy: Policy, root: str | Path, out: str | Path, *, 
         problems = [cache[p.name] for p in problems]
     layout = run_layout(list({p.name: p for p in problems}.values()), fps=reader.info.fps)
     problem_of = dict(zip(indices, problems, strict=True))
-    plan = episode_starts(root, reader, indices, starts, seed)
-    tasks = [recorded_task(root, k, tick, problem_of[k], max_ticks=settings.max_ticks, cache=cache)
-             for k, tick, _ in plan]
+    plan = episode_starts(root, reader, list(indices), starts, seed)
+    tasks = [recorded_task(root, k, tick, problem_of[k], max_ticks=max_ticks, cache=cache) for k, tick, _ in plan]
     labels = {(k, tick): names for k, tick, names in plan}
-    queue = [(t, 0) for t in range(len(tasks))]
 
     def extra(problem, ctx):
         k, tick = ctx.source["episode"], ctx.source["tick"]
         return {"eval_source": {"root": ctx.source["root"], "episode": k, "tick": tick, "starts": labels[(k, tick)]},
                 "randomization": ctx.randomization}
 
-    summary = run_policy(policy, tasks, [problem_of[k] for k, _, _ in plan], layout, queue, out, envs=envs, seed=0,
-                         settings=settings, spec=spec, title=f"Evaluation from {root.name}", extra=extra,
-                         progress=progress, look=look)
-    if starts == (FIRST,):
-        return summary
-    summary["by_start"] = by_start(out / "dataset", starts)
-    for lab, figures in summary["by_start"].items():  # the seed's names: completion_ratio_mean_first, _random
-        summary[f"completion_ratio_mean_{lab.replace(':', '_')}"] = figures["mean_completion"]
-    write_json_atomic(out / "summary.json", summary)
-    md = out / "SUMMARY.md"
-    md.write_text(md.read_text(encoding="utf-8") + by_start_markdown(summary["by_start"]), encoding="utf-8")
-    return summary
+    return tasks, [problem_of[k] for k, _, _ in plan], layout, [(t, 0) for t in range(len(tasks))], extra
+
+
+def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Path, *,
+                          episodes: list[int] | None = None, envs: int = 1,
+                          settings: RolloutSettings = RolloutSettings(), spec: str = "?", progress=None, robot=None,
+                          starts: tuple[Start, ...] = (FIRST,), seed: int = 0, look=None, workers: int = 1,
+                          policy_kwargs: dict | None = None, like: str | Path | None = None) -> dict:
+    """Run `policy` from the recorded states of each of `episodes` (default all) of `root` at the
+    ticks `starts` chooses (default the first; `seed` draws the random ones); OUT/dataset,
+    OUT/summary.json, OUT/SUMMARY.md like a roll-out (`policy`, `workers`, `progress`: as there).
+    Returns the summary. `robot` (a RobotCard): the arm the episodes ran with (see
+    `recorded_robot`); None = the recorded one. `look` (a `policy.looks.EvalLook`): what the
+    policy's cameras see; `recorded` takes each source episode's own look draw."""
+    from demoforge.policy.rollout import _header, finished_run, resumable_run
+    from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage, run_policy_stage
+
+    root, out = Path(root), Path(out)
+    if envs < 1 or not (isinstance(workers, int) and workers >= 1):
+        raise PolicyError(f"envs {envs} and workers {workers} must be >= 1")
+    reader = open_dataset(root)
+    indices = reader.episode_indices if episodes is None else list(episodes)
+    unknown = sorted(set(indices) - set(reader.episode_indices))
+    if unknown or not indices:
+        raise PolicyError(f"{root}: episodes {unknown or indices} not available; it has {reader.num_episodes}")
+    load = PolicyLoad(policy, dict(policy_kwargs or {}), None if like is None else str(like)) \
+        if isinstance(policy, str) else None
+    args = {"root": str(root.resolve()), "indices": tuple(int(k) for k in indices), "robot": robot, "starts": tuple(starts),
+            "seed": int(seed), "max_ticks": settings.max_ticks}
+    tasks, problems, _, _, _ = eval_plan(**args)  # the inputs are read (and refused) before anything is written
+    stage = PolicyStage("eval", Plan(eval_plan, args), load, len(tasks), settings, envs, 0,
+                        policy if isinstance(policy, str) else spec, f"Evaluation from {root.name}", look)
+    if (done := finished_run(out, stage)) is not None:
+        return done
+    stage.live = policy if load is None else load.load()  # a bad policy is named before any work
+    guard_output_dir(out, [root, *([] if like is None else [like])], error=PolicyError,
+                     resumable=lambda o: resumable_run(o, stage))
+    names = list(dict.fromkeys(p.name for p in problems))
+    more = None if starts == (FIRST,) else functools.partial(_by_start, starts=tuple(starts))
+    return run_policy_stage(stage, out, names, _header(stage), workers=workers, progress=progress, more=more)
+
+
+def _by_start(dataset: Path, *, starts: tuple[Start, ...]) -> tuple[dict, str]:
+    """The summary's figures per start kind, and their SUMMARY.md section."""
+    table = by_start(dataset, starts)
+    figures = {"by_start": table}
+    for lab, t in table.items():  # the seed's names: completion_ratio_mean_first, _random
+        figures[f"completion_ratio_mean_{lab.replace(':', '_')}"] = t["mean_completion"]
+    return figures, by_start_markdown(table)

@@ -45,6 +45,7 @@ from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.guard import guard_output_dir, restart_killed
 from demoforge.policy.blame import code_roots, user_error
 from demoforge.policy.like import check_convention
+from demoforge.policy.stage import run_policy_stage
 from demoforge.policy.metrics import (
     Tally, alive_ratio, completion_ratio, partial_success, summary_json, summary_markdown,
 )
@@ -389,24 +390,81 @@ def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict
     write_raw_meta(root, layout, problems, stage=stage, run=run)
 
 
-def rollout(policy: Policy, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
-            seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-            domain: str = "blocks", progress=None, randomization=None, robot=None, look=None) -> dict:
-    """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
-    packages) on `envs` envs, with physics randomization drawn per episode as `generate` does
-    when a `RandomizationSpec` is given, the scenes with the arm of `robot` (a RobotCard, as in
-    `generate`), its cameras under `look` (a `policy.looks.EvalLook`; None: the scene's own);
-    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary."""
+def rollout_plan(inputs: tuple[str, ...], domain: str, randomization, robot, max_ticks: int, episodes: int,
+                 control_hz: float) -> tuple:
+    """A roll-out's (tasks, problems, layout, queue, extra), built alike in every worker."""
     from demoforge.execute.generate import run_problems
 
-    if episodes < 1 or envs < 1:
-        raise PolicyError(f"episodes {episodes} and envs {envs} must be >= 1")
-    out = Path(out)
-    guard_output_dir(out, inputs, error=PolicyError, resumable=_KILLED)
-    problems = run_problems([str(p) for p in inputs], domain=domain, randomization=randomization, robot=robot)
-    check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
-    layout = run_layout(problems, fps=round(settings.control_hz))
-    tasks = [pddl_task(p, max_ticks=settings.max_ticks) for p in problems]
+    problems = run_problems(list(inputs), domain=domain, randomization=randomization, robot=robot)
+    layout = run_layout(problems, fps=round(control_hz))
+    tasks = [pddl_task(p, max_ticks=max_ticks) for p in problems]
     queue = [(t, e) for t in range(len(problems)) for e in range(episodes)]
-    return run_policy(policy, tasks, problems, layout, queue, out, envs=envs, seed=seed, settings=settings,
-                      spec=spec, title="Roll-out", progress=progress, randomization=randomization, look=look)
+    return tasks, problems, layout, queue, None
+
+
+def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
+            seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
+            domain: str = "blocks", progress=None, randomization=None, robot=None, look=None, workers: int = 1,
+            policy_kwargs: dict | None = None, like: str | Path | None = None) -> dict:
+    """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
+    packages) on `envs` envs per worker, with physics randomization drawn per episode as `generate`
+    does when a `RandomizationSpec` is given, the scenes with the arm of `robot` (a RobotCard, as in
+    `generate`), its cameras under `look` (a `policy.looks.EvalLook`; None: the scene's own);
+    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary.
+
+    `policy`: a Policy object (one worker), or a spec string that each of `workers` processes loads
+    (`load_policy(policy, **policy_kwargs)`, under `--like like`). The episodes run as a stage
+    (`policy.stage`): the bytes do not depend on `workers`, a killed run resumes, a finished one
+    rerun with the same inputs is returned as it is. `progress` takes a `ProgressEvent` per episode."""
+    from demoforge.execute.generate import run_problems
+    from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage
+
+    if episodes < 1 or envs < 1 or not (isinstance(workers, int) and workers >= 1):
+        raise PolicyError(f"episodes {episodes}, envs {envs} and workers {workers} must be >= 1")
+    out = Path(out)
+    load = PolicyLoad(policy, dict(policy_kwargs or {}), None if like is None else str(like)) \
+        if isinstance(policy, str) else None
+    inputs = tuple(str(Path(p).resolve()) for p in inputs)  # however spelled: one run, one fingerprint
+    plan = Plan(rollout_plan, {"inputs": inputs, "domain": domain, "randomization": randomization, "robot": robot,
+                               "max_ticks": settings.max_ticks, "episodes": episodes,
+                               "control_hz": settings.control_hz})
+    problems = run_problems(list(inputs), domain=domain, randomization=randomization, robot=robot)
+    stage = PolicyStage("rollout", plan, load, len(problems) * episodes, settings, envs, seed,
+                        policy if isinstance(policy, str) else spec, "Roll-out", look, randomization)
+    if (done := finished_run(out, stage)) is not None:
+        return done
+    stage.live = policy if load is None else load.load()  # loaded here first: a bad policy is named before any work
+    guard_output_dir(out, [*inputs, *([] if like is None else [like])], error=PolicyError,
+                     resumable=lambda o: resumable_run(o, stage))
+    check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
+    return run_policy_stage(stage, out, [p.name for p in problems], _header(stage), workers=workers,
+                            progress=progress)
+
+
+def _header(stage) -> dict:
+    return {"title": stage.title, "policy": stage.spec, "dataset": "dataset", "warmup_ticks": stage.settings.warmup,
+            "reference_ticks": stage.settings.horizon}
+
+
+def finished_run(out: Path, stage) -> dict | None:
+    """The summary of OUT when it is this same run, finished (a rerun has nothing to do)."""
+    import json
+
+    from demoforge.stage import finished_output
+
+    summary = out / "summary.json"
+    if summary.is_file() and finished_output(out / "dataset", stage.name, stage.fingerprint()):
+        return json.loads(summary.read_text(encoding="utf-8"))
+    return None
+
+
+def resumable_run(out: Path, stage) -> bool:
+    """OUT holds only what an interrupted run of `stage` left: its shards folder (resumed by the
+    stage), its finished dataset without a summary (the summary is written again), or an
+    unfinished dataset of a run from before the stage (started over)."""
+    from demoforge.stage import finished_output
+
+    names = {p.name for p in out.iterdir()}
+    if "dataset" in names and not finished_output(out / "dataset", stage.name, stage.fingerprint()):
+        return _KILLED(out)
+    return bool(names) and names <= {f".dataset.{stage.name}-shards", "dataset", "SUMMARY.md"} or _KILLED(out)

@@ -1,0 +1,200 @@
+"""Roll-outs and evaluations as stages (`demoforge.stage`): workers, resume, one merge.
+
+The episodes of a run, in canonical order, are cut into contiguous work items (`chunks`, not
+depending on the worker count); each item runs its episodes with `run_policy` into its own shard,
+and the shards are merged in order into OUT/dataset, whose summary is then counted from the
+merged episodes. So the bytes do not depend on `--workers`, a killed run keeps its finished
+items and the same command resumes it, and a worker's progress arrives as `ProgressEvent`s.
+
+A worker builds its episodes from the run's inputs (`plan`, a module-level function and its
+plain arguments) and loads the policy from its spec: a live policy object stays in the process
+that made it, so more than one worker needs the policy as a spec (`PolicyLoad`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+from demoforge.dataset.layout import write_json_atomic
+from demoforge.policy.metrics import Tally, summary_json, summary_markdown
+from demoforge.policy.protocol import Policy, PolicyError
+from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
+
+DATASET = "dataset"  # OUT/dataset
+RUN_DIR = "run"  # SHARD/run: one item's run_policy output (its dataset and summary)
+METRICS = ("success", "partial_success", "completion_ratio", "full_completion", "alive_ratio")
+
+
+@dataclass(frozen=True)
+class PolicyLoad:
+    """How a worker loads the policy: `load_policy(spec, **kwargs)`, under `--like like`."""
+
+    spec: str
+    kwargs: dict = field(default_factory=dict)
+    like: str | None = None
+
+    def load(self) -> Policy:
+        from demoforge.policy.adapters import load_policy
+
+        policy = load_policy(self.spec, **self.kwargs)
+        if self.like is None:
+            return policy
+        from demoforge.policy.like import like
+
+        return like(policy, self.like)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every item of a run shares, rebuilt in each worker by `build(**args)`:
+    (tasks, problems, layout, queue, extra)."""
+
+    build: Callable[..., tuple]  # a module-level function (pickled by name)
+    args: dict  # its plain arguments (paths, settings, seeds)
+
+
+@dataclass
+class PolicyStage:
+    """A roll-out or an evaluation as a stage (see the module docstring)."""
+
+    name: str  # "rollout" or "eval"
+    plan: Plan
+    load: PolicyLoad | None  # None: `live` only (one worker)
+    episodes: int  # episodes of the run (the plan's queue length)
+    settings: Any  # RolloutSettings
+    envs: int
+    seed: int
+    spec: str  # the policy as the summary names it
+    title: str
+    look: Any = None  # policy.looks.EvalLook
+    randomization: Any = None
+    live: Policy | None = None  # the caller's policy object (never pickled)
+    error: ClassVar[type] = PolicyError
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "live": None}  # a worker loads its own from `load`
+
+    def parts(self) -> list[range]:
+        return chunks(self.episodes)
+
+    def fingerprint(self) -> dict:
+        from dataclasses import asdict
+
+        return {"stage": self.name, "policy": self.spec, "load": None if self.load is None else asdict(self.load),
+                "plan": f"{self.plan.build.__module__}.{self.plan.build.__qualname__}",
+                "args": _plain(self.plan.args), "envs": self.envs, "seed": self.seed, "settings": _plain(self.settings),
+                "look": None if self.look is None else _plain(self.look),
+                "randomization": _plain(self.randomization)}
+
+    def items(self) -> list[str]:
+        return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return self.episodes
+
+    def run_item(self, k: int, shard: Path, progress) -> dict:
+        from demoforge.policy.rollout import run_policy
+
+        part = self.parts()[k]
+        run = shard / RUN_DIR
+        shutil.rmtree(run, ignore_errors=True)  # an item a kill interrupted starts over
+        tasks, problems, layout, queue, extra = self.plan.build(**self.plan.args)
+        policy = self.live if self.live is not None else self.load.load()
+
+        def episode(problem: str, metrics: dict) -> None:
+            if progress is not None:
+                progress(ProgressEvent(self.name, "episode", problem, success=bool(metrics["success"]),
+                                       failure=None if metrics["success"] else str(metrics["end"])))
+
+        run_policy(policy, tasks, problems, layout, queue[part.start:part.stop], run, envs=self.envs, seed=self.seed,
+                   settings=self.settings, spec=self.spec, title=self.title, extra=extra, progress=episode,
+                   randomization=self.randomization, look=self.look)
+        return {"episodes": len(part)}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._merge(shards, out))
+
+    def _merge(self, shards: list[Path], out: Path) -> Path:
+        from demoforge.dataset import merge_datasets
+        from demoforge.dataset.layout import DEMOFORGE_META_DIR
+        from demoforge.stage.runner import publish_dataset
+
+        merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
+        shutil.rmtree(merged, ignore_errors=True)
+        if len(shards) == 1:
+            shutil.copytree(shards[0] / RUN_DIR / DATASET, merged)
+        else:
+            merge_datasets([s / RUN_DIR / DATASET for s in shards], merged)
+            (merged / DEMOFORGE_META_DIR / "merge.json").unlink(missing_ok=True)
+            # the raw contract (controller, vocabulary, scenes, provenance) is the run's: every shard's is the same
+            meta = shards[0] / RUN_DIR / DATASET / DEMOFORGE_META_DIR
+            for path in meta.rglob("*"):
+                target = merged / DEMOFORGE_META_DIR / path.relative_to(meta)
+                if path.is_file() and not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+        return publish_dataset(merged, out, self.name, self.fingerprint())
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON-able data for a fingerprint (dataclasses, paths, tuples)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def count_summary(dataset: Path, names: list[str], header: dict) -> dict:
+    """summary.json of a run, counted from its dataset's episodes (problems in `names` order)."""
+    from demoforge.dataset import open_dataset
+    from demoforge.dataset.keys import row_extra
+
+    tallies = {n: Tally() for n in names}
+    reader = open_dataset(dataset)
+    for k in reader.episode_indices:
+        row = reader.episode(k)
+        tallies[row_extra(row, "problem")].add({m: row_extra(row, m) for m in METRICS})
+    return summary_json(tallies, header)
+
+
+def run_policy_stage(stage: PolicyStage, out: Path, names: list[str], header: dict, *, workers: int,
+                     progress=None, more: Callable[[Path], tuple[dict, str]] | None = None) -> dict:
+    """Run `stage` into OUT/dataset on `workers` local slots; write and return OUT's summary
+    (`more(dataset)`: further figures and their SUMMARY.md section)."""
+    from demoforge.stage import run_stage
+    from demoforge.stage.local import LocalExecutor
+
+    if workers > 1 and stage.load is None:
+        raise PolicyError(f"policy {stage.spec!r}: --workers {workers} loads the policy in each worker, so give it "
+                          "as a spec (expert, PATH.onnx, replay:DATASET, module:factory, file.py:factory), not "
+                          "as an object")
+    from demoforge.stage import finished_output
+
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if not finished_output(out / DATASET, stage.name, stage.fingerprint()):  # else only its summary is missing
+            with LocalExecutor(min(workers, len(stage.parts()))) as local:
+                run_stage(stage, out / DATASET, executor=local, progress=progress)
+    except PolicyError:  # the policy's fault or bad input: nothing half-written (a kill keeps its shards)
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    summary = count_summary(out / DATASET, names, header)
+    figures, section = more(out / DATASET) if more is not None else ({}, "")
+    summary.update(figures)
+    (out / "SUMMARY.md").write_text(summary_markdown(summary) + section, encoding="utf-8")
+    write_json_atomic(out / "summary.json", summary)  # last: it marks the run finished
+    return summary
