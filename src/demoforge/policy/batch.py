@@ -16,7 +16,7 @@ tasks:                            # name -> a problem set
   recorded: {from_dataset: out/run/success, episodes: [0, 1, 2], start: "first,random"}
 reference:                        # optional: task -> figures to print beside the measured ones
   pnp: {success_rate: 0.84, full_completion_rate: 0.84}
-settings: {max_ticks: 1200, envs: 1, seed: 0}
+settings: {max_ticks: 1200, envs: 1, seed: 0, workers: 2}  # workers: processes per run
 ```
 
 Each (policy, task) run is a roll-out (`problems`, `family`) or an evaluation from recorded
@@ -49,7 +49,7 @@ FIGURES = ("success_rate", "partial_success", "full_completion_rate", "mean_comp
 TASK_KEYS = {"family": {"family", "split", "count", "seed", "episodes"},
              "problems": {"problems", "episodes"},
              "from_dataset": {"from_dataset", "episodes", "start", "seed"}}
-SETTINGS = {"max_ticks": 1200, "envs": 1, "seed": 0}  # max_ticks: RolloutSettings' default
+SETTINGS = {"max_ticks": 1200, "envs": 1, "seed": 0, "workers": 1}  # max_ticks: RolloutSettings' default
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def load_batch(file: str | Path) -> BatchSpec:
     bad = {k: v for k, v in settings.items() if k not in SETTINGS or not isinstance(v, int) or isinstance(v, bool)
            or v < (0 if k == "seed" else 1)}
     if bad:
-        raise _fail(file, "settings", f"{bad} not allowed; settings are {SETTINGS} (integers, envs and max_ticks >= 1)")
+        raise _fail(file, "settings", f"{bad} not allowed; settings are {SETTINGS} (integers, all but seed >= 1)")
     policies, tasks = _policies(file, raw.get("policies")), _tasks(file, raw.get("tasks"))
     for what, names in (("policies", [p.name for p in policies]), ("tasks", [t.name for t in tasks])):
         odd = [n for n in names if not n or "/" in n or n.startswith(".")]
@@ -211,14 +211,10 @@ def _problems(spec: BatchSpec, task: TaskSet, out: Path) -> list[Path]:
 
 
 def _run(spec: BatchSpec, policy: PolicyRun, task: TaskSet, out: Path, run_dir: Path) -> None:
-    from demoforge.policy.adapters import load_policy
     from demoforge.policy.rollout import RolloutSettings
 
-    loaded = load_policy(policy.spec, **policy.args)
-    if policy.like is not None:
-        from demoforge.policy.like import like
-
-        loaded = like(loaded, policy.like)
+    loaded = {"policy": policy.spec, "policy_kwargs": policy.args, "like": policy.like,
+              "workers": spec.settings["workers"]}  # each worker loads the policy from its spec
     settings = RolloutSettings(max_ticks=spec.settings["max_ticks"])
     envs, seed = spec.settings["envs"], spec.settings["seed"]
     if task.kind == "from_dataset":
@@ -226,15 +222,14 @@ def _run(spec: BatchSpec, policy: PolicyRun, task: TaskSet, out: Path, run_dir: 
         from demoforge.policy.starts import parse_starts
 
         k = task.keys
-        evaluate_from_dataset(loaded, spec.file.parent / str(k["from_dataset"]), run_dir,
-                              episodes=k.get("episodes"),
-                              envs=envs, settings=settings, spec=policy.spec, starts=parse_starts(str(k.get(
-                                  "start", "first"))), seed=int(k.get("seed", seed)))
+        evaluate_from_dataset(root=spec.file.parent / str(k["from_dataset"]), out=run_dir, episodes=k.get("episodes"),
+                              envs=envs, settings=settings, starts=parse_starts(str(k.get("start", "first"))),
+                              seed=int(k.get("seed", seed)), **loaded)
     else:
         from demoforge.policy.rollout import rollout
 
-        rollout(loaded, _problems(spec, task, out), run_dir, episodes=int(task.keys.get("episodes", 1)), envs=envs,
-                seed=seed, settings=settings, spec=policy.spec)
+        rollout(inputs=_problems(spec, task, out), out=run_dir, episodes=int(task.keys.get("episodes", 1)), envs=envs,
+                seed=seed, settings=settings, **loaded)
 
 
 def score_run(run_dir: Path) -> dict:
