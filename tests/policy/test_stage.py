@@ -58,3 +58,13 @@ def test_several_workers_need_the_policy_as_a_spec(pnp, tmp_path):
     with pytest.raises(PolicyError, match="as a spec"):
         rollout(load_policy(HOLD), [pnp], tmp_path / "o", episodes=8, settings=SETTINGS, workers=2)
     assert not (tmp_path / "o").exists()
+
+
+def test_relabel_bytes_do_not_depend_on_the_worker_count(pnp, tmp_path):
+    from demoforge.policy.relabel import relabel
+
+    rollout(HOLD, [pnp], tmp_path / "r", episodes=4, envs=2, settings=RolloutSettings(max_ticks=20))
+    runs = [relabel(tmp_path / "r" / "dataset", tmp_path / f"l{w}", envs=2, workers=w) for w in (1, 2)]
+    assert runs[0]["failed"] == [0, 1, 2, 3] and runs[0]["relabeled"] == 4
+    assert files(tmp_path / "l1") == files(tmp_path / "l2")
+    no_temporaries(tmp_path)

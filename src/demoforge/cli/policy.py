@@ -238,12 +238,13 @@ def relabel(
     rollouts: Path = typer.Option(..., "--rollouts", help="A roll-out dataset (OUT/dataset of `demoforge rollout`)."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset (new expert demonstrations), OUT/summary.json."),
     envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS),
+    workers: int = typer.Option(1, "--workers", min=1, max=256, help="Processes; the output does not depend on it."),
 ) -> None:
     """For each failed roll-out, run the expert from the last state from which the planner still reaches
     the goal, and record the successes as expert demonstrations starting from that state."""
     from demoforge.policy.relabel import relabel as run
 
-    summary = run(rollouts, out, envs=envs)
+    summary = run(rollouts, out, envs=envs, workers=workers, progress=_Progress())
     typer.echo(f"{len(summary['failed'])} failed roll-outs: {summary['relabeled']} relabeled, "
                f"{len(summary['unreachable'])} with no reachable state, {len(summary['expert_failed'])} where the "
                f"expert failed too; dataset: {out / 'dataset'}")

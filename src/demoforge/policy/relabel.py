@@ -16,13 +16,16 @@ OUT/summary.json.
 from __future__ import annotations
 
 import functools
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.keys import row_extra
-from demoforge.dataset.layout import write_json_atomic
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import VecSimEnv
@@ -32,6 +35,7 @@ from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
 from demoforge.raw import schema
 from demoforge.raw.scene import recorded_problem
+from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
 from demoforge.tasks import make_planner
 
 
@@ -54,36 +58,41 @@ def failure_tick(root: Path, k: int, *, plan_budget_s: float = 1.0, cache: dict 
     return None
 
 
-def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: RunnerSettings = RunnerSettings(),
-            progress=None) -> dict:
-    """Expert demonstrations from the failure states of the failed episodes of `rollouts`; see the module."""
-    root, out = Path(rollouts), Path(out)
-    guard_output_dir(out, [root], error=PolicyError, resumable=_KILLED)
+def failed_episodes(root: Path) -> list[int]:
+    """The failed episodes of a roll-out (or execute) dataset, in order."""
     reader = open_dataset(root)
     columns = set(reader.episodes_table.column_names)
     if not columns & {"demoforge/success", "demoforge/outcome"} or schema.SIM_STATE not in reader.info.features:
         raise PolicyError(f"{root}: not a raw demoforge roll-out or execute dataset (it needs the {schema.SIM_STATE} "
                           "feature and each episode's outcome); pass OUT/dataset of `demoforge rollout`")
-    cache: dict = {}
-    failed, unreachable, starts = [], [], []
+    failed = []
     for row in reader.iter_episodes():
-        k = int(row["episode_index"])
         ok = row_extra(row, "success")
         if ok is None:
             ok = row_extra(row, "outcome") == "success"
-        if ok:
-            continue
-        failed.append(k)
+        if not ok:
+            failed.append(int(row["episode_index"]))
+    return failed
+
+
+def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, settings: RunnerSettings,
+                 progress=None) -> dict:
+    """Relabel the failed `episodes` of `root` into the new dataset `dataset` (none when the expert
+    succeeded from none of their starts); returns {unreachable, starts, expert_failed, relabeled}."""
+    reader = open_dataset(root)
+    cache: dict = {}
+    unreachable, starts = [], []
+    for k in episodes:
         tick = failure_tick(root, k, plan_budget_s=settings.plan_budget_s, cache=cache)
         if tick is None:
             unreachable.append(k)
         else:
+            row = reader.episode(k)
             starts.append((k, tick, row_extra(row, "problem"), row_extra(row, "policy")))
-    out.mkdir(parents=True, exist_ok=True)
-    problems = [recorded_problem(root, name, cache) for _, _, name, _ in starts]
     expert_failed: list[dict] = []
     written = 0
     if starts:
+        problems = [recorded_problem(root, name, cache) for _, _, name, _ in starts]
         unique = list({p.name: p for p in problems}.values())
         layout = run_layout(unique, fps=reader.info.fps)
         queue = [(j, 0) for j in range(len(starts))]
@@ -93,43 +102,121 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
                  for j, ((k, tick, _, _), p) in enumerate(zip(starts, problems, strict=True))]
         runner.env = VecSimEnv(tasks, envs, episodes=queue, seed=0, control_hz=settings.control_hz)
         runner.problems = problems
-        writer = DatasetWriter.create(out / "dataset", fps=layout.fps, features=layout.features(),
-                                      robot_type=layout.robot_type)
         pending: dict[int, EpisodeResult] = {}
         nxt = 0
+        with DatasetWriter.create(dataset, fps=layout.fps, features=layout.features(),
+                                  robot_type=layout.robot_type) as writer:
 
-        def on_episode(result: EpisodeResult) -> None:
-            nonlocal nxt, written
-            pending[result.episode] = result  # the queue index (recorded_start's index)
-            while nxt in pending:
-                r = pending.pop(nxt)
-                k, tick, _, policy = starts[nxt]
-                ctx_source = {"source": str(root), "episode": k, "tick": tick, "policy": policy}
-                if r.success:
-                    r.extra["randomization"] = row_extra(reader.episode(k), "randomization")
-                    r.extra["relabel"] = ctx_source
-                    writer.add_episode(r.columns, task=r.task, extra=r.extra)
-                    written += 1
-                else:
-                    expert_failed.append({**ctx_source, "failure": r.extra["failure"]})
-                if progress:
-                    progress(k, r.success)
-                nxt += 1
+            def on_episode(result: EpisodeResult) -> None:
+                nonlocal nxt, written
+                pending[result.episode] = result  # the queue index (recorded_start's index)
+                while nxt in pending:
+                    r = pending.pop(nxt)
+                    k, tick, name, policy = starts[nxt]
+                    source = {"source": str(root), "episode": k, "tick": tick, "policy": policy}
+                    if r.success:
+                        r.extra["randomization"] = row_extra(reader.episode(k), "randomization")
+                        r.extra["relabel"] = source
+                        writer.add_episode(r.columns, task=r.task, extra=r.extra)
+                        written += 1
+                    else:
+                        expert_failed.append({**source, "failure": r.extra["failure"]})
+                    if progress is not None:
+                        progress(name, r.success)
+                    nxt += 1
 
-        try:
             runner.run(on_episode)
-        except BaseException:
-            writer.__exit__(RuntimeError, None, None)
-            raise
+            if not written:  # the expert failed from every start: no dataset
+                writer.discard()
         if written:
-            writer.finalize()
-            write_meta(out / "dataset", unique, layout, {"source": str(root), "settings": settings.__dict__},
-                       stage="relabel")
-        else:  # the expert failed from every start: no dataset, as when there is no start at all
-            writer.discard()
-    summary = {"source": str(root), "failed": failed, "unreachable": unreachable,
-               "relabeled": written, "expert_failed": expert_failed,
-               "starts": [{"episode": k, "tick": t} for k, t, _, _ in starts]}
+            write_meta(dataset, unique, layout, {"source": str(root), "settings": settings.__dict__}, stage="relabel")
+    return {"unreachable": unreachable, "starts": [{"episode": k, "tick": t} for k, t, _, _ in starts],
+            "expert_failed": expert_failed, "relabeled": written}
+
+
+@dataclass
+class RelabelStage:
+    """Relabeling as a stage (`demoforge.stage`): work items are contiguous runs of the failed
+    episodes (`chunks`: not depending on the worker count); each item finds its failure states and
+    runs the expert from them into its own shard; the shards with episodes are merged in order."""
+
+    root: Path
+    failed: tuple[int, ...]
+    envs: int
+    settings: RunnerSettings
+    name: ClassVar[str] = "relabel"
+    error: ClassVar[type] = PolicyError
+
+    def parts(self) -> list[range]:
+        return chunks(len(self.failed), least=2)
+
+    def fingerprint(self) -> dict:
+        return {"stage": "relabel", "source": str(self.root.resolve()), "failed": list(self.failed),
+                "envs": self.envs, "settings": {k: v for k, v in self.settings.__dict__.items()}}
+
+    def items(self) -> list[str]:
+        return [f"failed-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return len(self.failed)
+
+    def run_item(self, k: int, shard: Path, progress) -> dict:
+        part = self.parts()[k]
+        dataset = shard / "data"
+        shutil.rmtree(dataset, ignore_errors=True)  # an item a kill interrupted starts over
+
+        def episode(name: str, success: bool) -> None:
+            if progress is not None:
+                progress(ProgressEvent("relabel", "episode", name, success=bool(success)))
+
+        return relabel_item(self.root, list(self.failed[part.start:part.stop]), dataset, envs=self.envs,
+                            settings=self.settings, progress=episode)
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._merge(shards, results, out))
+
+    def _merge(self, shards: list[Path], results: list[dict], out: Path) -> list[dict]:
+        from demoforge.stage import merge_shards, publish_dataset
+
+        kept = [s for s, r in zip(shards, results, strict=True) if r["relabeled"]]
+        if kept:
+            merged = shards[0].parent.parent / "merged"
+            merge_shards(kept, merged)
+            meta = kept[0] / "data" / DEMOFORGE_META_DIR  # the run's raw contract, the same in every shard
+            for path in meta.rglob("*"):
+                target = merged / DEMOFORGE_META_DIR / path.relative_to(meta)
+                if path.is_file() and not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+            publish_dataset(merged, out, self.name, self.fingerprint())
+        return results
+
+
+def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: RunnerSettings = RunnerSettings(),
+            progress=None, workers: int = 1) -> dict:
+    """Expert demonstrations from the failure states of the failed episodes of `rollouts` (see the
+    module) as a stage on `workers` processes: the bytes do not depend on it, a killed run resumes.
+    OUT/dataset (absent when nothing was relabeled), OUT/summary.json. `progress`: ProgressEvents."""
+    from demoforge.stage import LocalExecutor, run_stage
+
+    root, out = Path(rollouts), Path(out)
+    if envs < 1 or not (isinstance(workers, int) and workers >= 1):
+        raise PolicyError(f"envs {envs} and workers {workers} must be >= 1")
+    failed = failed_episodes(root)
+    work = f".dataset.{RelabelStage.name}-shards"
+    guard_output_dir(out, [root], error=PolicyError,
+                     resumable=lambda o: {p.name for p in o.iterdir()} <= {work} or _KILLED(o))
+    summary = {"source": str(root), "failed": failed, "unreachable": [], "relabeled": 0, "expert_failed": [],
+               "starts": []}
+    out.mkdir(parents=True, exist_ok=True)
+    if failed:
+        stage = RelabelStage(root, tuple(failed), envs, settings)
+        with LocalExecutor(min(workers, len(stage.parts()))) as local:
+            results = run_stage(stage, out / "dataset", executor=local, progress=progress)
+        for r in results:
+            summary["unreachable"] += r["unreachable"]
+            summary["starts"] += r["starts"]
+            summary["expert_failed"] += r["expert_failed"]
+            summary["relabeled"] += r["relabeled"]
     write_json_atomic(out / "summary.json", summary)
     return summary
-
