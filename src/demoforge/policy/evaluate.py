@@ -162,7 +162,8 @@ def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Pat
         raise PolicyError(f"{root}: episodes {unknown or indices} not available; it has {reader.num_episodes}")
     load = PolicyLoad(policy, dict(policy_kwargs or {}), None if like is None else str(like)) \
         if isinstance(policy, str) else None
-    args = {"root": str(root.resolve()), "indices": tuple(int(k) for k in indices), "robot": robot, "starts": tuple(starts),
+    args = {"root": str(root.resolve()), "indices": tuple(int(k) for k in indices), "robot": robot,
+            "starts": tuple(starts),
             "seed": int(seed), "max_ticks": settings.max_ticks}
     tasks, problems, _, _, _ = eval_plan(**args)  # the inputs are read (and refused) before anything is written
     stage = PolicyStage("eval", Plan(eval_plan, args), load, len(tasks), settings, envs, 0,

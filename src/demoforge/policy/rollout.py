@@ -255,9 +255,9 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     out.mkdir(parents=True, exist_ok=True)
     root = out / "dataset"
     features = {**layout.features(), **{k: Feature("video", shape) for k, shape in images.items()}}
-    writer = DatasetWriter.create(root, fps=layout.fps, features=features, robot_type=layout.robot_type)
     env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz,
                     randomization=randomization)
+    writer = None  # the dataset writer, opened below by `with` (`end` adds to it)
     order = {ident: k for k, ident in enumerate(queue)}
     pending: dict[int, tuple] = {}
     nxt = 0
@@ -338,43 +338,44 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         return out
 
     try:
-        obs, _ = env.reset()
-        for i in range(envs):
-            begin(i)
-        while not env.exhausted:
-            active = env.active
-            obs = observe(obs)
-            actions = check_actions(users_code(spec, "act()", policy, policy.act, obs), active, env_sp.action,
-                                    where=f"policy {spec!r}")
-            # Step with exactly what is recorded (float32 columns), so every roll-out replays bit for bit.
-            actions = actions.astype(np.float32).astype(np.float64)
-            for i in np.flatnonzero(active):
-                ep = eps[i]
-                ep.rec.record(ep.ctx.atoms(), actions[i, :-1], actions[i, -1], -1, -1)
-                apply_assist(ep.ctx.scene, settings.assist, ep.rec.length - 1)
-            obs, _, _, _, info = env.step(actions)
-            refresh = False
-            for i in np.flatnonzero(active):
-                ep = eps[i]
-                if info["done"][i]:
-                    end(i, ep, bool(info["final_success"][i]), "success" if info["final_success"][i] else "truncated")
-                    begin(i)
-                elif ep.dropped(settings.drop_margin):
-                    end(i, ep, False, "dropped")
-                    env.finish(i)
-                    begin(i)
-                    refresh = True
-            if refresh:
-                obs = env.observe()
+        # a clean exit finalizes the dataset; an exception (a kill, a bug) keeps its staging for a look
+        with DatasetWriter.create(root, fps=layout.fps, features=features, robot_type=layout.robot_type) as writer:
+            obs, _ = env.reset()
+            for i in range(envs):
+                begin(i)
+            while not env.exhausted:
+                active = env.active
+                obs = observe(obs)
+                actions = check_actions(users_code(spec, "act()", policy, policy.act, obs), active, env_sp.action,
+                                        where=f"policy {spec!r}")
+                # Step with exactly what is recorded (float32 columns), so every roll-out replays bit for bit.
+                actions = actions.astype(np.float32).astype(np.float64)
+                for i in np.flatnonzero(active):
+                    ep = eps[i]
+                    ep.rec.record(ep.ctx.atoms(), actions[i, :-1], actions[i, -1], -1, -1)
+                    apply_assist(ep.ctx.scene, settings.assist, ep.rec.length - 1)
+                obs, _, _, _, info = env.step(actions)
+                refresh = False
+                for i in np.flatnonzero(active):
+                    ep = eps[i]
+                    if info["done"][i]:
+                        ok = bool(info["final_success"][i])
+                        end(i, ep, ok, "success" if ok else "truncated")
+                        begin(i)
+                    elif ep.dropped(settings.drop_margin):
+                        end(i, ep, False, "dropped")
+                        env.finish(i)
+                        begin(i)
+                        refresh = True
+                if refresh:
+                    obs = env.observe()
     except BaseException as exc:
-        writer.__exit__(RuntimeError, None, None)
         for ep in eps:
             if ep is not None:
                 ep.close()
         if isinstance(exc, DemoforgeError):  # bad input (the policy's): keep nothing; a kill or a bug keeps staging
             shutil.rmtree(made or root, ignore_errors=True)
         raise
-    writer.finalize()
     write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings),
                                         "robot": card_to_dict(problem_robot(problems[0])),
                                         "look": None if look is None else look.label})
