@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from demoforge.dataset import open_dataset
+from tests.gym.conftest import family_run  # noqa: F401  (a shared session fixture)
 from tests.timeouts import SUBPROCESS_S
 
 pytestmark = pytest.mark.closed_loop
@@ -36,3 +37,19 @@ def test_the_pixel_recipe_trains_and_evaluates_from_pixels(tmp_path):
     for look in ("plain-train-64", "randomized-test-64"):
         info = json.loads((work / f"eval-2-2-{look}" / "eval_info.json").read_text())
         assert info["overall"]["n_episodes"] == 2
+
+
+def test_the_plugin_observes_the_environment_state_kind_its_dataset_was_baked_with(family_run, tmp_path):
+    from lerobot.envs.factory import make_env_config
+    from lerobot.utils.import_utils import register_third_party_plugins
+
+    from demoforge.convert import BakeConfig, bake
+
+    register_third_party_plugins()
+    baked = bake([family_run], tmp_path / "goal", BakeConfig(control_freq=15, environment_state=True,
+                                                             environment_state_kind="goal"))
+    cfg = make_env_config("demoforge", task="pnp", split="train", problems=2, episodes=2, dataset=str(baked))
+    assert cfg.features["environment_state"].shape == (10,)  # the target region, no object pose
+    with pytest.raises(ValueError, match="environment state kind 'goal'"):
+        make_env_config("demoforge", task="pnp", split="train", problems=2, dataset=str(baked),
+                        environment_state="objects")
