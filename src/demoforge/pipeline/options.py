@@ -247,6 +247,9 @@ class RenderOptions:
                                     stage_required=True, metavar="LOOK[:N]")
     cameras: tuple[str, ...] = option(("front", "wrist"), "Cameras rendered; repeat or give a comma list "
                                                           "(front,wrist).", aliases=("--camera",))
+    image_size: str | None = option(None, "Image size of every look's cameras, WIDTHxHEIGHT [px] or one number "
+                                          "(96); per camera CAMERA=WxH, comma-separated (96,front=224x224) "
+                                          "[default: each look's].", kind="str", metavar="WxH")
     depth: bool = option(False, "Also write <camera>_depth videos (metres as 12-bit lossless codes).")
     segmentation: bool = option(False, "Also write <camera>_segmentation videos.")
     episodes: str | None = option(None, "Source episodes to render, e.g. 0,2,5-7 [default: all].", kind="str",
@@ -255,9 +258,14 @@ class RenderOptions:
     workers: int | str = workers_option()
 
     def look_requests(self):
-        from demoforge.render import parse_look_arg
+        import dataclasses
 
-        return tuple(parse_look_arg(text) for text in self.looks)
+        from demoforge.render import parse_look_arg
+        from demoforge.render.look import parse_image_sizes, sized_look
+
+        every, own = parse_image_sizes(self.image_size) if self.image_size else (None, {})
+        return tuple(dataclasses.replace(r, look=sized_look(r.look, every, own))
+                     for r in (parse_look_arg(text) for text in self.looks))
 
     def render_config(self, episodes: tuple[int, ...] | None = None):
         """The render library's RenderConfig (`episodes`: the parsed --episodes)."""
@@ -283,6 +291,17 @@ class RenderOptions:
                 parse_look_arg(text)
             except DemoforgeError as exc:
                 problems.append(f"looks (--look): {text!r}: {exc}")
+        if self.image_size:
+            from demoforge.render.look import parse_image_sizes
+
+            try:
+                _, own = parse_image_sizes(self.image_size)
+            except DemoforgeError as exc:
+                problems.append(f"image_size (--image-size): {exc}")
+            else:
+                if set(own) - set(self.cameras):
+                    problems.append(f"image_size (--image-size): {sorted(set(own) - set(self.cameras))} are not "
+                                    f"among the rendered cameras {list(self.cameras)}")
         return problems
 
 

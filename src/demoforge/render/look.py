@@ -381,25 +381,51 @@ def load_look(path: str | Path) -> Look:
     return look_from_dict(raw, where=str(path))
 
 
-def sized_look(look: Look, size: tuple[int, int] | None) -> Look:
-    """`look` with every camera's images at `size` (width, height) [px]; None keeps its sizes."""
-    if size is None:
-        return look
+def _even(size: tuple[int, int], what: str) -> tuple[int, int]:
     width, height = (int(v) for v in size)
     if width < 2 or height < 2 or width % 2 or height % 2:
-        raise LookError(f"image size {width}x{height}: width and height must be even numbers >= 2 (video)")
-    cameras = {k: dataclasses.replace(c, width=None, height=None) for k, c in look.cameras.items()}
-    return dataclasses.replace(look, width=width, height=height, cameras=cameras)
+        raise LookError(f"{what}: image size {width}x{height}: width and height must be even numbers >= 2 (video)")
+    return width, height
+
+
+def sized_look(look: Look, size: tuple[int, int] | None, cameras: dict[str, tuple[int, int]] | None = None) -> Look:
+    """`look` with every camera's images at `size` (width, height) [px] (None keeps the look's),
+    then the cameras named in `cameras` at their own sizes."""
+    if size is not None:
+        width, height = _even(size, "--image-size")
+        look = dataclasses.replace(look, width=width, height=height, cameras={
+            k: dataclasses.replace(c, width=None, height=None) for k, c in look.cameras.items()})
+    for name, own in (cameras or {}).items():
+        width, height = _even(own, f"--image-size {name}")
+        base = look.camera(name) or CameraLook()  # a camera under the look's "default" entry keeps its other fields
+        look = dataclasses.replace(look, cameras={**look.cameras, name: dataclasses.replace(base, width=width,
+                                                                                           height=height)})
+    return look
 
 
 def parse_image_size(text: str) -> tuple[int, int]:
-    """'96' or '128x96' (WIDTHxHEIGHT) -> (width, height) [px]."""
-    w, sep, h = text.lower().partition("x")
+    """'96' or '128x96' (WIDTHxHEIGHT) -> (width, height) [px], even numbers."""
+    w, sep, h = text.strip().lower().partition("x")
     try:
         size = (int(w), int(h if sep else w))
     except ValueError:
         raise LookError(f"image size {text!r}: give WIDTHxHEIGHT in pixels (e.g. 96x96) or one number") from None
-    return sized_look(Look("size"), size).width, sized_look(Look("size"), size).height
+    return _even(size, "--image-size")
+
+
+def parse_image_sizes(text: str) -> tuple[tuple[int, int] | None, dict[str, tuple[int, int]]]:
+    """'96', '128x96', 'front=224x224,wrist=96' or both ('96,front=224') -> (the size of every
+    camera or None, {camera: its own size})."""
+    every, own = None, {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, size = part.rpartition("=")
+        if sep:
+            own[name.strip()] = parse_image_size(size)
+        elif every is None:
+            every = parse_image_size(part)
+        else:
+            raise LookError(f"image size {text!r}: one size for every camera, then CAMERA=WxH for single ones")
+    return every, own
 
 
 def shipped_looks() -> list[str]:
