@@ -166,3 +166,24 @@ def test_cli_prints_the_notes_and_reports_a_bad_keep_with_exit_2(foreign, tmp_pa
                               "--out", str(tmp_path / "c")])
     assert res.exit_code == 2 and "next.rewrd" in res.output and "next.reward" in res.output
     assert "Traceback" not in res.output and not (tmp_path / "c").exists()
+
+
+def test_a_video_that_must_be_re_encoded_is_said_so_with_both_settings(tmp_path):
+    """A lerobot-written AV1 stream baked at its own rate with the default h264 settings is
+    re-encoded, and the note names both encoders and the flags that copy it instead; with those
+    flags it is copied, with no note."""
+    fixture = FIXTURES / "lerobot061_video"
+    notes = stamp(bake([fixture], tmp_path / "h264", BakeConfig(convention="as_recorded")))["notes"]
+    (note,) = [n for n in notes if n.startswith("observation.images.front: re-encoded")]
+    assert "from av1 crf 30" in note and "to h264 crf 23" in note
+    assert "`--vcodec av1 --crf 30 --gop-seconds 0.0666667` copies" in note
+    res = CliRunner().invoke(app, ["bake", str(fixture), "--control-space", "as_recorded", "--vcodec", "av1", "--crf",
+                                   "30", "--gop-seconds", "0.0666667", "--out", str(tmp_path / "copy")])
+    assert res.exit_code == 0, res.output
+    copy = stamp(tmp_path / "copy")
+    assert not any("re-encoded" in n for n in copy["notes"])
+    assert {e["video"]["observation.images.front"] for e in copy["sources"][0]["episodes"]} == {"copied"}
+    half = stamp(bake([fixture], tmp_path / "half", BakeConfig(convention="as_recorded", control_freq=15)))["notes"]
+    assert any("one frame in 2 is kept (30 -> 15 Hz)" in n for n in half)
+    old = stamp(bake([FIXTURES / "lerobot044_video"], tmp_path / "old", BakeConfig(convention="as_recorded")))
+    assert any("does not record all its encoder settings" in n for n in old["notes"])

@@ -242,6 +242,7 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
     if dropped:
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
+    notes += video_notes(readers, config, features, stride)
     robot_type = pool_robot_type(readers)
     unnamed = [str(r.root) for r in readers if r.info.robot_type is None]
     if robot_type is None:
@@ -250,3 +251,47 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
         notes.append(f"robot_type {robot_type!r} is taken from the other sources for {unnamed}, whose info.json "
                      "names no robot")
     return notes
+
+
+def _stream(info: dict, fps: int) -> str:
+    """A source video stream's encoder settings as a reader would name them."""
+    g = info.get("video.g")
+    gop = f", keyframe every {g} frames ({g / fps:.3g} s)" if isinstance(g, int) and fps else ""
+    crf = f" crf {info['video.crf']}" if info.get("video.crf") is not None else ""
+    return f"{info.get('video.codec', '?')}{crf}, {info.get('video.pix_fmt', '?')}{gop}"
+
+
+def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature],
+                stride: int) -> list[str]:
+    """A note per camera whose packets the bake cannot copy as they are: the source's encoder
+    settings, the bake's, and how to copy instead when only the settings stand in the way."""
+    from demoforge.convert.frames import STREAM_KEYS
+
+    out_fps = readers[0].info.fps // stride
+    notes = []
+    for key, feature in features.items():
+        if feature.dtype != "video":
+            continue
+        infos = [r.info.features[key].info or {} for r in readers if key in r.info.features]
+        want = config.video.info_block(fps=out_fps, height=feature.shape[0], width=feature.shape[1])
+        same = all(int(i.get("video.fps", out_fps)) == out_fps and all(i.get(k) == want[k] for k in STREAM_KEYS)
+                   for i in infos)
+        if same and stride == 1 and not config.filter_idle:
+            continue  # copied packet for packet
+        fps = readers[0].info.fps
+        why = (f"one frame in {stride} is kept ({fps} -> {out_fps} Hz)" if stride > 1 else
+               "idle frames are filtered out" if config.filter_idle else "the encoder settings differ")
+        note = (f"{key}: re-encoded, since {why}: from {_stream(infos[0], fps)} to {_stream(want, out_fps)} "
+                f"(--vcodec, --crf, --gop-seconds)")
+        if stride > 1 or config.filter_idle:
+            pass
+        elif any(i.get(k) is None for i in infos for k in STREAM_KEYS):
+            note += "; the source's info.json does not record all its encoder settings (crf, keyframe interval), " \
+                    "so they cannot be matched to copy its packets"
+        elif len({str(sorted(i.items())) for i in infos}) == 1:
+            i = infos[0]
+            note += (f"; `--vcodec {i['video.codec']} --crf {i['video.crf']} --gop-seconds {i['video.g'] / fps:.6g}` "
+                     "copies the source's packets instead")
+        notes.append(note)
+    return notes
+
