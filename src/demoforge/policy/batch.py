@@ -37,11 +37,8 @@ from typing import Any
 
 import yaml
 
-from demoforge.dataset import open_dataset
-from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.guard import guard_output_dir
-from demoforge.policy.metrics import Tally
 from demoforge.policy.protocol import PolicyError
 
 SPEC_COPY = "batch.yaml"  # the spec as given, kept in OUT: a rerun must give the same
@@ -100,11 +97,16 @@ def _fill(value: Any, checkpoint: str) -> Any:
     return value
 
 
+def _entries(file: Path, raw: Any, section: str):
+    """(name, where, entry) of each named entry of a spec section, every one a mapping."""
+    for name, entry in _mapping(file, raw, section).items():
+        where = f"{section}.{name}"
+        yield name, where, _mapping(file, entry, where)
+
+
 def _policies(file: Path, raw: dict) -> list[PolicyRun]:
     out = []
-    for name, entry in _mapping(file, raw, "policies").items():
-        where = f"policies.{name}"
-        entry = _mapping(file, entry, where)
+    for name, where, entry in _entries(file, raw, "policies"):
         unknown = set(entry) - {"spec", "args", "checkpoints", "like"}
         if unknown or not isinstance(entry.get("spec"), str):
             raise _fail(file, where, f"needs spec (a string) and may have args, checkpoints, like; got keys "
@@ -130,9 +132,7 @@ def _policies(file: Path, raw: dict) -> list[PolicyRun]:
 
 def _tasks(file: Path, raw: dict) -> list[TaskSet]:
     out = []
-    for name, entry in _mapping(file, raw, "tasks").items():
-        where = f"tasks.{name}"
-        entry = _mapping(file, entry, where)
+    for name, where, entry in _entries(file, raw, "tasks"):
         kinds = [k for k in TASK_KEYS if k in entry]
         if len(kinds) != 1:
             raise _fail(file, where, f"needs exactly one of {', '.join(TASK_KEYS)}; got keys {sorted(entry)}")
@@ -234,13 +234,9 @@ def _run(spec: BatchSpec, policy: PolicyRun, task: TaskSet, out: Path, run_dir: 
 
 def score_run(run_dir: Path) -> dict:
     """A finished run's figures, recomputed from its dataset's episode records."""
-    reader = open_dataset(run_dir / "dataset")
-    tally = Tally()
-    for k in reader.episode_indices:
-        row = reader.episode(k)
-        tally.add({m: row_extra(row, m) for m in ("success", "partial_success", "completion_ratio",
-                                                  "full_completion", "alive_ratio")})
-    return tally.to_json()
+    from demoforge.policy.stage import count_summary
+
+    return count_summary(run_dir / "dataset", {})["overall"]
 
 
 def _same_spec(spec: BatchSpec, out: Path) -> bool:

@@ -149,8 +149,9 @@ def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Pat
     Returns the summary. `robot` (a RobotCard): the arm the episodes ran with (see
     `recorded_robot`); None = the recorded one. `look` (a `policy.looks.EvalLook`): what the
     policy's cameras see; `recorded` takes each source episode's own look draw."""
-    from demoforge.policy.rollout import _header, finished_run, resumable_run
-    from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage, run_policy_stage
+    from demoforge.policy.stage import (
+        Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
+    )
 
     root, out = Path(root), Path(out)
     if envs < 1 or not (isinstance(workers, int) and workers >= 1):
@@ -165,9 +166,10 @@ def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Pat
     args = {"root": str(root.resolve()), "indices": tuple(int(k) for k in indices), "robot": robot,
             "starts": tuple(starts),
             "seed": int(seed), "max_ticks": settings.max_ticks}
-    tasks, problems, _, _, _ = eval_plan(**args)  # the inputs are read (and refused) before anything is written
+    built = eval_plan(**args)  # the inputs are read (and refused) before anything is written
+    tasks, problems = built[0], built[1]
     stage = PolicyStage("eval", Plan(eval_plan, args), load, len(tasks), settings, envs, 0,
-                        policy if isinstance(policy, str) else spec, f"Evaluation from {root.name}", look)
+                        policy if isinstance(policy, str) else spec, f"Evaluation from {root.name}", look, built=built)
     if (done := finished_run(out, stage)) is not None:
         return done
     stage.live = policy if load is None else load.load()  # a bad policy is named before any work
@@ -175,7 +177,7 @@ def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Pat
                      resumable=lambda o: resumable_run(o, stage))
     names = list(dict.fromkeys(p.name for p in problems))
     more = None if starts == (FIRST,) else functools.partial(_by_start, starts=tuple(starts))
-    return run_policy_stage(stage, out, names, _header(stage), workers=workers, progress=progress, more=more)
+    return run_policy_stage(stage, out, names, summary_header(stage), workers=workers, progress=progress, more=more)
 
 
 def _by_start(dataset: Path, *, starts: tuple[Start, ...]) -> tuple[dict, str]:

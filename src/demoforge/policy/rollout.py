@@ -25,7 +25,6 @@ the same way.
 
 from __future__ import annotations
 
-import functools
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -37,18 +36,15 @@ import numpy as np
 from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
-from demoforge.dataset.layout import write_json_atomic
 from demoforge.errors import DemoforgeError
 from demoforge.execute.problems import check_goals
 from demoforge.execute.record import EpisodeRecorder, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
-from demoforge.guard import guard_output_dir, restart_killed
+from demoforge.guard import guard_output_dir
 from demoforge.policy.blame import code_roots, user_error
 from demoforge.policy.like import check_convention
-from demoforge.policy.stage import run_policy_stage
-from demoforge.policy.metrics import (
-    Tally, alive_ratio, completion_ratio, partial_success, summary_json, summary_markdown,
-)
+from demoforge.policy.stage import finished_run, resumable_run, run_policy_stage, summary_header
+from demoforge.policy.metrics import alive_ratio, completion_ratio, partial_success
 from demoforge.policy.protocol import (
     EpisodeStartInfo,
     Policy,
@@ -65,10 +61,6 @@ from demoforge.sim import card_to_dict
 from demoforge.symbolic.predicates import fallen
 from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
-
-
-# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
-_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 @dataclass(frozen=True)
@@ -222,10 +214,11 @@ ExtraFn = Callable[[Problem, object], dict]
 
 def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], layout: RunLayout,
                queue: list[tuple[int, int]], out: Path, *, envs: int, seed: int, settings: RolloutSettings,
-               spec: str, title: str, extra: ExtraFn | None = None, progress=None, randomization=None,
-               look=None) -> dict:
-    """Run `queue` ((task, episode) pairs) with `policy`, record to OUT/dataset... see rollout().
-    `look`: a `policy.looks.EvalLook` the cameras render under (None: the scene's own)."""
+               spec: str, extra: ExtraFn | None = None, progress=None, randomization=None, look=None) -> None:
+    """Run `queue` ((task, episode) pairs) with `policy` and record them to OUT/dataset (one
+    work item of `policy.stage.PolicyStage`, which counts the summary from the merged episodes;
+    `progress(problem, metrics)` per episode). `look`: a `policy.looks.EvalLook` the cameras
+    render under (None: the scene's own)."""
     env_sp = env_spaces(len(layout.joint_names))
     if hasattr(policy, "bind_action_width"):
         policy.bind_action_width(env_sp.action[0])
@@ -257,11 +250,9 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     features = {**layout.features(), **{k: Feature("video", shape) for k, shape in images.items()}}
     env = VecSimEnv(tasks, envs, episodes=queue, seed=seed, control_hz=settings.control_hz,
                     randomization=randomization)
-    writer = None  # the dataset writer, opened below by `with` (`end` adds to it)
     order = {ident: k for k, ident in enumerate(queue)}
     pending: dict[int, tuple] = {}
     nxt = 0
-    tallies = {p.name: Tally() for p in problems}
     eps: list[_Episode | None] = [None] * envs
     objects: list = [None] * envs  # per slot: (environment-state layout, scratch MjData for the TCP's kinematics)
 
@@ -309,7 +300,6 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         while nxt in pending:
             cols, task, rec, name, m = pending.pop(nxt)
             writer.add_episode(cols, task=task, extra=rec)
-            tallies[name].add(m)
             if progress:
                 progress(name, m)
             nxt += 1
@@ -379,11 +369,6 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
     write_meta(root, problems, layout, {"policy": spec, "seed": seed, "settings": asdict(settings),
                                         "robot": card_to_dict(problem_robot(problems[0])),
                                         "look": None if look is None else look.label})
-    summary = summary_json(tallies, {"title": title, "policy": spec, "dataset": "dataset",
-                                     "warmup_ticks": settings.warmup, "reference_ticks": settings.horizon})
-    write_json_atomic(out / "summary.json", summary)
-    (out / "SUMMARY.md").write_text(summary_markdown(summary), encoding="utf-8")
-    return summary
 
 
 def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict, *, stage: str = "rollout") -> None:
@@ -417,7 +402,6 @@ def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, 
     (`load_policy(policy, **policy_kwargs)`, under `--like like`). The episodes run as a stage
     (`policy.stage`): the bytes do not depend on `workers`, a killed run resumes, a finished one
     rerun with the same inputs is returned as it is. `progress` takes a `ProgressEvent` per episode."""
-    from demoforge.execute.generate import run_problems
     from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage
 
     if episodes < 1 or envs < 1 or not (isinstance(workers, int) and workers >= 1):
@@ -429,43 +413,15 @@ def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, 
     plan = Plan(rollout_plan, {"inputs": inputs, "domain": domain, "randomization": randomization, "robot": robot,
                                "max_ticks": settings.max_ticks, "episodes": episodes,
                                "control_hz": settings.control_hz})
-    problems = run_problems(list(inputs), domain=domain, randomization=randomization, robot=robot)
+    built = rollout_plan(**plan.args)  # the inputs are read (and refused) before anything is written
+    problems = built[1]
     stage = PolicyStage("rollout", plan, load, len(problems) * episodes, settings, envs, seed,
-                        policy if isinstance(policy, str) else spec, "Roll-out", look, randomization)
+                        policy if isinstance(policy, str) else spec, "Roll-out", look, randomization, built=built)
     if (done := finished_run(out, stage)) is not None:
         return done
     stage.live = policy if load is None else load.load()  # loaded here first: a bad policy is named before any work
     guard_output_dir(out, [*inputs, *([] if like is None else [like])], error=PolicyError,
                      resumable=lambda o: resumable_run(o, stage))
     check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
-    return run_policy_stage(stage, out, [p.name for p in problems], _header(stage), workers=workers,
+    return run_policy_stage(stage, out, [p.name for p in problems], summary_header(stage), workers=workers,
                             progress=progress)
-
-
-def _header(stage) -> dict:
-    return {"title": stage.title, "policy": stage.spec, "dataset": "dataset", "warmup_ticks": stage.settings.warmup,
-            "reference_ticks": stage.settings.horizon}
-
-
-def finished_run(out: Path, stage) -> dict | None:
-    """The summary of OUT when it is this same run, finished (a rerun has nothing to do)."""
-    import json
-
-    from demoforge.stage import finished_output
-
-    summary = out / "summary.json"
-    if summary.is_file() and finished_output(out / "dataset", stage.name, stage.fingerprint()):
-        return json.loads(summary.read_text(encoding="utf-8"))
-    return None
-
-
-def resumable_run(out: Path, stage) -> bool:
-    """OUT holds only what an interrupted run of `stage` left: its shards folder (resumed by the
-    stage), its finished dataset without a summary (the summary is written again), or an
-    unfinished dataset of a run from before the stage (started over)."""
-    from demoforge.stage import finished_output
-
-    names = {p.name for p in out.iterdir()}
-    if "dataset" in names and not finished_output(out / "dataset", stage.name, stage.fingerprint()):
-        return _KILLED(out)
-    return bool(names) and names <= {f".dataset.{stage.name}-shards", "dataset", "SUMMARY.md"} or _KILLED(out)

@@ -13,12 +13,14 @@ that made it, so more than one worker needs the policy as a spec (`PolicyLoad`).
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from demoforge.dataset.layout import write_json_atomic
+from demoforge.guard import restart_killed
 from demoforge.policy.metrics import Tally, summary_json, summary_markdown
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
@@ -26,6 +28,8 @@ from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
 DATASET = "dataset"  # OUT/dataset
 RUN_DIR = "run"  # SHARD/run: one item's run_policy output (its dataset and summary)
 METRICS = ("success", "partial_success", "completion_ratio", "full_completion", "alive_ratio")
+# a killed run's OUT from before the stage (its dataset unfinished, no summary) is started over
+_KILLED = functools.partial(restart_killed, writes={DATASET}, finished="summary.json")
 
 
 @dataclass(frozen=True)
@@ -71,11 +75,12 @@ class PolicyStage:
     title: str
     look: Any = None  # policy.looks.EvalLook
     randomization: Any = None
-    live: Policy | None = None  # the caller's policy object (never pickled)
+    live: Policy | None = None  # the caller's policy object, or the one a worker loaded (never pickled)
+    built: tuple | None = None  # `plan.build`'s result in this process (never pickled: it holds live scenes)
     error: ClassVar[type] = PolicyError
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "live": None}  # a worker loads its own from `load`
+        return {**self.__dict__, "live": None, "built": None}  # a worker loads and builds its own
 
     def parts(self) -> list[range]:
         return chunks(self.episodes)
@@ -101,8 +106,12 @@ class PolicyStage:
         part = self.parts()[k]
         run = shard / RUN_DIR
         shutil.rmtree(run, ignore_errors=True)  # an item a kill interrupted starts over
-        tasks, problems, layout, queue, extra = self.plan.build(**self.plan.args)
-        policy = self.live if self.live is not None else self.load.load()
+        if self.built is None:  # once per process: every item of it runs from the same episodes
+            self.built = self.plan.build(**self.plan.args)
+        tasks, problems, layout, queue, extra = self.built
+        if self.live is None:  # a worker loads the policy once too
+            self.live = self.load.load()
+        policy = self.live
 
         def episode(problem: str, metrics: dict) -> None:
             if progress is not None:
@@ -110,7 +119,7 @@ class PolicyStage:
                                        failure=None if metrics["success"] else str(metrics["end"])))
 
         run_policy(policy, tasks, problems, layout, queue[part.start:part.stop], run, envs=self.envs, seed=self.seed,
-                   settings=self.settings, spec=self.spec, title=self.title, extra=extra, progress=episode,
+                   settings=self.settings, spec=self.spec, extra=extra, progress=episode,
                    randomization=self.randomization, look=self.look)
         return {"episodes": len(part)}
 
@@ -156,8 +165,16 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def count_summary(dataset: Path, names: list[str], header: dict) -> dict:
-    """summary.json of a run, counted from its dataset's episodes (problems in `names` order)."""
+def episode_metrics(row) -> dict:
+    """The metrics a roll-out or evaluation recorded with an episode (its row of meta/episodes)."""
+    from demoforge.dataset.keys import row_extra
+
+    return {m: row_extra(row, m) for m in METRICS}
+
+
+def count_summary(dataset: Path, header: dict, names: list[str] = ()) -> dict:
+    """summary.json of a run, counted from its dataset's episodes (problems in `names` order,
+    then any other in order of appearance)."""
     from demoforge.dataset import open_dataset
     from demoforge.dataset.keys import row_extra
 
@@ -165,8 +182,37 @@ def count_summary(dataset: Path, names: list[str], header: dict) -> dict:
     reader = open_dataset(dataset)
     for k in reader.episode_indices:
         row = reader.episode(k)
-        tallies[row_extra(row, "problem")].add({m: row_extra(row, m) for m in METRICS})
+        tallies.setdefault(row_extra(row, "problem"), Tally()).add(episode_metrics(row))
     return summary_json(tallies, header)
+
+
+def summary_header(stage: PolicyStage) -> dict:
+    return {"title": stage.title, "policy": stage.spec, "dataset": DATASET, "warmup_ticks": stage.settings.warmup,
+            "reference_ticks": stage.settings.horizon}
+
+
+def finished_run(out: Path, stage: PolicyStage) -> dict | None:
+    """The summary of OUT when it is this same run, finished (a rerun has nothing to do)."""
+    import json
+
+    from demoforge.stage import finished_output
+
+    summary = out / "summary.json"
+    if summary.is_file() and finished_output(out / DATASET, stage.name, stage.fingerprint()):
+        return json.loads(summary.read_text(encoding="utf-8"))
+    return None
+
+
+def resumable_run(out: Path, stage: PolicyStage) -> bool:
+    """OUT holds only what an interrupted run of `stage` left: its shards folder (resumed by the
+    stage), its finished dataset without a summary (the summary is written again), or an
+    unfinished dataset of a run from before the stage (started over)."""
+    from demoforge.stage import finished_output
+
+    names = {p.name for p in out.iterdir()}
+    if DATASET in names and not finished_output(out / DATASET, stage.name, stage.fingerprint()):
+        return _KILLED(out)
+    return bool(names) and names <= {f".{DATASET}.{stage.name}-shards", DATASET, "SUMMARY.md"} or _KILLED(out)
 
 
 def run_policy_stage(stage: PolicyStage, out: Path, names: list[str], header: dict, *, workers: int,
@@ -192,7 +238,7 @@ def run_policy_stage(stage: PolicyStage, out: Path, names: list[str], header: di
         if made:
             shutil.rmtree(out, ignore_errors=True)
         raise
-    summary = count_summary(out / DATASET, names, header)
+    summary = count_summary(out / DATASET, header, names)
     figures, section = more(out / DATASET) if more is not None else ({}, "")
     summary.update(figures)
     (out / "SUMMARY.md").write_text(summary_markdown(summary) + section, encoding="utf-8")

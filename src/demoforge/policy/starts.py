@@ -92,17 +92,19 @@ def by_start(dataset: Path, starts: tuple[Start, ...]) -> dict[str, dict]:
     full-completion rate of the evaluation dataset at `dataset`, read from its episodes' records."""
     from demoforge.dataset import open_dataset
     from demoforge.dataset.keys import row_extra
+    from demoforge.policy.stage import episode_metrics
 
     reader = open_dataset(dataset)
     sums: dict[str, list[float]] = {s.label: [0, 0.0, 0.0, 0.0] for s in starts}
     for k in reader.episode_indices:
         row = reader.episode(k)
+        m = episode_metrics(row)
         for label in (row_extra(row, "eval_source") or {}).get("starts", [FIRST.label]):
             s = sums[label]
             s[0] += 1
-            s[1] += bool(row_extra(row, "success"))
-            s[2] += float(row_extra(row, "completion_ratio"))
-            s[3] += bool(row_extra(row, "full_completion"))
+            s[1] += bool(m["success"])
+            s[2] += float(m["completion_ratio"])
+            s[3] += bool(m["full_completion"])
     return {label: {"episodes": int(n), "success_rate": ok / max(n, 1), "mean_completion": c / max(n, 1),
                     "full_completion_rate": f / max(n, 1)} for label, (n, ok, c, f) in sums.items()}
 
