@@ -193,12 +193,12 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
     objects = None
     if cfg.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
-        from demoforge.raw.envstate import PER_OBJECT
 
-        cols[ENV_STATE], objects = episode_environment_state(ep, rows, cfg.environment_state_kind)
-        if cols[ENV_STATE].shape[1:] != plan.features[ENV_STATE].shape:
-            raise BakeError(f"{ep.source}: episode {ep.index} has {len(objects)} objects {list(objects)}, the pool's "
-                            f"first {plan.features[ENV_STATE].shape[0] // PER_OBJECT}; bake one task family at a time")
+        cols[ENV_STATE], layout = episode_environment_state(ep, rows, cfg.environment_state_kind)
+        objects = layout.objects
+        if layout.names != plan.features[ENV_STATE].names:
+            raise BakeError(f"{ep.source}: episode {ep.index}'s environment state is {layout.names}, the pool's first "
+                            f"episode's {plan.features[ENV_STATE].names}; bake one task family at a time")
     encoded, how = {}, {}
     for key in plan.camera_keys:
         cam = ep.cameras[key]

@@ -17,10 +17,9 @@ from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.errors import DemoforgeError
 
 
-def episode_environment_state(ep: Episode, rows: np.ndarray, kind: str = "objects") -> tuple[np.ndarray,
-                                                                                            tuple[str, ...]]:
+def episode_environment_state(ep: Episode, rows: np.ndarray, kind: str = "objects") -> tuple[np.ndarray, object]:
     """((len(rows), width) float32 environment state of `kind` (`demoforge.raw.envstate.KINDS`) at
-    the native ticks `rows`, the episode's object names), from its model rebuilt from
+    the native ticks `rows`, its `ObjectLayout`: the episode's object names and the feature names), from its model rebuilt from
     meta/demoforge/scenes and its draws."""
     from demoforge.raw import EpisodeRecord
     from demoforge.raw.replay import recorded_environment_state
@@ -34,7 +33,7 @@ def episode_environment_state(ep: Episode, rows: np.ndarray, kind: str = "object
                         "poses from the recorded physics state (a raw demoforge dataset)")
     record = EpisodeRecord.from_extras(ep.extra, where=str(root))
     try:
-        state, objects = recorded_environment_state(root, record, ep.sim_state[rows], kind=kind)
+        state, layout = recorded_environment_state(root, record, ep.sim_state[rows], kind=kind)
     except DemoforgeError as exc:
         raise BakeError(f"{root}: episode {ep.index}: {exc}") from None
-    return state.astype(np.float32), objects
+    return state.astype(np.float32), layout

@@ -208,10 +208,9 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         features[key] = Feature("video", readers[0].info.features[key].shape)
     if config.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
-        from demoforge.raw.envstate import PER_OBJECT, state_names
 
-        poses, _ = episode_environment_state(first, proj.ticks[:1], config.environment_state_kind)
-        features[ENV_STATE] = Feature("float32", (poses.shape[1],), state_names(poses.shape[1] // PER_OBJECT))
+        poses, layout = episode_environment_state(first, proj.ticks[:1], config.environment_state_kind)
+        features[ENV_STATE] = Feature("float32", (poses.shape[1],), layout.names)
     kept = _keep_keys(readers, config.keep, features)
     features.update(_kept_features(readers, kept, features))
     plan = BakePlan(

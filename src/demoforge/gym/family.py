@@ -34,7 +34,7 @@ import numpy as np
 
 from demoforge.errors import DemoforgeError
 from demoforge.gym.convention import ActionConvention
-from demoforge.raw.envstate import PER_OBJECT, ObjectLayout, environment_state, layout_of, state_names
+from demoforge.raw.envstate import ObjectLayout, environment_state, layout_of
 
 SPLITS = ("train", "test", "all")
 
@@ -101,6 +101,7 @@ class FamilyEnv:
         self._law = None
         self._scratch = None  # MjData for the TCP's forward kinematics, off the simulation's data
         self._shapes: dict[str, tuple[int, ...]] | None = None
+        self._state_names: list[str] = []
         if cfg.look is not None:
             from demoforge.render import load_look
 
@@ -118,6 +119,7 @@ class FamilyEnv:
         n_arm = len(scene.robot.arm_qpos)
         layout = layout_of(self.cfg.environment_state, scene, binding, self.goals[0])
         out = {"agent_pos": (n_arm + 1,), "environment_state": (layout.width,), "action": (n_arm + 1,)}
+        self._state_names = layout.names
         for cam in self.cfg.cameras:
             if cam not in scene.cameras:
                 raise DemoforgeError(f"camera {cam!r} is not in the scene; cameras: {sorted(scene.cameras)}")
@@ -131,8 +133,8 @@ class FamilyEnv:
         return (self._look.height, self._look.width) if self._look is not None else tuple(self.cfg.image_size)
 
     def names(self) -> dict[str, list[str]]:
-        shapes = self.shapes()
-        return {"environment_state": state_names(shapes["environment_state"][0] // PER_OBJECT)}
+        self.shapes()
+        return {"environment_state": list(self._state_names)}
 
     # -- episodes ------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> tuple[dict, dict]:

@@ -24,19 +24,28 @@ Two kinds (`KINDS`): `objects`, the above; `goal`, only the goal's target locati
 regions it names, in goal order; the same 10 numbers each): what the task asks, with no object
 pose, for a policy that sees the objects in its cameras. A pnp goal picks one of two regions
 that look alike, so without it a pixel policy cannot know where to place.
+
+Goal symbols: a goal atom whose argument is an orientation symbol (a face of `FACES`, as in
+flip's `(face_up a px)`, or a yaw step of `YAWS`, as in rotate's `(yaw a yaw90)`) names a target
+no object pose carries, so both kinds end with it, one-hot: per such argument, in goal order,
+one number per symbol of its set (`goal_<j>.<symbol>`, 1 for the goal's). Without it a policy
+sees where the block is but not which face or heading it must end with. A goal with no such
+symbol (stack, unstack, pnp) adds nothing, so its width is 10 numbers per object.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from demoforge.errors import DemoforgeError
+from demoforge.symbolic.orientation import FACES, YAWS
 
 POSE = ("x", "y", "z", "qw", "qx", "qy", "qz")
 TO_TCP = ("dx", "dy", "dz")  # object position minus TCP position [m]
 PER_OBJECT = len(POSE) + len(TO_TCP)  # numbers per object
+SYMBOL_SETS = (FACES, YAWS)  # goal arguments given one-hot (see "Goal symbols" in the module docstring)
 
 
 @dataclass(frozen=True)
@@ -46,10 +55,17 @@ class ObjectLayout:
     objects: tuple[str, ...]  # the problem's object names, in state order
     qpos: tuple[int, ...]  # per object: qpos address of its free joint, -1 for a fixed object (region)
     fixed: np.ndarray  # (k, 7) pose of each fixed object (rows of moving objects unused)
+    goal: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the goal symbols, one-hot (`goal_code`), appended after the objects
+    goal_names: tuple[str, ...] = ()  # a name per number of `goal`
 
     @property
     def width(self) -> int:
-        return PER_OBJECT * len(self.objects)
+        return PER_OBJECT * len(self.objects) + len(self.goal)
+
+    @property
+    def names(self) -> list[str]:
+        """A feature name per number of the environment state."""
+        return state_names(len(self.objects)) + list(self.goal_names)
 
 
 def state_names(n_objects: int) -> list[str]:
@@ -66,6 +82,23 @@ def object_order(goal: list[tuple], blocks: tuple[str, ...], regions: tuple[str,
             if arg in known and arg not in out:
                 out.append(arg)
     return tuple(out + sorted(b for b in blocks if b not in out))
+
+
+def goal_code(goal: list[tuple]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(one-hot goal symbols, their names) of the goal atoms `goal` (see "Goal symbols" in the
+    module docstring); empty when the goal names no orientation symbol."""
+    code: list[float] = []
+    names: list[str] = []
+    j = 0
+    for atom in goal:
+        for arg in atom[1:]:
+            symbols = next((s for s in SYMBOL_SETS if arg in s), None)
+            if symbols is None:
+                continue
+            code.extend(float(s == arg) for s in symbols)
+            names.extend(f"goal_{j}.{s}" for s in symbols)
+            j += 1
+    return np.asarray(code, dtype=np.float64), tuple(names)
 
 
 def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
@@ -85,7 +118,7 @@ def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
             x0, x1, y0, y1 = binding.region_box[binding.regions.index(name)]
             fixed[k, :3] = ((x0 + x1) / 2, (y0 + y1) / 2, binding.table_top_z)
             qpos.append(-1)
-    return ObjectLayout(order, tuple(qpos), fixed)
+    return ObjectLayout(order, tuple(qpos), fixed, *goal_code(goal))
 
 
 KINDS = ("objects", "goal")  # what observation.environment_state holds (see the module docstring)
@@ -99,11 +132,11 @@ def layout_of(kind: str, scene, binding, goal: list[tuple]) -> ObjectLayout:
     if kind == "objects":
         return layout
     keep = [k for k, adr in enumerate(layout.qpos) if adr < 0]
-    if not keep:
-        raise DemoforgeError(f"environment state 'goal': the goal {[' '.join(a) for a in goal]} names no region, "
-                             "so it has no target location to give; use the 'objects' kind for this task")
+    if not keep and not len(layout.goal):
+        raise DemoforgeError(f"environment state 'goal': the goal {[' '.join(a) for a in goal]} names no region "
+                             "and no face or yaw, so it has no target to give; use the 'objects' kind for this task")
     return ObjectLayout(tuple(layout.objects[k] for k in keep), tuple(layout.qpos[k] for k in keep),
-                        layout.fixed[keep])
+                        layout.fixed[keep], layout.goal, layout.goal_names)
 
 
 def environment_state(layout: ObjectLayout, qpos: np.ndarray, tcp: np.ndarray) -> np.ndarray:
@@ -123,4 +156,7 @@ def environment_state(layout: ObjectLayout, qpos: np.ndarray, tcp: np.ndarray) -
             out[..., k, :3] = pose[..., :3]
             out[..., k, 3:7] = pose[..., 3:] * sign
     out[..., len(POSE):] = out[..., :3] - tcp[..., None, :]
-    return out.reshape(*lead, layout.width)
+    objects = out.reshape(*lead, PER_OBJECT * len(layout.objects))
+    if not len(layout.goal):
+        return objects
+    return np.concatenate([objects, np.broadcast_to(layout.goal, (*lead, len(layout.goal)))], axis=-1)

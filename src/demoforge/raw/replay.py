@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from demoforge.raw.scene import Problem, recorded_problem
 from demoforge.sim import Scene, restore, state_size
 from demoforge.symbolic import Binding
 
+if TYPE_CHECKING:
+    from demoforge.raw.envstate import ObjectLayout
+
 
 def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episode") -> tuple[Scene, Binding]:
     """The scene (compiled model, fresh data) an episode of `problem` with `record` ran in, its
@@ -40,8 +44,8 @@ def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episo
 
 
 def recorded_environment_state(root: str | Path, record: EpisodeRecord, sim_state: np.ndarray,
-                               cache: dict | None = None, *, kind: str = "objects") -> tuple[np.ndarray, tuple[str, ...]]:
-    """((n, width) environment state, object names) of the recorded `sim_state` rows (n, n_state)
+                               cache: dict | None = None, *, kind: str = "objects") -> tuple[np.ndarray, ObjectLayout]:
+    """((n, width) environment state, its layout: object names, feature names) of the recorded `sim_state` rows (n, n_state)
     of an episode of `root` with `record` (`demoforge.raw.envstate`, of `kind`), from its rebuilt model."""
     from demoforge.raw.envstate import environment_state, layout_of
     from demoforge.sim import tcp_positions
@@ -51,7 +55,7 @@ def recorded_environment_state(root: str | Path, record: EpisodeRecord, sim_stat
     scene, binding = record_scene(problem, record, where=str(root))
     layout = layout_of(kind, scene, binding, goal_atoms(problem.task))
     qpos = np.asarray(sim_state)[:, 1:1 + scene.model.nq]  # an integration snapshot: time, then qpos
-    return environment_state(layout, qpos, tcp_positions(scene.model, scene.robot, qpos)), layout.objects
+    return environment_state(layout, qpos, tcp_positions(scene.model, scene.robot, qpos)), layout
 
 
 def episode_scene(root: str | Path, episode_index: int, cache: dict | None = None) -> Scene:
