@@ -252,11 +252,11 @@ class ExpertEpisode:
             q = self._q32[1][self.t]
             g = float(self._q32[2][self.t])
             self.hold = (q, g)
-            return self._arm_command(q), g, self.op, int(plan.phase[self.t])
+            return self.arm_command(q), g, self.op, int(plan.phase[self.t])
         last = int(plan.phase[-1]) if plan is not None and plan.ticks else -1
-        return self._arm_command(self.hold[0]), self.hold[1], self.op, last
+        return self.arm_command(self.hold[0]), self.hold[1], self.op, last
 
-    def _arm_command(self, q: np.ndarray) -> np.ndarray:
+    def arm_command(self, q: np.ndarray) -> np.ndarray:
         """The command asking for joint targets `q` under the run's law. A cartesian_delta command
         is the TCP delta from the pose of the targets in force to the pose of `q` (closed on the
         controller's own targets, so diff-IK drift does not accumulate over a skill)."""

@@ -137,16 +137,27 @@ class ReplayPolicy:
 
 class ExpertPolicy:
     """The planner + skills as a policy. It acts only through actions: snapshot retries are
-    off (max_retries=0); a failed step re-plans from the current state."""
+    off (max_retries=0); a failed step re-plans from the current state.
 
-    def __init__(self, n_arm: int | None = None, *, max_replans: int = 2, control_hz: float = 60.0):
+    An episode may start anywhere in a recorded one (`eval --start random|every:K`): mid-grasp,
+    mid-topple, a block leaning on an open finger. Such a state is not one the symbolic model
+    describes (no face up, the hand neither empty nor holding), so planning from it, or the
+    first skill, fails. Then the expert backs off, as a person would: it opens the hand, lifts
+    the tool `BackOff.LIFT_M` straight up, waits for what it let go to settle, and plans again
+    from what the simulator then says (at most `max_backoffs` times an episode)."""
+
+    def __init__(self, n_arm: int | None = None, *, max_replans: int = 2, control_hz: float = 60.0,
+                 max_backoffs: int = 2):
         from demoforge.execute import RunnerSettings
 
         self.settings = RunnerSettings(max_retries=0, max_replans=max_replans, control_hz=control_hz)
         self.action_convention = NATIVE
         self.n_arm = n_arm
+        self.max_backoffs = max_backoffs
         self.spaces = PolicySpaces({}, (n_arm + 1,) if n_arm else ())
-        self._slots: dict[int, object] = {}
+        self._slots: dict[int, object] = {}  # slot -> its ExpertEpisode, or its BackOff while backing off
+        self._starts: dict[int, EpisodeStartInfo] = {}
+        self._backoffs: dict[int, int] = {}  # slot -> back-offs made this episode
         self._stepped: set[int] = set()
 
     def bind_action_width(self, width: int) -> None:
@@ -155,23 +166,78 @@ class ExpertPolicy:
         self.spaces = PolicySpaces({}, (width,))
 
     def reset(self, slot: int, start: EpisodeStartInfo) -> None:
+        self._starts[slot], self._backoffs[slot] = start, 0
+        self._slots[slot] = self._episode(slot)
+        self._stepped.discard(slot)
+
+    def _episode(self, slot: int):
         from demoforge.execute import ExpertEpisode
 
-        self._slots[slot] = ExpertEpisode(start.env, slot, start.problem, start.layout, self.settings)
-        self._stepped.discard(slot)
+        start = self._starts[slot]
+        return ExpertEpisode(start.env, slot, start.problem, start.layout, self.settings)
 
     def act(self, observations: Mapping[str, np.ndarray]) -> np.ndarray:
         n = len(observations[STATE])
         out = np.zeros((n, self.n_arm + 1))
-        for i, s in self._slots.items():
+        for i in list(self._slots):
             if i >= n:
                 continue
-            if i in self._stepped and s.outcome is None:
+            s = self._slots[i]
+            if i in self._stepped and (isinstance(s, BackOff) or s.outcome is None):
                 s.advance()
+            if isinstance(s, BackOff) and s.done:
+                s = self._slots[i] = self._episode(i)
+            elif not isinstance(s, BackOff) and s.outcome is not None and not s.outcome[0] \
+                    and self._backoffs[i] < self.max_backoffs:
+                self._backoffs[i] += 1
+                s = self._slots[i] = BackOff(s)
             q, g, _, _ = s.command()
             out[i, :-1], out[i, -1] = q, g
             self._stepped.add(i)
         return out
+
+
+class BackOff:
+    """The expert's back-off after a failure (see `ExpertPolicy`): the hand opens at once, the
+    tool rises `LIFT_M` straight up over `MOVE_TICKS` (joint targets from IK at the present
+    pose, eased), then holds for `SETTLE_TICKS` while released objects come to rest. Commands
+    go through the failed episode's law, so it acts in any control convention."""
+
+    LIFT_M = 0.08
+    MOVE_TICKS = 40
+    SETTLE_TICKS = 30
+
+    def __init__(self, episode):
+        import mujoco
+
+        from demoforge.sim import IKOptions, solve_ik
+
+        scene, self.episode = episode.scene, episode
+        robot, data = scene.robot, scene.data
+        q0 = data.qpos[robot.arm_qpos].astype(np.float64)
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, data.site_xmat[robot.tcp_site])
+        scratch = mujoco.MjData(scene.model)
+        scratch.qpos[:] = data.qpos
+        target = data.site_xpos[robot.tcp_site] + np.array([0.0, 0.0, self.LIFT_M])
+        ik = solve_ik(scene.model, scratch, robot, target, quat, rng=np.random.default_rng(0), q_init=q0,
+                      options=IKOptions(restarts=0))
+        q1 = ik.q if ik.success else q0  # no lift within reach: open and wait in place
+        s = np.linspace(0.0, 1.0, self.MOVE_TICKS)
+        ease = s * s * (3.0 - 2.0 * s)
+        self.path = q0 + ease[:, None] * (q1 - q0)
+        self.t = 0
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.MOVE_TICKS + self.SETTLE_TICKS
+
+    def advance(self) -> None:
+        self.t += 1
+
+    def command(self) -> tuple[np.ndarray, float, int, int]:
+        q = self.path[min(self.t, self.MOVE_TICKS - 1)]
+        return self.episode.arm_command(q), 0.0, -1, -1
 
 
 def _import(spec: str, target: str):
