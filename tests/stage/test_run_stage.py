@@ -221,8 +221,15 @@ with executor:
     on_ray = bake([src], tmp / "ray", cfg, executor=executor)
 tree = lambda root: {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
                      for p in sorted(root.rglob("*")) if p.is_file()}
+import demoforge.stage.ray as on
+on._item = lambda run, k: "elsewhere"  # a node that wrote the shard to its own disk, not this machine's
+try:
+    bake([src], tmp / "apart", cfg, executor=RayExecutor())
+    apart = "no error"
+except Exception as e:
+    apart = str(e)
 print(json.dumps({"same": tree(on_ray) == tree(local), "stamp": json.loads((on_ray / "meta" / "bake.json").read_text()),
-                  "left": [str(p) for p in (tmp / ".ray.bake-shards").glob("*")]}))
+                  "left": [str(p) for p in (tmp / ".ray.bake-shards").glob("*")], "apart": apart}))
 """
 
 
@@ -247,6 +254,7 @@ def test_ray_executor_bakes_with_every_setting_as_the_local_pool_does(tmp_path):
     assert result["same"]
     assert result["stamp"]["control_freq"] == 20 and result["stamp"]["task_override"] == "a task set here"
     assert result["left"] == []  # merged and removed
+    assert "is not on this machine" in result["apart"] and "Ray node elsewhere" in result["apart"], result["apart"]
 
 
 def test_a_second_live_run_into_the_same_output_is_refused_and_leaves_the_first_intact(tmp_path):

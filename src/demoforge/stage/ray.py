@@ -4,8 +4,11 @@
 
 Each task runs `runner.run_one` for one item: the whole stage object (every setting it carries)
 is shipped through the object store, so a stage runs on Ray exactly as on the local pool. Shards
-are written under the run's work folder, which must be on storage every node shares; the driver
-merges them in item order, so the bytes equal the local executor's. A task whose worker or node
+are written under the run's work folder, which must be on storage every node mounts at the same
+path; the driver merges them in item order, so the bytes equal the local executor's. Only the
+stage object and the item's node id travel through the object store, never episode data: on a
+cluster without shared storage, the first item that finishes on another node is reported (its
+shard is not on the driver's disk) and the run stops; its own finished items stay resumable. A task whose worker or node
 dies is retried by Ray (`max_retries`) and continues from what its shard already holds.
 
 Ray is an optional extra (`pip install 'demoforge[ray]'`).
@@ -24,16 +27,18 @@ MAX_RETRIES = 3  # attempts of a work item after its worker dies
 ATTEMPTS_DIR = ".ray"  # WORK/.ray/<k>-<ns>.json: which node ran which attempt (logs; tests that kill a node)
 
 
-def _item(run, k: int) -> dict:
+def _item(run, k: int) -> str:
+    """Run item `k` of `run`; returns the id of the node that ran it."""
     import ray
 
     from demoforge.stage.runner import run_one
 
+    node = ray.get_runtime_context().get_node_id()
     attempts = run.work / ATTEMPTS_DIR
     attempts.mkdir(parents=True, exist_ok=True)
-    (attempts / f"{k:04d}-{time.time_ns()}.json").write_text(json.dumps(
-        {"item": k, "node": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}))
-    return run_one(run, k)
+    (attempts / f"{k:04d}-{time.time_ns()}.json").write_text(json.dumps({"item": k, "node": node, "pid": os.getpid()}))
+    run_one(run, k)
+    return node
 
 
 class RayExecutor:
@@ -55,6 +60,7 @@ class RayExecutor:
             os.environ.setdefault("MUJOCO_GL", "egl")
             ray.init(address="local", log_to_driver=False)
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.placements: list[tuple[str, str, str]] = []  # (stage, item label, node id) of each finished item
 
     def run(self, run, items: list[int], progress: Callable | None, between: Callable[[bool], object]) -> None:
         import ray
@@ -66,12 +72,26 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                ray.get(ref)  # raises the task's error
+                node = ray.get(ref)  # raises the task's error
+                k = refs[ref]
+                self.placements.append((run.stage.name, run.labels[k], node))
+                self._check_shared(run, k, node)
                 if progress is not None:
                     progress(ProgressEvent(run.stage.name, "item", run.labels[refs[ref]]))
             # the driver merges finished items while the last tasks run (a CPU is free then); before,
             # it would take a CPU from a running task
             between(len(pending) < self.slots)
+
+    @staticmethod
+    def _check_shared(run, k: int, node: str) -> None:
+        """A finished item's shard must be on the driver's disk: on a cluster whose nodes do not
+        share the run folder, the task wrote it to its own node's disk, where the merge never sees it."""
+        from demoforge.stage.runner import DONE_FILE
+
+        if not (run.shard(k) / DONE_FILE).is_file():
+            raise StageError(f"{run.stage.name}: item {run.labels[k]} finished on Ray node {node}, but its shard "
+                             f"{run.shard(k)} is not on this machine: the run folder must be on storage every node "
+                             "mounts at the same path (NFS, a cluster file system); rerun with --out there")
 
     def close(self) -> None:
         import ray
