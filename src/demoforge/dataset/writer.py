@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from demoforge.dataset import assemble
+from demoforge.dataset import assemble, segmentation
 from demoforge.dataset.datafiles import DataFiles, FileCursor
 from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset.layout import (
@@ -64,6 +64,9 @@ class WriterConfig:
                 elif is_depth(given):
                     info = DepthCoding.from_info(given).info_block(
                         fps=self.fps, height=ft.shape[0], width=ft.shape[1], g=self.video.gop(self.fps))
+                elif segmentation.is_segmentation(key, given):
+                    info = segmentation.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1],
+                                                   g=self.video.gop(self.fps))
                 else:
                     depth = bool(given.get("is_depth_map", False))
                     info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
@@ -102,6 +105,7 @@ class DatasetWriter:
         self._records: list[dict[str, Any]] = []  # per episode: placement only (see _remember)
         self._depth = {k: DepthCoding.from_info(self._features[k].info) for k in self._video_keys
                        if is_depth(self._features[k].info)}
+        self._segmentation = {k for k in self._video_keys if segmentation.is_segmentation(k, self._features[k].info)}
         self._video_hists = {k: self._empty_hist(k) for k in self._video_keys}  # dataset-wide pixels
         self._extra_keys: set[str] = set()
         self._tasks: dict[str, int] = {}
@@ -295,8 +299,9 @@ class DatasetWriter:
         SVT-AV1, and libx264 with cpu-independent=1 (VideoSettings.codec_options), give the
         same bytes whatever the scheduling (tests/dataset/test_video_determinism.py). Without
         that flag libx264 gave a few distinct outputs per 100 identical runs, many more while
-        helper threads worked. Depth (x265, lossless) is encoded here."""
-        return key not in self._depth and self.config.video.codec in ("av1", "h264")
+        helper threads worked. Depth and segmentation (x265, lossless) are encoded here."""
+        return (key not in self._depth and key not in self._segmentation
+                and self.config.video.codec in ("av1", "h264"))
 
     def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
         """Encode one camera's episode into its staged segment, synced; returns its histogram."""
@@ -472,7 +477,7 @@ class DatasetWriter:
         h, w, _ = self._user[key].shape
         path = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
         return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w,
-                              depth=key in self._depth)
+                              depth=key in self._depth, segmentation=key in self._segmentation)
 
     def _abort_frames(self) -> None:
         jobs = [job for key_jobs in self._frame_jobs.values() for job in key_jobs]
