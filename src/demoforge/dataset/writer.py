@@ -58,19 +58,8 @@ class WriterConfig:
         out = {}
         for key, ft in self.features.items():
             if ft.dtype == "video":
-                given = dict(ft.info or {})
-                if "video.codec" in given:  # a complete block, e.g. carried over by merge: kept as is
-                    info = given
-                elif is_depth(given):
-                    info = DepthCoding.from_info(given).info_block(
-                        fps=self.fps, height=ft.shape[0], width=ft.shape[1], g=self.video.gop(self.fps))
-                elif segmentation.is_segmentation(key, given):
-                    info = segmentation.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1],
-                                                   g=self.video.gop(self.fps))
-                else:
-                    depth = bool(given.get("is_depth_map", False))
-                    info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
-                ft = Feature("video", ft.shape, ["height", "width", "channels"], info)
+                ft = Feature("video", ft.shape, ["height", "width", "channels"],
+                             video_info(key, ft, fps=self.fps, video=self.video))
             out[key] = ft
         out.update(index_features())
         return out
@@ -89,6 +78,21 @@ class WriterConfig:
         raw["features"] = {k: Feature.from_json(k, v) for k, v in raw["features"].items()}
         raw["video"] = VideoSettings.from_json(raw["video"])
         return WriterConfig(**raw)
+
+
+def video_info(key: str, ft: Feature, *, fps: int, video: VideoSettings) -> dict[str, Any]:
+    """The info block video feature `key` gets when written at `fps` with `video`: depth maps
+    and segmentation maps have their own lossless coding, other cameras follow `video`; a
+    complete block (one with `video.codec`, e.g. carried over by merge) is kept as it is."""
+    given = dict(ft.info or {})
+    if "video.codec" in given:
+        return given
+    height, width = ft.shape[0], ft.shape[1]
+    if is_depth(given):
+        return DepthCoding.from_info(given).info_block(fps=fps, height=height, width=width, g=video.gop(fps))
+    if segmentation.is_segmentation(key, given):
+        return segmentation.info_block(fps=fps, height=height, width=width, g=video.gop(fps))
+    return video.info_block(fps=fps, height=height, width=width, is_depth_map=bool(given.get("is_depth_map", False)))
 
 
 class DatasetWriter:
