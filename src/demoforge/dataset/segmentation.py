@@ -21,7 +21,12 @@ SUFFIX = "_segmentation"  # the feature-name suffix of a segmentation map
 FLAG = "is_segmentation_map"  # the info key that marks one
 PIX_FMT = "gbrp"  # planar RGB: no colour conversion between the frames and the stream
 ENCODER = "libx265"
-X265_PARAMS = "lossless=1:log-level=error:frame-threads=1"  # frame-threads=1: same bytes every run
+# frame-threads=1: the same bytes every run. No B-frames and closed GOPs: with x265's defaults a
+# keyframe inside an episode is an open-GOP CRA whose leading frames are shown before it but
+# decoded after it, and a decoder that seeks to it (lerobot's pyav path, which every depth map
+# takes) drops them, so frames just before a keyframe could not be loaded (found by the
+# conformance test). Shared by depth maps (dataset.video).
+X265_PARAMS = "lossless=1:bframes=0:open-gop=0:log-level=error:frame-threads=1"
 
 
 def is_segmentation(key: str, info: dict[str, Any] | None) -> bool:
@@ -51,4 +56,5 @@ def info_block(*, fps: int, height: int, width: int, g: int) -> dict[str, Any]:
 
 
 def encoder_options(g: int) -> dict[str, str]:
+    """libx265's options for a lossless map (segmentation, and depth codes) with keyframes every `g` frames."""
     return {"g": str(g), "x265-params": X265_PARAMS}

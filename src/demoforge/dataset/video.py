@@ -283,8 +283,7 @@ class SegmentEncoder:
         self.histogram = np.zeros((1, 4096) if depth else (3, 256), np.int64)
         self._container = av.open(str(path), mode="w", format="mp4")
         if depth:  # 12-bit depth codes, lossless HEVC, as lerobot's DepthEncoderConfig
-            options = {"g": str(settings.gop(fps)), "x265-params": "lossless=1:log-level=error:frame-threads=1"}
-            encoder, pix_fmt = "libx265", "gray12le"
+            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps)), "libx265", "gray12le"
         elif segmentation:  # id colours, lossless HEVC in planar RGB
             options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps)), seg.ENCODER, seg.PIX_FMT
         else:
