@@ -201,9 +201,14 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
                             f"episode's {plan.features[ENV_STATE].names}; bake one task family at a time")
     encoded, how = {}, {}
     for key in plan.camera_keys:
-        cam = ep.cameras[key]
-        if plan.stride == 1 and keep.all() and frames.can_copy(cam, cfg.video, plan.rate):
+        cam, feature = ep.cameras[key], plan.features[key]
+        if plan.stride == 1 and keep.all() and frames.can_copy(cam, feature, cfg.video, plan.rate):
             encoded[key], how[key] = frames.copied(cam), "copied"
+        elif frames.is_exact(feature):
+            seg = segments / f"{len(how)}.mp4"
+            encoded[key] = frames.reencode_exact(cam, feature, rows, source_fps=ep.fps, out=seg, settings=cfg.video,
+                                                 fps=plan.rate)
+            how[key] = "encoded losslessly"
         else:
             seg = segments / f"{len(how)}.mp4"
             encoded[key] = frames.reencode(cam, rows, source_fps=ep.fps, out=seg, settings=cfg.video, fps=plan.rate)

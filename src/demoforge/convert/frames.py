@@ -1,4 +1,5 @@
-"""Camera streams of a bake: copy packets when nothing changes, else decode-decimate-encode.
+"""Camera streams of a bake: copy packets when nothing changes, else decode-decimate-encode
+(depth and segmentation maps losslessly: their values are data, not pictures).
 
 Frames are decoded from the source mp4 in order, the ones at kept ticks are encoded as
 they come (nothing is staged as images, memory stays a few frames per stream), and the
@@ -21,23 +22,42 @@ from av.video.frame import PictureType
 import numpy as np
 
 from demoforge.convert.episode import BakeError, CameraRef
+from demoforge.dataset import segmentation
 from demoforge.dataset.decode import TOLERANCE_S
-from demoforge.dataset.video import EncodedVideo, VideoSettings, planar_histogram
+from demoforge.dataset.depth import PIX_FMT, is_depth
+from demoforge.dataset.layout import Feature
+from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, planar_histogram
+from demoforge.dataset.writer import video_info
 
 T = TypeVar("T")
 
 # Encoder settings that must agree between source stream and bake for packets to be copied.
 STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.g", "video.crf")
+DEPTH_CODING_KEYS = ("depth_min", "depth_max", "shift", "use_log")  # a depth map's quantizer (dataset.depth)
 
 
-def can_copy(cam: CameraRef, settings: VideoSettings, fps: int) -> bool:
-    """True when the source stream already is what `settings` would encode at `fps`.
+def target_info(cam: CameraRef, out: Feature, settings: VideoSettings, fps: int) -> dict:
+    """The info block the bake's writer gives camera `cam` (output feature `out`) at `fps`."""
+    return video_info(cam.key, out, fps=fps, video=settings)
+
+
+def is_exact(out: Feature) -> bool:
+    """Whether output feature `out` is stored losslessly (a depth or segmentation map): its
+    frames are carried as decoded, never through an RGB encoder."""
+    return is_depth(out.info) or bool((out.info or {}).get(segmentation.FLAG))
+
+
+def can_copy(cam: CameraRef, out: Feature, settings: VideoSettings, fps: int) -> bool:
+    """True when the source stream already is what the bake would encode at `fps`.
 
     The speed preset counts only when one is asked for: it changes how hard the encoder
-    worked, not what a decoder gets (e.g. the render stage encodes with "veryfast")."""
+    worked, not what a decoder gets (e.g. the render stage encodes with "veryfast"). A depth
+    map's coding must match too (the bake carries the source's)."""
     have = cam.feature.info or {}
-    want = settings.info_block(fps=fps, height=cam.feature.shape[0], width=cam.feature.shape[1])
-    keys = STREAM_KEYS + (("video.preset",) if settings.preset is not None else ())
+    want = target_info(cam, out, settings, fps)
+    keys = STREAM_KEYS + (("video.preset",) if settings.preset is not None and not is_exact(out) else ())
+    if is_depth(out.info):
+        keys += tuple(f"video.{k}" for k in DEPTH_CODING_KEYS)
     return int(have.get("video.fps", fps)) == fps and all(have.get(k) == want[k] for k in keys)
 
 
@@ -53,6 +73,29 @@ def _open_encoder(out: Path, settings: VideoSettings, fps: int, height: int, wid
     stream.width, stream.height, stream.pix_fmt = width, height, settings.pix_fmt
     stream.time_base = stream.codec_context.time_base = Fraction(1, fps)
     return container, stream
+
+
+def reencode_exact(cam: CameraRef, feature: Feature, ticks: np.ndarray, *, source_fps: int, out: Path,
+                   settings: VideoSettings, fps: int) -> EncodedVideo:
+    """Encode the frames at native `ticks` of a depth or segmentation map `cam` losslessly into
+    `out` at `fps`: depth as the source's 12-bit codes (never through metres, so no code moves),
+    segmentation as the decoded RGB colours. Streaming, a frame at a time."""
+    h, w = cam.feature.shape[0], cam.feature.shape[1]
+    depth = is_depth(feature.info)
+    if depth and (cam.feature.info or {}).get("video.pix_fmt", PIX_FMT) != PIX_FMT:
+        raise BakeError(f"{cam.path}: depth map {cam.key} is stored as {cam.feature.info.get('video.pix_fmt')!r}, "
+                        f"not lerobot's {PIX_FMT!r} 12-bit codes; bake leaves it out with --cams")
+    enc = SegmentEncoder(out, settings=settings, fps=fps, height=h, width=w, depth=depth, segmentation=not depth)
+    try:
+        for frame in _kept_frames(cam, ticks, source_fps=source_fps):
+            if depth and frame.format.name != PIX_FMT:
+                raise BakeError(f"{cam.path}: depth map {cam.key} decodes as {frame.format.name!r}, not {PIX_FMT!r}")
+            enc.add(frame.to_ndarray() if depth else frame.to_ndarray(format="rgb24"))
+        enc.close()
+    except BaseException:
+        enc.abort()
+        raise
+    return EncodedVideo(path=out, from_timestamp=0.0, to_timestamp=enc.count / fps, histogram=enc.histogram)
 
 
 def reencode(cam: CameraRef, ticks: np.ndarray, *, source_fps: int, out: Path, settings: VideoSettings,

@@ -13,6 +13,9 @@ from demoforge.convert.conventions import (
 )
 from demoforge.convert.episode import BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
+from demoforge.dataset import segmentation
+from demoforge.dataset.depth import PIX_FMT as DEPTH_PIX_FMT
+from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extra
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
@@ -90,6 +93,23 @@ def _pick_cameras(available: list[str], cams: tuple[str, ...] | None, root: Path
     return tuple(out)
 
 
+def camera_feature(key: str, source: Feature, root: Path) -> Feature:
+    """The bake's feature for source camera `key`: an RGB camera takes the bake's encoder settings;
+    a depth map keeps the source's coding (metres, lossless 12-bit codes) and a segmentation map
+    its lossless id colours, so neither is ever re-quantized or blended."""
+    info = source.info or {}
+    if is_depth(info):
+        if info.get("video.pix_fmt", DEPTH_PIX_FMT) != DEPTH_PIX_FMT or len(source.shape) != 3 or source.shape[2] != 1:
+            raise BakeError(f"{root / INFO_PATH}: features.{key}: a depth map of shape {list(source.shape)} stored "
+                            f"as {info.get('video.pix_fmt')!r}; bake carries lerobot's depth maps ([H, W, 1], "
+                            f"{DEPTH_PIX_FMT!r} 12-bit codes); leave it out with --cams")
+        coding = DepthCoding.from_info(info)
+        return Feature("video", source.shape, info={"is_depth_map": True, **asdict(coding)})
+    if segmentation.is_segmentation(key, {}) or info.get(segmentation.FLAG):
+        return Feature("video", source.shape, info={segmentation.FLAG: True})
+    return Feature("video", source.shape)
+
+
 def expand_sources(sources: list[str | Path], include_failures: bool) -> list[Path]:
     """Dataset roots; a `demoforge generate` run folder stands for its success split (and failure split)."""
     out = []
@@ -124,6 +144,11 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
             if ft is None or ft.dtype != "video" or ft.shape != want.shape:
                 problems.append(f"{r.root}: camera {key!r} is {ft and (ft.dtype, list(ft.shape))}, "
                                 f"{first.root} has {list(want.shape)}")
+            elif is_depth(want.info) and (not is_depth(ft.info) or
+                                          DepthCoding.from_info(ft.info) != DepthCoding.from_info(want.info)):
+                theirs = DepthCoding.from_info(ft.info) if is_depth(ft.info) else "no depth map"
+                problems.append(f"{r.root}: depth map {key!r} is coded {theirs}, {first.root}'s "
+                                f"{DepthCoding.from_info(want.info)}; their 12-bit codes mean different metres")
     return problems
 
 
@@ -205,7 +230,13 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     if first.raw_command is not None:
         features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],), list(command_names(first)))
     for key in cams:
-        features[key] = Feature("video", readers[0].info.features[key].shape)
+        features[key] = camera_feature(key, readers[0].info.features[key], readers[0].root)
+    depth = [k for k in cams if is_depth(features[k].info)]
+    if depth and config.lerobot_format == "v2.1":
+        keep = ",".join(camera_of(k) for k in cams if k not in depth)
+        raise BakeError(f"--lerobot-format v2.1: depth maps {depth} cannot be written as v2.1, whose readers "
+                        "(lerobot <= 0.3) decode every video as 8-bit RGB; bake v3.0 (lerobot 0.6.1 reads depth "
+                        f"maps) or leave them out with --cams {keep}")
     if config.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
 
@@ -263,8 +294,11 @@ def _stream(info: dict, fps: int) -> str:
 def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature],
                 stride: int) -> list[str]:
     """A note per camera whose packets the bake cannot copy as they are: the source's encoder
-    settings, the bake's, and how to copy instead when only the settings stand in the way."""
-    from demoforge.convert.frames import STREAM_KEYS
+    settings, the bake's, and how to copy instead when only the settings stand in the way. Depth
+    and segmentation maps are re-encoded losslessly (said so); a segmentation map the source
+    stored lossy is named, since its edge colours name no instance."""
+    from demoforge.convert.frames import DEPTH_CODING_KEYS, STREAM_KEYS, is_exact
+    from demoforge.dataset.writer import video_info
 
     out_fps = readers[0].info.fps // stride
     notes = []
@@ -272,14 +306,26 @@ def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict
         if feature.dtype != "video":
             continue
         infos = [r.info.features[key].info or {} for r in readers if key in r.info.features]
-        want = config.video.info_block(fps=out_fps, height=feature.shape[0], width=feature.shape[1])
-        same = all(int(i.get("video.fps", out_fps)) == out_fps and all(i.get(k) == want[k] for k in STREAM_KEYS)
+        if feature.info and feature.info.get(segmentation.FLAG):
+            lossy = [str(r.root) for r, i in zip(readers, infos) if not segmentation.is_lossless(i)]
+            if lossy:
+                how = _stream(infos[0], readers[0].info.fps)
+                notes.append(f"{key}: {', '.join(lossy)} stored this segmentation map lossy ({how}), so colours at "
+                             "object edges name no instance; bake carries the decoded colours unchanged (losslessly); "
+                             "render the raw dataset again for exact ids")
+        want = video_info(key, feature, fps=out_fps, video=config.video)
+        keys = STREAM_KEYS + (tuple(f"video.{k}" for k in DEPTH_CODING_KEYS) if is_depth(feature.info) else ())
+        same = all(int(i.get("video.fps", out_fps)) == out_fps and all(i.get(k) == want[k] for k in keys)
                    for i in infos)
         if same and stride == 1 and not config.filter_idle:
             continue  # copied packet for packet
         fps = readers[0].info.fps
         why = (f"one frame in {stride} is kept ({fps} -> {out_fps} Hz)" if stride > 1 else
                "idle frames are filtered out" if config.filter_idle else "the encoder settings differ")
+        if is_exact(feature):
+            notes.append(f"{key}: re-encoded losslessly (every value kept), since {why}: from {_stream(infos[0], fps)} "
+                         f"to {_stream(want, out_fps)}")
+            continue
         note = (f"{key}: re-encoded, since {why}: from {_stream(infos[0], fps)} to {_stream(want, out_fps)} "
                 f"(--vcodec, --crf, --gop-seconds)")
         if stride > 1 or config.filter_idle:
@@ -293,4 +339,3 @@ def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict
                      "copies the source's packets instead")
         notes.append(note)
     return notes
-

@@ -19,6 +19,7 @@ from typing import Any
 import av
 import numpy as np
 
+from demoforge.dataset import segmentation as seg
 from demoforge.dataset.depth import code_histogram
 from demoforge.dataset.stats import pixel_histogram
 from demoforge.dataset.tables import fsync_file
@@ -271,18 +272,20 @@ def _write_plane(plane, values: np.ndarray) -> None:
 class SegmentEncoder:
     """Encodes one episode of one camera into a standalone mp4 segment, frame by frame, and
     counts what it encodes: `histogram` holds (3, 256) RGB pixel counts, or (1, 4096) code
-    counts for a depth map, of every frame added so far."""
+    counts for a depth map, of every frame added so far. A segmentation map
+    (`demoforge.dataset.segmentation`) is RGB stored losslessly."""
 
     def __init__(self, path: Path, *, settings: VideoSettings, fps: int, height: int, width: int,
-                 depth: bool = False):
+                 depth: bool = False, segmentation: bool = False):
         self.path = path
         self.count = 0
         self.depth = depth
         self.histogram = np.zeros((1, 4096) if depth else (3, 256), np.int64)
         self._container = av.open(str(path), mode="w", format="mp4")
         if depth:  # 12-bit depth codes, lossless HEVC, as lerobot's DepthEncoderConfig
-            options = {"g": str(settings.gop(fps)), "x265-params": "lossless=1:log-level=error:frame-threads=1"}
-            encoder, pix_fmt = "libx265", "gray12le"
+            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps)), "libx265", "gray12le"
+        elif segmentation:  # id colours, lossless HEVC in planar RGB
+            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps)), seg.ENCODER, seg.PIX_FMT
         else:
             options, encoder, pix_fmt = settings.codec_options(fps), settings.encoder, settings.pix_fmt
         self._stream = self._container.add_stream(encoder, rate=fps, options=options)
@@ -305,6 +308,14 @@ class SegmentEncoder:
                 h, w = image.shape
                 frame = av.VideoFrame(w, h, "gray12le")
                 _write_plane(frame.planes[0], image)
+                self._encode(frame)
+        elif self._stream.pix_fmt == seg.PIX_FMT:
+            self.histogram += pixel_histogram(images)
+            for image in images:
+                h, w, _ = image.shape
+                frame = av.VideoFrame(w, h, seg.PIX_FMT)  # planes G, B, R, written directly: no swscale
+                for plane, channel in zip(frame.planes, (1, 2, 0)):
+                    _write_plane(plane, np.ascontiguousarray(image[..., channel]))
                 self._encode(frame)
         elif self._yuv is not None:
             _, h, w, _ = images.shape

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from demoforge.dataset import assemble
+from demoforge.dataset import assemble, segmentation
 from demoforge.dataset.datafiles import DataFiles, FileCursor
 from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset.layout import (
@@ -58,16 +58,8 @@ class WriterConfig:
         out = {}
         for key, ft in self.features.items():
             if ft.dtype == "video":
-                given = dict(ft.info or {})
-                if "video.codec" in given:  # a complete block, e.g. carried over by merge: kept as is
-                    info = given
-                elif is_depth(given):
-                    info = DepthCoding.from_info(given).info_block(
-                        fps=self.fps, height=ft.shape[0], width=ft.shape[1], g=self.video.gop(self.fps))
-                else:
-                    depth = bool(given.get("is_depth_map", False))
-                    info = self.video.info_block(fps=self.fps, height=ft.shape[0], width=ft.shape[1], is_depth_map=depth)
-                ft = Feature("video", ft.shape, ["height", "width", "channels"], info)
+                ft = Feature("video", ft.shape, ["height", "width", "channels"],
+                             video_info(key, ft, fps=self.fps, video=self.video))
             out[key] = ft
         out.update(index_features())
         return out
@@ -88,6 +80,21 @@ class WriterConfig:
         return WriterConfig(**raw)
 
 
+def video_info(key: str, ft: Feature, *, fps: int, video: VideoSettings) -> dict[str, Any]:
+    """The info block video feature `key` gets when written at `fps` with `video`: depth maps
+    and segmentation maps have their own lossless coding, other cameras follow `video`; a
+    complete block (one with `video.codec`, e.g. carried over by merge) is kept as it is."""
+    given = dict(ft.info or {})
+    if "video.codec" in given:
+        return given
+    height, width = ft.shape[0], ft.shape[1]
+    if is_depth(given):
+        return DepthCoding.from_info(given).info_block(fps=fps, height=height, width=width, g=video.gop(fps))
+    if segmentation.is_segmentation(key, given):
+        return segmentation.info_block(fps=fps, height=height, width=width, g=video.gop(fps))
+    return video.info_block(fps=fps, height=height, width=width, is_depth_map=bool(given.get("is_depth_map", False)))
+
+
 class DatasetWriter:
     """Writes one LeRobot v3.0 dataset. Use `create` or `resume`, as a context manager."""
 
@@ -102,6 +109,7 @@ class DatasetWriter:
         self._records: list[dict[str, Any]] = []  # per episode: placement only (see _remember)
         self._depth = {k: DepthCoding.from_info(self._features[k].info) for k in self._video_keys
                        if is_depth(self._features[k].info)}
+        self._segmentation = {k for k in self._video_keys if segmentation.is_segmentation(k, self._features[k].info)}
         self._video_hists = {k: self._empty_hist(k) for k in self._video_keys}  # dataset-wide pixels
         self._extra_keys: set[str] = set()
         self._tasks: dict[str, int] = {}
@@ -295,8 +303,9 @@ class DatasetWriter:
         SVT-AV1, and libx264 with cpu-independent=1 (VideoSettings.codec_options), give the
         same bytes whatever the scheduling (tests/dataset/test_video_determinism.py). Without
         that flag libx264 gave a few distinct outputs per 100 identical runs, many more while
-        helper threads worked. Depth (x265, lossless) is encoded here."""
-        return key not in self._depth and self.config.video.codec in ("av1", "h264")
+        helper threads worked. Depth and segmentation (x265, lossless) are encoded here."""
+        return (key not in self._depth and key not in self._segmentation
+                and self.config.video.codec in ("av1", "h264"))
 
     def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
         """Encode one camera's episode into its staged segment, synced; returns its histogram."""
@@ -472,7 +481,7 @@ class DatasetWriter:
         h, w, _ = self._user[key].shape
         path = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
         return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w,
-                              depth=key in self._depth)
+                              depth=key in self._depth, segmentation=key in self._segmentation)
 
     def _abort_frames(self) -> None:
         jobs = [job for key_jobs in self._frame_jobs.values() for job in key_jobs]

@@ -9,6 +9,10 @@ lerobot and GR00T's loader read) and the trainer's own files: openpi's norm_stat
 a training config module with the delta-action mask (`openpi`), GR00T's modality.json,
 relative_stats.json and modality config module (`gr00t`). `source` says which action parts
 are turned into deltas from the state, and why.
+
+Depth maps are refused by both (neither loader knows lerobot's 12-bit depth maps: each decodes
+every video as 8-bit RGB); segmentation maps are carried (lossless RGB, decoded exactly) but
+not fed to the model by the written configs, which take the RGB cameras.
 """
 
 from demoforge.export.run import EXPORT_PATH, TRAINERS, ExportConfig, export

@@ -31,8 +31,13 @@ from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.dataset.keys import camera_of
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.export.source import BakedSource, ExportError
+from demoforge.export.source import BakedSource, ExportError, refuse_depth
 
+# Depth maps are refused: GR00T's LeRobot loader knows no depth maps and decodes every video modality
+# as 8-bit RGB. Segmentation maps are carried (lossless HEVC in RGB) and listed in modality.json, but
+# the modality config feeds the model the RGB cameras only: add one to its "video" keys to train on it.
+DEPTH_REFUSAL = ("GR00T N1.6's LeRobot loader has no depth maps and decodes every video modality as 8-bit RGB, "
+                 "so the 12-bit depth codes would reach the model as wrong values")
 DEFAULT_HORIZON = 16  # the action delta_indices of GR00T's examples (SO100, PointNav)
 RELATIVE_STATS = "meta/relative_stats.json"
 CONFIG_MODULE = "meta/demoforge_modality_config.py"  # imported by name (importlib.import_module(stem)): a unique one
@@ -65,7 +70,7 @@ def relative_stats(src: BakedSource, horizon: int) -> dict[str, dict[str, list]]
 
 def modality_config_module(src: BakedSource, *, horizon: int) -> str:
     """Python source of the GR00T modality config for this export."""
-    cams = [camera_of(k) for k in src.camera_keys]
+    cams = [camera_of(k) for k in src.rgb_keys]
     parts = list(src.action_parts)
     configs = "".join(
         "            ActionConfig(\n"
@@ -104,6 +109,12 @@ register_modality_config(demoforge_config, embodiment_tag=EmbodimentTag.NEW_EMBO
 '''
 
 
+def check(src: BakedSource, horizon: int) -> int:
+    """Refuse what GR00T cannot load (depth maps, or only episodes shorter than the horizon)."""
+    refuse_depth(src, "gr00t", DEPTH_REFUSAL)
+    return short_episodes(src, horizon)
+
+
 def short_episodes(src: BakedSource, horizon: int) -> int:
     """How many episodes are shorter than `horizon` (GR00T samples none of their frames); ExportError if all are."""
     lengths = [int(n) for n in src.reader.episodes_table.column("length").to_pylist()]
@@ -128,4 +139,5 @@ def write_gr00t(root: Path, src: BakedSource, *, horizon: int) -> dict[str, Any]
         "config_module": CONFIG_MODULE,
         "relative_parts": list(src.relative_parts),
         "episodes_shorter_than_horizon": short,
+        "segmentation_maps": list(src.segmentation_keys),  # in modality.json, not in the config's video keys
     }

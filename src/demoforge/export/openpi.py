@@ -29,7 +29,7 @@ import numpy as np
 from demoforge.dataset.keys import camera_of
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.export.source import BakedSource, ExportError
+from demoforge.export.source import BakedSource, ExportError, refuse_depth
 
 DEFAULT_HORIZON = 50  # openpi's Pi0Config.action_horizon
 OPENPI_DIR = "meta/openpi"  # the AssetsConfig folder: assets_dir = <root>/meta, asset_id = "openpi"
@@ -39,6 +39,11 @@ CONFIG_MODULE = f"{OPENPI_DIR}/demoforge_config.py"
 NORM_KEYS = ("mean", "std", "q01", "q99")  # the fields of openpi.shared.normalize.NormStats
 # pi0's image slots, in the order cameras fill them (training/config.py, policies/*_policy.py)
 IMAGE_SLOTS = ("base_0_rgb", "left_wrist_0_rgb", "right_wrist_0_rgb")
+# Depth maps are refused: openpi's pinned lerobot predates lerobot's depth maps and decodes every
+# video as 8-bit RGB. Segmentation maps are carried (lossless RGB, decoded exactly) but fill no
+# slot: pi0's slots are photographs; map one in by hand in the config module's IMAGES if wanted.
+DEPTH_REFUSAL = ("openpi's pinned lerobot (LeRobot v2.1, before lerobot had depth maps) decodes every video as "
+                 "8-bit RGB, so the 12-bit depth codes would reach pi0 as wrong values, and pi0 takes RGB images only")
 
 
 def action_chunks(state: np.ndarray, action: np.ndarray, horizon: int, mask: tuple[bool, ...]) -> np.ndarray:
@@ -60,11 +65,18 @@ def norm_stats(src: BakedSource, horizon: int) -> dict[str, Any]:
     return {"norm_stats": {"state": {k: state[k] for k in NORM_KEYS}, "actions": {k: actions[k] for k in NORM_KEYS}}}
 
 
+def check(src: BakedSource, horizon: int) -> dict[str, str]:
+    """Refuse what openpi cannot load (depth maps); the image slots otherwise."""
+    refuse_depth(src, "openpi", DEPTH_REFUSAL)
+    return image_slots(src.rgb_keys)
+
+
 def image_slots(camera_keys: tuple[str, ...]) -> dict[str, str]:
-    """pi0 image slot -> video key: the first camera not named *wrist* is the base view, wrist cameras
-    fill the wrist slots, the rest fill what is left; slots without a camera are zero images."""
+    """pi0 image slot -> video key of an RGB camera (`BakedSource.rgb_keys`): the first camera not named
+    *wrist* is the base view, wrist cameras fill the wrist slots, the rest fill what is left; slots
+    without a camera are zero images."""
     if not camera_keys:
-        raise ExportError("openpi's pi0 models take at least one camera image and this dataset has no video "
+        raise ExportError("openpi's pi0 models take at least one camera image and this dataset has no RGB video "
                           "feature; render the raw dataset (demoforge render ... --cameras front,wrist) and bake "
                           "the rendered one")
     wrist = [k for k in camera_keys if "wrist" in camera_of(k)]
@@ -91,7 +103,7 @@ def config_name(repo_id: str) -> str:
 
 def config_module(src: BakedSource, *, repo_id: str, horizon: int) -> str:
     """Python source of the openpi training config for this export (see its docstring)."""
-    slots = image_slots(src.camera_keys)
+    slots = image_slots(src.rgb_keys)
     mask = src.delta_mask
     delta = f"_transforms.make_bool_mask({bool_mask_args(mask)})" if any(mask) else "None"
     name = config_name(repo_id)
@@ -226,5 +238,6 @@ def write_openpi(root: Path, src: BakedSource, *, repo_id: str, horizon: int) ->
         "config_module": CONFIG_MODULE,
         "delta_action_mask": list(src.delta_mask),
         "make_bool_mask": bool_mask_args(src.delta_mask) if any(src.delta_mask) else None,
-        "images": image_slots(src.camera_keys),
+        "images": image_slots(src.rgb_keys),
+        "segmentation_maps": list(src.segmentation_keys),  # carried in the dataset, in no pi0 slot
     }

@@ -52,9 +52,9 @@ def _gr00t(root: Path, src: BakedSource, *, repo_id: str, horizon: int) -> dict[
 
 # trainer name -> how it is exported
 TRAINERS: dict[str, Trainer] = {
-    "openpi": Trainer(openpi.DEFAULT_HORIZON, lambda src, horizon: openpi.image_slots(src.camera_keys), _openpi,
+    "openpi": Trainer(openpi.DEFAULT_HORIZON, openpi.check, _openpi,
                       "lerobot at openpi's pinned commit 0cf8648 (LeRobot v2.1) with datasets 3.6.0"),
-    "gr00t": Trainer(gr00t.DEFAULT_HORIZON, gr00t.short_episodes, _gr00t,
+    "gr00t": Trainer(gr00t.DEFAULT_HORIZON, gr00t.check, _gr00t,
                      "GR00T N1.6 LeRobotEpisodeLoader and gr00t/data/stats.py"),
 }
 

@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 
 from demoforge.convert.bake import BAKE_PATH
-from demoforge.dataset.keys import ACTION, STATE
+from demoforge.dataset import segmentation
+from demoforge.dataset.depth import is_depth
+from demoforge.dataset.keys import ACTION, STATE, camera_of
 from demoforge.dataset.layout import CODEBASE_VERSION, INFO_PATH
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.errors import DemoforgeError
@@ -49,6 +51,13 @@ class BakedSource:
     action_parts: dict[str, tuple[int, int]]  # part -> [start, end) of action
     relative_parts: tuple[str, ...]  # action parts that are positions of the same-named state part
     camera_keys: tuple[str, ...]  # video features, in info.json order
+    depth_keys: tuple[str, ...] = ()  # the depth maps among them (metres as 12-bit codes, dataset.depth)
+    segmentation_keys: tuple[str, ...] = ()  # the segmentation maps among them (id colours, dataset.segmentation)
+
+    @property
+    def rgb_keys(self) -> tuple[str, ...]:
+        """The cameras that are pictures: neither depth nor segmentation maps."""
+        return tuple(k for k in self.camera_keys if k not in self.depth_keys and k not in self.segmentation_keys)
 
     @property
     def delta_mask(self) -> tuple[bool, ...]:
@@ -100,7 +109,20 @@ def read_source(root: str | Path) -> BakedSource:
     return BakedSource(root=root, reader=reader, convention=str(convention), law_mode=law_mode,
                        state_names=state_names, action_names=action_names, state_parts=state_parts,
                        action_parts=action_parts, relative_parts=relative,
-                       camera_keys=tuple(reader.info.video_keys))
+                       camera_keys=tuple(reader.info.video_keys),
+                       depth_keys=tuple(k for k in reader.info.video_keys if is_depth(reader.info.features[k].info)),
+                       segmentation_keys=tuple(k for k in reader.info.video_keys
+                                               if segmentation.is_segmentation(k, reader.info.features[k].info)))
+
+
+def refuse_depth(src: BakedSource, trainer: str, why: str) -> None:
+    """ExportError when `src` has depth maps, which `trainer`'s loader cannot read (`why`)."""
+    if not src.depth_keys:
+        return
+    keep = ",".join(camera_of(k) for k in src.camera_keys if k not in src.depth_keys)
+    fix = f"--cams {keep}" if keep else "no depth camera (render without --depth)"
+    raise ExportError(f"{src.root / INFO_PATH}: depth maps {list(src.depth_keys)} cannot be exported for {trainer}: "
+                      f"{why}; bake again without them ({fix}) and export that")
 
 
 def _json(path: Path) -> dict[str, Any]:
