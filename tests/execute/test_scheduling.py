@@ -52,11 +52,25 @@ def test_this_process_and_a_worker_share_the_items(four, reference, tmp_path):
                 assert time.monotonic() < deadline, "the worker finished no item"
                 time.sleep(0.05)
 
-    generate(four, out, episodes_per_problem=2, envs=3, workers=2, seed=3, progress=progress)
+    generate(four, out, episodes_per_problem=2, envs=3, workers=2, seed=3, progress=progress, problems_per_process=1)
     assert ran["here"][0] == "pnp-all-0000"  # this process starts while the worker imports
     assert ran["worker"]
     assert sorted(ran["here"] + ran["worker"]) == [f"pnp-all-{k:04d}" for k in range(4)]
     assert _outputs(out) == reference
+
+
+@pytest.mark.parametrize("per_process, envs, workers", [(1, 3, 1), (3, 3, 1), (8, 2, 2)])
+def test_problems_sharing_a_process_change_no_byte(four, reference, tmp_path, per_process, envs, workers):
+    """Episodes of several problems share one item's envs (`problems_per_process`); an episode's
+    randomness is seeded by (run seed, problem, episode), so the grouping, the env count and the
+    worker count leave the output as the reference's (4 problems, envs 1, one worker)."""
+    out = tmp_path / "run"
+    items = []
+    generate(four, out, episodes_per_problem=2, envs=envs, workers=workers, seed=3, problems_per_process=per_process,
+             progress=lambda e: items.append(e.item) if e.kind == "item" else None)
+    assert _outputs(out) == reference
+    groups = {1: 4, 3: 2, 8: 2}[per_process]  # 8 on 2 workers: two items of two, so both slots work
+    assert len(items) == groups, items
 
 
 def test_a_killed_worker_is_reported_and_its_run_resumes(four, reference, tmp_path):
@@ -83,8 +97,9 @@ def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, t
     def crash(*args):
         raise RuntimeError("stop after run.json")
 
+    one = {"problems_per_process": 1}  # an item per problem, so item 1 is problem 1
     with pytest.raises(RuntimeError):  # a run folder of these arguments, nothing finished
-        generate(four, out, episodes_per_problem=2, envs=1, workers=1, seed=3, after_skill=crash)
+        generate(four, out, episodes_per_problem=2, envs=1, workers=1, seed=3, after_skill=crash, **one)
     blocker = out / ".shards" / "0001-pnp-all-0001"
     blocker.write_text("a file where item 1's folder goes")
 
@@ -97,7 +112,7 @@ def test_a_worker_error_stops_the_hand_out_and_is_raised_here(four, reference, t
                 time.sleep(0.05)
 
     with pytest.raises(FileExistsError, match="0001-"):
-        generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
+        generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress, **one)
     assert sorted(p.parent.name[:4] for p in out.glob(".shards/*/done.json")) == ["0000"]  # nothing after it
     blocker.unlink()
     generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)

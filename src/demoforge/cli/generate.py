@@ -87,7 +87,8 @@ def generate(
                       workers=o.workers, seed=o.seed, settings=o.runner_settings(), domain=domain,
                       progress=None if quiet else display,
                       randomization=o.randomization_spec(), record_videos=o.inline_video(), robot=card,
-                      control_law=o.control_law, robot_start=starts, **extra)
+                      control_law=o.control_law, robot_start=starts, problems_per_process=o.problems_per_process,
+                      **extra)
     finally:
         display.stop()
     elapsed = time.perf_counter() - display.start

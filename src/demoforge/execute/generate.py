@@ -217,41 +217,78 @@ class RunSpec:
     videos: InlineVideo | None = None
     runner: type[ExpertRunner] = ExpertRunner  # the expert each item runs (play data's chains goals)
     runner_options: dict = field(default_factory=dict)  # its keyword arguments beyond ExpertRunner's
+    per_item: int = 1  # problems per work item (`problem_groups`)
+
+    def groups(self) -> list[range]:
+        """Work item k's problems: contiguous runs of `per_item` (the last may be shorter)."""
+        n = len(self.problems)
+        return [range(a, min(a + self.per_item, n)) for a in range(0, n, self.per_item)]
+
+
+def problems_per_item(n_problems: int, per_process: int, slots: int) -> int:
+    """Problems per work item: `per_process`, but no more than share the problems evenly over the
+    executor's `slots` (8 problems per item on 2 slots would leave one slot idle for 10 problems).
+    Which problems share an item never changes a byte (an episode's randomness is seeded by the
+    run seed, its problem and its index), only how well the items fill the slots."""
+    if per_process < 1:
+        raise ExecuteError(f"problems_per_process: {per_process} must be >= 1")
+    return max(1, min(per_process, -(-n_problems // max(1, slots))))
 
 
 def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None) -> ProblemTally:
-    """Run work item `k` (problem k) in this process, continuing its shards if interrupted;
-    returns its tally (also in its done.json once its shards are final)."""
-    problem = run.problems[k]
-    folder = _item_dir(run.out, k, problem.name)
-    done_file = folder / "done.json"
-    if done_file.is_file():
-        return ProblemTally(**json.loads(done_file.read_text()))
-    folder.mkdir(parents=True, exist_ok=True)
-    writers = ShardWriters(folder, run.layout, videos=run.videos, problems={p.name: p for p in run.problems})
-    tally = tally_of(writers)
-    pending: dict[int, EpisodeResult] = {}
+    """Run work item `k` (the problems `run.groups()[k]`, their episodes sharing the runner's envs)
+    in this process, continuing their shards if interrupted; returns the item's tally. Each
+    problem's shards are final (its done.json written) as soon as its last episode is in, so a
+    kill loses none of its finished problems."""
+    group = list(run.groups()[k])
+    writers: dict[int, ShardWriters] = {}
+    tallies: dict[int, ProblemTally] = {}
+    for p in group:
+        folder = _item_dir(run.out, p, run.problems[p].name)
+        if (folder / "done.json").is_file():
+            tallies[p] = ProblemTally(**json.loads((folder / "done.json").read_text()))
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        writers[p] = ShardWriters(folder, run.layout, videos=run.videos, problems={q.name: q for q in run.problems})
+        tallies[p] = tally_of(writers[p])
+    index = {run.problems[p].name: p for p in writers}
+    pending: dict[tuple[int, int], EpisodeResult] = {}
 
     def on_episode(result: EpisodeResult) -> None:
-        pending[result.episode] = result
-        while writers.next_episode in pending:
-            r = pending.pop(writers.next_episode)
-            writers.add(r)
-            tally.add(r.success, r.failure_kind)
+        p = index[result.problem]
+        w = writers[p]
+        pending[p, result.episode] = result
+        while (p, w.next_episode) in pending:
+            r = pending.pop((p, w.next_episode))
+            w.add(r)
+            tallies[p].add(r.success, r.failure_kind)
             if progress:
                 progress(ProgressEvent("generate", "episode", r.problem, success=r.success, failure=r.failure_kind))
+        if w.next_episode == run.episodes:
+            w.finalize(tallies[p])
 
-    queue = [(0, e) for e in range(writers.next_episode, run.episodes)]
+    running = [p for p in writers if writers[p].next_episode < run.episodes]
+    queue = [(j, e) for j, p in enumerate(running) for e in range(writers[p].next_episode, run.episodes)]
     try:
         if queue:
-            run.runner([problem], run.layout, num_envs=run.envs, seed=run.seed, episodes=queue, settings=run.settings,
-                       after_skill=after_skill, randomization=run.randomization,
-                       **run.runner_options).run(on_episode)
+            run.runner([run.problems[p] for p in running], run.layout, num_envs=run.envs, seed=run.seed,
+                       episodes=queue, settings=run.settings, after_skill=after_skill,
+                       randomization=run.randomization, **run.runner_options).run(on_episode)
+        for p in writers:
+            if not (writers[p].folder / "done.json").is_file():  # resumed with every episode already in
+                writers[p].finalize(tallies[p])
     except BaseException:
-        writers.close()
+        for w in writers.values():
+            if not (w.folder / "done.json").is_file():
+                w.close()
         raise
-    writers.finalize(tally)
-    return tally
+    total = ProblemTally()
+    for p in group:
+        t = tallies[p]
+        total.success, total.failure = total.success + t.success, total.failure + t.failure
+        for kind, n in t.kinds.items():
+            total.kinds[kind] = total.kinds.get(kind, 0) + n
+    return total
 
 
 @dataclass(frozen=True)
@@ -269,13 +306,16 @@ class GenerateStage:
         return self.record
 
     def items(self) -> list[str]:
-        return [p.name for p in self.run.problems]
+        if self.run.per_item == 1:
+            return [p.name for p in self.run.problems]
+        return [f"problems-{g.start:04d}-{g.stop - 1:04d}" for g in self.run.groups()]
 
     def total(self) -> int:
         return len(self.run.problems) * self.run.episodes
 
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
-        assert shard == _item_dir(self.run.out, k, self.run.problems[k].name), shard
+        if self.run.per_item == 1:  # the item's shard is its problem's (a group's holds only its done.json)
+            assert shard == _item_dir(self.run.out, k, self.run.problems[k].name), shard
         return asdict(run_item(self.run, k, progress, self.after_skill))
 
     def merger(self, out: Path, threads: int) -> "ShardMerge":
@@ -293,7 +333,7 @@ def generate(
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
     robot: RobotCard | None = None, control_law: str | None = None,
     robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
-    runner_options: dict | None = None, executor=None,
+    runner_options: dict | None = None, executor=None, problems_per_process: int = 8,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -308,7 +348,8 @@ def generate(
     `runner` (a module-level ExpertRunner subclass, so workers can import it) with
     `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
     `executor`: where the items run (a `demoforge.stage` executor, e.g. `RayExecutor`); by
-    default `workers` local slots."""
+    default `workers` local slots. `problems_per_process`: how many problems a work item holds at
+    most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -317,6 +358,8 @@ def generate(
         problems_msg.append(f"envs: {envs} must be >= 1")
     if not (isinstance(seed, int) and 0 <= seed < 2**63):
         problems_msg.append(f"seed: {seed!r} must be an integer in [0, 2^63)")
+    if not (isinstance(problems_per_process, int) and problems_per_process >= 1):
+        problems_msg.append(f"problems_per_process: {problems_per_process!r} must be an integer >= 1")
     if control_law is not None and control_law not in MODES:
         problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
     if problems_msg:
@@ -352,8 +395,9 @@ def generate(
             return summary
         if out.exists() and not out.is_dir():
             raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
+        per_item = problems_per_item(len(problems), problems_per_process, executor.slots)
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
-                      record_videos, runner, dict(runner_options or {}))
+                      record_videos, runner, dict(runner_options or {}), per_item)
         return run_stage(GenerateStage(run, record, after_skill), out, work=out, executor=executor,
                          progress=progress)
     finally:

@@ -164,6 +164,9 @@ class ExecuteOptions:
 
     episodes_per_problem: int = option(4, "Episodes per problem.", range=(1, MAX_EPISODES), stage_required=True)
     envs: int = option(1, "Environments stepped together per worker slot.", range=(1, MAX_ENVS), run_default=2)
+    problems_per_process: int = option(8, "Problems a work item holds at most, their episodes sharing its "
+                                          "environments (fewer when the problems would not fill every worker); "
+                                          "never changes a byte.", range=(1, 1024))
     max_retries: int = option(3, "Attempts of a failed step beyond the first.", range=(0, 100))
     max_replans: int = option(2, "Re-plans per episode.", range=(0, 100))
     max_episode_s: float = option(180.0, "An episode still running after this is a timeout failure [s].",

@@ -171,7 +171,8 @@ class PlayRunner(ExpertRunner):
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
                   envs: int = 1, workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
                   domain: str = "blocks", robot=None, progress=None, randomization=None,
-                  record_videos=None, control_law: str | None = None, robot_start=None) -> GenerateSummary:
+                  record_videos=None, control_law: str | None = None, robot_start=None,
+                  problems_per_process: int = 8, executor=None) -> GenerateSummary:
     """Play episodes of every problem into OUT/success and OUT/failure: `generate` (its layout,
     workers, resume, physics randomization, inline videos, control law and robot start, see
     `execute.generate`) with episodes that chain `goals` goals, each allowed `settings.max_episode_s`.
@@ -182,4 +183,5 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
     return generate(inputs, out, episodes_per_problem=episodes_per_problem, envs=envs, workers=workers, seed=seed,
                     settings=settings, domain=domain, progress=progress, randomization=randomization,
                     record_videos=record_videos, robot=robot, control_law=control_law, robot_start=robot_start,
-                    runner=PlayRunner, runner_options={"goals": goals})
+                    runner=PlayRunner, runner_options={"goals": goals}, problems_per_process=problems_per_process,
+                    executor=executor)
