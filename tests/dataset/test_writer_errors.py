@@ -123,8 +123,14 @@ def test_extra_must_be_json(writer):
 
 
 def test_state_only_features_accept_scalar_columns(tmp_path):
+    """A (T,) column for a feature of shape (1,) is taken as (T, 1), cast to the feature's dtype."""
+    from demoforge.dataset import open_dataset
+
     with DatasetWriter.create(tmp_path / "ds", fps=30, features={"r": Feature("float32", (1,))}) as w:
         w.add_episode({"r": np.arange(5, dtype=np.float64)}, task="t")
+    back = open_dataset(tmp_path / "ds").read_episode(0, ["r"])["r"]
+    assert back.dtype == np.float32 and back.reshape(5, -1).shape == (5, 1)
+    np.testing.assert_array_equal(back.reshape(-1), np.arange(5, dtype=np.float32))
 
 
 def test_a_writer_without_episodes_refuses_to_finalize_and_leaves_nothing(tmp_path):
