@@ -40,7 +40,7 @@ def test_observation_height_and_width_size_the_images_and_must_agree_with_image_
         _config(cameras="front", image_size="96", observation_height=48, observation_width=64)
     with pytest.raises(DemoforgeError, match="give both"):
         _config(cameras="front", observation_height=48)
-    with pytest.raises(DemoforgeError, match="even"):
+    with pytest.raises(DemoforgeError, match=r"--env.image_size=95: .*even"):
         _config(cameras="front", image_size="95")
 
 

@@ -95,7 +95,10 @@ class DemoforgeEnvConfig(EnvConfig):
         legacy = None if h is None else (int(h), int(w))
         if self.image_size is None:
             return legacy
-        width, height = parse_image_size(str(self.image_size))
+        try:
+            width, height = parse_image_size(str(self.image_size))
+        except DemoforgeError as exc:
+            raise DemoforgeError(f"--env.image_size={self.image_size}: {exc}") from None
         if legacy is not None and legacy != (height, width):
             raise DemoforgeError(f"--env.image_size={self.image_size} ({width}x{height}) and --env.observation_width="
                                  f"{w} --env.observation_height={h} ({w}x{h}) disagree; give one of them")
