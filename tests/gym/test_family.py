@@ -119,7 +119,7 @@ def test_pixels_render_per_camera_under_a_named_look():
     obs, _ = plain.reset(seed=0)
     assert set(obs["pixels"]) == {"front", "wrist"} and obs["pixels"]["front"].shape == (64, 96, 3)
     looked = FamilyEnv(FamilyEnvConfig(task="pnp", problems=1, cameras=("front",), look="randomized"))
-    h, w = looked.image_size
+    h, w = looked.camera_size("front")
     assert looked.shapes()["pixels/front"] == (h, w, 3)
     a, _ = looked.reset(seed=0)
     b, _ = looked.reset(seed=1)

@@ -19,6 +19,9 @@ def look_sheet(
     family: str = typer.Option("stack_three", "--family", help="Task family of the scene."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED,
                              help="Root of the draws (as render --seed) and of the scene."),
+    axes: bool = typer.Option(False, "--axes", help="Camera tuning: draw the world axes (X red, Y green, Z blue) at "
+                                                    "the origin on every image and add an overview outlining each "
+                                                    "camera's frustum."),
 ) -> None:
     """Render one task scene under DRAWS draws of a look into a PNG contact sheet."""
     from demoforge.render.look import load_look
@@ -27,6 +30,6 @@ def look_sheet(
     look_file = [look] if Path(look).is_file() else []
     guard_output_file(out, look_file, suffixes=(".png",))  # never over the look it shows
     settings = SheetSettings(draws=draws, columns=columns, family=family, seed=seed,
-                             cameras=tuple(c for c in cameras.split(",") if c))
+                             cameras=tuple(c for c in cameras.split(",") if c), axes=axes)
     path = write_png(sheet_image(load_look(look), settings), out)
     typer.echo(f"wrote {draws} draws of look {look!r} -> {path}")

@@ -20,8 +20,9 @@ Observation: `agent_pos` (arm q [rad] + gripper closedness, as `observation.stat
 `environment_state` (`envstate`: the task's object poses, or with `environment_state="goal"`
 only the regions its goal names), and, when cameras are asked,
 `pixels` {camera: (H, W, 3) uint8}: the scene's own appearance, or under a named look
-(`look`: "plain", "randomized" or a look YAML; one draw per episode, seeded by the episode,
-at the look's image size). Reward: the fraction of goal
+(`look`: "plain", "randomized" or a look YAML; one draw per episode, seeded by the episode),
+at `image_size` when given (it replaces a look's sizes), else at the look's size of each camera,
+else 224 x 224. Reward: the fraction of goal
 atoms holding after the step; `terminated` when the goal holds.
 """
 
@@ -37,6 +38,7 @@ from demoforge.gym.convention import ActionConvention
 from demoforge.raw.envstate import ObjectLayout, environment_state, layout_of
 
 SPLITS = ("train", "test", "all")
+DEFAULT_IMAGE_SIZE = (224, 224)  # (height, width) [px] of a camera image with neither a look nor an image_size
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ class FamilyEnvConfig:
     scene_seed: int = 0  # run seed of the episodes (generate --seed)
     action: ActionConvention = field(default_factory=ActionConvention)  # what an action means
     cameras: tuple[str, ...] = ()  # cameras rendered into `pixels` (none: state only)
-    image_size: tuple[int, int] = (224, 224)  # (height, width) of each camera image [px]; a look's size wins
+    # (height, width) of every camera image [px], even numbers; replaces a look's sizes.
+    # None: each camera at the look's size, else DEFAULT_IMAGE_SIZE
+    image_size: tuple[int, int] | None = None
     look: str | None = None  # render under this look (name or YAML path); None = the scene's own appearance
     robot: str | None = None  # the arm: a built-in robot card name or a card YAML (generate --robot); None = panda
     environment_state: str = "objects"  # its kind (raw.envstate.KINDS): object poses, or the goal's regions only
@@ -95,17 +99,25 @@ class FamilyEnv:
         self.ctx = None
         self.layout: ObjectLayout | None = None
         self.episode: tuple[str, int] | None = None  # (problem name, episode index) running
-        self._rig = None
+        self._rigs: dict[tuple[int, int], object] = {}  # (height, width) -> CameraRig of the running episode
         self._look = None
         self._view = None  # the render-only scene under the episode's look draw
         self._law = None
         self._scratch = None  # MjData for the TCP's forward kinematics, off the simulation's data
         self._shapes: dict[str, tuple[int, ...]] | None = None
         self._state_names: list[str] = []
+        if cfg.image_size is not None:
+            size = cfg.image_size
+            if not (isinstance(size, tuple | list) and len(size) == 2
+                    and all(isinstance(v, int) and v >= 2 and v % 2 == 0 for v in size)):
+                raise DemoforgeError(f"FamilyEnvConfig.image_size {size!r} must be (height, width) in pixels, "
+                                     "even numbers >= 2 (video), e.g. (96, 96)")
         if cfg.look is not None:
             from demoforge.render import load_look
+            from demoforge.render.look import sized_look
 
-            self._look = load_look(cfg.look)
+            size = None if cfg.image_size is None else (cfg.image_size[1], cfg.image_size[0])
+            self._look = sized_look(load_look(cfg.look), size)
         self._substeps = 1
 
     # -- shapes --------------------------------------------------------------------------
@@ -123,14 +135,16 @@ class FamilyEnv:
         for cam in self.cfg.cameras:
             if cam not in scene.cameras:
                 raise DemoforgeError(f"camera {cam!r} is not in the scene; cameras: {sorted(scene.cameras)}")
-            out[f"pixels/{cam}"] = (*self.image_size, 3)
+            out[f"pixels/{cam}"] = (*self.camera_size(cam), 3)
         self._shapes = out
         return dict(out)
 
-    @property
-    def image_size(self) -> tuple[int, int]:
-        """(height, width) of the camera images [px]."""
-        return (self._look.height, self._look.width) if self._look is not None else tuple(self.cfg.image_size)
+    def camera_size(self, camera: str) -> tuple[int, int]:
+        """(height, width) [px] of `camera`'s images (see the module docstring)."""
+        if self._look is not None:
+            width, height = self._look.image_size(camera)
+            return height, width
+        return tuple(self.cfg.image_size or DEFAULT_IMAGE_SIZE)
 
     def names(self) -> dict[str, list[str]]:
         self.shapes()
@@ -225,10 +239,11 @@ class FamilyEnv:
         if view is not scene:
             view.data.qpos[:] = scene.data.qpos
             mujoco.mj_kinematics(view.model, view.data)
-        if self._rig is None:
-            h, w = self.image_size
-            self._rig = CameraRig(view.model, view.cameras, width=w, height=h)
-        return self._rig.rgb(view.data, camera or (self.cfg.cameras[0] if self.cfg.cameras else "side"))
+        camera = camera or (self.cfg.cameras[0] if self.cfg.cameras else "side")
+        size = self.camera_size(camera)
+        if size not in self._rigs:
+            self._rigs[size] = CameraRig(view.model, view.cameras, width=size[1], height=size[0])
+        return self._rigs[size].rgb(view.data, camera)
 
     def task_description(self) -> str:
         from demoforge.execute.record import goal_words
@@ -236,8 +251,8 @@ class FamilyEnv:
         return goal_words(self.problems[self.p].task) if self.ctx is not None else ""
 
     def close_rig(self) -> None:
-        if self._rig is not None:
-            self._rig.close()
-            self._rig = None
+        for rig in self._rigs.values():
+            rig.close()
+        self._rigs = {}
 
     close = close_rig

@@ -257,6 +257,11 @@ class RenderOptions:
     segmentation: bool = option(False, "Also write <camera>_segmentation videos.")
     episodes: str | None = option(None, "Source episodes to render, e.g. 0,2,5-7 [default: all].", kind="str",
                                   run=False)
+    reference_video: str | None = option(None, "Record each episode's reference video path (recorded, not opened) in "
+                                               "demoforge/reference_video: a path or a template naming "
+                                               "{episode_index} or {source_episode}, e.g. "
+                                               "refs/episode_{source_episode:06d}.mp4.", kind="str", run=False,
+                                         metavar="PATH")
     seed: int = seed_option()
     workers: int | str = workers_option()
 
@@ -275,7 +280,8 @@ class RenderOptions:
         from demoforge.render import RenderConfig
 
         return RenderConfig(looks=self.look_requests(), cameras=self.cameras, depth=self.depth,
-                            segmentation=self.segmentation, seed=self.seed, episodes=episodes)
+                            segmentation=self.segmentation, seed=self.seed, episodes=episodes,
+                            reference_video=self.reference_video)
 
     def check(self) -> list[str]:
         from demoforge.sim.scene import SceneSpec

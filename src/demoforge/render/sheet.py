@@ -4,6 +4,11 @@ The scene is a generated problem of a task family in a sampled reset state (as a
 environment package samples it); draw k is the look's draw for copy k of episode 0 under
 `seed`, the same draw `demoforge render --seed SEED` gives that copy. Each cell shows the
 cameras of one draw stacked top to bottom; cells run left to right, `columns` per row.
+
+With `axes`, a camera-tuning aid (demoforge.render.axes): every image shows the world axes
+(X red, Y green, Z blue) at the world origin, and each cell ends with an overview from afar that
+outlines each camera's frustum (front yellow, side magenta, wrist cyan) down to the table top,
+under that draw's camera jitter.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class SheetSettings:
     cameras: tuple[str, ...] = ("front", "side")  # stacked in each cell, top to bottom
     family: str = "stack_three"  # task family of the scene
     seed: int = 0  # root of the look draws (as `render --seed`) and of the scene's problem
+    axes: bool = False  # draw the world axes on every image and add an overview of the camera frustums
 
 
 def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.ndarray:
@@ -59,7 +65,10 @@ def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.nda
             else:
                 recorder.bind(scene, look_draw)
             frames = recorder.render_state(state.state)
-            cells.append(_stack([frames[camera_key(c)] for c in settings.cameras], axis=0))
+            images = [frames[camera_key(c)] for c in settings.cameras]
+            if settings.axes:
+                images = _with_axes(recorder, images, settings.cameras)
+            cells.append(_stack(images, axis=0))
     finally:
         if recorder is not None:
             recorder.close()
@@ -67,6 +76,18 @@ def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.nda
     rows = [cells[i:i + settings.columns] for i in range(0, len(cells), settings.columns)]
     rows = [_stack(r + [blank] * (settings.columns - len(r)), axis=1) for r in rows]
     return _stack(rows, axis=0)
+
+
+def _with_axes(recorder: CameraRecorder, images: list[np.ndarray], cameras: Sequence[str]) -> list[np.ndarray]:
+    """The cell's images with the world axes drawn on each, then the frustum overview."""
+    from demoforge.render.axes import draw_axes, overview
+    from demoforge.sim.cameras import intrinsics, world_T_camera
+
+    scene, data = recorder.scene, recorder.scene.data
+    out = [draw_axes(im, intrinsics(scene.model, scene.cameras[c], im.shape[1], im.shape[0]),
+                     world_T_camera(data, scene.cameras[c])) for im, c in zip(images, cameras, strict=True)]
+    size = (max(im.shape[1] for im in images), max(im.shape[0] for im in images))
+    return out + [overview(scene, data, cameras, recorder.canvas, size, recorder.sizes)]
 
 
 def _stack(images: Sequence[np.ndarray], *, axis: int, gap: int = 2) -> np.ndarray:

@@ -5,7 +5,9 @@ For every source episode, every look and every copy of it, the episode's model i
 seed, look name, source episode and copy), the recorded physics states are set tick by tick
 (`replay_states`, no stepping) and the cameras are drawn. The output holds the source's
 columns and episode records plus `observation.images.<camera>` videos (and `_depth`,
-`_segmentation` on request) and the draw in the episode column `demoforge/look`.
+`_segmentation` on request) and the draw in the episode column `demoforge/look`. With a
+reference video template (`--reference-video`), each episode also records its reference video
+path (`demoforge/reference_video`, see `reference_video_path`).
 Output episodes are in canonical order: source episode, then look (command-line order), then
 copy. The source is never modified.
 
@@ -55,6 +57,8 @@ RENDER_META = "render.json"
 DETERMINISTIC_VIDEO = VideoSettings(preset="veryfast", extra_options={"threads": "1"})
 MARKER = ".demoforge-render"  # beside the writer's staging: the fingerprint of the render being written
 SOURCE_EXTRA = "render_source"  # per-episode column: {"episode_index": source episode, "look": name, "copy": k}
+REFERENCE_EXTRA = "reference_video"  # per-episode column: the episode's reference video path (a JSON string)
+REFERENCE_FIELDS = ("episode_index", "source_episode")  # what a --reference-video template may name
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class RenderConfig:
     seed: int = 0  # root of every look draw
     episodes: tuple[int, ...] | None = None  # source episode indices to render, in source order; None: all
     video: VideoSettings = field(default_factory=lambda: DETERMINISTIC_VIDEO)  # encoder settings of every stream
+    # path of each episode's reference video (e.g. a real or egocentric recording of the same demo),
+    # recorded as given, never opened: a str.format template over REFERENCE_FIELDS, e.g.
+    # "refs/episode_{source_episode:06d}.mp4"; None: no reference videos
+    reference_video: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,18 @@ class RenderSummary:
     episodes: int  # output episodes
     frames: int  # output frames (per camera stream)
     seconds: float  # wall-clock time [s]
+
+
+def reference_video_path(template: str, episode_index: int, source_episode: int) -> str:
+    """The reference video path of output episode `episode_index` (rendered from source episode
+    `source_episode`) under `template`; LookError naming the template and the fields when it has others."""
+    try:
+        return template.format(episode_index=int(episode_index), source_episode=int(source_episode))
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
+        fields = ", ".join("{" + f + "}" for f in REFERENCE_FIELDS)
+        raise LookError(f"--reference-video {template!r}: {type(exc).__name__} {exc}; a template may name only "
+                        f"{fields} (format specs allowed), e.g. refs/episode_{{source_episode:06d}}.mp4; "
+                        "write a literal brace as {{ or }}") from None
 
 
 MAX_COPIES = 1000  # copies of each episode under one look (each is a full render of it)
@@ -122,6 +142,15 @@ def _check_config(config: RenderConfig) -> None:
         problems.append(f"cameras {list(config.cameras)} must be distinct names, at least one")
     if not (isinstance(config.seed, int) and config.seed >= 0):
         problems.append(f"seed {config.seed!r} must be a non-negative integer")
+    if config.reference_video is not None:
+        if not config.reference_video.strip():
+            problems.append("--reference-video is empty; give a path or a template such as "
+                            "refs/episode_{source_episode:06d}.mp4")
+        else:
+            try:
+                reference_video_path(config.reference_video, 0, 0)
+            except LookError as exc:
+                problems.append(str(exc))
     if problems:
         raise LookError("render: " + "; ".join(problems))
 
@@ -144,9 +173,10 @@ def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]
 
 
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str,
-                  on_episode: Callable[[int], None] | None = None) -> None:
+                  on_episode: Callable[[int], None] | None = None, first: int = 0) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there;
-    `on_episode(n)` after each episode is written, `n` counting those of this shard."""
+    `on_episode(n)` after each episode is written, `n` counting those of this shard. `first`:
+    the output episode index of `items[0]` in the merged dataset."""
     if (root / INFO_PATH).is_file():
         return  # finished before the run was interrupted
     reader = open_dataset(source)
@@ -157,6 +187,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     if (root / STAGING_DIR).is_dir():
         writer = DatasetWriter.resume(root)  # finished episodes are kept; go on after them
         items = items[writer.num_episodes:]
+        first += writer.num_episodes
     if not items:
         writer.finalize()
         (root / MARKER).unlink(missing_ok=True)
@@ -172,7 +203,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     canvas = Canvas(blank_model(width, height), width, height)  # GL starts meanwhile
     lane = WriterThread()
     try:
-        for episode, k, copy, _ in items:
+        for n, (episode, k, copy, _) in enumerate(items, start=first):
             look = config.looks[k].look
             if scene_of != episode:
                 scene, scene_of = upcoming.pop(episode).result(), episode
@@ -198,6 +229,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
                 lane.put(functools.partial(writer.add_frame, frame, task=task))
             extra = {**episode_extras(row), LOOK_EXTRA: draw,
                      SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
+            if config.reference_video is not None:
+                extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, episode)
             lane.put(functools.partial(writer.save_episode, extra=extra))
             if on_episode is not None:
                 lane.put(lambda: on_episode(writer.num_episodes))  # after the episode is written
@@ -223,7 +256,7 @@ def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
         raise LookError(f"{source}: already has video features {info.video_keys}; render a state-only raw "
                         "dataset (render its source again to add cameras)")
     names = open_dataset(source).episodes_table.column_names
-    for name in (LOOK_EXTRA, SOURCE_EXTRA):
+    for name in (LOOK_EXTRA, SOURCE_EXTRA, REFERENCE_EXTRA):
         if extra_column(name) in names:
             raise LookError(f"{source}: episodes already carry {extra_column(name)}; render the raw source instead")
     if out.resolve() == source.resolve() or source.resolve() in out.resolve().parents:
@@ -272,7 +305,7 @@ def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> No
         "source": {"root": str(source.resolve()), "info_sha256": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest()},
         "cameras": list(config.cameras), "depth": config.depth, "depth_range_m": list(config.depth_range_m),
         "segmentation": config.segmentation,
-        "seed": config.seed, "video": config.video.to_json(),
+        "seed": config.seed, "video": config.video.to_json(), "reference_video": config.reference_video,
         "looks": [{"file": r.file, "copies": r.copies, "look": asdict(r.look)} for r in config.looks],
         "episodes": [{"episode_index": n, "source_episode": e, "look": config.looks[k].look.name, "copy": c}
                      for n, (e, k, c, _) in enumerate(items)],
@@ -311,7 +344,7 @@ class RenderStage:
         label = self.items()[k]
         on_episode = None if progress is None else (lambda n: progress(ProgressEvent("render", "episode", label)))
         _render_shard(self.source, shard / "data", list(self.plan[part.start:part.stop]), self.config,
-                      _fingerprint(self.source, self.config, 0), on_episode)
+                      _fingerprint(self.source, self.config, 0), on_episode, first=part.start)
         return {"episodes": len(part)}
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:

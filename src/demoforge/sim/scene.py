@@ -59,14 +59,18 @@ class Camera:
     fovy: float = 45.0  # vertical field of view [deg]
 
 
-# The default views (tests/sim/test_camera_framing.py checks their figures on sampled reset states):
-# - front: faces the robot, 22 deg down, framing the block start window (table x 0.3-0.6 m,
-#   y +-0.1 m in the world) across >= 80% of a 224 px image; a 4 cm block there is 25-40 px
-#   wide, a block lifted 0.15 m stays in view, and the robot base stands at the top edge.
+# The default views (tests/sim/test_camera_framing.py and tests/envs/test_framing.py check their
+# figures on sampled reset states):
+# - front: faces the robot from 1.6 m away, beyond the start window, 40 deg down, framing every block
+#   start, every pnp region, the put-down area and the robot's start windows in a 224 px image (6 px
+#   margin at least); a 4 cm block is 10.5-12.5 px wide and the gripper (TCP) is in view at every
+#   sampled start. Shallower than a top-down view so the hand above a block does not hide it. It was
+#   0.59 m from the start window at 22 deg down (blocks 25-40 px), which left the regions and the
+#   put-down area outside the image (a pnp target at u = 279 of 224).
 # - side: the overview from the robot's front right: the whole arm, every block, the regions
 #   of the pnp family and the put-down area at once (a 4 cm block is about 7 px at 224 px).
 DEFAULT_CAMERAS = (
-    Camera("front", (0.89, 0.0, 0.62), (0.34, 0.0, 0.40), 38.0),
+    Camera("front", (1.60, 0.0, 1.50), (0.30, 0.0, 0.40), 28.0),
     Camera("side", (0.94, -1.28, 1.50), (0.20, 0.0, 0.65), 40.0),
 )
 
