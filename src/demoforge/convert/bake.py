@@ -32,6 +32,7 @@ from demoforge.convert.episode import BakeError, Episode, read_episode
 from demoforge.convert.filters import dead_ticks, keep_mask
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
+from demoforge.convert.stamp import BAKE_PATH
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.decode import probe_video
 from demoforge.dataset.layout import INFO_PATH, write_json_atomic
@@ -45,7 +46,6 @@ from demoforge.stage import (
     stamp_dataset,
 )
 
-BAKE_PATH = "meta/bake.json"
 MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s
 
 

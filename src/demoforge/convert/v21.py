@@ -20,18 +20,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from demoforge.dataset.check_v21 import EPISODES_JSONL, EPISODES_STATS_JSONL, TASKS_JSONL, V21
 from demoforge.dataset.keys import HISTOGRAM_PREFIX
 from demoforge.dataset.layout import INFO_PATH, STATS_PATH
 from demoforge.dataset.reader import open_dataset, read_parquet
 from demoforge.dataset.tables import write_parquet_atomic
 from demoforge.dataset.video import EncodedVideo, extract_segment
 
-V21 = "v2.1"
 V21_DATA_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
 V21_VIDEO_PATH = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
-EPISODES_JSONL = "meta/episodes.jsonl"
-TASKS_JSONL = "meta/tasks.jsonl"
-EPISODES_STATS_JSONL = "meta/episodes_stats.jsonl"
 V21_STATS_KEYS = ("min", "max", "mean", "std", "count")
 
 

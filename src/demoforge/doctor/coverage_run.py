@@ -14,7 +14,6 @@ gripper closedness as action. Either way the episodes run in the slots of one Ve
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
+from demoforge.convert.stamp import BAKE_PATH, read_stamp
 from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
+from demoforge.errors import DemoforgeError
 from demoforge.raw import EpisodeRecord, own_states
 from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
 
 GRIPPER_OPEN = 0.0  # closedness commanded throughout: coverage moves the arm, it grasps nothing
-BAKE_PATH = "meta/bake.json"  # written by demoforge.convert.bake
 # conventions a simulated arm's episodes can be labelled in (raw_cmd only under a joint_position law)
 BAKED_CONVENTIONS = ("joint_target", "joint_pos", "joint_vel", "raw_cmd")
 TARGETS = "the commanded arm joint targets [rad] and gripper closedness [0 open, 1 closed]"
@@ -102,16 +102,11 @@ def raw_layout(root: Path, info: DatasetInfo, card):
 
 
 def _bake_stamp(root: Path) -> dict[str, Any] | None:
-    path = Path(root) / BAKE_PATH
-    if not path.is_file():
-        return None
     try:
-        stamp = json.loads(path.read_text(encoding="utf-8"))
-        int(stamp["native_freq"]), int(stamp["control_freq"]), str(stamp["convention"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise CoverageError(f"{path}: cannot read convention, native_freq and control_freq ({exc}); "
-                            "re-bake the dataset") from None
-    return stamp
+        stamp = read_stamp(root, required=False)
+    except DemoforgeError as exc:
+        raise CoverageError(str(exc)) from None
+    return None if stamp is None else stamp.raw
 
 
 def input_layout(root: Path, info: DatasetInfo, limits) -> Layout:

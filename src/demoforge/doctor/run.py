@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
+from demoforge.convert.stamp import BAKE_PATH
 from demoforge.dataset.check import check_dataset, v21_info
 from demoforge.dataset.layout import STATS_PATH, DatasetInfo, read_info
 from demoforge.dataset.reader import read_episodes_table
@@ -21,7 +22,6 @@ from demoforge.doctor.registry import CHECKS, get_check
 from demoforge.doctor.scan import Scan, scan_dataset
 from demoforge.errors import DemoforgeError
 
-BAKE_PATH = "meta/bake.json"  # written by demoforge.convert.bake
 PROVENANCE_PATH = "meta/demoforge/provenance.json"  # written by demoforge.execute.generate
 
 

@@ -63,10 +63,9 @@ from demoforge.sim import RobotCard, card_to_dict, panda_card
 from demoforge.sim.lint import lint_contact_stability
 from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, reset_seed_key, sample_reset_state
 from demoforge.tasks.parse import load_task, name_problem
-from demoforge.tasks.scene import scene_from_json
+from demoforge.tasks.scene import scene_from_json, sidecar_path
 
 SCHEMA = "demoforge.envpkg/1"
-SIDECAR_SUFFIX = ".scene.json"
 
 
 class EnvPackageError(DemoforgeError):
@@ -130,7 +129,7 @@ def _lint_at(model: mujoco.MjModel, data: mujoco.MjData) -> list:
 def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states: int, profiles: int, seed: int,
                    robot_start: RobotStartParams | None, options: ResetOptions, robot: RobotCard | None,
                    progress: Callable[[str], None]) -> ProblemEntry:
-    sidecar = path.with_name(path.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
+    sidecar = sidecar_path(path)
     if not sidecar.is_file():
         raise EnvPackageError(f"problem {str(path)!r} has no scene sidecar {str(sidecar)!r}; "
                               "generate problems with `demoforge tasks gen` or write one (see demoforge.tasks.scene)")

@@ -60,6 +60,7 @@ from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
 from demoforge.sim import RobotCard, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
+from demoforge.tasks.scene import sidecar_path
 from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -122,7 +123,7 @@ def input_identity(path: str | Path) -> dict:
     same run and the recorded bytes do not depend on the spelling."""
     path = Path(path)
     files = ([path / "manifest.json"] if path.is_dir()
-             else [path, path.with_name(path.name.removesuffix(".pddl") + ".scene.json")])
+             else [path, sidecar_path(path)])
     digest = hashlib.sha256()
     for f in files:
         digest.update(f.read_bytes() if f.is_file() else b"")

@@ -32,10 +32,9 @@ from demoforge.randomize.scene import draw_to_dict, sample_scene
 from demoforge.raw.scene import Problem
 from demoforge.sim import RobotCard, Scene, panda_card
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
-from demoforge.tasks import Planner, PlanStatus, holds, load_task, make_planner, scene_from_json
+from demoforge.tasks import Planner, PlanStatus, holds, load_task, make_planner, scene_from_json, sidecar_path
 from demoforge.tasks.parse import name_problem
 
-SIDECAR_SUFFIX = ".scene.json"
 STREAMS = ("scene", "reset", "skills", "randomization")  # child streams of an episode seed, in order
 
 
@@ -83,7 +82,7 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
         if not path.is_file():
             problems.append(f"{str(path)!r}: neither a PDDL problem file nor an environment package folder")
             continue
-        sidecar = path.with_name(path.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
+        sidecar = sidecar_path(path)
         if not sidecar.is_file():
             problems.append(f"{str(path)!r}: no scene sidecar {str(sidecar)!r} (generate problems with "
                             "`demoforge tasks gen`, or build an environment package)")

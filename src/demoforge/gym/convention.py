@@ -22,17 +22,17 @@ an env or a roll-out acts exactly as that dataset's labels were projected.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from demoforge.convert.stamp import BAKE_PATH, read_stamp
 from demoforge.errors import DemoforgeError
 from demoforge.sim import ControlLaw
 
 EXECUTABLE = ("joint_target", "joint_pos", "joint_vel", "raw_cmd")
-BAKE_JSON = "meta/bake.json"
+BAKE_JSON = BAKE_PATH  # the stamp's path (its owner: demoforge.convert.stamp)
 
 
 @dataclass(frozen=True)
@@ -92,27 +92,12 @@ class ActionConvention:
 
 def from_bake(root: str | Path) -> ActionConvention:
     """The convention a baked dataset's labels follow (its meta/bake.json)."""
-    path = Path(root) / BAKE_JSON
-    if not path.is_file():
-        raise DemoforgeError(f"{root}: no {BAKE_JSON}; --like / --env.dataset needs a dataset made by "
-                             "`demoforge bake`")
-    try:
-        stamp = json.loads(path.read_text(encoding="utf-8"))
-        return ActionConvention(stamp["convention"], int(stamp["control_freq"]), int(stamp["native_freq"]),
-                                stamp.get("control_law"))
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise DemoforgeError(f"{path}: cannot read the convention ({type(exc).__name__}: {exc}); "
-                             "re-bake the dataset") from None
+    stamp = read_stamp(root, why="--like / --env.dataset")
+    return ActionConvention(stamp.convention, stamp.control_freq, stamp.native_freq, stamp.control_law)
 
 
 def environment_state_kind(root: str | Path) -> str | None:
     """The kind of observation.environment_state a baked dataset holds (`demoforge.raw.envstate.
     KINDS`; a bake.json from before kinds holds object poses), or None when it holds none."""
-    path = Path(root) / BAKE_JSON
-    try:
-        stamp = json.loads(path.read_text(encoding="utf-8")).get("environment_state")
-    except (OSError, json.JSONDecodeError, AttributeError) as exc:
-        raise DemoforgeError(f"{path}: cannot read the environment state ({type(exc).__name__}: {exc}); "
-                             "re-bake the dataset") from None
-    return None if stamp is None else str(stamp.get("kind", "objects"))
+    return read_stamp(root).environment_state_kind
 

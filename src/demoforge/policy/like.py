@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset.keys import STATE
 from demoforge.gym.convention import BAKE_JSON, ActionConvention, from_bake
 from demoforge.policy.protocol import NATIVE, EpisodeStartInfo, Policy, PolicyError, PolicySpaces
-
-STATE = "observation.state"
 
 
 class ConventionPolicy:

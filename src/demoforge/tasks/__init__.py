@@ -28,7 +28,9 @@ from demoforge.tasks.planning import (
     make_planner,
     plan,
 )
-from demoforge.tasks.scene import BlockLook, Region, SceneParams, scene_from_json, scene_to_json
+from demoforge.tasks.scene import (
+    SIDECAR_SUFFIX, BlockLook, Region, SceneParams, scene_from_json, scene_to_json, sidecar_path,
+)
 from demoforge.tasks.simulate import State, Step, apply, holds, run_plan
 
 __all__ = [
@@ -37,6 +39,6 @@ __all__ = [
     "PlanResult",
     "PlanStatus", "Planner", "Region", "SceneParams", "State", "Step", "Task", "apply", "check_state",
     "default_planner", "domain_path", "domain_text", "generate_family", "holds", "load_task", "parse_domain",
-    "parse_task", "plan", "problem_text", "run_plan", "scene_from_json", "scene_to_json", "static_facts",
-    "write_tasks",
+    "parse_task", "plan", "problem_text", "run_plan", "scene_from_json", "scene_to_json", "sidecar_path",
+    "static_facts", "write_tasks", "SIDECAR_SUFFIX",
 ]

@@ -21,7 +21,9 @@ from demoforge.errors import TaskError
 from demoforge.guard import guard_output_dir
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, goal_of_atoms, problem_to_pddl
-from demoforge.tasks.scene import BlockLook, Interval, Region, SceneParams, scene_problems, scene_to_json
+from demoforge.tasks.scene import (
+    SIDECAR_SUFFIX, BlockLook, Interval, Region, SceneParams, scene_problems, scene_to_json,
+)
 
 DOMAIN = "blocks"  # library domain every family writes problems for
 DOMAIN_NAME = "demoforge-blocks"
@@ -292,7 +294,7 @@ def write_tasks(tasks: list[GeneratedTask], out_dir: str | Path) -> list[Path]:
     files = {library.DOMAINS[DOMAIN]: library.domain_text(DOMAIN)}
     for task in tasks:
         files[f"{task.name}.pddl"] = task.problem_pddl
-        files[f"{task.name}.scene.json"] = scene_to_json(task.scene)
+        files[f"{task.name}{SIDECAR_SUFFIX}"] = scene_to_json(task.scene)
     guard_output_dir(out, resumable=lambda folder: _same_files(folder, files))
     new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)

@@ -33,10 +33,18 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from demoforge.errors import TaskError, listing
 
 SCHEMA = "demoforge.scene/1"
+SIDECAR_SUFFIX = ".scene.json"  # NAME.pddl's sidecar is NAME.scene.json
+
+
+def sidecar_path(problem: str | Path) -> Path:
+    """The scene sidecar beside the PDDL problem file `problem`."""
+    problem = Path(problem)
+    return problem.with_name(problem.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
 ROLES = ("task", "distractor")
 
 Interval = tuple[float, float]
