@@ -16,7 +16,7 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
-from demoforge.render import textures
+from demoforge.render import photos, textures
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
 from demoforge.sim import Box, Scene, look_at_quat, scene_from_model, scene_mjspec, state_size
@@ -45,10 +45,27 @@ def look_targets(scene: Scene) -> LookTargets:
     return LookTargets(blocks=blocks, cameras=tuple(scene.cameras))
 
 
+def _photo(surface: dict, *, sky: bool) -> np.ndarray:
+    ref = surface["image"]
+    try:
+        if photos.digest(ref) != surface["image_sha256"]:
+            raise LookError(f"look draw: image {ref!r} changed since the draw was made (its pixels' hash is not "
+                            f"{surface['image_sha256']}); restore it, or render with a new draw")
+        return (photos.sky_image(ref, surface["rgb1"], surface["projection"]) if sky
+                else photos.surface_image(ref, surface["rgb1"]))
+    except photos.PhotoError as exc:
+        raise LookError(f"look draw: image {ref!r}: {exc}") from None
+
+
 def _texture(mj: mujoco.MjSpec, name: str, kind: mujoco.mjtTexture, surface: dict) -> str:
-    if surface["texture"] in textures.KINDS:
-        image = textures.texture_image(surface["texture"], surface["rgb1"], surface["rgb2"], surface["seed"])
-        if kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX:  # the same wall on every face, the floor side darker
+    if surface["texture"] in textures.KINDS or surface["texture"] == "image":
+        if surface["texture"] == "image":
+            image = _photo(surface, sky=kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX)
+        else:
+            image = textures.texture_image(surface["texture"], surface["rgb1"], surface["rgb2"], surface["seed"])
+        if kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX and surface["texture"] != "image":
+            # the same wall on every face, face 5 (the +y wall; meant as the floor side, kept so draws
+            # render as before) darker
             faces = [image] * 6
             faces[5] = (image * 0.6).astype(np.uint8)
             image = np.concatenate(faces)

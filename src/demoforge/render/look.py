@@ -18,6 +18,14 @@ scene's own appearance, so the plain look is just a name and an image size:
     cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004},
               front: {pos: [0.79, 0, 0.62], target: [0.24, 0, 0.4], fovy: 38, width: 320, height: 240}}
 
+A surface (`background`, the sky box that forms the walls; `floor`; `table`) may draw photographs:
+texture `image` with `images` per split, each entry an image file, a folder of them (relative to
+the look file) or a shipped photograph `skimage:NAME` (demoforge.render.photos). The sky box
+takes them as equirectangular panoramas (`projection: equirect`, the default) or one photo per
+wall (`walls`). `LOOK:test` draws only test images, `LOOK:train` only train images:
+
+    background: {images: {train: [skimage:coffee, photos/train], test: [photos/test]}, projection: walls}
+
 A camera entry sets its pose (`pos` and `target` [m], in its parent frame: the world for
 front and side, the hand for wrist), `fovy` [deg] and image `width`/`height` [px], and
 jitters around that (`pos_m`, `angle_deg`, `fovy_deg` half-widths); "default" applies to
@@ -39,7 +47,8 @@ import yaml
 from demoforge.errors import DemoforgeError
 
 Range = tuple[float, float]
-TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted")
+TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted", "image")
+PROJECTIONS = ("equirect", "walls")  # how the sky box shows a photograph (demoforge.render.photos.sky_image)
 SPLITS = ("train", "test")
 # Named colours a look may use for blocks [0..1 RGB]; a look may also give [r, g, b] triples.
 COLOURS: dict[str, tuple[float, float, float]] = {
@@ -70,17 +79,21 @@ class LightsLook:
 
 @dataclass(frozen=True)
 class SurfaceLook:
-    """A procedural texture and material for the sky box (the walls), floor or table top. Wood takes its
-    colour from a natural range (textures.WOOD_HSV), not from hue/saturation/value."""
+    """A procedural or photographic texture and material for the sky box (the walls), floor or table
+    top. Wood takes its colour from a natural range (textures.WOOD_HSV), not from hue/saturation/value;
+    a grey photograph is tinted by the drawn colour, a colour one keeps its own."""
 
     textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: MuJoCo's flat, gradient, checker, noise,
-    #   or demoforge.render.textures' wood, cloth, plastic, painted
+    #   demoforge.render.textures' wood, cloth, plastic, painted, or image (one of `images`)
     hue: Range = (0.0, 1.0)  # HSV hue of the two texture colours [0..1]
     saturation: Range = (0.0, 0.5)  # HSV saturation [0..1]
     value: Range = (0.3, 0.9)  # HSV value (brightness) [0..1]
     repeat: Range = (1.0, 6.0)  # texture repeats across the surface (table and floor) [-]
     specular: Range = (0.0, 0.3)  # material specular [0..1]
     shininess: Range = (0.0, 0.5)  # material shininess (1 - roughness) [0..1]
+    images: dict[str, tuple[str, ...]] | None = None  # split -> image references (photos.resolve: "skimage:NAME"
+    #   or absolute paths), the `image` texture's choices; None: no photographs
+    projection: str = "equirect"  # sky box only: a photo as an equirectangular panorama, or on every wall
 
 
 @dataclass(frozen=True)
@@ -124,7 +137,7 @@ class Look:
     """A look; see the module docstring for the YAML form."""
 
     name: str  # recorded with every draw; a look's draws are keyed by it
-    split: str = "train"  # which glyph and colour sets: train or test
+    split: str = "train"  # which glyph, colour and image sets: train or test
     width: int = 224  # image width [px]
     height: int = 224  # image height [px]
     shadow_map_px: int = 0  # the key light (the scene's first light, or the first drawn one) casts shadows
@@ -204,14 +217,53 @@ def _lights(raw: object, where: str, problems: list[str]) -> LightsLook:
     )
 
 
-def _surface(raw: object, where: str, problems: list[str]) -> SurfaceLook:
-    raw = _mapping(raw, where, [f.name for f in fields(SurfaceLook)], problems)
+def _images(raw: object, where: str, base: Path | None, problems: list[str]) -> dict[str, tuple[str, ...]]:
+    from demoforge.render import photos
+
+    out = {}
+    for split, entries in _per_split(raw, where, problems).items():
+        entries = [entries] if isinstance(entries, str) else entries
+        if not (isinstance(entries, list) and entries and all(isinstance(e, str) and e for e in entries)):
+            problems.append(f"{where}.{split}: {entries!r} must be a non-empty list of image files, folders or "
+                            f"{photos.PREFIX}NAME (shipped: {', '.join(photos.SKIMAGE)})")
+            continue
+        refs: list[str] = []
+        for i, entry in enumerate(entries):
+            try:
+                found = photos.resolve(entry, base)
+                for ref in found:
+                    photos.load_image(ref)  # an unreadable image is reported now, not mid-render
+            except photos.PhotoError as exc:
+                problems.append(f"{where}.{split}[{i}]: {entry!r}: {exc}")
+                continue
+            refs += [r for r in found if r not in refs]
+        out[split] = tuple(refs)
+    if all(out.get(s) for s in SPLITS):
+        shared = sorted(set(out["train"]) & set(out["test"]))
+        if shared:
+            problems.append(f"{where}: train and test share {shared}; a test image must be unseen in training, "
+                            "so name each image in one split only")
+    return out
+
+
+def _surface(raw: object, where: str, problems: list[str], *, base: Path | None = None,
+             sky: bool = False) -> SurfaceLook:
+    known = [f.name for f in fields(SurfaceLook) if sky or f.name != "projection"]
+    raw = _mapping(raw, where, known, problems)
     d = SurfaceLook()
-    textures = raw.get("textures", list(d.textures))
+    images = None if raw.get("images") is None else _images(raw["images"], f"{where}.images", base, problems)
+    textures = raw.get("textures", ["image"] if images is not None else list(d.textures))
     textures = [textures] if isinstance(textures, str) else textures
     if not (isinstance(textures, list) and textures and all(t in TEXTURES for t in textures)):
         problems.append(f"{where}.textures: {textures!r} must be a non-empty list drawn from {list(TEXTURES)}")
         textures = list(d.textures)
+    if ("image" in textures) != (images is not None):
+        problems.append(f"{where}: texture 'image' draws from `images`; give both (images: {{train: [...], "
+                        f"test: [...]}} and 'image' in textures) or neither")
+    projection = raw.get("projection", d.projection)
+    if projection not in PROJECTIONS:
+        problems.append(f"{where}.projection: {projection!r} is not one of {list(PROJECTIONS)}")
+        projection = d.projection
     unit = {"lo": 0.0, "hi": 1.0}
     return SurfaceLook(
         textures=tuple(textures),
@@ -221,6 +273,7 @@ def _surface(raw: object, where: str, problems: list[str]) -> SurfaceLook:
         repeat=_range(raw.get("repeat", d.repeat), f"{where}.repeat", problems, lo=0.1, hi=100.0),
         specular=_range(raw.get("specular", d.specular), f"{where}.specular", problems, **unit),
         shininess=_range(raw.get("shininess", d.shininess), f"{where}.shininess", problems, **unit),
+        images=images, projection=projection,
     )
 
 
@@ -325,12 +378,14 @@ def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraLo
 TOP_KEYS = ("name", "split", "image", "shadow_map_px", "lights", "background", "floor", "table", "blocks", "cameras")
 
 
-def look_from_dict(raw: object, *, where: str = "look") -> Look:
-    """A look from a YAML/JSON mapping; every problem reported at once."""
+def look_from_dict(raw: object, *, where: str = "look", base: str | Path | None = None) -> Look:
+    """A look from a YAML/JSON mapping; every problem reported at once. Relative image paths are
+    taken from `base` (the look file's folder; None: the working directory)."""
     problems: list[str] = []
     raw = _mapping(raw, where, list(TOP_KEYS), problems) if raw is not None else None
     if raw is None:
         raise LookError(f"{where}: empty; a look needs at least a name")
+    base = None if base is None else Path(base)
     name = raw.get("name")
     if not (isinstance(name, str) and name and name.replace("_", "").replace("-", "").isalnum()):
         problems.append(f"{where}.name: {name!r} must be a non-empty word (letters, digits, '-', '_')")
@@ -353,8 +408,10 @@ def look_from_dict(raw: object, *, where: str = "look") -> Look:
     section = lambda key, parse: None if raw.get(key) is None else parse(raw[key], f"{where}.{key}", problems)  # noqa: E731
     look = Look(
         name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow,
-        lights=section("lights", _lights), background=section("background", _surface),
-        floor=section("floor", _surface), table=section("table", _surface), blocks=section("blocks", _blocks),
+        lights=section("lights", _lights),
+        background=section("background", lambda r, w, p: _surface(r, w, p, base=base, sky=True)),
+        floor=section("floor", lambda r, w, p: _surface(r, w, p, base=base)),
+        table=section("table", lambda r, w, p: _surface(r, w, p, base=base)), blocks=section("blocks", _blocks),
         cameras=_cameras(raw.get("cameras"), f"{where}.cameras", problems),
     )
     if problems:
@@ -378,7 +435,7 @@ def load_look(path: str | Path) -> Look:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise LookError(f"cannot read look {path}: {exc}") from None
-    return look_from_dict(raw, where=str(path))
+    return look_from_dict(raw, where=str(path), base=path.parent)
 
 
 def _even(size: tuple[int, int], what: str) -> tuple[int, int]:
