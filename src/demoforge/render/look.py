@@ -248,8 +248,7 @@ def _images(raw: object, where: str, base: Path | None, problems: list[str]) -> 
 
 def _surface(raw: object, where: str, problems: list[str], *, base: Path | None = None,
              sky: bool = False) -> SurfaceLook:
-    known = [f.name for f in fields(SurfaceLook) if sky or f.name != "projection"]
-    raw = _mapping(raw, where, known, problems)
+    raw = _mapping(raw, where, [f.name for f in fields(SurfaceLook)], problems)
     d = SurfaceLook()
     images = None if raw.get("images") is None else _images(raw["images"], f"{where}.images", base, problems)
     textures = raw.get("textures", ["image"] if images is not None else list(d.textures))
@@ -264,6 +263,8 @@ def _surface(raw: object, where: str, problems: list[str], *, base: Path | None 
     if projection not in PROJECTIONS:
         problems.append(f"{where}.projection: {projection!r} is not one of {list(PROJECTIONS)}")
         projection = d.projection
+    if not sky and projection != d.projection:
+        problems.append(f"{where}.projection: {projection!r}: a projection applies to the sky box (background) only")
     unit = {"lo": 0.0, "hi": 1.0}
     return SurfaceLook(
         textures=tuple(textures),
