@@ -1,5 +1,5 @@
 """Apply a look draw to a scene: a render-only copy of its model with the draw's lights, sky,
-floor, table, blocks, cameras and framebuffer.
+floor, table, blocks, arm meshes, cameras and framebuffer.
 
 The copy is compiled from the scene's own `SceneSpec` with visual elements edited (lights,
 textures, materials, colours); nothing that moves changes, and this is checked: the copy has
@@ -20,7 +20,9 @@ from demoforge.render import photos, textures
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
 from demoforge.sim import Box, Scene, look_at_quat, scene_from_model, scene_mjspec, state_size
+from demoforge.sim.arm_mesh import dress_panda
 from demoforge.sim.glyphs import glyph_atlas
+from demoforge.sim.scene import ROBOT_PREFIX
 
 _BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
             "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
@@ -242,6 +244,11 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
         _surface_geom(mj, "table_top", "table", draw["table"])
     if "blocks" in draw:
         _blocks(mj, draw["blocks"], {p.name: p.letter for p in scene.spec.props if isinstance(p, Box)})
+    if draw.get("arm", "primitives") == "mesh":
+        if scene.spec.robot.model != "builtin:panda":
+            raise LookError(f"look {draw.get('look')!r}: `arm: mesh` draws the built-in Panda, not robot "
+                            f"{scene.spec.robot.name!r} ({scene.spec.robot.model}); use `arm: primitives`")
+        dress_panda(mj, scene.model, ROBOT_PREFIX)
     _capsules_as_meshes(mj)
     try:
         model = mj.compile()

@@ -8,6 +8,7 @@ scene's own appearance, so the plain look is just a name and an image size:
     split: train                 # which glyph and colour sets: train or test
     image: {width: 224, height: 224}
     shadow_map_px: 1024          # the key light casts shadows; 0 (default): none
+    arm: mesh                    # the built-in Panda drawn with Franka's link meshes (default: primitives)
     lights: {count: [1, 3], azimuth_deg: [0, 360], elevation_deg: [35, 85], intensity: [0.3, 0.7],
              colour_jitter: 0.15, ambient: [0.15, 0.4], headlight: [0.1, 0.4]}
     background: {textures: [gradient, checker, noise, flat], value: [0.2, 0.9]}    # the sky box
@@ -48,6 +49,7 @@ from demoforge.errors import DemoforgeError
 
 Range = tuple[float, float]
 TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted", "image")
+ARMS = ("primitives", "mesh")  # how the built-in Panda is drawn (demoforge.sim.arm_mesh)
 PROJECTIONS = ("equirect", "walls")  # how the sky box shows a photograph (demoforge.render.photos.sky_image)
 SPLITS = ("train", "test")
 # Named colours a look may use for blocks [0..1 RGB]; a look may also give [r, g, b] triples.
@@ -148,6 +150,8 @@ class Look:
     table: SurfaceLook | None = None  # None keeps the scene's table colour
     blocks: BlocksLook | None = None  # None keeps the blocks as built
     cameras: dict[str, CameraLook] = field(default_factory=dict)  # camera name or "default" -> its look
+    arm: str = "primitives"  # the built-in Panda as built, or "mesh": drawn with Franka's link meshes (pictures
+    #   only: the physics, contacts and recorded states are the primitive arm's; needs demoforge[mesh-arm])
 
     def camera(self, name: str) -> CameraLook | None:
         """The look of camera `name`: its own entry, else the "default" entry, else None."""
@@ -376,7 +380,8 @@ def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraLo
     return out
 
 
-TOP_KEYS = ("name", "split", "image", "shadow_map_px", "lights", "background", "floor", "table", "blocks", "cameras")
+TOP_KEYS = ("name", "split", "image", "shadow_map_px", "arm", "lights", "background", "floor", "table", "blocks",
+            "cameras")
 
 
 def look_from_dict(raw: object, *, where: str = "look", base: str | Path | None = None) -> Look:
@@ -406,9 +411,20 @@ def look_from_dict(raw: object, *, where: str = "look", base: str | Path | None 
         problems.append(f"{where}.shadow_map_px: {shadow!r} must be 0 (no shadows) or a whole number of pixels "
                         "in [256, 8192]")
         shadow = 0
+    arm = raw.get("arm", "primitives")
+    if arm not in ARMS:
+        problems.append(f"{where}.arm: {arm!r} is not one of {list(ARMS)}")
+        arm = "primitives"
+    elif arm == "mesh":
+        from demoforge.sim.arm_mesh import MeshArmError, panda_mesh_dir
+
+        try:
+            panda_mesh_dir()
+        except MeshArmError as exc:
+            problems.append(f"{where}.arm: 'mesh': {exc}; or `arm: primitives`")
     section = lambda key, parse: None if raw.get(key) is None else parse(raw[key], f"{where}.{key}", problems)  # noqa: E731
     look = Look(
-        name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow,
+        name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow, arm=arm,
         lights=section("lights", _lights),
         background=section("background", lambda r, w, p: _surface(r, w, p, base=base, sky=True)),
         floor=section("floor", lambda r, w, p: _surface(r, w, p, base=base)),

@@ -8,6 +8,7 @@ whatever the worker count or the other looks of the run.
 
     {"schema": "demoforge.look/1", "look": "randomized", "split": "train", "seed": [0, [...]],
      "image": [224, 224], "shadow_map_px": 1024,                  # absent: no shadows
+     "arm": "mesh",                                               # absent: the arm as built
      "lights": {"ambient": 0.2, "headlight": 0.3, "lights": [{"dir": [x, y, z], "diffuse": [r, g, b]}]},
      "background" / "floor" / "table": {"texture": "checker", "rgb1": [...], "rgb2": [...],
                                         "repeat": 3.0, "specular": 0.1, "shininess": 0.3,
@@ -169,6 +170,8 @@ def draw_look(look: Look, seq: np.random.SeedSequence, targets: LookTargets) -> 
                   "image": [look.width, look.height]}
     if look.shadow_map_px:
         draw["shadow_map_px"] = look.shadow_map_px
+    if look.arm != "primitives":
+        draw["arm"] = look.arm
     if look.lights is not None:
         draw["lights"] = _lights(rng("lights"), look)
     for section in ("background", "floor", "table"):
