@@ -8,7 +8,7 @@ from demoforge.render import LookError, load_look, look_from_dict, parse_look_ar
 
 
 def test_shipped_looks_load():
-    assert shipped_looks() == ["plain", "randomized"]
+    assert shipped_looks() == ["photo", "plain", "randomized"]
     plain = load_look("plain")
     assert (plain.name, plain.width, plain.height) == ("plain", 224, 224)
     assert plain.lights is plain.background is plain.table is plain.blocks is None and plain.cameras == {}
@@ -48,7 +48,7 @@ def test_every_problem_is_reported_at_once():
 
 
 def test_unknown_look_names_list_the_shipped_ones(tmp_path):
-    with pytest.raises(LookError, match=r"shipped looks: \['plain', 'randomized'\]"):
+    with pytest.raises(LookError, match=r"shipped looks: \['photo', 'plain', 'randomized'\]"):
         load_look("fancy")
     with pytest.raises(LookError, match="needs at least a name"):
         look_from_dict(None)

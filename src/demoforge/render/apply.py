@@ -1,5 +1,5 @@
 """Apply a look draw to a scene: a render-only copy of its model with the draw's lights, sky,
-floor, table, blocks, cameras and framebuffer.
+floor, table, blocks, arm meshes, cameras and framebuffer.
 
 The copy is compiled from the scene's own `SceneSpec` with visual elements edited (lights,
 textures, materials, colours); nothing that moves changes, and this is checked: the copy has
@@ -16,11 +16,13 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
-from demoforge.render import textures
+from demoforge.render import photos, textures
 from demoforge.render.look import LookError
 from demoforge.render.sample import LookTargets, loads_look_draw
 from demoforge.sim import Box, Scene, look_at_quat, scene_from_model, scene_mjspec, state_size
+from demoforge.sim.arm_mesh import dress_panda
 from demoforge.sim.glyphs import glyph_atlas
+from demoforge.sim.scene import ROBOT_PREFIX
 
 _BUILTIN = {"flat": mujoco.mjtBuiltin.mjBUILTIN_FLAT, "gradient": mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
             "checker": mujoco.mjtBuiltin.mjBUILTIN_CHECKER, "noise": mujoco.mjtBuiltin.mjBUILTIN_FLAT}
@@ -45,10 +47,27 @@ def look_targets(scene: Scene) -> LookTargets:
     return LookTargets(blocks=blocks, cameras=tuple(scene.cameras))
 
 
+def _photo(surface: dict, *, sky: bool) -> np.ndarray:
+    ref = surface["image"]
+    try:
+        if photos.digest(ref) != surface["image_sha256"]:
+            raise LookError(f"look draw: image {ref!r} changed since the draw was made (its pixels' hash is not "
+                            f"{surface['image_sha256']}); restore it, or render with a new draw")
+        return (photos.sky_image(ref, surface["rgb1"], surface["projection"]) if sky
+                else photos.surface_image(ref, surface["rgb1"]))
+    except photos.PhotoError as exc:
+        raise LookError(f"look draw: image {ref!r}: {exc}") from None
+
+
 def _texture(mj: mujoco.MjSpec, name: str, kind: mujoco.mjtTexture, surface: dict) -> str:
-    if surface["texture"] in textures.KINDS:
-        image = textures.texture_image(surface["texture"], surface["rgb1"], surface["rgb2"], surface["seed"])
-        if kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX:  # the same wall on every face, the floor side darker
+    if surface["texture"] in textures.KINDS or surface["texture"] == "image":
+        if surface["texture"] == "image":
+            image = _photo(surface, sky=kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX)
+        else:
+            image = textures.texture_image(surface["texture"], surface["rgb1"], surface["rgb2"], surface["seed"])
+        if kind == mujoco.mjtTexture.mjTEXTURE_SKYBOX and surface["texture"] != "image":
+            # the same wall on every face, face 5 (the +y wall; meant as the floor side, kept so draws
+            # render as before) darker
             faces = [image] * 6
             faces[5] = (image * 0.6).astype(np.uint8)
             image = np.concatenate(faces)
@@ -225,6 +244,11 @@ def look_scene(scene: Scene, draw: dict) -> Scene:
         _surface_geom(mj, "table_top", "table", draw["table"])
     if "blocks" in draw:
         _blocks(mj, draw["blocks"], {p.name: p.letter for p in scene.spec.props if isinstance(p, Box)})
+    if draw.get("arm", "primitives") == "mesh":
+        if scene.spec.robot.model != "builtin:panda":
+            raise LookError(f"look {draw.get('look')!r}: `arm: mesh` draws the built-in Panda, not robot "
+                            f"{scene.spec.robot.name!r} ({scene.spec.robot.model}); use `arm: primitives`")
+        dress_panda(mj, scene.model, ROBOT_PREFIX)
     _capsules_as_meshes(mj)
     try:
         model = mj.compile()

@@ -8,6 +8,7 @@ scene's own appearance, so the plain look is just a name and an image size:
     split: train                 # which glyph and colour sets: train or test
     image: {width: 224, height: 224}
     shadow_map_px: 1024          # the key light casts shadows; 0 (default): none
+    arm: mesh                    # the built-in Panda drawn with Franka's link meshes (default: primitives)
     lights: {count: [1, 3], azimuth_deg: [0, 360], elevation_deg: [35, 85], intensity: [0.3, 0.7],
              colour_jitter: 0.15, ambient: [0.15, 0.4], headlight: [0.1, 0.4]}
     background: {textures: [gradient, checker, noise, flat], value: [0.2, 0.9]}    # the sky box
@@ -17,6 +18,14 @@ scene's own appearance, so the plain look is just a name and an image size:
              glyphs: {train: ABCDEFGHJKLM, test: NPQRSTUVWXYZ}, specular: [0, 0.6], shininess: [0.1, 0.8]}
     cameras: {default: {pos_m: 0.02, angle_deg: 3, fovy_deg: 3}, wrist: {pos_m: 0.004},
               front: {pos: [0.79, 0, 0.62], target: [0.24, 0, 0.4], fovy: 38, width: 320, height: 240}}
+
+A surface (`background`, the sky box that forms the walls; `floor`; `table`) may draw photographs:
+texture `image` with `images` per split, each entry an image file, a folder of them (relative to
+the look file) or a shipped photograph `skimage:NAME` (demoforge.render.photos). The sky box
+takes them as equirectangular panoramas (`projection: equirect`, the default) or one photo per
+wall (`walls`). `LOOK:test` draws only test images, `LOOK:train` only train images:
+
+    background: {images: {train: [skimage:coffee, photos/train], test: [photos/test]}, projection: walls}
 
 A camera entry sets its pose (`pos` and `target` [m], in its parent frame: the world for
 front and side, the hand for wrist), `fovy` [deg] and image `width`/`height` [px], and
@@ -39,7 +48,9 @@ import yaml
 from demoforge.errors import DemoforgeError
 
 Range = tuple[float, float]
-TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted")
+TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted", "image")
+ARMS = ("primitives", "mesh")  # how the built-in Panda is drawn (demoforge.sim.arm_mesh)
+PROJECTIONS = ("equirect", "walls")  # how the sky box shows a photograph (demoforge.render.photos.sky_image)
 SPLITS = ("train", "test")
 # Named colours a look may use for blocks [0..1 RGB]; a look may also give [r, g, b] triples.
 COLOURS: dict[str, tuple[float, float, float]] = {
@@ -70,17 +81,21 @@ class LightsLook:
 
 @dataclass(frozen=True)
 class SurfaceLook:
-    """A procedural texture and material for the sky box (the walls), floor or table top. Wood takes its
-    colour from a natural range (textures.WOOD_HSV), not from hue/saturation/value."""
+    """A procedural or photographic texture and material for the sky box (the walls), floor or table
+    top. Wood takes its colour from a natural range (textures.WOOD_HSV), not from hue/saturation/value;
+    a grey photograph is tinted by the drawn colour, a colour one keeps its own."""
 
     textures: tuple[str, ...] = ("flat",)  # kinds drawn uniformly: MuJoCo's flat, gradient, checker, noise,
-    #   or demoforge.render.textures' wood, cloth, plastic, painted
+    #   demoforge.render.textures' wood, cloth, plastic, painted, or image (one of `images`)
     hue: Range = (0.0, 1.0)  # HSV hue of the two texture colours [0..1]
     saturation: Range = (0.0, 0.5)  # HSV saturation [0..1]
     value: Range = (0.3, 0.9)  # HSV value (brightness) [0..1]
     repeat: Range = (1.0, 6.0)  # texture repeats across the surface (table and floor) [-]
     specular: Range = (0.0, 0.3)  # material specular [0..1]
     shininess: Range = (0.0, 0.5)  # material shininess (1 - roughness) [0..1]
+    images: dict[str, tuple[str, ...]] | None = None  # split -> image references (photos.resolve: "skimage:NAME"
+    #   or absolute paths), the `image` texture's choices; None: no photographs
+    projection: str = "equirect"  # sky box only: a photo as an equirectangular panorama, or on every wall
 
 
 @dataclass(frozen=True)
@@ -124,7 +139,7 @@ class Look:
     """A look; see the module docstring for the YAML form."""
 
     name: str  # recorded with every draw; a look's draws are keyed by it
-    split: str = "train"  # which glyph and colour sets: train or test
+    split: str = "train"  # which glyph, colour and image sets: train or test
     width: int = 224  # image width [px]
     height: int = 224  # image height [px]
     shadow_map_px: int = 0  # the key light (the scene's first light, or the first drawn one) casts shadows
@@ -135,6 +150,8 @@ class Look:
     table: SurfaceLook | None = None  # None keeps the scene's table colour
     blocks: BlocksLook | None = None  # None keeps the blocks as built
     cameras: dict[str, CameraLook] = field(default_factory=dict)  # camera name or "default" -> its look
+    arm: str = "primitives"  # the built-in Panda as built, or "mesh": drawn with Franka's link meshes (pictures
+    #   only: the physics, contacts and recorded states are the primitive arm's; needs demoforge[mesh-arm])
 
     def camera(self, name: str) -> CameraLook | None:
         """The look of camera `name`: its own entry, else the "default" entry, else None."""
@@ -204,14 +221,54 @@ def _lights(raw: object, where: str, problems: list[str]) -> LightsLook:
     )
 
 
-def _surface(raw: object, where: str, problems: list[str]) -> SurfaceLook:
+def _images(raw: object, where: str, base: Path | None, problems: list[str]) -> dict[str, tuple[str, ...]]:
+    from demoforge.render import photos
+
+    out = {}
+    for split, entries in _per_split(raw, where, problems).items():
+        entries = [entries] if isinstance(entries, str) else entries
+        if not (isinstance(entries, list) and entries and all(isinstance(e, str) and e for e in entries)):
+            problems.append(f"{where}.{split}: {entries!r} must be a non-empty list of image files, folders or "
+                            f"{photos.PREFIX}NAME (shipped: {', '.join(photos.SKIMAGE)})")
+            continue
+        refs: list[str] = []
+        for i, entry in enumerate(entries):
+            try:
+                found = photos.resolve(entry, base)
+                for ref in found:
+                    photos.load_image(ref)  # an unreadable image is reported now, not mid-render
+            except photos.PhotoError as exc:
+                problems.append(f"{where}.{split}[{i}]: {entry!r}: {exc}")
+                continue
+            refs += [r for r in found if r not in refs]
+        out[split] = tuple(refs)
+    if all(out.get(s) for s in SPLITS):
+        shared = sorted(set(out["train"]) & set(out["test"]))
+        if shared:
+            problems.append(f"{where}: train and test share {shared}; a test image must be unseen in training, "
+                            "so name each image in one split only")
+    return out
+
+
+def _surface(raw: object, where: str, problems: list[str], *, base: Path | None = None,
+             sky: bool = False) -> SurfaceLook:
     raw = _mapping(raw, where, [f.name for f in fields(SurfaceLook)], problems)
     d = SurfaceLook()
-    textures = raw.get("textures", list(d.textures))
+    images = None if raw.get("images") is None else _images(raw["images"], f"{where}.images", base, problems)
+    textures = raw.get("textures", ["image"] if images is not None else list(d.textures))
     textures = [textures] if isinstance(textures, str) else textures
     if not (isinstance(textures, list) and textures and all(t in TEXTURES for t in textures)):
         problems.append(f"{where}.textures: {textures!r} must be a non-empty list drawn from {list(TEXTURES)}")
         textures = list(d.textures)
+    if ("image" in textures) != (images is not None):
+        problems.append(f"{where}: texture 'image' draws from `images`; give both (images: {{train: [...], "
+                        f"test: [...]}} and 'image' in textures) or neither")
+    projection = raw.get("projection", d.projection)
+    if projection not in PROJECTIONS:
+        problems.append(f"{where}.projection: {projection!r} is not one of {list(PROJECTIONS)}")
+        projection = d.projection
+    if not sky and projection != d.projection:
+        problems.append(f"{where}.projection: {projection!r}: a projection applies to the sky box (background) only")
     unit = {"lo": 0.0, "hi": 1.0}
     return SurfaceLook(
         textures=tuple(textures),
@@ -221,6 +278,7 @@ def _surface(raw: object, where: str, problems: list[str]) -> SurfaceLook:
         repeat=_range(raw.get("repeat", d.repeat), f"{where}.repeat", problems, lo=0.1, hi=100.0),
         specular=_range(raw.get("specular", d.specular), f"{where}.specular", problems, **unit),
         shininess=_range(raw.get("shininess", d.shininess), f"{where}.shininess", problems, **unit),
+        images=images, projection=projection,
     )
 
 
@@ -322,15 +380,18 @@ def _cameras(raw: object, where: str, problems: list[str]) -> dict[str, CameraLo
     return out
 
 
-TOP_KEYS = ("name", "split", "image", "shadow_map_px", "lights", "background", "floor", "table", "blocks", "cameras")
+TOP_KEYS = ("name", "split", "image", "shadow_map_px", "arm", "lights", "background", "floor", "table", "blocks",
+            "cameras")
 
 
-def look_from_dict(raw: object, *, where: str = "look") -> Look:
-    """A look from a YAML/JSON mapping; every problem reported at once."""
+def look_from_dict(raw: object, *, where: str = "look", base: str | Path | None = None) -> Look:
+    """A look from a YAML/JSON mapping; every problem reported at once. Relative image paths are
+    taken from `base` (the look file's folder; None: the working directory)."""
     problems: list[str] = []
     raw = _mapping(raw, where, list(TOP_KEYS), problems) if raw is not None else None
     if raw is None:
         raise LookError(f"{where}: empty; a look needs at least a name")
+    base = None if base is None else Path(base)
     name = raw.get("name")
     if not (isinstance(name, str) and name and name.replace("_", "").replace("-", "").isalnum()):
         problems.append(f"{where}.name: {name!r} must be a non-empty word (letters, digits, '-', '_')")
@@ -350,11 +411,24 @@ def look_from_dict(raw: object, *, where: str = "look") -> Look:
         problems.append(f"{where}.shadow_map_px: {shadow!r} must be 0 (no shadows) or a whole number of pixels "
                         "in [256, 8192]")
         shadow = 0
+    arm = raw.get("arm", "primitives")
+    if arm not in ARMS:
+        problems.append(f"{where}.arm: {arm!r} is not one of {list(ARMS)}")
+        arm = "primitives"
+    elif arm == "mesh":
+        from demoforge.sim.arm_mesh import MeshArmError, panda_mesh_dir
+
+        try:
+            panda_mesh_dir()
+        except MeshArmError as exc:
+            problems.append(f"{where}.arm: 'mesh': {exc}; or `arm: primitives`")
     section = lambda key, parse: None if raw.get(key) is None else parse(raw[key], f"{where}.{key}", problems)  # noqa: E731
     look = Look(
-        name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow,
-        lights=section("lights", _lights), background=section("background", _surface),
-        floor=section("floor", _surface), table=section("table", _surface), blocks=section("blocks", _blocks),
+        name=str(name), split=str(split), width=size["width"], height=size["height"], shadow_map_px=shadow, arm=arm,
+        lights=section("lights", _lights),
+        background=section("background", lambda r, w, p: _surface(r, w, p, base=base, sky=True)),
+        floor=section("floor", lambda r, w, p: _surface(r, w, p, base=base)),
+        table=section("table", lambda r, w, p: _surface(r, w, p, base=base)), blocks=section("blocks", _blocks),
         cameras=_cameras(raw.get("cameras"), f"{where}.cameras", problems),
     )
     if problems:
@@ -378,7 +452,7 @@ def load_look(path: str | Path) -> Look:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise LookError(f"cannot read look {path}: {exc}") from None
-    return look_from_dict(raw, where=str(path))
+    return look_from_dict(raw, where=str(path), base=path.parent)
 
 
 def _even(size: tuple[int, int], what: str) -> tuple[int, int]:

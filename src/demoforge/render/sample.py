@@ -8,10 +8,13 @@ whatever the worker count or the other looks of the run.
 
     {"schema": "demoforge.look/1", "look": "randomized", "split": "train", "seed": [0, [...]],
      "image": [224, 224], "shadow_map_px": 1024,                  # absent: no shadows
+     "arm": "mesh",                                               # absent: the arm as built
      "lights": {"ambient": 0.2, "headlight": 0.3, "lights": [{"dir": [x, y, z], "diffuse": [r, g, b]}]},
      "background" / "floor" / "table": {"texture": "checker", "rgb1": [...], "rgb2": [...],
                                         "repeat": 3.0, "specular": 0.1, "shininess": 0.3,
-                                        "seed": 123},   # seed: wood, cloth, plastic, painted only
+                                        "seed": 123,    # seed: wood, cloth, plastic, painted only
+                                        "image": "skimage:brick", "image_sha256": "...",  # image only
+                                        "projection": "walls"},  # image on the sky box only
      "blocks": {"red": {"rgb": [r, g, b], "glyph": "K",            # glyph null: scene's faces
                         "specular": 0.3, "shininess": 0.6}},      # absent: MuJoCo's default finish
      "cameras": {"front": {"pos_offset_m": [...], "rot_offset_rad": [...], "fovy_offset_deg": 0.4,
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from demoforge.randomize.sample import _key, field_rng
-from demoforge.render import textures
+from demoforge.render import photos, textures
 from demoforge.render.look import Look, LookError, SurfaceLook
 
 SCHEMA = "demoforge.look/1"
@@ -68,7 +71,7 @@ def _hsv(rng: np.random.Generator, s: SurfaceLook) -> list[float]:
     return _qs(colorsys.hsv_to_rgb(h, sat, v))
 
 
-def _surface(rng: np.random.Generator, s: SurfaceLook) -> dict:
+def _surface(rng: np.random.Generator, s: SurfaceLook, split: str, *, sky: bool = False) -> dict:
     texture = s.textures[int(rng.integers(len(s.textures)))]
     out = {"texture": texture, "rgb1": _hsv(rng, s), "rgb2": _hsv(rng, s), "repeat": _q(rng.uniform(*s.repeat)),
            "specular": _q(rng.uniform(*s.specular)), "shininess": _q(rng.uniform(*s.shininess))}
@@ -77,6 +80,15 @@ def _surface(rng: np.random.Generator, s: SurfaceLook) -> dict:
             out["rgb1"] = _qs(colorsys.hsv_to_rgb(*(rng.uniform(*r) for r in textures.WOOD_HSV)))
         out["rgb2"] = _qs(np.asarray(out["rgb1"]) * textures.SHADE[texture])
         out["seed"] = int(rng.integers(2 ** 31))  # the texture's own noise
+    if texture == "image":  # only the split's images: a test draw never shows a train photograph
+        refs = s.images[split]
+        out["image"] = refs[int(rng.integers(len(refs)))]
+        try:
+            out["image_sha256"] = photos.digest(out["image"])
+        except photos.PhotoError as exc:
+            raise LookError(f"look image {out['image']!r}: {exc}") from None
+        if sky:
+            out["projection"] = s.projection
     return out
 
 
@@ -158,11 +170,13 @@ def draw_look(look: Look, seq: np.random.SeedSequence, targets: LookTargets) -> 
                   "image": [look.width, look.height]}
     if look.shadow_map_px:
         draw["shadow_map_px"] = look.shadow_map_px
+    if look.arm != "primitives":
+        draw["arm"] = look.arm
     if look.lights is not None:
         draw["lights"] = _lights(rng("lights"), look)
     for section in ("background", "floor", "table"):
         if getattr(look, section) is not None:
-            draw[section] = _surface(rng(section), getattr(look, section))
+            draw[section] = _surface(rng(section), getattr(look, section), look.split, sky=section == "background")
     if look.blocks is not None:
         draw["blocks"] = _blocks(rng("blocks"), look, targets)
     if look.cameras:
