@@ -187,3 +187,31 @@ def test_a_video_that_must_be_re_encoded_is_said_so_with_both_settings(tmp_path)
     assert any("one frame in 2 is kept (30 -> 15 Hz)" in n for n in half)
     old = stamp(bake([FIXTURES / "lerobot044_video"], tmp_path / "old", BakeConfig(convention="as_recorded")))
     assert any("does not record all its encoder settings" in n for n in old["notes"])
+
+
+def test_the_default_vcodec_auto_copies_a_stream_kept_whole_and_says_so(tmp_path):
+    """`--vcodec auto` (the default): a lerobot-written AV1 stream baked at its own rate is copied
+    packet for packet with its own settings in info.json, and the note says so; sub-sampled, it is
+    re-encoded in h264 with a note naming both settings."""
+    import json
+
+    from demoforge.dataset import open_dataset
+
+    fixture = FIXTURES / "lerobot061_video"
+    res = CliRunner().invoke(app, ["bake", str(fixture), "--control-space", "as_recorded", "--out",
+                                   str(tmp_path / "auto")])
+    assert res.exit_code == 0, res.output
+    auto = stamp(tmp_path / "auto")
+    assert {e["video"]["observation.images.front"] for e in auto["sources"][0]["episodes"]} == {"copied"}
+    (note,) = [n for n in auto["notes"] if n.startswith("observation.images.front:")]
+    assert "copied packet for packet" in note and "av1 crf 30" in note, note
+    assert "copied packet for packet" in res.output
+    src = json.loads((fixture / "meta/info.json").read_text())["features"]["observation.images.front"]["info"]
+    out = open_dataset(tmp_path / "auto").info.features["observation.images.front"].info
+    assert {k: out[k] for k in ("video.codec", "video.crf", "video.g", "video.pix_fmt")} == \
+        {k: src[k] for k in ("video.codec", "video.crf", "video.g", "video.pix_fmt")}
+    res = CliRunner().invoke(app, ["bake", str(fixture), "--control-space", "as_recorded", "--control-freq", "15",
+                                   "--out", str(tmp_path / "half")])
+    assert res.exit_code == 0, res.output
+    (note,) = [n for n in stamp(tmp_path / "half")["notes"] if n.startswith("observation.images.front:")]
+    assert "re-encoded, since one frame in 2 is kept" in note and "from av1 crf 30" in note and "to h264 crf 23" in note

@@ -4,7 +4,7 @@ episodes, features. Workers receive the plan and write their share of it."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extr
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
-from demoforge.errors import listing
+from demoforge.errors import DemoforgeError, listing
 from demoforge.raw import schema
 
 FORMATS = ("v3.0", "v2.1")
@@ -45,11 +45,14 @@ class BakeConfig:
     environment_state: bool = False  # add observation.environment_state (object poses, convert.envstate)
     environment_state_kind: str = "objects"  # what it holds: objects, or goal (target regions only; raw.envstate)
     keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks; ("all",) = every one
+    video_auto: bool = False  # `--vcodec auto`: take the sources' own encoding where it can be copied (`auto_video`)
 
     def stamp(self) -> dict[str, Any]:
-        """The settings that shape the output (workers excluded: it must not matter)."""
+        """The settings that shape the output (workers excluded: it must not matter; `video_auto`
+        is resolved into `video` before a bake runs)."""
         raw = asdict(self)
         raw.pop("workers")
+        raw.pop("video_auto")
         raw["video"] = self.video.to_json()
         raw["cams"] = list(self.cams) if self.cams is not None else None
         raw["keep"] = list(self.keep)
@@ -221,6 +224,9 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
                 items.append((s, i))
     if not items:
         raise BakeError("bake: no episodes to bake (all failures? pass --include-failures to bake them)")
+    auto = config.video_auto
+    if auto:
+        config = replace(config, video=auto_video(readers, cams, config, stride), video_auto=False)
     first = read_episode(readers[items[0][0]], items[0][1])
     proj = project(first, config.convention, fps // stride)
     features = {
@@ -248,13 +254,36 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
         action_parts=proj.action_parts, robot_type=pool_robot_type(readers), reader=first.reader,
-        kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride)),
+        kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride, auto=auto)),
     )
     return plan, proj
 
 
+def auto_video(readers: list[DatasetReader], cams: tuple[str, ...], config: BakeConfig, stride: int) -> VideoSettings:
+    """`--vcodec auto`: the encoding every source's RGB cameras already share (codec, crf, keyframe
+    interval, pixel format), so their packets are copied, when the bake keeps every frame at the
+    native rate; otherwise `config.video` (h264 unless told), and the notes say why each camera is
+    re-encoded. Lossless maps (depth, segmentation) keep their own coding either way."""
+    from demoforge.convert.frames import STREAM_KEYS, is_exact
+
+    if stride != 1 or config.filter_idle:
+        return config.video
+    infos = [r.info.features[key].info or {} for r in readers for key in cams
+             if key in r.info.features and not is_exact(r.info.features[key])]
+    if not infos or any(i.get(k) is None for i in infos for k in STREAM_KEYS):
+        return config.video
+    if len({tuple(i[k] for k in STREAM_KEYS) for i in infos}) != 1:
+        return config.video
+    i = infos[0]
+    try:
+        return VideoSettings(codec=i["video.codec"], crf=int(i["video.crf"]), g=int(i["video.g"]),
+                             pix_fmt=i["video.pix_fmt"])
+    except DemoforgeError:  # a codec or format this build cannot encode: re-encode as told
+        return config.video
+
+
 def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature], reader: str,
-               stride: int) -> list[str]:
+               stride: int, *, auto: bool = False) -> list[str]:
     """What the bake does to the sources' data that a reader of the output would not guess."""
     notes = []
     recorded = reader == "lerobot" and any(schema.ACTION in r.info.features for r in readers)
@@ -272,7 +301,7 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
     if dropped:
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
-    notes += video_notes(readers, config, features, stride)
+    notes += video_notes(readers, config, features, stride, auto=auto)
     robot_type = pool_robot_type(readers)
     unnamed = [str(r.root) for r in readers if r.info.robot_type is None]
     if robot_type is None:
@@ -292,7 +321,7 @@ def _stream(info: dict, fps: int) -> str:
 
 
 def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature],
-                stride: int) -> list[str]:
+                stride: int, *, auto: bool = False) -> list[str]:
     """A note per camera whose packets the bake cannot copy as they are: the source's encoder
     settings, the bake's, and how to copy instead when only the settings stand in the way. Depth
     and segmentation maps are re-encoded losslessly (said so); a segmentation map the source
@@ -318,7 +347,10 @@ def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict
         same = all(int(i.get("video.fps", out_fps)) == out_fps and all(i.get(k) == want[k] for k in keys)
                    for i in infos)
         if same and stride == 1 and not config.filter_idle:
-            continue  # copied packet for packet
+            if auto and not is_exact(feature):
+                notes.append(f"{key}: copied packet for packet as the sources hold it ({_stream(infos[0], out_fps)}; "
+                             "--vcodec auto)")
+            continue
         fps = readers[0].info.fps
         why = (f"one frame in {stride} is kept ({fps} -> {out_fps} Hz)" if stride > 1 else
                "idle frames are filtered out" if config.filter_idle else "the encoder settings differ")

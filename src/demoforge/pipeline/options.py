@@ -331,7 +331,8 @@ class BakeOptions:
     include_failures: bool = option(False, "Bake failed episodes too.")
     filter_idle: bool = option(False, "Drop dead ticks (robot and objects static, no command intent); keeps each "
                                       "run's first.")
-    vcodec: str = option("h264", "Video codec: h264, hevc or av1.")
+    vcodec: str = option("auto", "Video codec: auto (the sources' own encoding, their packets copied, when every "
+                                 "frame is kept at the native rate; else h264), h264, hevc or av1.")
     crf: int = option(23, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).", range=(0, 63))
     gop_seconds: float = option(0.25, "Keyframe interval [s].", range=(0.0, 60.0), low_open=True)
     pix_fmt: str = option("yuv420p", "Pixel format of the output videos.")
@@ -357,10 +358,14 @@ class BakeOptions:
         return BakeConfig(
             convention=self.control_space, control_freq=self.control_freq, cams=self.cams, task=self.task,
             include_failures=self.include_failures, filter_idle=self.filter_idle, workers=workers,
-            video=VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt),
+            video=VideoSettings(codec=self._codec(), crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt),
             max_video_file_s=self.max_video_file_seconds, lerobot_format=self.lerobot_format,
             environment_state=self.environment_state, environment_state_kind=self.environment_state_kind,
-            keep=self.keep)
+            keep=self.keep, video_auto=self.vcodec == "auto")
+
+    def _codec(self) -> str:
+        """The codec a re-encode uses: `auto` re-encodes in h264 where it cannot copy."""
+        return "h264" if self.vcodec == "auto" else self.vcodec
 
     def check(self) -> list[str]:
         from demoforge.dataset.video import VideoSettings
@@ -370,7 +375,7 @@ class BakeOptions:
             problems.append(f"--environment-state-kind {self.environment_state_kind} needs --environment-state "
                             "(without it no environment state is written)")
         try:  # checked even when a run does not bake (control_space none): it was given for a reason
-            VideoSettings(codec=self.vcodec, crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt)
+            VideoSettings(codec=self._codec(), crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt)
         except DemoforgeError as exc:
             problems.append(str(exc))
         return problems
