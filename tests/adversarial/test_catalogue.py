@@ -26,8 +26,7 @@ from demoforge.cli.main import app
 from tests.adversarial.conftest import tree_hash
 
 LATIN1 = "(define (problem caf\xe9) ; \xe9t\xe9\n".encode("latin-1")
-TEMP_MARKS = (".partial", ".bake-partial", ".merge-partial", "-shards", ".demoforge-staging", ".merging",
-              ".export-partial")
+TEMP_MARKS = (".partial", ".bake-partial", ".merge-partial", "-shards", ".demoforge-staging", ".merging")
 
 
 # ---- setups: each makes hostile inputs under `tmp` and returns extra placeholders ----

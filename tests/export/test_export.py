@@ -225,7 +225,7 @@ def test_bad_input_is_refused_with_the_fix_and_writes_nothing(baked, tmp_path, c
     assert fragment in str(err.value)
     assert _tree(src) == before
     assert not out.exists() or case == "not_empty"
-    assert not list(out.parent.glob(".*export-partial"))
+    assert not list(out.parent.glob(".*export-shards"))
 
 
 @pytest.mark.parametrize("convention, relative", [
@@ -247,10 +247,43 @@ def test_a_raw_command_that_is_not_joint_positions_stays_absolute(tmp_path):
 @pytest.mark.parametrize("trainer", ["openpi", "gr00t"])
 def test_export_is_byte_identical_run_to_run_and_clears_a_killed_runs_folder(baked, tmp_path, trainer):
     cfg = ExportConfig(trainer=trainer, action_horizon=3, repo_id="demo/stack")
-    stale = tmp_path / ".b.export-partial"  # what a SIGKILL leaves: an unlocked temporary folder
+    stale = tmp_path / ".b.export-shards"  # a folder of no run of this export: replaced
     stale.mkdir()
     (stale / "junk").write_text("left by a killed run")
     a = export(baked["joint_target"], tmp_path / "a", cfg)
     b = export(baked["joint_target"], tmp_path / "b", cfg)
     assert _tree(a) == _tree(b)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+@pytest.mark.parametrize("trainer", ["openpi", "gr00t"])
+def test_export_is_a_stage_whose_bytes_depend_on_no_worker_count_and_whose_kill_resumes(tmp_path, trainer,
+                                                                                         monkeypatch):
+    """Ten episodes in two work items: two workers write the bytes one does, and an export killed
+    in its second item keeps the first item's shard and resumes to the same bytes."""
+    import demoforge.export.run as run
+
+    raw = write_raw(tmp_path / "raw", lengths=(5, 6, 4, 7, 5, 6, 5, 4, 6, 5))
+    src = bake([raw], tmp_path / "src", BakeConfig(convention="joint_target"))
+    cfg = ExportConfig(trainer=trainer, action_horizon=3, repo_id="demo/ten")
+    one = export(src, tmp_path / "one", cfg)
+    two = export(src, tmp_path / "two", cfg, workers=2)
+    assert _tree(one) == _tree(two)
+
+    real = run.write_v21_episodes
+
+    def dies_in_the_second_item(ds, out, indices, **kw):
+        if indices[0] > 0:
+            raise KeyboardInterrupt("killed")
+        return real(ds, out, indices, **kw)
+
+    monkeypatch.setattr(run, "write_v21_episodes", dies_in_the_second_item)
+    with pytest.raises(KeyboardInterrupt):
+        export(src, tmp_path / "three", cfg)
+    work = tmp_path / ".three.export-shards"
+    assert not (tmp_path / "three").exists() and len(list(work.glob(".shards/*/done.json"))) == 1
+    monkeypatch.undo()
+    events = []
+    export(src, tmp_path / "three", cfg, progress=events.append)
+    assert _tree(tmp_path / "three") == _tree(one) and not work.exists()
+    assert {e.stage for e in events} == {"export"} and events[-1].done == 10 and events[-1].total == 10

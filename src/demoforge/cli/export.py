@@ -17,6 +17,8 @@ def export(
                                             "in [1, 1000] (default: openpi 50, gr00t 16)."),
     repo_id: str = typer.Option(None, "--repo-id", help="openpi: the dataset's name under $HF_LEROBOT_HOME "
                                                         "(default: the --out folder's name)."),
+    workers: str = typer.Option("1", "--workers", help="Processes writing episodes; 'auto' = one per core. The "
+                                                       "output does not depend on it."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Write SOURCE as LeRobot v2.1 with the trainer's files: openpi's norm_stats.json and training config
@@ -26,10 +28,19 @@ def export(
     from demoforge.export.run import TRAINERS
     from demoforge.guard import holds_files
 
+    from demoforge.convert.bake import auto_workers
+    from demoforge.export import ExportError
+
     config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
+    if workers == "auto":
+        slots = auto_workers()
+    elif workers.isdigit() and int(workers) >= 1:
+        slots = int(workers)
+    else:
+        raise ExportError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
     complete = holds_files(out)  # export moves OUT into place whole: a non-empty OUT it accepts is finished
     with StepProgress("export", "episodes", quiet=quiet) as progress:
-        root = run_export(source, out, config, on_episode=progress.update)
+        root = run_export(source, out, config, workers=slots, progress=progress.event)
     if complete:
         typer.echo(f"export: {root} is already complete with these inputs; nothing to do")
         return

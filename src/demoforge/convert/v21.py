@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from demoforge.dataset.check_v21 import EPISODES_JSONL, EPISODES_STATS_JSONL, TASKS_JSONL, V21
 from demoforge.dataset.keys import HISTOGRAM_PREFIX
 from demoforge.dataset.layout import INFO_PATH, STATS_PATH
-from demoforge.dataset.reader import open_dataset, read_parquet
+from demoforge.dataset.reader import DatasetReader, open_dataset, read_parquet
 from demoforge.dataset.tables import write_parquet_atomic
 from demoforge.dataset.video import EncodedVideo, extract_segment
 
@@ -41,14 +41,23 @@ def write_v21(v3_root: str | Path, out: str | Path, *,
               on_episode: Callable[[int, int], None] | None = None) -> Path:
     """Write the v3.0 dataset at `v3_root` to the new root `out` in the v2.1 layout, calling
     `on_episode(done, total)` after each episode's files are written."""
-    v3_root, out = Path(v3_root), Path(out)
     ds = open_dataset(v3_root)
-    info = json.loads((v3_root / INFO_PATH).read_text())
-    chunks = max(1, info["chunks_size"])
+    rows = write_v21_episodes(ds, out, ds.episode_indices, on_episode=on_episode)
+    return finish_v21(ds, out, rows)
+
+
+def write_v21_episodes(ds: DatasetReader, out: str | Path, indices, *,
+                       on_episode: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Write episodes `indices` of the open v3.0 dataset `ds` into `out` in the v2.1 layout (one
+    parquet and one mp4 per camera each); returns their rows for `finish_v21` (the episodes.jsonl
+    and episodes_stats.jsonl entries), in order. Episodes written apart (a stage's work items)
+    and finished together give the bytes of one `write_v21`."""
+    out = Path(out)
+    chunks = max(1, ds.info.chunks_size)
     videos = ds.info.video_keys
-    episodes, stats_rows = [], []
+    rows = []
     cached: tuple[Path, pa.Table] | None = None  # the data file being split (episodes are in file order)
-    for i in ds.episode_indices:
+    for i in indices:
         row = ds.episode(i)
         chunk = i // chunks
         path = ds.data_path(i)
@@ -64,17 +73,28 @@ def write_v21(v3_root: str | Path, out: str | Path, *,
             dst = out / V21_VIDEO_PATH.format(episode_chunk=chunk, video_key=key, episode_index=i)
             dst.parent.mkdir(parents=True, exist_ok=True)
             extract_segment(src, dst, fps=ds.info.fps)
-        episodes.append({"episode_index": i, "tasks": row["tasks"], "length": row["length"]})
         stats = {}
         for key in ds.info.features:
             if f"stats/{key}/min" in row:
                 stats[key] = {k: _plain(row[f"stats/{key}/{k}"]) for k in V21_STATS_KEYS}
-        stats_rows.append({"episode_index": i, "stats": stats})
+        rows.append({"episode": {"episode_index": i, "tasks": row["tasks"], "length": row["length"]},
+                     "stats": {"episode_index": i, "stats": stats}})
         if on_episode is not None:
-            on_episode(len(episodes), ds.num_episodes)
-    _jsonl(out / EPISODES_JSONL, episodes)
+            on_episode(len(rows), len(indices))
+    return rows
+
+
+def finish_v21(ds: DatasetReader, out: str | Path, rows: list[dict]) -> Path:
+    """The v2.1 metadata of `out`, whose episodes `write_v21_episodes` wrote (`rows`: theirs, in
+    episode order): episodes, tasks and per-episode statistics as JSON lines, info.json, the
+    dataset statistics and the v3.0 source's other meta files. Returns `out`."""
+    v3_root, out = ds.root, Path(out)
+    info = json.loads((v3_root / INFO_PATH).read_text())
+    chunks = max(1, info["chunks_size"])
+    videos = ds.info.video_keys
+    _jsonl(out / EPISODES_JSONL, [r["episode"] for r in rows])
     _jsonl(out / TASKS_JSONL, [{"task_index": k, "task": t} for k, t in enumerate(ds.tasks)])
-    _jsonl(out / EPISODES_STATS_JSONL, stats_rows)
+    _jsonl(out / EPISODES_STATS_JSONL, [r["stats"] for r in rows])
     for key in ("data_files_size_in_mb", "video_files_size_in_mb"):
         info.pop(key, None)
     n = ds.num_episodes

@@ -3,29 +3,33 @@
 The root is the LeRobot v2.1 layout (`convert.v21.write_v21`: what openpi's pinned lerobot
 and GR00T's loader read, with `datasets` 3.x feature tags) plus the trainer's files
 (`TRAINERS`), and meta/demoforge/export.json recording what was written and why. It is
-written under `.OUT.export-partial` beside OUT, checked as v2.1, and renamed into place only
-when complete; the source is only read.
+written by `run_stage` (`ExportStage`: episodes in work items, `--workers`, resume after a
+kill) under `.OUT.export-shards` beside OUT, checked as v2.1, and renamed into place only when
+complete; the source is only read.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import demoforge
 from demoforge.convert.bake import git_commit
-from demoforge.convert.v21 import write_v21
+from demoforge.convert.v21 import finish_v21, write_v21_episodes
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
 from demoforge.errors import listing
 from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
-from demoforge.guard import claim_temp, guard_output_dir, release_temp
-from demoforge.stage import finished_output, stamp_dataset
+from demoforge.guard import guard_output_dir
+from demoforge.stage import (
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, finished_output, run_stage, stamp_dataset,
+)
 
 EXPORT_PATH = f"{DEMOFORGE_META_DIR}/export.json"
 STAGE = "export"  # its stamp's name (`stamp_dataset`): a rerun with the same inputs finds it and does nothing
@@ -84,31 +88,72 @@ def check_config(config: ExportConfig) -> None:
                           "dataset's path under $HF_LEROBOT_HOME)")
 
 
-def export(source: str | Path, out: str | Path, config: ExportConfig, *,
-           on_episode: Callable[[int, int], None] | None = None) -> Path:
-    """Export the baked dataset `source` for `config.trainer` into the new root `out`; returns `out`.
-    `on_episode(done, total)` is called as each episode is written in the v2.1 layout."""
-    source, out = Path(source), Path(out)
-    check_config(config)
-    horizon = config.horizon()
-    repo_id = config.repo_id or out.resolve().name
-    if guard_output_dir(out, [source], error=ExportError, resumable=lambda o: (source / INFO_PATH).is_file() and
-                        finished_output(o, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))):
-        return out  # this export, finished: nothing to do
-    src = read_source(source)
-    trainer = TRAINERS[config.trainer]
-    trainer.check(src, horizon)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.export-partial"  # a fixed name: the next export into `out` removes a killed one's
-    lock = claim_temp(tmp)
-    try:
-        root = write_v21(source, tmp / "v21", on_episode=on_episode)
-        fields = trainer.write(root, src, repo_id=repo_id, horizon=horizon)
+@dataclass(frozen=True)
+class ExportStage:
+    """The export as a stage (`demoforge.stage`): the source's episodes in contiguous work items
+    (not depending on the worker count), each written in the v2.1 layout into its own shard; the
+    shards' files are gathered in order, the v2.1 metadata and the trainer's files written once,
+    the result checked and moved to OUT. A killed export keeps its finished shards."""
+
+    source: Path
+    config: ExportConfig
+    repo_id: str
+    episodes: int  # the source's episode count
+    name: ClassVar[str] = STAGE
+    error: ClassVar[type] = ExportError
+
+    def parts(self) -> list[range]:
+        return chunks(self.episodes)
+
+    def fingerprint(self) -> dict:
+        return _fingerprint(self.source, self.config.trainer, self.config.horizon(), self.repo_id)
+
+    def items(self) -> list[str]:
+        return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return self.episodes
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        from demoforge.dataset import open_dataset
+
+        part, label = self.parts()[k], self.items()[k]
+        root = shard / "v21"
+        shutil.rmtree(root, ignore_errors=True)  # an item is written whole: a killed one starts over
+        ds = open_dataset(self.source)
+        indices = ds.episode_indices[part.start:part.stop]
+        on_episode = None if progress is None else (lambda done, total: progress(ProgressEvent(STAGE, "episode",
+                                                                                               label)))
+        rows = write_v21_episodes(ds, root, indices, on_episode=on_episode)
+        return {"episodes": len(indices), "rows": rows}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._publish(shards, results, out))
+
+    def _publish(self, shards: list[Path], results: list[dict], out: Path) -> Path:
+        from demoforge.dataset import open_dataset
+
+        tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
+        shutil.rmtree(tmp, ignore_errors=True)
+        root = tmp / "v21"
+        for shard in shards:  # every episode's files are its own: the shards' trees merge file by file, linked
+            for f in sorted(p for p in (shard / "v21").rglob("*") if p.is_file()):  # (a failed publish keeps them)
+                dst = root / f.relative_to(shard / "v21")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(f, dst)
+                except OSError:  # a file system without hard links
+                    shutil.copyfile(f, dst)
+        finish_v21(open_dataset(self.source), root, [row for r in results for row in r["rows"]])
+        src = read_source(self.source)
+        trainer = TRAINERS[self.config.trainer]
+        horizon = self.config.horizon()
+        fields = trainer.write(root, src, repo_id=self.repo_id, horizon=horizon)
         write_json_atomic(root / EXPORT_PATH, {
-            "trainer": config.trainer,
+            "trainer": self.config.trainer,
             "loader": trainer.loader,
             "layout": "LeRobot v2.1 (one parquet and one mp4 per episode; datasets 3.x feature tags)",
-            "source": str(source.resolve()),
+            "source": str(self.source.resolve()),
             "convention": src.convention,
             "action_horizon": horizon,
             "delta_action_mask": list(src.delta_mask),
@@ -116,18 +161,42 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *,
             **fields,
             "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
         })
-        stamp_dataset(root, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))
+        stamp_dataset(root, STAGE, self.fingerprint())
         problems = check_dataset(root)
         if problems:
-            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:"
-                              + listing(problems))
+            raise ExportError(f"{out}: the exported dataset failed its v2.1 check:" + listing(problems))
         if out.exists():
             out.rmdir()
         root.replace(out)
-    finally:
-        release_temp(lock)
         shutil.rmtree(tmp, ignore_errors=True)
-    return out
+        return out
+
+
+def export(source: str | Path, out: str | Path, config: ExportConfig, *, workers: int = 1,
+           progress: Progress | None = None, executor=None) -> Path:
+    """Export the baked dataset `source` for `config.trainer` into the new root `out` with
+    `run_stage` on `workers` local slots (or on `executor`); returns `out`. `progress` takes a
+    `ProgressEvent` per episode written. A killed export resumes from its finished shards when run
+    again the same way; a finished one (OUT stamped with this fingerprint) is left as it is."""
+    from demoforge.dataset import open_dataset
+
+    source, out = Path(source), Path(out)
+    check_config(config)
+    if not (isinstance(workers, int) and workers >= 1):
+        raise ExportError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
+    horizon = config.horizon()
+    repo_id = config.repo_id or out.resolve().name
+    if guard_output_dir(out, [source], error=ExportError, resumable=lambda o: (source / INFO_PATH).is_file() and
+                        finished_output(o, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))):
+        return out  # this export, finished: nothing to do
+    src = read_source(source)
+    TRAINERS[config.trainer].check(src, horizon)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = ExportStage(source, config, repo_id, open_dataset(source).num_episodes)
+    if executor is not None:
+        return run_stage(stage, out, executor=executor, progress=progress)
+    with LocalExecutor(min(workers, len(stage.parts()))) as local:
+        return run_stage(stage, out, executor=local, progress=progress)
 
 
 def _fingerprint(source: Path, trainer: str, horizon: int, repo_id: str) -> dict[str, Any]:
