@@ -30,6 +30,7 @@ from demoforge.convert import frames
 from demoforge.convert.conventions import project
 from demoforge.convert.episode import BakeError, Episode, read_episode
 from demoforge.convert.filters import dead_ticks, keep_mask
+from demoforge.convert.imports import read_import, imported_sources
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
 from demoforge.convert.stamp import BAKE_PATH
@@ -112,18 +113,36 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     if not (isinstance(workers, int) and workers >= 1):
         raise BakeError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
 
+    # a source in another format than LeRobot v3.0 is read through its reader into an import beside OUT
+    imports = import_folder(out)
+    roots: list[list[Path]] = []  # the sources as bake reads them, resolved once
+
+    def resolved() -> list[Path]:
+        if not roots:
+            roots.append(imported_sources(sources, imports, video=config.video))
+        return roots[0]
+
     def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
-        return finished_output(o, BakeStage.name, BakeStage(make_plan(list(sources), config)[0]).fingerprint())
+        return finished_output(o, BakeStage.name, BakeStage(make_plan(resolved(), config)[0]).fingerprint())
 
     if guard_output_dir(out, sources, error=BakeError, resumable=finished):
+        shutil.rmtree(imports, ignore_errors=True)
         return out
-    plan, _ = make_plan(list(sources), config)
+    plan, _ = make_plan(resolved(), config)
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = BakeStage(plan)
     if executor is not None:
-        return run_stage(stage, out, executor=executor, progress=progress)
-    with LocalExecutor(min(workers, len(stage.parts()))) as local:
-        return run_stage(stage, out, executor=local, progress=progress)
+        result = run_stage(stage, out, executor=executor, progress=progress)
+    else:
+        with LocalExecutor(min(workers, len(stage.parts()))) as local:
+            result = run_stage(stage, out, executor=local, progress=progress)
+    shutil.rmtree(imports, ignore_errors=True)  # kept only while the bake is unfinished, to resume from
+    return result
+
+
+def import_folder(out: Path) -> Path:
+    """Where sources in other formats are imported for the bake into `out` (`convert.imports`)."""
+    return out.parent / f".{out.name}.bake-imports"
 
 
 def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
@@ -244,6 +263,22 @@ def gripper_convention(reader: str) -> dict[str, Any]:
                     "robot card)"}
 
 
+def _source_stamp(root: Path, episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A source's entry in bake.json: an imported one is named by the file or folder the user gave."""
+    record = read_import(root)
+    if record is None:
+        return {"root": str(root), "episodes": episodes}
+    return {"root": record["source"], "reader": record["reader"], "episodes": episodes}
+
+
+def _imported_gripper(plan: BakePlan) -> dict[str, Any] | None:
+    """What the gripper value means, when the pool's first source was imported by a reader that says."""
+    record = read_import(plan.sources[0])
+    if record is None or record.get("gripper") is None:
+        return None
+    return {**record["gripper"], "reader": record["reader"]}
+
+
 def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
     """meta/bake.json: everything needed to know (and redo) what the labels mean."""
     cfg = plan.config
@@ -254,7 +289,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "stride": plan.stride,
         "state": {"names": plan.features[schema.STATE].names, "parts": plan.state_parts},
         "action": {"names": plan.features[schema.ACTION].names, "parts": plan.action_parts},
-        "gripper": gripper_convention(plan.reader),
+        "gripper": _imported_gripper(plan) or gripper_convention(plan.reader),
         "control_law": plan.law,
         "filters": {"include_failures": cfg.include_failures, "filter_idle": cfg.filter_idle,
                     "idle": cfg.idle.to_json()},
@@ -262,8 +297,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "environment_state": _env_state_stamp(plan, cfg.environment_state_kind),
         "kept": list(plan.kept),
         "notes": list(plan.notes),
-        "sources": [{"root": str(p), "episodes": [r for r in records if r["source"] == s]}
-                    for s, p in enumerate(plan.sources)],
+        "sources": [_source_stamp(p, [r for r in records if r["source"] == s]) for s, p in enumerate(plan.sources)],
         "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
         "video": {"encoder": cfg.video.encoder, "settings": cfg.video.to_json(),
                   "max_video_file_s": cfg.max_video_file_s, "cameras": list(plan.camera_keys)},

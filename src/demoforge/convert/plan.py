@@ -273,6 +273,14 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
     notes += video_notes(readers, config, features, stride)
+    from demoforge.convert.imports import read_import
+
+    for r in readers:
+        record = read_import(r.root)
+        if record is not None:
+            notes.append(f"{record['source']} was read by the {record['reader']!r} reader (demoforge.convert.readers) "
+                         "and imported as LeRobot v3.0 first")
+            notes += record.get("notes", [])
     robot_type = pool_robot_type(readers)
     unnamed = [str(r.root) for r in readers if r.info.robot_type is None]
     if robot_type is None:
