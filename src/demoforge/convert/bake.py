@@ -64,8 +64,7 @@ class BakeStage:
         return chunks(len(self.plan.items))
 
     def fingerprint(self) -> dict:
-        sources = [{"root": str(Path(p).resolve()), "info_sha256": hashlib.sha256((Path(p) / INFO_PATH).read_bytes())
-                    .hexdigest()} for p in self.plan.sources]
+        sources = [_source_fingerprint(Path(p)) for p in self.plan.sources]
         return json.loads(json.dumps({"stage": "bake", "config": self.plan.config.stamp(), "sources": sources}))
 
     def items(self) -> list[str]:
@@ -97,6 +96,15 @@ class BakeStage:
             rec["baked_episode"] = n
         publish(self.plan, bake_stamp(self.plan, records), tmp, out, stage=(self.name, self.fingerprint()))
         return out
+
+
+def _source_fingerprint(root: Path) -> dict[str, str]:
+    """A source as the fingerprint names it: an imported one by the file or folder it came from and its digest."""
+    record = read_import(root)
+    if record is not None:
+        return {"root": str(Path(record["source"]).resolve()), "reader": record["reader"],
+                "source_sha256": record["source_sha256"]}
+    return {"root": str(root.resolve()), "info_sha256": hashlib.sha256((root / INFO_PATH).read_bytes()).hexdigest()}
 
 
 def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = BakeConfig(), *,
