@@ -110,7 +110,7 @@ def _episode(path: Path, index: int, name: str, demo, fps: int, args: dict[str, 
     if not task:
         raise BakeError(f"{path}: {DATA}: env_args has no env_name and {DATA}/{name} no task attribute; bake "
                         "needs a task string (or pass --task)")
-    outcome = _text(demo.attrs.get("outcome"))
+    outcome = _text(demo.attrs.get("outcome")) or None
     extra: dict[str, Any] = {"hdf5_demo": name}
     if skipped:
         extra["hdf5_not_read"] = skipped
