@@ -185,3 +185,14 @@ def test_without_h5py_an_hdf5_input_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(DemoforgeError, match=r"x\.hdf5: reading or writing HDF5 needs h5py, which is not "
                                              r"installed; pip install 'demoforge\[hdf5\]'"):
         bake([path], tmp_path / "out", BakeConfig(convention="as_recorded"))
+
+
+def test_sources_whose_gripper_values_mean_different_things_are_not_baked_together(lift, tmp_path):
+    closed = write_robomimic(tmp_path / "closed.hdf5", (4,), images=False)
+    with h5py.File(closed, "r+") as f:
+        del f["data/demo_0/obs/robot0_gripper_qpos"]
+        f["data/demo_0/obs/gripper"] = np.zeros((4, 1))
+    with pytest.raises(BakeError, match=r"gripper value is \{'quantity': 'closedness'.*'finger opening \[m\]'.*"
+                                        r"one column cannot hold both"):
+        bake([lift, closed], tmp_path / "out", BakeConfig(convention="as_recorded", cams=()))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["closed.hdf5"]  # no import left beside OUT

@@ -39,7 +39,7 @@ from demoforge.dataset.decode import probe_video
 from demoforge.dataset.layout import INFO_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
-from demoforge.errors import listing
+from demoforge.errors import DemoforgeError, listing
 from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
 from demoforge.stage import (
@@ -133,10 +133,16 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
         return finished_output(o, BakeStage.name, BakeStage(make_plan(resolved(), config)[0]).fingerprint())
 
-    if guard_output_dir(out, sources, error=BakeError, resumable=finished):
-        shutil.rmtree(imports, ignore_errors=True)
-        return out
-    plan, _ = make_plan(resolved(), config)
+    fresh = not imports.exists()  # not a killed bake's (to resume from) nor a running one's
+    try:
+        if guard_output_dir(out, sources, error=BakeError, resumable=finished):
+            shutil.rmtree(imports, ignore_errors=True)
+            return out
+        plan, _ = make_plan(resolved(), config)
+    except DemoforgeError:  # refused before any episode was baked: leave nothing beside OUT
+        if fresh:
+            shutil.rmtree(imports, ignore_errors=True)
+        raise
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = BakeStage(plan)
     if executor is not None:

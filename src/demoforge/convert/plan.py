@@ -136,6 +136,9 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                             f"{json.dumps(laws[0], sort_keys=True)} (mixed presets)")
         if r.info.fps != first.info.fps:
             problems.append(f"{r.root}: native rate {r.info.fps} Hz, {first.root} has {first.info.fps} Hz")
+        if _gripper_of(r.root) != _gripper_of(first.root):
+            problems.append(f"{r.root}'s gripper value is {_gripper_of(r.root)}, {first.root}'s "
+                            f"{_gripper_of(first.root)}; one column cannot hold both")
         if source_kind(r) != source_kind(first):
             problems.append(f"{r.root} is a {source_kind(r)!r} source, {first.root} a {source_kind(first)!r} one; "
                             "their columns mean different things")
@@ -150,6 +153,14 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                 problems.append(f"{r.root}: depth map {key!r} is coded {theirs}, {first.root}'s "
                                 f"{DepthCoding.from_info(want.info)}; their 12-bit codes mean different metres")
     return problems
+
+
+def _gripper_of(root: Path) -> dict[str, Any] | None:
+    """What an imported source's gripper value means (`convert.imports`); None for LeRobot v3.0 sources."""
+    from demoforge.convert.imports import read_import
+
+    record = read_import(root)
+    return None if record is None else record.get("gripper")
 
 
 def pool_robot_type(readers: list[DatasetReader]) -> str | None:
