@@ -76,6 +76,17 @@ def test_a_registered_reader_makes_bake_read_its_format(jsonl, tmp_path):
     assert open_dataset(out).tasks == ["wipe the table"]
 
 
+def test_dataset_readers_lists_users_readers_first(jsonl):
+    from typer.testing import CliRunner
+
+    from demoforge.cli.main import app
+
+    result = CliRunner().invoke(app, ["dataset", "readers"])
+    assert result.exit_code == 0
+    names = [line.split(":")[0] for line in result.output.splitlines()]
+    assert names == ["jsonl_log", "demoforge_raw", "lerobot", "lerobot_v21", "robomimic_hdf5"]
+
+
 def test_an_unknown_format_lists_the_readers_and_how_to_add_one(tmp_path):
     path = write_log(tmp_path / "run.jsonl")
     with pytest.raises(BakeError, match=r"run\.jsonl: no reader recognises it \(readers: demoforge_raw: .*"

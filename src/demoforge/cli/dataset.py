@@ -57,6 +57,21 @@ def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT,
     raise typer.Exit(1 if problems else 0)
 
 
+@app.command("readers")
+def readers(as_json: bool = JSON_OPT) -> None:
+    """List the source formats bake reads: built-in readers and those registered or installed
+    (entry points in the `demoforge.readers` group), in the order they are tried."""
+    from demoforge.convert.readers import registered
+
+    found = registered()
+    if as_json:
+        typer.echo(json.dumps([{"name": r.name, "describe": r.describe, "lerobot_v3": r.lerobot_v3}
+                               for r in found.values()], indent=2))
+        return
+    for r in found.values():
+        typer.echo(f"{r.name}: {r.describe}")
+
+
 @app.command("info")
 def info(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
     """Summarize a dataset: fps, episodes, frames, tasks, features, video settings, size."""

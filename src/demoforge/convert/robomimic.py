@@ -6,7 +6,8 @@ How the file's observations map onto the canonical Episode (every demo must hold
 - gripper (required): `obs/robot0_gripper_qpos` (robosuite's finger joints: two mirrored fingers
   give the finger opening q0 - q1 [m], one finger its position) or `obs/gripper` (a (N, 1)
   closedness, as `rollout --output-format hdf5` writes it);
-- cameras: `obs/<camera>_image`, (N, H, W, 3) uint8 -> `observation.images.<camera>`;
+- cameras: `obs/<camera>_image`, (N, H, W, 3) uint8 -> `observation.images.<camera>`, carried as
+  stored (robosuite's default OpenGL image convention stores them upside down; nothing is flipped);
 - `actions` is kept verbatim as the recorded action (its meaning, e.g. an OSC delta pose, is the
   environment's: bake keeps it with `--control-space as_recorded`);
 - the other low-dimensional `obs/<key>` become columns `observation.<key>`; `states` (flattened
