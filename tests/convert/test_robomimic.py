@@ -196,3 +196,14 @@ def test_sources_whose_gripper_values_mean_different_things_are_not_baked_togeth
                                         r"one column cannot hold both"):
         bake([lift, closed], tmp_path / "out", BakeConfig(convention="as_recorded", cams=()))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["closed.hdf5"]  # no import left beside OUT
+
+
+def test_observations_that_fit_no_column_are_named_in_the_notes(tmp_path):
+    path = write_robomimic(tmp_path / "depth.hdf5", (4,), images=False)
+    with h5py.File(path, "r+") as f:
+        f["data/demo_0/obs/agentview_depth"] = np.ones((4, 8, 8, 1), np.float32)
+    out = bake([path], tmp_path / "out", BakeConfig(convention="as_recorded", keep=("all",)))
+    notes = json.loads((out / "meta/bake.json").read_text())["notes"]
+    assert f"{path}: obs/agentview_depth fit no column of the import (not low-dimensional, not an RGB camera the " \
+           "reader takes) and are not read" in notes
+    assert "agentview_depth" not in " ".join(open_dataset(out).info.features)

@@ -99,7 +99,7 @@ def import_source(source: str | Path, out: str | Path, *, reader: Reader | None 
             extra = dict(ep.extra)
             if ep.outcome is not None:
                 extra["outcome"] = ep.outcome
-            skipped += [k for k in extra.pop("hdf5_not_read", []) if k not in skipped]
+            skipped += [k for k in extra.pop("not_read", []) if k not in skipped]
             writer.add_episode(_columns(ep), task=ep.task, extra=extra, encoded=encoded)
         if writer is None:
             raise BakeError(f"{source}: the {reader.name!r} reader found no episodes in it")
@@ -109,8 +109,8 @@ def import_source(source: str | Path, out: str | Path, *, reader: Reader | None 
             writer.discard()
         raise
     ep0 = first[0]
-    notes = [f"{source}: {', '.join(skipped)} fit no column (not low-dimensional, not an RGB image) and are not "
-             "read"] if skipped else []
+    notes = [f"{source}: {', '.join(skipped)} fit no column of the import (not low-dimensional, not an RGB camera "
+             "the reader takes) and are not read"] if skipped else []
     write_json_atomic(out / IMPORT_PATH, {
         "reader": reader.name, "source": str(source), "source_sha256": source_digest(source),
         "gripper": ep0.gripper_meaning, "notes": notes, "video": video.to_json(),

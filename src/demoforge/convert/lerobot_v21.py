@@ -56,7 +56,9 @@ def read_lerobot_v21(path: str | Path) -> Iterator[Episode]:
         data = root / raw["data_path"].format(episode_chunk=i // chunks, episode_index=i)
         table = read_parquet(data)
         cols = {k: _to_numpy(table.column(k), info.features[k], data, k) for k in table.column_names
-                if k in info.features and info.features[k].dtype != "video"}
+                if k in info.features and not info.features[k].is_visual}
+        # images stored in the parquet (dtype "image") are not read: name them in the bake's notes
+        images = [k for k in table.column_names if k in info.features and info.features[k].dtype == "image"]
         state = np.asarray(cols[STATE], dtype=np.float64)
         if state.ndim != 2 or state.shape[1] < 2:
             raise BakeError(f"{data}: {STATE!r} has shape {state.shape[1:]}; bake needs [arm q..., gripper]")
@@ -77,6 +79,8 @@ def read_lerobot_v21(path: str | Path) -> Iterator[Episode]:
                 tuple(f"action_{k}" for k in range(action.shape[1]))
         extra = {k[len(EXTRA_PREFIX):]: decode_extra(v) for k, v in sorted(row.items())
                  if k.startswith(EXTRA_PREFIX) and v is not None}
+        if images:
+            extra["not_read"] = images
         columns = {k: np.asarray(v) for k, v in cols.items()
                    if k not in (STATE, ACTION) and k not in INDEX_FEATURE_NAMES}
         yield Episode(

@@ -114,7 +114,7 @@ def _episode(path: Path, index: int, name: str, demo, fps: int, args: dict[str, 
     outcome = _text(demo.attrs.get("outcome")) or None
     extra: dict[str, Any] = {"hdf5_demo": name}
     if skipped:
-        extra["hdf5_not_read"] = skipped
+        extra["not_read"] = skipped
     hashed = {ACTIONS: actions, arm: q, grip: g, **columns, **frames}
     return Episode(
         source=path, index=index, reader="robomimic_hdf5", fps=fps, task=task, time=np.arange(len(q)) / fps,
