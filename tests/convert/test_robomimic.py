@@ -207,3 +207,20 @@ def test_observations_that_fit_no_column_are_named_in_the_notes(tmp_path):
     assert f"{path}: obs/agentview_depth fit no column of the import (not low-dimensional, not an RGB camera the " \
            "reader takes) and are not read" in notes
     assert "agentview_depth" not in " ".join(open_dataset(out).info.features)
+
+
+@pytest.mark.parametrize("value, says", [
+    (None, "has no env_args attribute; robomimic's layout stores the environment's metadata there as a JSON object"),
+    ("{oops", "env_args is not JSON (Expecting property name"),
+    ("[1, 2]", "env_args is list [1, 2], not a JSON object {env_name, env_type, env_kwargs}"),
+])
+def test_dataset_check_names_a_bad_env_args(tmp_path, value, says):
+    from demoforge.dataset import check_dataset
+
+    path = write_robomimic(tmp_path / "args.hdf5", (3,), images=False)
+    with h5py.File(path, "r+") as f:
+        del f["data"].attrs["env_args"]
+        if value is not None:
+            f["data"].attrs["env_args"] = value
+    problems = check_dataset(path)
+    assert [(p.code, p.file) for p in problems] == [("hdf5.env_args", "data")] and says in problems[0].message

@@ -76,9 +76,12 @@ class Episode:
     objects: np.ndarray | None = None  # (T, 7 k) free objects' qpos (position [m], wxyz quaternion); None unless read
     action: np.ndarray | None = None  # (T, k) the source's `action` column as recorded; None when it has none
     action_names: tuple[str, ...] = ()  # k names of the recorded action's components
-    frames: dict[str, np.ndarray] = field(default_factory=dict)  # camera key -> (T, H, W, 3) uint8, for sources storing images, not videos
-    columns: dict[str, np.ndarray] = field(default_factory=dict)  # other per-tick columns of a non-LeRobot source (name -> (T, ...))
-    gripper_meaning: dict[str, Any] | None = None  # what `gripper` holds when the reader knows (quantity, open, closed, from)
+    # camera key -> (T, H, W, 3) uint8 frames, for sources that store images rather than videos
+    frames: dict[str, np.ndarray] = field(default_factory=dict)
+    # other per-tick columns of a source read by `convert.readers` (name -> (T, ...)); bake's --keep carries them
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+    # what `gripper` holds when the reader knows ({quantity, open, closed, from}); None: see bake.gripper_convention
+    gripper_meaning: dict[str, Any] | None = None
 
     @property
     def length(self) -> int:

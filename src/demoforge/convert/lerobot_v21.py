@@ -17,7 +17,7 @@ import numpy as np
 
 from demoforge.convert.episode import BakeError, CameraRef, Episode, content_sha256
 from demoforge.dataset.check import v21_info
-from demoforge.dataset.check_v21 import EPISODES_JSONL, TASKS_JSONL, check_v21
+from demoforge.dataset.check_v21 import EPISODES_JSONL, check_v21
 from demoforge.dataset.keys import ACTION, STATE, decode_extra, EXTRA_PREFIX
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, CODEBASE_VERSION, DatasetInfo
 from demoforge.dataset.reader import _to_numpy, read_parquet

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from demoforge.convert.episode import BakeError, Episode, read_episode, source_kind
+from demoforge.convert.episode import BakeError, Episode, read_episode
 from demoforge.dataset.layout import INFO_PATH
 
 ENTRY_POINT_GROUP = "demoforge.readers"

@@ -71,19 +71,18 @@ def demo_names(data) -> list[str]:
 def env_args(data, out: list[Problem] | None = None) -> dict[str, Any] | None:
     """`data.attrs["env_args"]` parsed; None (with a problem appended to `out`) when absent or not a JSON object."""
     raw = data.attrs.get("env_args")
-    problem = None
+    shape = "a JSON object {env_name, env_type, env_kwargs}"
     if raw is None:
-        problem = "has no env_args attribute; robomimic's layout stores the environment's metadata there as a " \
-                  "JSON object {env_name, env_type, env_kwargs}"
+        problem = f"has no env_args attribute; robomimic's layout stores the environment's metadata there as {shape}"
     else:
         try:
             value = json.loads(raw.decode() if isinstance(raw, bytes) else str(raw))
         except ValueError as exc:
-            value, problem = None, f"env_args is not JSON ({exc}); write json.dumps(env_meta)"
-        if value is not None and not isinstance(value, dict):
-            problem = f"env_args is {type(value).__name__} {value!r}, not a JSON object {{env_name, env_type, env_kwargs}}"
-        elif value is not None:
-            return value
+            value, problem = None, f"env_args is not JSON ({exc}); it must be {shape}"
+        else:
+            if isinstance(value, dict):
+                return value
+            problem = f"env_args is {type(value).__name__} {value!r}, not {shape}"
     if out is not None:
         out.append(Problem("hdf5.env_args", DATA, problem))
     return None
