@@ -12,7 +12,9 @@ from demoforge.pipeline.options import BakeOptions
 
 @stage_command(BakeOptions)
 def bake(
-    sources: list[Path] = typer.Argument(..., help="Source dataset root(s); one control law across all."),
+    sources: list[Path] = typer.Argument(..., help="Source dataset root(s) (LeRobot v3.0 or v2.1), robomimic HDF5 "
+                                         "files, or any format a reader is registered for "
+                                         "(demoforge.convert.readers); one control law across all."),
     out: Path = typer.Option(..., "--out", help="New dataset root for the baked dataset."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
     options: BakeOptions = None,

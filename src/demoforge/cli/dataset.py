@@ -15,7 +15,8 @@ from demoforge.cli.ranges import finite
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
-ROOT_ARG = typer.Argument(..., help="Dataset root (the folder holding meta/info.json).")
+ROOT_ARG = typer.Argument(..., help="Dataset root (the folder holding meta/info.json); `check` also takes a "
+                                     "robomimic-layout HDF5 file.")
 MAX_TASKS_SHOWN = 20
 JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON instead of text.")
 
@@ -27,8 +28,10 @@ def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT,
     """Verify files, data pages, counts, indices, timestamps and video spans; exit 1 listing every problem."""
     problems = check_dataset(root, quick=quick)
     summary = None
-    v21 = None if problems else v21_info(root)
-    if v21 is not None:  # the v3.0 reader does not read v2.1: its checked info.json says the counts
+    v21 = None if problems or root.is_file() else v21_info(root)
+    if not problems and root.is_file():  # check_dataset took it as a robomimic-layout HDF5 file
+        summary = _hdf5_summary(root)
+    elif v21 is not None:  # the v3.0 reader does not read v2.1: its checked info.json says the counts
         videos = [k for k, f in v21.get("features", {}).items() if isinstance(f, dict) and f.get("dtype") == "video"]
         summary = f"LeRobot v2.1, {v21['total_episodes']} episodes, {v21['total_frames']} frames, " \
                   f"{v21['total_tasks']} tasks, {len(videos)} video features"
@@ -52,6 +55,21 @@ def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT,
     else:
         typer.echo(f"OK {root}: {summary}")
     raise typer.Exit(1 if problems else 0)
+
+
+@app.command("readers")
+def readers(as_json: bool = JSON_OPT) -> None:
+    """List the source formats bake reads: built-in readers and those registered or installed
+    (entry points in the `demoforge.readers` group), in the order they are tried."""
+    from demoforge.convert.readers import registered
+
+    found = registered()
+    if as_json:
+        typer.echo(json.dumps([{"name": r.name, "describe": r.describe, "lerobot_v3": r.lerobot_v3}
+                               for r in found.values()], indent=2))
+        return
+    for r in found.values():
+        typer.echo(f"{r.name}: {r.describe}")
 
 
 @app.command("info")
@@ -97,6 +115,15 @@ def merge(
     info = open_dataset(out).info
     typer.echo(f"merged {len(sources)} datasets into {out}: {info.total_episodes} episodes, "
                f"{info.total_frames} frames, {info.total_tasks} tasks (checked)")
+
+
+def _hdf5_summary(path: Path) -> str:
+    from demoforge.dataset.hdf5 import DATA, OBS, demo_names, require_h5py
+
+    with require_h5py(path).File(path, "r") as f:
+        names = demo_names(f[DATA])
+        keys = sorted(f[DATA][names[0]][OBS].keys())
+        return f"robomimic HDF5, {len(names)} demos, {int(f[DATA].attrs['total'])} samples, obs {keys}"
 
 
 def _reader_problem(exc: DemoforgeError) -> Problem:

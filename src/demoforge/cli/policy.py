@@ -147,6 +147,8 @@ def rollout(
                                     "scene's own appearance at the size the policy asks for]."),
     image_size: str | None = _IMAGE_SIZE,
     workers: int = _WORKERS,
+    output_format: str = typer.Option("lerobot", "--output-format", help="lerobot: OUT/dataset (LeRobot v3.0); "
+                                      "hdf5: OUT/dataset.hdf5 in robomimic's layout too (needs demoforge[hdf5])."),
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
@@ -161,8 +163,10 @@ def rollout(
     cameras = _look(look, image_size, seed)
     summary = run(policy, problems, out, episodes=episodes, envs=envs, seed=seed, settings=settings, domain=domain,
                   randomization=spec, progress=_Progress(), robot=card, look=cameras, workers=workers,
-                  policy_kwargs=policy_kwargs(policy_arg), like=like)
+                  policy_kwargs=policy_kwargs(policy_arg), like=like, output_format=output_format)
     _print_summary(summary, out)
+    if output_format == "hdf5":
+        typer.echo(f"robomimic HDF5: {out / 'dataset.hdf5'}")
 
 
 def eval_(

@@ -3,7 +3,9 @@
     from demoforge.convert import BakeConfig, bake
     bake(["raw/"], "train/", BakeConfig(convention="joint_vel", control_freq=15))
 
-`read_episode` turns any LeRobot v3 episode into a canonical `Episode`; `project` is the
+`read_episode` turns any LeRobot v3 episode into a canonical `Episode`, and `readers` is the
+public seam through which other formats (robomimic HDF5, LeRobot v2.1, a user's) give Episodes
+(`register_reader`, the `demoforge.readers` entry points); `project` is the
 pure convention function; `dead_ticks`/`keep_mask` the idle filter; `write_v21` the
 older layout. See each module's docstring.
 """
@@ -16,11 +18,13 @@ from demoforge.convert.episode import READERS, BakeError, CameraRef, Episode, re
 from demoforge.convert.filters import IdleFilter, dead_ticks, keep_mask, wanted_outcome
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import FORMATS, BakeConfig, BakePlan, make_plan
+from demoforge.convert.readers import Reader, read_source, reader_for, register_reader
 from demoforge.convert.v21 import write_v21
 
 __all__ = [
     "BAKE_PATH", "CONVENTIONS", "DEFAULT_CONVENTION", "FORMATS", "MODALITY_PATH", "READERS", "BakeConfig",
-    "BakeError", "BakePlan", "CameraRef", "Episode", "IdleFilter", "Projection", "bake", "bake_stamp",
+    "BakeError", "BakePlan", "CameraRef", "Episode", "IdleFilter", "Projection", "Reader", "bake", "bake_stamp",
     "dead_ticks", "keep_mask", "make_plan", "modality_json", "output_ticks", "project", "read_episode",
-    "read_law", "source_kind", "stride_for", "valid_rates", "verify", "wanted_outcome", "write_v21",
+    "read_law", "read_source", "reader_for", "register_reader", "source_kind", "stride_for", "valid_rates",
+    "verify", "wanted_outcome", "write_v21",
 ]

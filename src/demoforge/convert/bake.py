@@ -30,6 +30,7 @@ from demoforge.convert import frames
 from demoforge.convert.conventions import project
 from demoforge.convert.episode import BakeError, Episode, read_episode
 from demoforge.convert.filters import dead_ticks, keep_mask
+from demoforge.convert.imports import read_import, imported_sources
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
 from demoforge.convert.stamp import BAKE_PATH
@@ -38,7 +39,7 @@ from demoforge.dataset.decode import probe_video
 from demoforge.dataset.layout import INFO_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
-from demoforge.errors import listing
+from demoforge.errors import DemoforgeError, listing
 from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
 from demoforge.stage import (
@@ -63,8 +64,7 @@ class BakeStage:
         return chunks(len(self.plan.items))
 
     def fingerprint(self) -> dict:
-        sources = [{"root": str(Path(p).resolve()), "info_sha256": hashlib.sha256((Path(p) / INFO_PATH).read_bytes())
-                    .hexdigest()} for p in self.plan.sources]
+        sources = [_source_fingerprint(Path(p)) for p in self.plan.sources]
         return json.loads(json.dumps({"stage": "bake", "config": self.plan.config.stamp(), "sources": sources}))
 
     def items(self) -> list[str]:
@@ -98,6 +98,15 @@ class BakeStage:
         return out
 
 
+def _source_fingerprint(root: Path) -> dict[str, str]:
+    """A source as the fingerprint names it: an imported one by the file or folder it came from and its digest."""
+    record = read_import(root)
+    if record is not None:
+        return {"root": str(Path(record["source"]).resolve()), "reader": record["reader"],
+                "source_sha256": record["source_sha256"]}
+    return {"root": str(root.resolve()), "info_sha256": hashlib.sha256((root / INFO_PATH).read_bytes()).hexdigest()}
+
+
 def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = BakeConfig(), *,
          workers: int | None = None, progress: Progress | None = None, executor=None) -> Path:
     """Bake `sources` into the new root `out` with `run_stage` on `workers` local slots (default
@@ -112,18 +121,42 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     if not (isinstance(workers, int) and workers >= 1):
         raise BakeError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
 
-    def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
-        return finished_output(o, BakeStage.name, BakeStage(make_plan(list(sources), config)[0]).fingerprint())
+    # a source in another format than LeRobot v3.0 is read through its reader into an import beside OUT
+    imports = import_folder(out)
+    roots: list[list[Path]] = []  # the sources as bake reads them, resolved once
 
-    if guard_output_dir(out, sources, error=BakeError, resumable=finished):
-        return out
-    plan, _ = make_plan(list(sources), config)
+    def resolved() -> list[Path]:
+        if not roots:
+            roots.append(imported_sources(sources, imports, video=config.video))
+        return roots[0]
+
+    def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
+        return finished_output(o, BakeStage.name, BakeStage(make_plan(resolved(), config)[0]).fingerprint())
+
+    fresh = not imports.exists()  # not a killed bake's (to resume from) nor a running one's
+    try:
+        if guard_output_dir(out, sources, error=BakeError, resumable=finished):
+            shutil.rmtree(imports, ignore_errors=True)
+            return out
+        plan, _ = make_plan(resolved(), config)
+    except DemoforgeError:  # refused before any episode was baked: leave nothing beside OUT
+        if fresh:
+            shutil.rmtree(imports, ignore_errors=True)
+        raise
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = BakeStage(plan)
     if executor is not None:
-        return run_stage(stage, out, executor=executor, progress=progress)
-    with LocalExecutor(min(workers, len(stage.parts()))) as local:
-        return run_stage(stage, out, executor=local, progress=progress)
+        result = run_stage(stage, out, executor=executor, progress=progress)
+    else:
+        with LocalExecutor(min(workers, len(stage.parts()))) as local:
+            result = run_stage(stage, out, executor=local, progress=progress)
+    shutil.rmtree(imports, ignore_errors=True)  # kept only while the bake is unfinished, to resume from
+    return result
+
+
+def import_folder(out: Path) -> Path:
+    """Where sources in other formats are imported for the bake into `out` (`convert.imports`)."""
+    return out.parent / f".{out.name}.bake-imports"
 
 
 def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
@@ -244,6 +277,22 @@ def gripper_convention(reader: str) -> dict[str, Any]:
                     "robot card)"}
 
 
+def _source_stamp(root: Path, episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A source's entry in bake.json: an imported one is named by the file or folder the user gave."""
+    record = read_import(root)
+    if record is None:
+        return {"root": str(root), "episodes": episodes}
+    return {"root": record["source"], "reader": record["reader"], "episodes": episodes}
+
+
+def _imported_gripper(plan: BakePlan) -> dict[str, Any] | None:
+    """What the gripper value means, when the pool's first source was imported by a reader that says."""
+    record = read_import(plan.sources[0])
+    if record is None or record.get("gripper") is None:
+        return None
+    return {**record["gripper"], "reader": record["reader"]}
+
+
 def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
     """meta/bake.json: everything needed to know (and redo) what the labels mean."""
     cfg = plan.config
@@ -254,7 +303,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "stride": plan.stride,
         "state": {"names": plan.features[schema.STATE].names, "parts": plan.state_parts},
         "action": {"names": plan.features[schema.ACTION].names, "parts": plan.action_parts},
-        "gripper": gripper_convention(plan.reader),
+        "gripper": _imported_gripper(plan) or gripper_convention(plan.reader),
         "control_law": plan.law,
         "filters": {"include_failures": cfg.include_failures, "filter_idle": cfg.filter_idle,
                     "idle": cfg.idle.to_json()},
@@ -262,8 +311,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "environment_state": _env_state_stamp(plan, cfg.environment_state_kind),
         "kept": list(plan.kept),
         "notes": list(plan.notes),
-        "sources": [{"root": str(p), "episodes": [r for r in records if r["source"] == s]}
-                    for s, p in enumerate(plan.sources)],
+        "sources": [_source_stamp(p, [r for r in records if r["source"] == s]) for s, p in enumerate(plan.sources)],
         "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
         "video": {"encoder": cfg.video.encoder, "settings": cfg.video.to_json(),
                   "max_video_file_s": cfg.max_video_file_s, "cameras": list(plan.camera_keys)},

@@ -57,7 +57,7 @@ class Episode:
 
     source: Path  # dataset root
     index: int  # episode_index in the source
-    reader: str  # name of the reader that built it (a key of READERS)
+    reader: str  # name of the reader that built it (a key of READERS, or of convert.readers.registered())
     fps: int  # native control rate [Hz]
     task: str  # the episode's task string
     time: np.ndarray  # (T,) tick times [s]
@@ -76,6 +76,12 @@ class Episode:
     objects: np.ndarray | None = None  # (T, 7 k) free objects' qpos (position [m], wxyz quaternion); None unless read
     action: np.ndarray | None = None  # (T, k) the source's `action` column as recorded; None when it has none
     action_names: tuple[str, ...] = ()  # k names of the recorded action's components
+    # camera key -> (T, H, W, 3) uint8 frames, for sources that store images rather than videos
+    frames: dict[str, np.ndarray] = field(default_factory=dict)
+    # other per-tick columns of a source read by `convert.readers` (name -> (T, ...)); bake's --keep carries them
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+    # what `gripper` holds when the reader knows ({quantity, open, closed, from}); None: see bake.gripper_convention
+    gripper_meaning: dict[str, Any] | None = None
 
     @property
     def length(self) -> int:

@@ -139,6 +139,9 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                             f"{json.dumps(laws[0], sort_keys=True)} (mixed presets)")
         if r.info.fps != first.info.fps:
             problems.append(f"{r.root}: native rate {r.info.fps} Hz, {first.root} has {first.info.fps} Hz")
+        if _gripper_of(r.root) != _gripper_of(first.root):
+            problems.append(f"{r.root}'s gripper value is {_gripper_of(r.root)}, {first.root}'s "
+                            f"{_gripper_of(first.root)}; one column cannot hold both")
         if source_kind(r) != source_kind(first):
             problems.append(f"{r.root} is a {source_kind(r)!r} source, {first.root} a {source_kind(first)!r} one; "
                             "their columns mean different things")
@@ -153,6 +156,14 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
                 problems.append(f"{r.root}: depth map {key!r} is coded {theirs}, {first.root}'s "
                                 f"{DepthCoding.from_info(want.info)}; their 12-bit codes mean different metres")
     return problems
+
+
+def _gripper_of(root: Path) -> dict[str, Any] | None:
+    """What an imported source's gripper value means (`convert.imports`); None for LeRobot v3.0 sources."""
+    from demoforge.convert.imports import read_import
+
+    record = read_import(root)
+    return None if record is None else record.get("gripper")
 
 
 def pool_robot_type(readers: list[DatasetReader]) -> str | None:
@@ -302,6 +313,14 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
     notes += video_notes(readers, config, features, stride, auto=auto)
+    from demoforge.convert.imports import read_import
+
+    for r in readers:
+        record = read_import(r.root)
+        if record is not None:
+            notes.append(f"{record['source']} was read by the {record['reader']!r} reader (demoforge.convert.readers) "
+                         "and imported as LeRobot v3.0 first")
+            notes += record.get("notes", [])
     robot_type = pool_robot_type(readers)
     unnamed = [str(r.root) for r in readers if r.info.robot_type is None]
     if robot_type is None:

@@ -46,9 +46,15 @@ class Problem:
 
 
 def check_dataset(root: str | Path, *, quick: bool = False) -> list[Problem]:
-    """Every structural problem of the dataset at `root`; an empty list means it is sound.
+    """Every structural problem of the dataset at `root` (a v3.0 or v2.1 root, or a robomimic-layout
+    HDF5 file: `dataset.hdf5`); an empty list means it is sound.
     `quick`: leave the data pages undecoded (only the index columns are read)."""
     root = Path(root)
+    if root.is_file():
+        from demoforge.dataset.hdf5 import check_hdf5, is_hdf5  # it builds on this module's Problem
+
+        if is_hdf5(root):
+            return check_hdf5(root)
     raw = v21_info(root)
     if raw is not None:
         from demoforge.dataset.check_v21 import check_v21  # it builds on this module's Problem

@@ -391,19 +391,22 @@ def rollout_plan(inputs: tuple[str, ...], domain: str, randomization, robot, max
 def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
             seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
             domain: str = "blocks", progress=None, randomization=None, robot=None, look=None, workers: int = 1,
-            policy_kwargs: dict | None = None, like: str | Path | None = None) -> dict:
+            policy_kwargs: dict | None = None, like: str | Path | None = None, output_format: str = "lerobot") -> dict:
     """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
     packages) on `envs` envs per worker, with physics randomization drawn per episode as `generate`
     does when a `RandomizationSpec` is given, the scenes with the arm of `robot` (a RobotCard, as in
     `generate`), its cameras under `look` (a `policy.looks.EvalLook`; None: the scene's own);
-    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md. Returns the summary.
+    OUT/dataset, OUT/summary.json, OUT/SUMMARY.md, and with `output_format` "hdf5" OUT/dataset.hdf5
+    too (robomimic's layout, `policy.hdf5`). Returns the summary.
 
     `policy`: a Policy object (one worker), or a spec string that each of `workers` processes loads
     (`load_policy(policy, **policy_kwargs)`, under `--like like`). The episodes run as a stage
     (`policy.stage`): the bytes do not depend on `workers`, a killed run resumes, a finished one
     rerun with the same inputs is returned as it is. `progress` takes a `ProgressEvent` per episode."""
+    from demoforge.policy.hdf5 import check_output_format
     from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage
 
+    check_output_format(output_format, Path(out))
     if episodes < 1 or envs < 1 or not (isinstance(workers, int) and workers >= 1):
         raise PolicyError(f"episodes {episodes}, envs {envs} and workers {workers} must be >= 1")
     out = Path(out)
@@ -418,10 +421,19 @@ def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, 
     stage = PolicyStage("rollout", plan, load, len(problems) * episodes, settings, envs, seed,
                         policy if isinstance(policy, str) else spec, "Roll-out", look, randomization, built=built)
     if (done := finished_run(out, stage)) is not None:
-        return done
+        return _hdf5_too(out, done, output_format)
     stage.live = policy if load is None else load.load()  # loaded here first: a bad policy is named before any work
     guard_output_dir(out, [*inputs, *([] if like is None else [like])], error=PolicyError,
                      resumable=lambda o: resumable_run(o, stage))
     check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
-    return run_policy_stage(stage, out, [p.name for p in problems], summary_header(stage), workers=workers,
-                            progress=progress)
+    return _hdf5_too(out, run_policy_stage(stage, out, [p.name for p in problems], summary_header(stage),
+                                           workers=workers, progress=progress), output_format)
+
+
+def _hdf5_too(out: Path, summary: dict, output_format: str) -> dict:
+    """With output_format "hdf5", OUT/dataset.hdf5 written from OUT/dataset (unless a finished run wrote it)."""
+    from demoforge.policy.hdf5 import HDF5_NAME, write_rollout_hdf5
+
+    if output_format == "hdf5" and not (out / HDF5_NAME).exists():
+        write_rollout_hdf5(out / "dataset", out / HDF5_NAME)
+    return summary
