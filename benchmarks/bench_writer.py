@@ -15,7 +15,9 @@ printed beside it because it is far steadier on a shared machine.
 lerobot runs twice: as `lerobot-record` configures it by default (PNG staging, 4 image
 threads per camera) and with `streaming_encoding=True`; ratios are taken against the
 FASTER of the two; --repeat-video N runs every side N times, interleaved, and compares
-medians. Then state only (no cameras; runs this short are noisy, so each side
+medians. A third side encodes the same frames with the encoder alone (PyAV, the writer's encoder
+options and threads, nothing else): `writer: N.NNx the encoder alone (CPU per frame)` is what
+the writer adds on top of the encoding it cannot avoid (goal <= 1.15x). Then state only (no cameras; runs this short are noisy, so each side
 runs --repeat-state times, interleaved, and the medians are compared). Then demoforge's
 peak RSS for a few vs many episodes (smaller frames, same per-episode size), which must
 not grow.
@@ -40,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TARGET_VIDEO = 5.0
 TARGET_STATE = 3.0
+TARGET_OVER_ENCODER = 1.15  # the writer's CPU per frame against the encoder alone on the same frames
 
 
 def _cpu_s() -> float:
@@ -99,6 +102,57 @@ def demoforge_worker(spec: dict) -> dict:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "encoder": video.codec_options(_synthetic.FPS) if cameras else None,
     }
+
+
+def encoder_worker(spec: dict) -> dict:
+    """The encoder alone on the same frames: per camera one PyAV stream with the writer's encoder,
+    options (threads included) and pixel format, RGB frames handed over as PyAV converts them, no
+    tables, statistics or metadata: the floor a writer's CPU per frame is measured against."""
+    sys.path.insert(0, str(HERE))
+    from fractions import Fraction
+
+    import av
+    import _synthetic
+
+    from demoforge.dataset import VideoSettings
+
+    cameras = _synthetic.camera_shapes(spec["cameras"])
+    video = VideoSettings(codec="h264", crf=23, gop_s=0.25) if spec.get("codec", "av1") == "h264" \
+        else VideoSettings.lerobot_default()
+    root = Path(spec["root"])
+    root.mkdir(parents=True, exist_ok=True)
+    elapsed = cpu = 0.0
+    t0, c0 = time.perf_counter(), _cpu_s()
+    outs = {}
+    for n, (key, (h, w, _)) in enumerate(cameras.items()):
+        container = av.open(str(root / f"{n}.mp4"), mode="w", format="mp4")
+        stream = container.add_stream(video.encoder, rate=_synthetic.FPS, options=video.codec_options(_synthetic.FPS))
+        stream.width, stream.height, stream.pix_fmt = w, h, video.pix_fmt
+        stream.time_base = stream.codec_context.time_base = Fraction(1, _synthetic.FPS)
+        outs[key] = (container, stream)
+    elapsed += time.perf_counter() - t0
+    cpu += _cpu_s() - c0
+    frames = 0
+    for ep in range(spec["episodes"]):
+        columns = _synthetic.episode(spec["seed"], ep, spec["length"], cameras)
+        t0, c0 = time.perf_counter(), _cpu_s()
+        for key, (container, stream) in outs.items():
+            for image in columns[key]:
+                for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                    container.mux(packet)
+        elapsed += time.perf_counter() - t0
+        cpu += _cpu_s() - c0
+        frames += spec["length"]
+        del columns
+    t0, c0 = time.perf_counter(), _cpu_s()
+    for container, stream in outs.values():
+        for packet in stream.encode():
+            container.mux(packet)
+        container.close()
+    elapsed += time.perf_counter() - t0
+    cpu += _cpu_s() - c0
+    return {"seconds": elapsed, "cpu_seconds": cpu, "frames": frames,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
 
 def _lerobot_python() -> str:
@@ -171,7 +225,8 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(demoforge_worker(json.loads(args.worker))))
+        spec = json.loads(args.worker)
+        print(json.dumps(encoder_worker(spec) if spec.get("api") == "encoder" else demoforge_worker(spec)))
         return
     print(describe(), flush=True)
 
@@ -194,6 +249,8 @@ def main() -> None:
         print("with video:" + (f" median of {rounds} interleaved runs each" if rounds > 1 else ""), flush=True)
         sides = {"demoforge add_episode": lambda r: run_demoforge(
             {**base, "cameras": "bench", "root": str(scratch / f"df_video_{r}")})}
+        sides["encoder alone"] = lambda r: run_demoforge(
+            {**base, "cameras": "bench", "api": "encoder", "root": str(scratch / f"enc_{r}")})
         if args.frame_api:
             sides["demoforge add_frame"] = lambda r: run_demoforge(
                 {**base, "cameras": "bench", "api": "frame", "root": str(scratch / f"df_frame_{r}")})
@@ -215,6 +272,11 @@ def main() -> None:
         for mode, result in lr_video.items():
             print(f"  ratio demoforge / lerobot ({mode}): {_fps(df_video) / _fps(result):.2f}x frames/s, "
                   f"{_cpu_per_frame_ms(result) / _cpu_per_frame_ms(df_video):.2f}x less CPU per frame")
+        floor = _median(runs["encoder alone"])
+        over_encoder = _cpu_per_frame_ms(df_video) / _cpu_per_frame_ms(floor)
+        print(f"  writer: {over_encoder:.2f}x the encoder alone (CPU per frame; "
+              f"{_cpu_per_frame_ms(df_video):.2f} against {_cpu_per_frame_ms(floor):.2f} ms; target <= "
+              f"{TARGET_OVER_ENCODER:g}x)")
 
         print(f"state only (no cameras), median of {args.repeat_state} runs each, interleaved:")
         df_runs, lr_runs = [], []
@@ -245,7 +307,7 @@ def main() -> None:
         print(f"at the end: {load()}")
         print(f"headline: demoforge/lerobot throughput {ratio_video:.2f}x with {args.codec} video (vs lerobot {best_mode}; "
               f"target {TARGET_VIDEO:g}x {verdict_v}), {ratio_state:.2f}x state only "
-              f"(target {TARGET_STATE:g}x {verdict_s})")
+              f"(target {TARGET_STATE:g}x {verdict_s}); writer {over_encoder:.2f}x the encoder alone (CPU per frame)")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
