@@ -141,7 +141,7 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
     log = train.parent / f"train-to-{steps}.log"
     if args.obs == "pixels":
         common[-1] = "--num_workers=0"  # decoding in the main process: a worker costs more than it saves on 2 cores
-    policy = POLICY if args.obs == "state" else PIXEL_POLICY
+    policy = (POLICY if args.obs == "state" else PIXEL_POLICY) + list(args.policy_arg)
     if previous is None:
         return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
                     f"--dataset.root={baked}", *policy, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
@@ -202,6 +202,10 @@ def main() -> None:
                     "rendered under (a shipped look, :train or :test for its split)")
     ap.add_argument("--eval-looks", default="plain,randomized:train,randomized:test",
                     help="--obs pixels: the looks each checkpoint is evaluated under, comma-separated")
+    ap.add_argument("--policy-arg", action="append", default=[],
+                    help="an extra lerobot-train argument after the recipe's, e.g. --policy-arg=--policy.use_vae=true "
+                         "(repeatable; give --variant too, so the run gets a work folder of its own)")
+    ap.add_argument("--variant", default="", help="a name for a changed recipe: its work folder's suffix")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
     if args.batch_size is None:
@@ -253,6 +257,10 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
     name = f"{family}-{demos}"
     if args.obs == "pixels":
         name += f"-pixels-{args.camera}{args.image_size}-{args.train_look.replace(':', '-')}"
+    if args.policy_arg and not args.variant:
+        sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
+    if args.variant:
+        name += f"-{args.variant}"
     work = args.work / (name if seed == 0 else f"{name}-seed{seed}")
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
