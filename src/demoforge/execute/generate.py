@@ -39,7 +39,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +48,9 @@ from typing import ClassVar
 
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.envs.material_lint import lint_materials
+from demoforge.envs.materials import MaterialError, named_materials, resolve, with_materials
+from demoforge.errors import DemoforgeError, listing
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import run_layout
@@ -58,9 +61,16 @@ from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_t
 from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
-from demoforge.sim import RobotCard, card_to_dict
+from demoforge.sim import RobotCard, SceneSpec, card_to_dict, material_problems
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
-from demoforge.tasks.scene import sidecar_path
+from demoforge.tasks.scene import (
+    EVERY_BLOCK,
+    TABLE,
+    MaterialRef,
+    material_ref_from_json,
+    material_ref_to_json,
+    sidecar_path,
+)
 from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -141,7 +151,7 @@ def _domain_identity(domain: str | Path) -> str | dict:
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
                 settings: RunnerSettings, randomization: RandomizationSpec | None,
                 videos: InlineVideo | None = None, domain: str | Path = "blocks",
-                control_law: str | None = None) -> dict:
+                control_law: str | None = None, materials: Mapping[str, MaterialRef] | None = None) -> dict:
     card = problem_robot(problems[0])
     record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
               "domain": _domain_identity(domain), "robot": card_to_dict(card),
@@ -152,6 +162,8 @@ def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed:
         record["videos"] = asdict(videos)
     if control_law is not None and control_law != card.controller.mode:  # the card's own law is not recorded twice
         record["control_law"] = control_law
+    if materials:  # absent without --material, so such runs keep their run.json
+        record["materials"] = {prop: material_ref_to_json(m) for prop, m in sorted(materials.items())}
     starts = [p.robot_start for p in problems if p.robot_start is not None]
     if starts:  # absent when every episode starts at home, so such runs keep their run.json
         record["robot_start"] = params_to_dict(starts[0])
@@ -191,15 +203,70 @@ def open_run_folder(out: Path, record: dict) -> None:
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None,
-                 robot: RobotCard | None = None, robot_start: RobotStartParams | None = None) -> list[Problem]:
+                 robot: RobotCard | None = None, robot_start: RobotStartParams | None = None,
+                 materials: Mapping[str, MaterialRef] | None = None) -> list[Problem]:
     """The run's problems, with the arm of `robot` starting as `robot_start` draws (see
-    `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges (an
-    environment package's scenes are baked and stay as they are)."""
+    `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges and
+    `materials` their sidecar materials (`envs.materials.with_materials`; an environment package's
+    scenes are baked and stay as they are)."""
     problems = load_problems(inputs, domain=domain, robot=robot, robot_start=robot_start)
+    if materials:
+        problems = apply_materials(problems, materials)
     if randomization is None:
         return problems
     return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
             for p in problems]
+
+
+def apply_materials(problems: list[Problem], materials: Mapping[str, MaterialRef]) -> list[Problem]:
+    """`problems` with a run's materials over their sidecars'. A prop name no problem has, a
+    package (its scenes are baked) and a material that cannot be built are refused, all at once."""
+    bad = [f"{p.source}: an environment package's scenes are baked with their sidecars' materials; drop --material "
+           "(YAML: execute.material), or declare the materials in the sidecars (`materials`, README 'Materials') and "
+           "rebuild the package (`demoforge env build`; a run: --skip-envs uses the PDDL problems)"
+           for p in {p.source: p for p in problems if p.package is not None}.values()]
+    props = sorted({TABLE, EVERY_BLOCK} | {b for p in problems for b, _ in p.params.blocks})
+    bad += [f"--material {prop}=...: no problem of the run has a prop {prop!r}; props: {', '.join(props)}"
+            for prop in sorted(materials) if prop not in props]
+    for prop, ref in sorted(materials.items()):
+        try:
+            bad += material_problems(resolve(ref, where=f"--material {prop}"), timestep=SceneSpec().timestep,
+                                     where=f"--material {prop}")
+        except MaterialError as exc:
+            bad.append(str(exc))
+    out = []
+    for p in problems:
+        own = {k: v for k, v in materials.items() if k in (TABLE, EVERY_BLOCK) or k in dict(p.params.blocks)}
+        out.append(dataclasses.replace(p, params=with_materials(p.params, own)))
+    if bad:
+        raise ExecuteError("cannot generate:" + listing(bad))
+    return out
+
+
+def check_materials(problems: list[Problem], *, warn: Callable[[str], None]) -> None:
+    """Refuse a run whose named materials cannot be built or whose contact lint finds an explosion
+    (C001) in a pair of them, before any episode: every problem named at once; the lint's
+    warnings (C002 penetration, C003 jitter) go to `warn`. Problems without named materials
+    have today's combinations only and are not probed."""
+    timestep = SceneSpec().timestep
+    bad = []
+    for p in problems:
+        if p.params.materials:
+            try:
+                named_materials(p.params, timestep=timestep)
+            except MaterialError as exc:
+                where = sidecar_path(p.source) if p.package is None else Path(p.source) / p.name / "scene.json"
+                bad += [f"{where}: {line.strip()}" for line in str(exc).splitlines()[1:]]
+    if bad:
+        raise ExecuteError("cannot generate:" + listing(bad))
+    findings = lint_materials((p.params, problem_robot(p)) for p in problems)
+    errors = [f.text() for f in findings if f.error]
+    if errors:
+        raise ExecuteError("cannot generate: the contact lint of the run's materials finds a pair that explodes "
+                           "(change the material, e.g. raise its solref dampratio towards 1 as the presets have it):"
+                           + listing(errors))
+    for f in findings:
+        warn(f"warning: contact lint: {f.text()}")
 
 
 @dataclass(frozen=True)
@@ -335,6 +402,7 @@ def generate(
     robot: RobotCard | None = None, control_law: str | None = None,
     robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
     runner_options: dict | None = None, executor=None, problems_per_process: int = 8,
+    materials: Mapping[str, MaterialRef | dict] | None = None, warn: Callable[[str], None] | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -350,7 +418,11 @@ def generate(
     `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
     `executor`: where the items run (a `demoforge.stage` executor, e.g. `RayExecutor`); by
     default `workers` local slots. `problems_per_process`: how many problems a work item holds at
-    most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it."""
+    most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it.
+    `materials`: prop ("table", "blocks" or a block name) -> a preset name or a custom material
+    (`CustomMaterial` or its JSON dict) over the PDDL problems' sidecar materials, recorded in
+    run.json; every pair of named materials is contact-linted first (`check_materials`), its
+    warnings passed to `warn` (default: printed to stderr)."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -363,6 +435,13 @@ def generate(
         problems_msg.append(f"problems_per_process: {problems_per_process!r} must be an integer >= 1")
     if control_law is not None and control_law not in MODES:
         problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
+    materials = dict(materials or {})
+    for prop, value in materials.items():
+        if isinstance(value, dict):
+            try:
+                materials[prop] = material_ref_from_json(value, field=f"materials.{prop}")
+            except DemoforgeError as exc:
+                problems_msg.append(str(exc).replace("\n", "; "))
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     if executor is None:
@@ -381,14 +460,15 @@ def generate(
         inputs = [str(p) for p in inputs]
         out = Path(out)
         problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot,
-                                robot_start=robot_start)
+                                robot_start=robot_start, materials=materials)
+        check_materials(problems, warn=warn or _stderr)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)
         record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
-                             domain, control_law)
+                             domain, control_law, materials)
         if runner is not ExpertRunner:
             record["runner"] = {"class": f"{runner.__module__}.{runner.__qualname__}", "options": runner_options or {}}
         summary = finished_run(out, record, problems)
@@ -404,6 +484,10 @@ def generate(
     finally:
         if local is not None:
             local.close()
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def check_inline_video(videos: InlineVideo, problems: list[Problem]) -> None:
