@@ -106,6 +106,20 @@ def with_materials(params: SceneParams, overrides: Mapping[str, MaterialRef]) ->
     return dataclasses.replace(params, materials=tuple(sorted(merged.items())))
 
 
+def material_arg_problems(materials: Mapping[str, MaterialRef], *, timestep: float,
+                          where: str = "--material") -> list[str]:
+    """Every run material (`PROP -> MaterialRef`) that names no preset or cannot be simulated at
+    `timestep` [s]; which props exist is the scenes' to say (`execute.apply_materials`)."""
+    problems = []
+    for prop, ref in sorted(materials.items()):
+        label = f"{where} {prop}".strip()
+        try:
+            problems += material_problems(resolve(ref, where=label), timestep=timestep, where=label)
+        except MaterialError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 def parse_material_args(items: tuple[str, ...] | list[str], *, where: str = "--material") -> dict[str, MaterialRef]:
     """`PROP=VALUE` entries (VALUE: a preset name or a custom material as a JSON object) as a
     mapping; the entries may be given in one comma list or many (a list option splits text at

@@ -49,7 +49,7 @@ from typing import ClassVar
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.envs.material_lint import lint_materials
-from demoforge.envs.materials import MaterialError, named_materials, resolve, with_materials
+from demoforge.envs.materials import MaterialError, material_arg_problems, named_materials, with_materials
 from demoforge.errors import DemoforgeError, listing
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
@@ -61,7 +61,7 @@ from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_t
 from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
-from demoforge.sim import RobotCard, SceneSpec, card_to_dict, material_problems
+from demoforge.sim import RobotCard, SceneSpec, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
 from demoforge.tasks.scene import (
     EVERY_BLOCK,
@@ -228,12 +228,7 @@ def apply_materials(problems: list[Problem], materials: Mapping[str, MaterialRef
     props = sorted({TABLE, EVERY_BLOCK} | {b for p in problems for b, _ in p.params.blocks})
     bad += [f"--material {prop}=...: no problem of the run has a prop {prop!r}; props: {', '.join(props)}"
             for prop in sorted(materials) if prop not in props]
-    for prop, ref in sorted(materials.items()):
-        try:
-            bad += material_problems(resolve(ref, where=f"--material {prop}"), timestep=SceneSpec().timestep,
-                                     where=f"--material {prop}")
-        except MaterialError as exc:
-            bad.append(str(exc))
+    bad += material_arg_problems(materials, timestep=SceneSpec().timestep)
     out = []
     for p in problems:
         own = {k: v for k, v in materials.items() if k in (TABLE, EVERY_BLOCK) or k in dict(p.params.blocks)}

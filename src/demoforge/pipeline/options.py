@@ -256,6 +256,12 @@ class ExecuteOptions:
                             "add --play (YAML: play: true)")
         if len(set(self.record_videos)) != len(self.record_videos):
             problems.append(f"record_videos (--record-videos): {list(self.record_videos)} must be distinct cameras")
+        if self.material:
+            from demoforge.envs.materials import material_arg_problems
+            from demoforge.sim import SceneSpec
+
+            problems += [f"material (--material): {p}" for p in
+                         material_arg_problems(self.materials(), timestep=SceneSpec().timestep, where="")]
         return problems
 
 
