@@ -98,7 +98,8 @@ def test_an_unknown_preset_lists_the_presets_and_an_unknown_prop_lists_the_props
     with pytest.raises(TaskError) as bad:
         scene_from_json(json.dumps(text), file="x.scene.json")
     block = params.blocks[0][0]
-    assert "x.scene.json" in str(bad.value) and f"materials.tabel: no such prop; props: table, blocks, {block}" in str(bad.value)
+    assert "x.scene.json" in str(bad.value)
+    assert f"materials.tabel: no such prop; props: table, blocks, {block}" in str(bad.value)
 
 
 def test_a_custom_material_too_stiff_for_the_timestep_is_refused_with_the_fix():
@@ -147,3 +148,19 @@ def test_run_materials_lay_over_the_sidecars():
     assert dict(with_materials(own, {"blocks": "plastic", b: "wood"}).materials) == {
         "table": "foam", "blocks": "plastic", b: "wood"}
     assert with_materials(own, {}) is own
+
+
+def test_an_environment_package_bakes_its_sidecars_materials(tmp_path):
+    from demoforge.envs import build_env_package, load_env_package, open_profile
+    from demoforge.tasks import write_tasks
+
+    t = generate_family("pnp", count=1, seed=3)[0]
+    t = dataclasses.replace(t, scene=dataclasses.replace(t.scene, materials=(("table", "rubber"),)))
+    pddl = [p for p in write_tasks([t], tmp_path / "t") if p.suffix == ".pddl" and p.name != "blocks.pddl"]
+    build_env_package(pddl, reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
+    (problem,) = load_env_package(tmp_path / "pkg").problems
+    assert json.loads((tmp_path / "pkg" / problem.entry.name / "scene.json").read_text())["materials"] == {
+        "table": "rubber"}
+    scene, _ = open_profile(problem, 0)  # rebuilt from the copied sidecar: the fingerprint matches
+    np.testing.assert_array_equal(scene.model.geom_friction[scene.model.geom("table_top").id],
+                                  MATERIALS["rubber"].friction)

@@ -55,9 +55,9 @@ def finger_surfaces(model: mujoco.MjModel, finger_bodies) -> list[Surface]:
         if int(model.geom_bodyid[g]) not in bodies or not (model.geom_contype[g] or model.geom_conaffinity[g]):
             continue
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
-        surface = Surface(f"finger geom '{name}'", tuple(float(x) for x in model.geom_solref[g]),  # type: ignore[arg-type]
-                          tuple(float(x) for x in model.geom_solimp[g]),  # type: ignore[arg-type]
-                          tuple(float(x) for x in model.geom_friction[g]),  # type: ignore[arg-type]
+        solref, solimp, friction = (tuple(float(x) for x in a[g]) for a in
+                                    (model.geom_solref, model.geom_solimp, model.geom_friction))
+        surface = Surface(f"finger geom '{name}'", solref, solimp, friction,  # type: ignore[arg-type]
                           int(model.geom_priority[g]), float(model.geom_solmix[g]), int(model.geom_condim[g]))
         out.setdefault((surface.solref, surface.solimp, surface.friction, surface.priority, surface.solmix,
                         surface.condim), surface)
