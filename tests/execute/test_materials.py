@@ -11,7 +11,7 @@ from demoforge.cli.main import app
 from demoforge.dataset import open_dataset
 from demoforge.execute import ExecuteError, generate
 from demoforge.raw.replay import episode_scene
-from demoforge.sim import MATERIALS
+from demoforge.sim import MATERIALS, Material
 
 from .test_generate import _outputs
 from .test_runner import _replays_exactly
@@ -75,11 +75,14 @@ def test_an_exploding_material_is_refused_before_any_episode_and_a_sound_one_run
     too_stiff = {**STEEL_ISH, "solref": [0.002, 1.0]}
     with pytest.raises(ExecuteError, match=r"--material table.solref timeconst 0.002 s is below 2 x timestep"):
         generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, materials={"table": too_stiff})
+    alu = Material("alu", (0.004, 1.0), (0.95, 0.99, 0.001, 0.5, 2.0), (0.6, 0.005, 0.0001), 2700.0)
     summary = generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, materials={"table": BOUNCY | {
-        "solref": [0.004, 1.0]}, "blocks": STEEL_ISH})
+        "solref": [0.004, 1.0]}, "blocks": alu})  # the corrected rerun, into the same folder
     assert summary.episodes == 1
     scene = episode_scene(tmp_path / "run" / ("success" if summary.successes else "failure"), 0)
     np.testing.assert_array_equal(_table_friction(scene), STEEL_ISH["friction"])
+    recorded = json.loads((tmp_path / "run/run.json").read_text())["materials"]
+    assert recorded["blocks"]["name"] == "alu" and recorded["blocks"]["density"] == 2700.0
 
 
 def test_lint_warnings_are_passed_on_and_do_not_stop_the_run(pnp, tmp_path):

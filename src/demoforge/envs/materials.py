@@ -43,11 +43,28 @@ def resolve(ref: MaterialRef, *, where: str) -> Material:
     """The Material of a preset name or a custom material; the error lists the presets."""
     if isinstance(ref, CustomMaterial):
         return Material(ref.name, ref.solref, ref.solimp, ref.friction, float(ref.density))
+    if not isinstance(ref, str):
+        raise MaterialError(f"{where}: {ref!r} is neither a preset name nor a custom material; presets: "
+                            f"{', '.join(sorted(MATERIALS))}")
     if ref not in MATERIALS:
         raise MaterialError(f"{where}: unknown material {ref!r}; presets: {', '.join(sorted(MATERIALS))}, or a custom "
                             "material {\"solref\": [timeconst, dampratio], \"solimp\": [dmin, dmax, width, midpoint, "
                             "power], \"friction\": [sliding, torsional, rolling], \"density\": kg/m^3}")
     return material(ref)
+
+
+def material_ref(value: MaterialRef | Material | Mapping, *, where: str) -> MaterialRef:
+    """A run's material as the sidecar holds it: a name as it is, a `sim.Material` or a JSON-like
+    mapping as a CustomMaterial (checked for its shape)."""
+    if isinstance(value, Material):
+        value = {"solref": list(value.solref), "solimp": list(value.solimp), "friction": list(value.friction),
+                 "density": value.density, "name": value.name}
+    if isinstance(value, Mapping):
+        try:
+            return material_ref_from_json(dict(value), field=where)
+        except DemoforgeError as exc:
+            raise MaterialError(str(exc).replace("\n", "; ")) from None
+    return value
 
 
 def default_material(draw: SceneDraw) -> Material:

@@ -49,8 +49,14 @@ from typing import ClassVar
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.envs.material_lint import lint_materials
-from demoforge.envs.materials import MaterialError, material_arg_problems, named_materials, with_materials
-from demoforge.errors import DemoforgeError, listing
+from demoforge.envs.materials import (
+    MaterialError,
+    material_arg_problems,
+    material_ref,
+    named_materials,
+    with_materials,
+)
+from demoforge.errors import listing
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import run_layout
@@ -61,13 +67,12 @@ from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_t
 from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
-from demoforge.sim import RobotCard, SceneSpec, card_to_dict
+from demoforge.sim import Material, RobotCard, SceneSpec, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
 from demoforge.tasks.scene import (
     EVERY_BLOCK,
     TABLE,
     MaterialRef,
-    material_ref_from_json,
     material_ref_to_json,
     sidecar_path,
 )
@@ -397,7 +402,7 @@ def generate(
     robot: RobotCard | None = None, control_law: str | None = None,
     robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
     runner_options: dict | None = None, executor=None, problems_per_process: int = 8,
-    materials: Mapping[str, MaterialRef | dict] | None = None, warn: Callable[[str], None] | None = None,
+    materials: Mapping[str, MaterialRef | Material | dict] | None = None, warn: Callable[[str], None] | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -415,7 +420,7 @@ def generate(
     default `workers` local slots. `problems_per_process`: how many problems a work item holds at
     most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it.
     `materials`: prop ("table", "blocks" or a block name) -> a preset name or a custom material
-    (`CustomMaterial` or its JSON dict) over the PDDL problems' sidecar materials, recorded in
+    (`CustomMaterial`, a `sim.Material` or its JSON dict) over the PDDL problems' sidecar materials, recorded in
     run.json; every pair of named materials is contact-linted first (`check_materials`), its
     warnings passed to `warn` (default: printed to stderr)."""
     refuse_in_worker_start_up("generate")
@@ -432,11 +437,10 @@ def generate(
         problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
     materials = dict(materials or {})
     for prop, value in materials.items():
-        if isinstance(value, dict):
-            try:
-                materials[prop] = material_ref_from_json(value, field=f"materials.{prop}")
-            except DemoforgeError as exc:
-                problems_msg.append(str(exc).replace("\n", "; "))
+        try:
+            materials[prop] = material_ref(value, where=f"materials.{prop}")
+        except MaterialError as exc:
+            problems_msg.append(str(exc))
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     if executor is None:
