@@ -48,15 +48,8 @@ from typing import ClassVar
 
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
-from demoforge.envs.material_lint import lint_materials
-from demoforge.envs.materials import (
-    MaterialError,
-    material_arg_problems,
-    material_ref,
-    named_materials,
-    with_materials,
-)
-from demoforge.errors import listing
+from demoforge.envs.materials import MaterialError, material_ref
+from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import run_layout
@@ -67,15 +60,9 @@ from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_t
 from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
-from demoforge.sim import Material, RobotCard, SceneSpec, card_to_dict
+from demoforge.sim import Material, RobotCard, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
-from demoforge.tasks.scene import (
-    EVERY_BLOCK,
-    TABLE,
-    MaterialRef,
-    material_ref_to_json,
-    sidecar_path,
-)
+from demoforge.tasks.scene import MaterialRef, material_ref_to_json, sidecar_path
 from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -221,52 +208,6 @@ def run_problems(inputs: list[str], *, domain: str, randomization: Randomization
         return problems
     return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
             for p in problems]
-
-
-def apply_materials(problems: list[Problem], materials: Mapping[str, MaterialRef]) -> list[Problem]:
-    """`problems` with a run's materials over their sidecars'. A prop name no problem has, a
-    package (its scenes are baked) and a material that cannot be built are refused, all at once."""
-    bad = [f"{p.source}: an environment package's scenes are baked with their sidecars' materials; drop --material "
-           "(YAML: execute.material), or declare the materials in the sidecars (`materials`, README 'Materials') and "
-           "rebuild the package (`demoforge env build`; a run: --skip-envs uses the PDDL problems)"
-           for p in {p.source: p for p in problems if p.package is not None}.values()]
-    props = sorted({TABLE, EVERY_BLOCK} | {b for p in problems for b, _ in p.params.blocks})
-    bad += [f"--material {prop}=...: no problem of the run has a prop {prop!r}; props: {', '.join(props)}"
-            for prop in sorted(materials) if prop not in props]
-    bad += material_arg_problems(materials, timestep=SceneSpec().timestep)
-    out = []
-    for p in problems:
-        own = {k: v for k, v in materials.items() if k in (TABLE, EVERY_BLOCK) or k in dict(p.params.blocks)}
-        out.append(dataclasses.replace(p, params=with_materials(p.params, own)))
-    if bad:
-        raise ExecuteError("cannot generate:" + listing(bad))
-    return out
-
-
-def check_materials(problems: list[Problem], *, warn: Callable[[str], None]) -> None:
-    """Refuse a run whose named materials cannot be built or whose contact lint finds an explosion
-    (C001) in a pair of them, before any episode: every problem named at once; the lint's
-    warnings (C002 penetration, C003 jitter) go to `warn`. Problems without named materials
-    have today's combinations only and are not probed."""
-    timestep = SceneSpec().timestep
-    bad = []
-    for p in problems:
-        if p.params.materials:
-            try:
-                named_materials(p.params, timestep=timestep)
-            except MaterialError as exc:
-                where = sidecar_path(p.source) if p.package is None else Path(p.source) / p.name / "scene.json"
-                bad += [f"{where}: {line.strip()}" for line in str(exc).splitlines()[1:]]
-    if bad:
-        raise ExecuteError("cannot generate:" + listing(bad))
-    findings = lint_materials((p.params, problem_robot(p)) for p in problems)
-    errors = [f.text() for f in findings if f.error]
-    if errors:
-        raise ExecuteError("cannot generate: the contact lint of the run's materials finds a pair that explodes "
-                           "(change the material, e.g. raise its solref dampratio towards 1 as the presets have it):"
-                           + listing(errors))
-    for f in findings:
-        warn(f"warning: contact lint: {f.text()}")
 
 
 @dataclass(frozen=True)
@@ -460,7 +401,7 @@ def generate(
         out = Path(out)
         problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot,
                                 robot_start=robot_start, materials=materials)
-        check_materials(problems, warn=warn or _stderr)
+        check_materials(problems, warn=warn or print_warning)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
@@ -483,10 +424,6 @@ def generate(
     finally:
         if local is not None:
             local.close()
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def check_inline_video(videos: InlineVideo, problems: list[Problem]) -> None:
