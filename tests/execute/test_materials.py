@@ -51,6 +51,14 @@ def test_without_materials_a_run_is_what_it_was(pnp, tmp_path):
         str(tmp_path / "b"), str(tmp_path / "a"))
 
 
+@pytest.mark.slow
+def test_materials_are_byte_identical_for_any_worker_and_env_count(pnp, tmp_path):
+    materials = {"table": "rubber", "blocks": STEEL_ISH}
+    generate(pnp, tmp_path / "a", episodes_per_problem=2, envs=1, workers=1, seed=4, materials=materials)
+    generate(pnp, tmp_path / "b", episodes_per_problem=2, envs=3, workers=2, seed=4, materials=materials)
+    assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
+
+
 def test_a_bad_material_name_lists_the_presets_and_a_bad_prop_lists_the_props(pnp, tmp_path):
     base = ["generate", str(pnp[0]), "--episodes-per-problem", "1", "--out", str(tmp_path / "run")]
     bad = CliRunner().invoke(app, [*base, "--material", "table=rubbr"])
