@@ -88,7 +88,7 @@ def generate(
                       progress=None if quiet else display,
                       randomization=o.randomization_spec(), record_videos=o.inline_video(), robot=card,
                       control_law=o.control_law, robot_start=starts, problems_per_process=o.problems_per_process,
-                      **extra)
+                      materials=o.materials(), **extra)
     finally:
         display.stop()
     elapsed = time.perf_counter() - display.start

@@ -4,8 +4,9 @@
 environment package stores the draw (and the PDDL and sidecar) rather than MJCF: the
 spec, and so the compiled model, is rebuilt bit for bit from them (checked by
 `model_fingerprint`). One free glyph-textured cube per block (sidecar colour and letter,
-drawn edge), the table raised by the drawn offset, blocks and table top sharing the drawn
-sliding friction, and each region as a 1 mm visual-only slab on the table top.
+drawn edge), the table raised by the drawn offset, blocks and table top of the materials the
+sidecar names (`envs.materials`: wood with the drawn sliding friction where it names none), and
+each region as a 1 mm visual-only slab on the table top.
 
 Blocks stand at nominal spots (a grid along the table's far half) in the spec; reset
 states (`demoforge.symbolic.reset`) move them to sampled poses.
@@ -19,9 +20,10 @@ import hashlib
 import mujoco
 import numpy as np
 
+from demoforge.envs.materials import MaterialError, default_material, scene_materials
 from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import SceneDraw
-from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, material, panda_card
+from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, panda_card
 from demoforge.sim.font import LETTERS
 from demoforge.symbolic.binding import Binding, Tolerances, bind_symbols
 from demoforge.tasks.parse import Task
@@ -29,7 +31,6 @@ from demoforge.tasks.scene import SceneParams
 
 REGION_PREFIX = "region/"
 REGION_RGBA = (0.95, 0.95, 0.75, 0.6)
-BASE_MATERIAL = "wood"  # blocks and table top: wood contacts with the drawn sliding friction
 
 
 class EnvSceneError(DemoforgeError):
@@ -56,6 +57,10 @@ def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
                  f"{LETTERS}" for b, look in sorted(looks.items()) if look.glyph not in LETTERS]
     if not draw.friction > 0:
         problems.append(f"drawn friction {draw.friction} must be > 0")
+    try:
+        scene_materials(params, draw, timestep=SceneSpec().timestep)
+    except MaterialError as exc:
+        problems += [line.strip() for line in str(exc).splitlines()[1:]]
     return problems
 
 
@@ -67,10 +72,8 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
                             + listing(problems, indent=""))
     nominal = Table()
     table = dataclasses.replace(nominal, height=nominal.height + draw.table_height_offset_m)
-    base = material(BASE_MATERIAL)
-    mat = dataclasses.replace(base, name=f"{base.name}-mu{draw.friction:.4g}",
-                              friction=(draw.friction, *base.friction[1:]))
-    table = dataclasses.replace(table, material=mat)
+    top, block_materials = scene_materials(params, draw, timestep=SceneSpec().timestep)
+    table = dataclasses.replace(table, material=top)
     cx, cy = table.center
     sizes = dict(draw.block_size_m)
     blocks = sorted(n for n, t in task.objects if t == "block")
@@ -83,14 +86,15 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
         x = table.size[0] / 2 - 0.08 - row * pitch  # far half of the table, away from the start windows
         s = sizes[name]
         props.append(Box(name, (s, s, s), (cx + x, cy + y, table.height + s / 2),
-                         rgba=tuple(look.rgba), material=mat, glyphs=True, letter=look.glyph))
+                         rgba=tuple(look.rgba), material=block_materials[name], glyphs=True, letter=look.glyph))
     for name, rect in params.regions:
         if name not in {n for n, t in task.objects if t == "region"}:
             continue
         size = (rect.x_m[1] - rect.x_m[0], rect.y_m[1] - rect.y_m[0], 0.001)
         centre = (cx + sum(rect.x_m) / 2, cy + sum(rect.y_m) / 2, table.height + 0.0005)
         props.append(Box(REGION_PREFIX + name, size, centre, rgba=REGION_RGBA, free=False))
-    return SceneSpec(props=tuple(props), robot=card or panda_card(), table=table, material=mat)
+    return SceneSpec(props=tuple(props), robot=card or panda_card(), table=table,
+                     material=default_material(draw))  # the regions' (never touched)
 
 
 def build_task_scene(

@@ -39,7 +39,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +48,8 @@ from typing import ClassVar
 
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
+from demoforge.envs.materials import MaterialError, material_ref
+from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
 from demoforge.execute.record import run_layout
@@ -58,9 +60,9 @@ from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_t
 from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import problem_robot
-from demoforge.sim import RobotCard, card_to_dict
+from demoforge.sim import Material, RobotCard, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
-from demoforge.tasks.scene import sidecar_path
+from demoforge.tasks.scene import MaterialRef, material_ref_to_json, sidecar_path
 from demoforge.sim.controllers import MODES
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -141,7 +143,7 @@ def _domain_identity(domain: str | Path) -> str | dict:
 def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
                 settings: RunnerSettings, randomization: RandomizationSpec | None,
                 videos: InlineVideo | None = None, domain: str | Path = "blocks",
-                control_law: str | None = None) -> dict:
+                control_law: str | None = None, materials: Mapping[str, MaterialRef] | None = None) -> dict:
     card = problem_robot(problems[0])
     record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
               "domain": _domain_identity(domain), "robot": card_to_dict(card),
@@ -152,6 +154,8 @@ def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed:
         record["videos"] = asdict(videos)
     if control_law is not None and control_law != card.controller.mode:  # the card's own law is not recorded twice
         record["control_law"] = control_law
+    if materials:  # absent without --material, so such runs keep their run.json
+        record["materials"] = {prop: material_ref_to_json(m) for prop, m in sorted(materials.items())}
     starts = [p.robot_start for p in problems if p.robot_start is not None]
     if starts:  # absent when every episode starts at home, so such runs keep their run.json
         record["robot_start"] = params_to_dict(starts[0])
@@ -191,11 +195,15 @@ def open_run_folder(out: Path, record: dict) -> None:
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None,
-                 robot: RobotCard | None = None, robot_start: RobotStartParams | None = None) -> list[Problem]:
+                 robot: RobotCard | None = None, robot_start: RobotStartParams | None = None,
+                 materials: Mapping[str, MaterialRef] | None = None) -> list[Problem]:
     """The run's problems, with the arm of `robot` starting as `robot_start` draws (see
-    `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges (an
-    environment package's scenes are baked and stay as they are)."""
+    `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges and
+    `materials` their sidecar materials (`envs.materials.with_materials`; an environment package's
+    scenes are baked and stay as they are)."""
     problems = load_problems(inputs, domain=domain, robot=robot, robot_start=robot_start)
+    if materials:
+        problems = apply_materials(problems, materials)
     if randomization is None:
         return problems
     return [p if p.package is not None else dataclasses.replace(p, params=apply_to_scene_params(randomization, p.params))
@@ -335,6 +343,7 @@ def generate(
     robot: RobotCard | None = None, control_law: str | None = None,
     robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
     runner_options: dict | None = None, executor=None, problems_per_process: int = 8,
+    materials: Mapping[str, MaterialRef | Material | dict] | None = None, warn: Callable[[str], None] | None = None,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -350,7 +359,11 @@ def generate(
     `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
     `executor`: where the items run (a `demoforge.stage` executor, e.g. `RayExecutor`); by
     default `workers` local slots. `problems_per_process`: how many problems a work item holds at
-    most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it."""
+    most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it.
+    `materials`: prop ("table", "blocks" or a block name) -> a preset name or a custom material
+    (`CustomMaterial`, a `sim.Material` or its JSON dict) over the PDDL problems' sidecar materials, recorded in
+    run.json; every pair of named materials is contact-linted first (`check_materials`), its
+    warnings passed to `warn` (default: printed to stderr)."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -363,6 +376,12 @@ def generate(
         problems_msg.append(f"problems_per_process: {problems_per_process!r} must be an integer >= 1")
     if control_law is not None and control_law not in MODES:
         problems_msg.append(f"control_law: {control_law!r} is not one of {list(MODES)} (or None: the robot card's)")
+    materials = dict(materials or {})
+    for prop, value in materials.items():
+        try:
+            materials[prop] = material_ref(value, where=f"materials.{prop}")
+        except MaterialError as exc:
+            problems_msg.append(str(exc))
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     if executor is None:
@@ -381,14 +400,15 @@ def generate(
         inputs = [str(p) for p in inputs]
         out = Path(out)
         problems = run_problems(inputs, domain=domain, randomization=randomization, robot=robot,
-                                robot_start=robot_start)
+                                robot_start=robot_start, materials=materials)
+        check_materials(problems, warn=warn or print_warning)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)
         record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
-                             domain, control_law)
+                             domain, control_law, materials)
         if runner is not ExpertRunner:
             record["runner"] = {"class": f"{runner.__module__}.{runner.__qualname__}", "options": runner_options or {}}
         summary = finished_run(out, record, problems)

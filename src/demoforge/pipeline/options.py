@@ -74,6 +74,13 @@ def _randomization(value: Any, where: str) -> dict | None:
     return spec_to_dict(spec)
 
 
+def _materials(value: Any, where: str) -> tuple[str, ...]:
+    """`material` as stored: canonical PROP=MATERIAL entries (sorted; custom materials as sorted JSON)."""
+    from demoforge.envs.materials import materials_to_args, parse_material_args
+
+    return materials_to_args(parse_material_args(value, where=where))
+
+
 def seed_option():
     return option(0, "Seed of environment packages, execution and look draws; the output does not depend on "
                      "--envs or --workers.", range=(0, MAX_SEED), shared=True)
@@ -190,10 +197,22 @@ class ExecuteOptions:
                                "random walk over every operator of the domain) in one episode without resets.")
     play_goals: int | None = option(None, "Goals per --play episode, the problem's own first; each may take the "
                                           "episode time limit [default: 3].", kind="int", range=(1, 100))
+    material: tuple[str, ...] = option((), "Contact material of a prop, PROP=MATERIAL: PROP is table, blocks "
+                                           "(every block) or a block's name; MATERIAL a preset (steel, wood, "
+                                           "plastic, rubber, foam) or a custom JSON object with solref, solimp, "
+                                           "friction and density; over the sidecars' own; each new pair is "
+                                           "contact-linted first (README 'Materials'); repeatable.",
+                                       metavar="PROP=MATERIAL", normalize=_materials)
     seed: int = seed_option()
     workers: int | str = workers_option()
     robot: str | None = robot_option()
     robot_start: dict | None = robot_start_option()
+
+    def materials(self) -> dict:
+        """The --material choices as `execute.generate`'s `materials` (prop -> preset name or CustomMaterial)."""
+        from demoforge.envs.materials import parse_material_args
+
+        return parse_material_args(self.material)
 
     def runner_settings(self):
         from demoforge.execute import RunnerSettings
@@ -237,6 +256,12 @@ class ExecuteOptions:
                             "add --play (YAML: play: true)")
         if len(set(self.record_videos)) != len(self.record_videos):
             problems.append(f"record_videos (--record-videos): {list(self.record_videos)} must be distinct cameras")
+        if self.material:
+            from demoforge.envs.materials import material_arg_problems
+            from demoforge.sim import SceneSpec
+
+            problems += [f"material (--material): {p}" for p in
+                         material_arg_problems(self.materials(), timestep=SceneSpec().timestep, where="")]
         return problems
 
 

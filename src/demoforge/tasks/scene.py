@@ -3,7 +3,7 @@
 A generated problem `NAME.pddl` has `NAME.scene.json` next to it. It holds ranges and
 choices for the physical scene, not draws: the scene randomizer samples from them per
 episode, seeded from `seed`. JSON schema `demoforge.scene/1` (lengths [m], all keys
-required, unknown keys rejected, keys sorted, two-space indent, trailing newline):
+required but `materials`, unknown keys rejected, keys sorted, two-space indent, trailing newline):
 
     {
       "schema": "demoforge.scene/1",
@@ -19,8 +19,24 @@ required, unknown keys rejected, keys sorted, two-space indent, trailing newline
       "regions": {"left": {"x_m": [lo, hi], "y_m": [lo, hi]}},  # named table regions [m]
       "blocks": {                              # one entry per PDDL block object
         "red": {"rgba": [r, g, b, a], "glyph": "A", "role": "task"}   # role: task|distractor
+      },
+      "materials": {                           # optional: contact materials by prop
+        "table": "rubber",                     # a preset of demoforge.sim.MATERIALS, or
+        "blocks": "wood",                      #   every block without its own entry
+        "red": {"solref": [0.004, 1.0], "solimp": [0.95, 0.99, 0.001, 0.5, 2.0],
+                "friction": [0.5, 0.005, 0.0001], "density": 7850.0}   # a custom material
       }
     }
+
+`materials` is optional within schema /1: a sidecar without it (every sidecar written before it
+existed) means what it always meant (blocks and table top wood with the drawn sliding friction)
+and is written back without it, byte for byte, so the datasets and packages that copy
+sidecars do not change. An older reader refuses a sidecar that has it (unknown key, by name),
+so no reader can silently drop a material; a /2 would only have orphaned every /1 file on disk
+and in packages (whose copies are checksummed). A declared material brings its own sliding
+friction: the `friction` range is drawn for the props without one. A custom material is
+checked here for its shape; whether MuJoCo can resolve it (`sim.material_problems`, against the
+scene's timestep) and which presets exist is checked where scenes are built (`envs.materials`).
 
 Coordinates are in the table frame: origin at the centre of the table top, x away from
 the robot, y to its left, z up. A block may start anywhere in the product of the x and y
@@ -46,6 +62,8 @@ def sidecar_path(problem: str | Path) -> Path:
     problem = Path(problem)
     return problem.with_name(problem.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
 ROLES = ("task", "distractor")
+TABLE, EVERY_BLOCK = "table", "blocks"  # materials keys beside block names: the table top, every block
+CUSTOM_KEYS = {"solref": 2, "solimp": 5, "friction": 3, "density": 1}  # a custom material's keys and lengths
 
 Interval = tuple[float, float]
 
@@ -68,6 +86,20 @@ class Region:
 
 
 @dataclass(frozen=True)
+class CustomMaterial:
+    """A material given by its numbers (a sidecar's `materials` entry that names no preset)."""
+
+    solref: tuple[float, float]  # (timeconst [s], dampratio [-])
+    solimp: tuple[float, float, float, float, float]  # (dmin, dmax, width [m], midpoint, power)
+    friction: tuple[float, float, float]  # (sliding [-], torsional [m], rolling [m])
+    density: float  # [kg/m^3]
+    name: str = "custom"  # a label for messages
+
+
+MaterialRef = str | CustomMaterial  # a preset name or a custom material
+
+
+@dataclass(frozen=True)
 class SceneParams:
     """Ranges and looks for one problem's scene (see the module docstring for JSON)."""
 
@@ -82,6 +114,9 @@ class SceneParams:
     friction: Interval = (0.6, 1.2)  # sliding friction range [-]
     placement_x_m: tuple[Interval, ...] = ((-0.05, 0.25),)  # disjoint start windows [m]
     placement_y_m: tuple[Interval, ...] = ((-0.1, 0.1),)  # disjoint start windows [m]
+    # (prop, material) sorted by prop: "table", "blocks" (every block without its own) or a block
+    # name; empty: wood with the drawn friction everywhere (the sidecar has no `materials` key)
+    materials: tuple[tuple[str, MaterialRef], ...] = ()
 
 
 def interval_problems(field: str, value: object, *, positive: bool = False) -> list[str]:
@@ -124,6 +159,34 @@ def fit_problems(scene: SceneParams) -> list[str]:
     return out
 
 
+def material_ref_problems(field: str, value: object) -> list[str]:
+    """The shape of one `materials` entry: a preset name or a custom material's numbers."""
+    if isinstance(value, str):
+        return [] if value.strip() else [f"{field}: an empty name; give a preset (e.g. wood, rubber, steel)"]
+    if not isinstance(value, CustomMaterial):
+        return [f"{field}: {value!r} is neither a preset name nor a custom material with keys "
+                f"{', '.join(CUSTOM_KEYS)}"]
+    problems = []
+    for key, n in CUSTOM_KEYS.items():
+        v = getattr(value, key)
+        numbers = (v,) if n == 1 else v
+        if not (isinstance(numbers, tuple) and len(numbers) == n
+                and all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in numbers)):
+            problems.append(f"{field}.{key}: {v!r} must be {'a finite number' if n == 1 else f'{n} finite numbers'}")
+    return problems
+
+
+def materials_problems(scene: SceneParams) -> list[str]:
+    """Every `materials` entry that names no prop of the scene or is malformed."""
+    props = [TABLE, EVERY_BLOCK, *sorted(n for n, _ in scene.blocks)]
+    problems = []
+    for prop, value in scene.materials:
+        if prop not in props:
+            problems.append(f"materials.{prop}: no such prop; props: {', '.join(props)}")
+        problems += material_ref_problems(f"materials.{prop}", value)
+    return problems
+
+
 def scene_problems(scene: SceneParams) -> list[str]:
     """Every inconsistency in `scene`, as `field: what` messages."""
     problems = interval_problems("block_size_m", scene.block_size_m, positive=True)
@@ -148,7 +211,35 @@ def scene_problems(scene: SceneParams) -> list[str]:
             problems.append(f"blocks.{name}.role: {look.role!r} is not one of {', '.join(ROLES)}")
         if len(look.rgba) != 4 or not all(0.0 <= c <= 1.0 for c in look.rgba):
             problems.append(f"blocks.{name}.rgba: {list(look.rgba)} must be 4 numbers in [0, 1]")
-    return problems
+    return problems + materials_problems(scene)
+
+
+def material_ref_to_json(value: MaterialRef) -> str | dict:
+    if isinstance(value, str):
+        return value
+    data = {k: getattr(value, k) if n == 1 else list(getattr(value, k)) for k, n in CUSTOM_KEYS.items()}
+    return data if value.name == "custom" else {**data, "name": value.name}
+
+
+def material_ref_from_json(value: object, *, field: str) -> MaterialRef:
+    """A `materials` entry from JSON (or YAML): a name, or an object with the CUSTOM_KEYS (and `name`)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise TaskError(f"{field}: {value!r} is neither a preset name nor an object with keys "
+                        f"{', '.join(CUSTOM_KEYS)}")
+    known = {*CUSTOM_KEYS, "name"}
+    problems = [f"{field}: missing key {k!r}" for k in CUSTOM_KEYS if k not in value]
+    problems += [f"{field}: unknown key {k!r}; known: {', '.join(sorted(known))}" for k in sorted(set(value) - known)]
+    if problems:
+        raise TaskError("\n".join(problems))
+    seq = {k: tuple(value[k]) if n > 1 and isinstance(value[k], list | tuple) else value[k]
+           for k, n in CUSTOM_KEYS.items()}
+    custom = CustomMaterial(**seq, name=str(value.get("name", "custom")))
+    problems = material_ref_problems(field, custom)
+    if problems:
+        raise TaskError("\n".join(problems))
+    return custom
 
 
 def scene_to_json(scene: SceneParams) -> str:
@@ -169,6 +260,8 @@ def scene_to_json(scene: SceneParams) -> str:
         "regions": {n: {"x_m": list(r.x_m), "y_m": list(r.y_m)} for n, r in scene.regions},
         "blocks": {n: {"rgba": list(b.rgba), "glyph": b.glyph, "role": b.role} for n, b in scene.blocks},
     }
+    if scene.materials:  # absent when none is declared: such sidecars keep their bytes
+        data["materials"] = {prop: material_ref_to_json(m) for prop, m in scene.materials}
     text = json.dumps(data, indent=2, sort_keys=True)
     # Number lists on one line ([0.03, 0.05]) keep the file readable; still plain JSON.
     return re.sub(r"\[\s+([-+0-9.eE,\s]+?)\s+\]", lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]",
@@ -177,6 +270,7 @@ def scene_to_json(scene: SceneParams) -> str:
 
 _KEYS = {"schema", "problem", "family", "split", "seed", "block_size_m", "table_height_offset_m", "friction",
          "placement_x_m", "placement_y_m", "regions", "blocks"}
+_OPTIONAL = {"materials"}
 
 
 def scene_from_json(text: str, *, file: str = "<scene>") -> SceneParams:
@@ -188,9 +282,22 @@ def scene_from_json(text: str, *, file: str = "<scene>") -> SceneParams:
     if not isinstance(data, dict):
         raise TaskError(f"{file}: top level must be an object with keys {', '.join(sorted(_KEYS))}")
     problems = [f"missing key {k!r}" for k in sorted(_KEYS - data.keys())]
-    problems += [f"unknown key {k!r}; known: {', '.join(sorted(_KEYS))}" for k in sorted(data.keys() - _KEYS)]
+    problems += [f"unknown key {k!r}; known: {', '.join(sorted(_KEYS | _OPTIONAL))}"
+                 for k in sorted(data.keys() - _KEYS - _OPTIONAL)]
     if not problems and data["schema"] != SCHEMA:
         problems.append(f"schema: {data['schema']!r}, this demoforge reads {SCHEMA!r}")
+    if problems:
+        raise TaskError(f"{file}: invalid scene sidecar:" + listing(problems, indent=""))
+    materials = data.get("materials", {})
+    if not isinstance(materials, dict):
+        problems.append(f"materials: {materials!r} must be an object {{prop: preset name or custom material}}")
+        materials = {}
+    refs = []
+    for prop, value in sorted(materials.items()):
+        try:
+            refs.append((str(prop), material_ref_from_json(value, field=f"materials.{prop}")))
+        except TaskError as exc:
+            problems += str(exc).split("\n")
     if problems:
         raise TaskError(f"{file}: invalid scene sidecar:" + listing(problems, indent=""))
     try:
@@ -208,6 +315,7 @@ def scene_from_json(text: str, *, file: str = "<scene>") -> SceneParams:
             blocks=tuple(sorted(
                 (n, BlockLook(tuple(b["rgba"]), str(b["glyph"]), str(b["role"]))) for n, b in data["blocks"].items()
             )),
+            materials=tuple(refs),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise TaskError(f"{file}: invalid scene sidecar: {type(exc).__name__}: {exc}") from None

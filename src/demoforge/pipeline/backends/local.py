@@ -58,4 +58,4 @@ def generate_options(config: PipelineConfig, inputs: list[str]) -> dict:
             "problems_per_process": c.problems_per_process,
             "settings": c.runner_settings(), "randomization": c.randomization_spec(),
             "record_videos": c.inline_video(), "robot": robot_card(config), "control_law": c.control_law,
-            "robot_start": robot_start_params(config, inputs)}
+            "robot_start": robot_start_params(config, inputs), "materials": c.materials()}
