@@ -130,12 +130,20 @@ class TasksOptions:
                                        metavar="LO,HI[;..]")
     problem_files: tuple[str, ...] = option((), "PDDL problem files (with NAME.scene.json beside each) used instead "
                                                 "of generating; repeatable.", flag="--problem-file", stage=False)
+    sidecar_material: tuple[str, ...] = option((), "Contact material written into every sidecar, PROP=MATERIAL: "
+                                                   "PROP is table or blocks (every block); MATERIAL a preset (steel, "
+                                                   "wood, plastic, rubber, foam) or a custom JSON object (README "
+                                                   "'Materials'); repeatable.", stage_aliases=("--material",),
+                                               metavar="PROP=MATERIAL", normalize=_materials)
 
     def family_options(self) -> dict[str, Any]:
         """`generate_family`'s options."""
+        from demoforge.envs.materials import parse_material_args
+
         return {"n": self.n, "distractors": self.distractors, "split": self.split, "split_by": self.split_by,
                 "block_size_m": self.block_size, "table_height_offset_m": self.table_height_offset,
-                "friction": self.friction, "placement_x_m": self.placement_x, "placement_y_m": self.placement_y}
+                "friction": self.friction, "placement_x_m": self.placement_x, "placement_y_m": self.placement_y,
+                "materials": tuple(sorted(parse_material_args(self.sidecar_material).items()))}
 
     def check(self) -> list[str]:
         from pathlib import Path
@@ -144,6 +152,12 @@ class TasksOptions:
 
         problems = [f"problem_files (--problem-file): {f!r} is not a file" for f in self.problem_files
                     if not Path(f).is_file()]
+        if self.sidecar_material:  # presets and simulability now; which props exist, per problem
+            from demoforge.envs.materials import material_arg_problems, parse_material_args
+            from demoforge.sim import SceneSpec
+
+            problems += material_arg_problems(parse_material_args(self.sidecar_material),
+                                              timestep=SceneSpec().timestep, where="--material")
         try:
             generate_family(self.family, count=0, seed=0, **self.family_options())
         except DemoforgeError as exc:

@@ -22,7 +22,7 @@ from demoforge.guard import guard_output_dir
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, goal_of_atoms, problem_to_pddl
 from demoforge.tasks.scene import (
-    SIDECAR_SUFFIX, BlockLook, Interval, Region, SceneParams, scene_problems, scene_to_json,
+    SIDECAR_SUFFIX, BlockLook, Interval, Region, SceneParams, materials_problems, scene_problems, scene_to_json,
 )
 
 DOMAIN = "blocks"  # library domain every family writes problems for
@@ -84,6 +84,7 @@ class FamilyOptions:
     friction: Interval | None = None  # sliding friction range [-]
     placement_x_m: tuple[Interval, ...] | None = None  # start windows along x [m]
     placement_y_m: tuple[Interval, ...] | None = None  # start windows along y [m]
+    materials: tuple = ()  # ((prop, MaterialRef), ...): the sidecars' `materials` (table, blocks, a block's name)
 
 
 @dataclass(frozen=True)
@@ -262,8 +263,13 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
             for i, ((b, rgba), glyph) in enumerate(zip(picked, marks, strict=True))
         )),
         regions=layout.regions,
+        materials=tuple(sorted(opts.materials, key=lambda entry: entry[0])),
         **ranges,
     )
+    problems = materials_problems(scene)
+    if problems:
+        raise TaskError(f"materials for {problem}: " + "; ".join(problems) + " (its blocks are named by colour, "
+                        "drawn per problem: name `table` or `blocks` to reach every problem)")
     return GeneratedTask(problem, name, pddl, scene)
 
 
