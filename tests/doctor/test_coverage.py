@@ -156,11 +156,40 @@ def test_cli_coverage_quiet_prints_no_progress(corridor_root, tmp_path):
     assert "coverage:" not in res.stderr and "a dataset of their own" in res.stdout
 
 
-def test_coverage_calls_back_once_per_episode(corridor_root, tmp_path):
-    calls = []
+def test_coverage_reports_one_event_per_episode(corridor_root, tmp_path):
+    events = []
     generate_coverage(corridor_root, tmp_path / "out", robot="panda", config=CoverageConfig(episodes=3),
-                      on_episode=lambda done, total: calls.append((done, total)))
-    assert calls == [(1, 3), (2, 3), (3, 3)]
+                      progress=events.append)
+    eps = [e for e in events if e.kind == "episode"]
+    assert [(e.stage, e.done, e.total) for e in eps] == [("coverage", k, 3) for k in (1, 2, 3)]
+
+
+def test_coverage_is_a_stage_whose_bytes_depend_on_no_worker_count_and_whose_kill_resumes(corridor_root, tmp_path,
+                                                                                           monkeypatch):
+    """Ten episodes in two work items: two workers write the bytes one does; a run killed in its
+    second item keeps the first item's shard, and the same call resumes to the same bytes."""
+    import demoforge.doctor.coverage as cov
+
+    cfg = CoverageConfig(episodes=10, seed=2)
+    one = generate_coverage(corridor_root, tmp_path / "one", robot="panda", config=cfg)
+    two = generate_coverage(corridor_root, tmp_path / "two", robot="panda", config=cfg, workers=2)
+    assert tree_digest(one.output) == tree_digest(two.output)
+    assert two.to_json() == {**one.to_json()}
+    real = cov.execute
+
+    def dies_in_the_second_item(planned, *args, **kw):
+        if planned[0].index > 0:
+            raise KeyboardInterrupt("killed")
+        return real(planned, *args, **kw)
+
+    monkeypatch.setattr(cov, "execute", dies_in_the_second_item)
+    with pytest.raises(KeyboardInterrupt):
+        generate_coverage(corridor_root, tmp_path / "three", robot="panda", config=cfg)
+    work = tmp_path / ".three.coverage-shards"
+    assert not (tmp_path / "three").exists() and len(list(work.glob(".shards/*/done.json"))) == 1
+    monkeypatch.undo()
+    again = generate_coverage(corridor_root, tmp_path / "three", robot="panda", config=cfg)
+    assert tree_digest(again.output) == tree_digest(one.output) and not work.exists()
 
 
 def _planner(monkeypatch, accept):

@@ -67,6 +67,8 @@ def coverage(
     bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="Bins per joint across its limits (as doctor "
                              "D007)."),
     envs: int = typer.Option(4, "--envs", min=1, max=MAX_ENVS, help="Parallel simulation slots."),
+    workers: int = typer.Option(1, "--workers", min=1, max=256, help="Processes running the episodes (each with "
+                                "--envs slots); the output does not depend on it."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the coverage report as JSON."),
     report_out: Optional[Path] = typer.Option(None, "--report", help="Doctor report of OUTPUT with a before/after "
                                               "occupancy plot: FILE.html or FILE.md."),
@@ -86,7 +88,8 @@ def coverage(
             guard_output_file(path, [input_root, output_root], what=what)
     cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
     with StepProgress("coverage", "episodes", quiet=quiet) as progress:
-        report = generate_coverage(input_root, output_root, robot=robot, config=cfg, on_episode=progress.update)
+        report = generate_coverage(input_root, output_root, robot=robot, config=cfg, workers=workers,
+                                   progress=progress.event)
     if report_out is not None:
         from demoforge.doctor import run_doctor
         from demoforge.doctor.report import coverage_plot, write_report

@@ -18,17 +18,18 @@ Same seed, same bytes.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, check_dataset
 from demoforge.dataset.keys import STATE
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, read_info, write_json_atomic
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, read_info, write_json_atomic
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode, Planner
 from demoforge.doctor.coverage_run import Layout, execute, home_start, input_layout, labelled, raw_extras, raw_start
@@ -38,9 +39,10 @@ from demoforge.doctor.run import DoctorResult, run_doctor
 from demoforge.doctor.scan import occupancy_counts
 from demoforge.errors import listing
 from demoforge.raw.schema import CONTRACT_META
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
+from demoforge.stage.runner import merge_shards, publish_dataset
 
 TASK = "move the arm to a joint-space goal (a coverage episode: no task is performed)"
-PARTIAL_SUFFIX = ".coverage-partial"  # sibling of OUTPUT the episodes are written to before it is renamed
 
 
 @dataclass(frozen=True)
@@ -94,18 +96,102 @@ class CoverageReport:
                 "planned": [p.to_json() for p in self.planned]}
 
 
+@dataclass(frozen=True)
+class CoverageStage:
+    """The execution and writing of planned coverage episodes as a stage (`demoforge.stage`): the
+    plan (made first, one episode after another against the growing histogram) in contiguous
+    work items run in VecSimEnv slots and written as shards, merged in order, stamped, checked
+    and moved to OUT. An episode's start and moves depend on its plan only, so the bytes do not
+    depend on the items or the worker count; a killed run keeps its finished shards."""
+
+    src: Path
+    robot: str | None
+    cfg: CoverageConfig
+    layout: Layout
+    card: Any  # the robot card (the writer's robot_type; a raw input's starts)
+    planned: tuple[PlannedEpisode, ...]
+    fingerprint_: dict
+    name: ClassVar[str] = "coverage"
+    error: ClassVar[type] = CoverageError
+
+    def parts(self) -> list[range]:
+        return chunks(len(self.planned))
+
+    def fingerprint(self) -> dict:
+        return self.fingerprint_
+
+    def items(self) -> list[str]:
+        return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
+
+    def total(self) -> int:
+        return len(self.planned)
+
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        from demoforge.dataset import open_dataset
+
+        part, label = self.parts()[k], self.items()[k]
+        root = shard / "data"
+        shutil.rmtree(root, ignore_errors=True)  # an item is run whole: a killed one starts over
+        reader = open_dataset(self.src)
+        sources, raw = reader.episode_indices, self.layout.kind == "raw"
+
+        def start(e: int):  # e: the episode's index within this item
+            k_ = part.start + e
+            return raw_start(self.src, reader, sources[k_ % len(sources)]) if raw else home_start(self.card)
+
+        on_episode = None if progress is None else (
+            lambda done, total: progress(ProgressEvent(self.name, "episode", label)))
+        planned = self.planned[part.start:part.stop]
+        run = execute(list(planned), start, self.layout.run_fps, self.cfg.envs, self.cfg.seed, self.layout.raw,
+                      on_episode=on_episode)
+        with DatasetWriter.create(root, fps=self.layout.fps, features=self.layout.features,
+                                  robot_type=self.card.name) as writer:
+            for p, k_ in zip(planned, part):
+                cols = labelled(self.layout, k_, run[k_ - part.start])
+                extra = raw_extras(reader.episode(p.source_episode), p, self.cfg.seed) if raw \
+                    else {"coverage": p.to_json()}
+                writer.add_episode(cols, task=TASK, extra=extra)
+        return {"episodes": len(part)}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._publish(shards, out))
+
+    def _publish(self, shards: list[Path], out: Path) -> CoverageReport:
+        from demoforge.dataset import open_dataset
+
+        tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
+        root = tmp / "coverage"
+        merge_shards(shards, root)
+        limits = resolve_limits(read_info(self.src), self.robot)
+        before = run_doctor(self.src, robot=self.robot, config=self.cfg.doctor, checks=["D007"], structure=False)
+        merged = open_dataset(root)
+        new = sum(occupancy_counts(merged.read_episode(i, [STATE])[STATE], limits, self.cfg.doctor.bins)[0]
+                  for i in merged.episode_indices)
+        report = _report(out, before, new, limits, self.cfg, self.planned, self.layout)
+        _stamp(root, self.src, report, self.cfg, self.layout)
+        problems = check_dataset(root)
+        if problems:
+            raise CoverageError(f"{out}: the coverage dataset fails its check:" + listing(problems))
+        publish_dataset(root, out, self.name, self.fingerprint())
+        shutil.rmtree(tmp, ignore_errors=True)
+        return report
+
+
 def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot: str | None = None,
-                      config: CoverageConfig | None = None,
-                      on_episode: Callable[[int, int], None] | None = None) -> CoverageReport:
+                      config: CoverageConfig | None = None, workers: int = 1, progress: Progress | None = None,
+                      executor=None) -> CoverageReport:
     """Episodes into the joint ranges `input_root` never visits, as the new dataset `output_root`
-    (see the module docstring); `output_root` must not exist. `on_episode(done, total)` is called
-    as each episode finishes in the simulator."""
+    (see the module docstring), run by `run_stage` on `workers` local slots (or `executor`);
+    `output_root` must be absent or empty. `progress` takes a `ProgressEvent` per episode written.
+    A killed run resumes from its finished shards when run again the same way."""
     from demoforge.dataset import open_dataset
 
     cfg = config or CoverageConfig()
     src, out = Path(input_root), Path(output_root)
-    if out.exists():
+    if out.exists() and any(out.iterdir()):
         raise CoverageError(f"{out}: already exists; coverage writes a new root (the input is never changed)")
+    if not (isinstance(workers, int) and workers >= 1):
+        raise CoverageError(f"workers {workers!r} must be an integer >= 1")
     info = read_info(src)
     limits = resolve_limits(info, robot)
     if limits is None:
@@ -118,40 +204,24 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
                       hold_s=cfg.hold_s, max_speed=cfg.speed_fraction * cfg.doctor.max_action_speed)
     sources = reader.episode_indices
     raw = layout.kind == "raw"
-
-    def start(k: int):
-        if raw:
-            return raw_start(src, reader, sources[k % len(sources)])
-        return home_start(limits.card)
-
     planned = []
     for k in range(cfg.episodes):
-        begin = start(k)
+        begin = raw_start(src, reader, sources[k % len(sources)]) if raw else home_start(limits.card)
         scene = begin.scene if raw else begin
         planned.append(planner.plan(k, np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(k,))),
                                     scene, scene.data.qpos[scene.robot.arm_qpos].copy(),
                                     sources[k % len(sources)] if raw else None))
-    run = execute(planned, start, layout.run_fps, cfg.envs, cfg.seed, layout.raw, on_episode=on_episode)
-    episodes = [labelled(layout, k, cols) for k, cols in enumerate(run)]
-    partial = out.with_name(out.name + PARTIAL_SUFFIX)
-    if partial.exists():
-        shutil.rmtree(partial)  # left by an interrupted run of ours: its episodes are recomputed
-    try:
-        with DatasetWriter.create(partial, fps=layout.fps, features=layout.features,
-                                  robot_type=limits.card.name) as writer:
-            for p, cols in zip(planned, episodes):
-                extra = raw_extras(reader.episode(p.source_episode), p, cfg.seed) if raw else {"coverage": p.to_json()}
-                writer.add_episode(cols, task=TASK, extra=extra)
-        new = sum(occupancy_counts(cols[STATE], limits, cfg.doctor.bins)[0] for cols in episodes)
-        report = _report(out, before, new, limits, cfg, tuple(planned), layout)
-        _stamp(partial, src, report, cfg, layout)
-        problems = check_dataset(partial)
-        if problems:
-            raise CoverageError(f"{out}: the coverage dataset fails its check:" + listing(problems))
-        partial.replace(out)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-    return report
+    fingerprint = json.loads(json.dumps({
+        "stage": "coverage", "input": {"root": str(src.resolve()),
+                                       "info_sha256": hashlib.sha256((src / INFO_PATH).read_bytes()).hexdigest()},
+        "robot": robot, "config": {k: v for k, v in asdict(cfg).items() if k != "doctor"},
+        "bins": cfg.doctor.bins, "planned": [p.to_json() for p in planned]}, default=str))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = CoverageStage(src, robot, cfg, layout, limits.card, tuple(planned), fingerprint)
+    if executor is not None:
+        return run_stage(stage, out, executor=executor, progress=progress)
+    with LocalExecutor(min(workers, len(stage.parts()))) as local:
+        return run_stage(stage, out, executor=local, progress=progress)
 
 
 def _report(out: Path, before: DoctorResult, new: np.ndarray, limits, cfg: CoverageConfig,
