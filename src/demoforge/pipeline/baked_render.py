@@ -10,12 +10,15 @@ bakes at R Hz below the native rate, the pipeline bakes first and renders the re
    scene inputs: RUN/render/ticks;
 2. the render stage renders that dataset as it renders any: it replays the `sim.state` rows, one
    frame per row, so it draws exactly the ticks the bake kept, each encoded once: RUN/render/success;
-3. `write_baked`: the baked dataset from that render without the carried `sim.state`, videos copied
-   packet for packet, stamped like any bake (meta/bake.json, meta/modality.json): RUN/baked.
+3. the annotate stage labels those rendered rows (`pipeline.annotate`, with execute/success as the
+   native dataset for the plan's tick ranges): RUN/annotated;
+4. `write_baked`: the baked dataset from that annotated render without the carried `sim.state`, with
+   the goal labels, videos copied packet for packet, stamped like any bake (meta/bake.json,
+   meta/modality.json): RUN/baked.
 
 The state, action and raw-command columns are those baking the rendered 60 Hz split gives: the bake
 reads them from the same raw ticks under the same config. The look draws are the same (keyed by the
-same episode numbers); the frames are drawn from the same physics states.
+same episode numbers); the frames are drawn from the same physics states, and so are the labels.
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.convert.bake import BAKE_PATH, bake_stamp, publish
 from demoforge.convert.conventions import stride_for
 from demoforge.convert.episode import BakeError
-from demoforge.convert.plan import make_plan
+from demoforge.convert.plan import KEEP_ALL, make_plan
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
 from demoforge.guard import claim_temp, guard_output_dir, release_temp
+from demoforge.pipeline.annotate import LABEL_KEYS
 from demoforge.raw.schema import SCENES_DIR, SIM_STATE
 from demoforge.render.stage import RENDER_META
 
@@ -48,8 +52,16 @@ def baked_stride(source: Path, config: BakeConfig) -> int:
 
 
 def ticks_config(config: BakeConfig) -> BakeConfig:
-    """`config` carrying `sim.state` too, so the baked ticks can be replayed and rendered."""
-    return dataclasses.replace(config, keep=(*config.keep, SIM_STATE))
+    """`config` carrying `sim.state` too, so the baked ticks can be replayed and rendered, and
+    without the goal labels: annotate adds them to the rendered ticks (`source_config`)."""
+    keep = source_config(config).keep
+    return dataclasses.replace(config, keep=keep if KEEP_ALL in keep else (*keep, SIM_STATE))
+
+
+def source_config(config: BakeConfig) -> BakeConfig:
+    """`config` as it applies to the raw source: the goal labels it keeps are annotate's, not the raw
+    dataset's; `write_baked` carries them from the annotated render."""
+    return dataclasses.replace(config, keep=tuple(k for k in config.keep if k not in LABEL_KEYS))
 
 
 def bake_ticks(source: Path, out: Path, config: BakeConfig) -> Path:
@@ -70,22 +82,29 @@ def bake_ticks(source: Path, out: Path, config: BakeConfig) -> Path:
 
 def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: BakeConfig) -> Path:
     """Write the baked dataset `out` from `rendered` (the render of `bake_ticks`'s `ticks` of
-    `source`): every column but the carried sim.state, the videos copied without re-encoding,
-    bake.json as baking `source` under `config` describes it, plus how the cameras were rendered."""
+    `source`, or that render annotated): every column but the carried sim.state, the goal labels
+    `rendered` has, the videos copied without re-encoding, bake.json as baking `source` under `config`
+    (keeping the labels) describes it, plus how the cameras were rendered."""
     guard_output_dir(out, [rendered, ticks, source], error=BakeError)
-    plan, _ = make_plan([source], config)
+    plan, _ = make_plan([source], source_config(config))
     reader = open_dataset(rendered)
     render = json.loads((rendered / DEMOFORGE_META_DIR / RENDER_META).read_text(encoding="utf-8"))
     cams = tuple(reader.info.video_keys)
     have = sorted(k for k, f in reader.info.features.items() if f.dtype != "video" and k not in INDEX_FEATURE_NAMES)
-    if reader.info.fps != plan.rate or have != sorted([*plan.features, SIM_STATE]) or plan.camera_keys:
+    labels = tuple(k for k in LABEL_KEYS if k in reader.info.features)
+    asked = [k for k in config.keep if k in LABEL_KEYS and k not in labels]
+    if asked:
+        raise BakeError(f"--keep {asked}: {rendered} has no such columns ({list(labels) or 'no goal labels'}); the "
+                        "annotate stage adds them: run it (do not --skip annotate) or keep other columns")
+    if reader.info.fps != plan.rate or set(have) != {*plan.features, SIM_STATE, *labels} or plan.camera_keys:
         raise BakeError(f"{rendered}: {reader.info.fps} Hz with columns {have} is not a render of the ticks "
                         f"{source} bakes to at {plan.rate} Hz (columns {sorted(plan.features)} and {SIM_STATE}); "
                         "render the output of bake_ticks")
     ticks_records = {r["baked_episode"]: r for r in
                      json.loads((ticks / BAKE_PATH).read_text(encoding="utf-8"))["sources"][0]["episodes"]}
-    features = {**plan.features, **{k: reader.info.features[k] for k in cams}}  # video info blocks as rendered
-    keys = list(plan.features)
+    label_features = {k: reader.info.features[k] for k in labels}
+    features = {**plan.features, **label_features, **{k: reader.info.features[k] for k in cams}}  # videos as rendered
+    keys = [*plan.features, *labels]
     records = []
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.bake-partial"
@@ -102,7 +121,9 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
                 records.append({**ticks_records[item["source_episode"]], "baked_episode": n,
                                 "video": {k: RENDERED_VIDEO for k in cams},
                                 "render": {"look": item["look"], "copy": item["copy"]}})
-        plan = dataclasses.replace(plan, camera_keys=cams, features=features)
+        kept = plan.kept + tuple(k for k in labels if k not in plan.kept)
+        plan = dataclasses.replace(plan, camera_keys=cams, features=features, kept=kept,
+                                   config=_with_keep(plan.config, config, labels))
         stamp = bake_stamp(plan, records)
         stamp["video"].update(encoder=video.encoder, settings=video.to_json())
         stamp["rendered"] = {
@@ -116,6 +137,14 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
         release_temp(lock)
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _with_keep(applied: BakeConfig, asked: BakeConfig, labels: tuple[str, ...]) -> BakeConfig:
+    """The config bake.json records: the one applied to the raw source, keeping what was asked and
+    the labels carried (as baking the annotated render at the native rate would)."""
+    if KEEP_ALL in asked.keep:
+        return dataclasses.replace(applied, keep=asked.keep)
+    return dataclasses.replace(applied, keep=(*applied.keep, *(k for k in labels if k not in applied.keep)))
 
 
 def _videos(reader, n: int, row: dict) -> dict[str, EncodedVideo]:

@@ -11,15 +11,18 @@ Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
                                 sim.state, which render/success renders instead (pipeline.baked_render)
     RUN/dataset/train/          the training split (rendered when all its ticks were) (demoforge dataset merge)
     RUN/dataset/failures/       failed episodes, a separate split
-    RUN/annotated/              train with goal.action and goal.position (pipeline.annotate)
-    RUN/baked/                  train baked to bake_convention            (demoforge bake; or render/success
-                                without sim.state, videos copied, when only the baked ticks were rendered)
+    RUN/annotated/              the train split with goal.action, goal.position and goal.visible (pipeline.annotate);
+                                when only the baked ticks were rendered, render/success labelled instead
+    RUN/baked/                  annotated (else train) baked to bake_convention, the goal labels kept (demoforge bake;
+                                or the annotated render/success without sim.state, videos copied, when only the baked
+                                ticks were rendered)
     RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
     RUN/logs/execute/<problem>.log, RUN/.pipeline_state/<stage>.done
 
 A run that renders and bakes at a rate below the native one renders only the ticks the bake
 keeps (`pipeline.baked_render`): the render stage bakes execute/success state-only and renders
-that, the train split stays state-only, and the bake stage copies the rendered ticks into RUN/baked.
+that, the train split stays state-only, annotate labels the rendered ticks, and the bake stage copies
+them into RUN/baked. Either way RUN/baked carries the goal labels at the baked rate.
 
 Each stage is `fn(ctx) -> dict` (counts for its marker); `STAGE_OUTPUTS` names what a
 restarted stage removes first; stages in `CONTINUES` keep their partial outputs because
@@ -286,19 +289,50 @@ def _workers(ctx: RunContext, source: Path) -> int:
     return resolve_workers(ctx.config.workers, json.loads((source / "meta/info.json").read_text())["total_episodes"])
 
 
+def annotate_source(ctx: RunContext) -> tuple[Path, Path | None]:
+    """What the annotate stage labels, and the raw dataset its rows were baked from (None: its rows
+    are native ticks): the train split, or RUN/render/success when only the baked ticks were
+    rendered (the train split then has no video; those rows are execute/success's kept ticks)."""
+    if renders_baked_ticks(ctx):
+        return ctx.path("render/success"), ctx.path("execute/success")
+    return ctx.path("dataset/train"), None
+
+
 def stage_annotate(ctx: RunContext) -> dict:
     from demoforge.pipeline.annotate import annotate_dataset
 
-    train = ctx.path("dataset/train")
-    if renders_baked_ticks(ctx):
-        ctx.echo(f"annotate: only the ticks the bake keeps ({ctx.config.bake.control_freq} Hz) were rendered, so the "
-                 "train split has no video to annotate; bake at the native rate to annotate rendered frames")
+    source, native = annotate_source(ctx)
+    out = ctx.path("annotated")
     with _executor(ctx) as executor:
-        record = annotate_dataset(train, ctx.path("annotated"), warn=ctx.echo, workers=_workers(ctx, train),
+        record = annotate_dataset(source, out, native=native, warn=ctx.echo, workers=_workers(ctx, source),
                                   executor=executor)
-    _copy_source_meta(train, ctx.path("annotated"))
-    _provenance(ctx, ctx.path("annotated"), [train], "annotate")
+    _copy_source_meta(source, out)
+    _provenance(ctx, out, [source], "annotate")
+    ctx.notes["annotate"] = (f"goal labels at {record['rows']} of {source.relative_to(ctx.run_dir).as_posix()}, "
+                             f"cameras {record['cameras']}")
     return record
+
+
+def labelled(ctx: RunContext) -> Path | None:
+    """RUN/annotated when the annotate stage wrote it (the bake's source then), else None."""
+    out = ctx.path("annotated")
+    return out if ctx.config.runs("annotate") and (out / "meta/info.json").is_file() else None
+
+
+def with_labels(config, source: Path):
+    """`config` (a BakeConfig) also keeping the goal labels `source` has: the run's bake carries
+    annotate's columns without being asked (`--keep all` carries them already)."""
+    import dataclasses
+
+    from demoforge.convert.plan import KEEP_ALL
+    from demoforge.dataset import open_dataset
+    from demoforge.pipeline.annotate import LABEL_KEYS
+
+    if KEEP_ALL in config.keep:
+        return config
+    have = open_dataset(source).info.features
+    extra = tuple(k for k in LABEL_KEYS if k in have and k not in config.keep)
+    return dataclasses.replace(config, keep=(*config.keep, *extra))
 
 
 def stage_bake(ctx: RunContext) -> dict:
@@ -307,18 +341,21 @@ def stage_bake(ctx: RunContext) -> dict:
     c = ctx.config
     if c.bake.control_space is None:
         return {"baked": False, "reason": "no control_space (bake_convention)"}
+    annotated = labelled(ctx)
     if renders_baked_ticks(ctx):
         from demoforge.pipeline.baked_render import write_baked
 
-        rendered = ctx.path("render/success")
+        rendered = annotated or ctx.path("render/success")
         write_baked(rendered, ctx.path("render/ticks"), ctx.path("execute/success"), ctx.path("baked"), bake_config(c))
         _provenance(ctx, ctx.path("baked"), [rendered], "bake")
-        return {"baked": True, "convention": c.bake.control_space, "videos": "copied from the rendered baked ticks"}
-    train = ctx.path("dataset/train")
+        return {"baked": True, "convention": c.bake.control_space, "videos": "copied from the rendered baked ticks",
+                "source": rendered.relative_to(ctx.run_dir).as_posix()}
+    source = annotated or ctx.path("dataset/train")
     with _executor(ctx) as executor:
-        bake([train], ctx.path("baked"), bake_config(c, _workers(ctx, train)), executor=executor)
-    _provenance(ctx, ctx.path("baked"), [train], "bake")
-    return {"baked": True, "convention": c.bake.control_space}
+        bake([source], ctx.path("baked"), with_labels(bake_config(c, _workers(ctx, source)), source),
+             executor=executor)
+    _provenance(ctx, ctx.path("baked"), [source], "bake")
+    return {"baked": True, "convention": c.bake.control_space, "source": source.relative_to(ctx.run_dir).as_posix()}
 
 
 def final_dataset(ctx: RunContext) -> Path:
