@@ -47,7 +47,8 @@ def test_positions_match_segmentation_under_camera_jitter(tmp_path):
     config = RenderConfig(looks=(parse_look_arg("randomized:2"),), cameras=("front",), segmentation=True, seed=3)
     rendered = render_dataset(short, tmp_path / "rendered", config).root
     out = tmp_path / "annotated"
-    assert annotate_dataset(rendered, out) == {"annotated": True, "episodes": 2}
+    assert annotate_dataset(rendered, out) == {"annotated": True, "episodes": 2, "cameras": ["front"],
+                                               "rows": "every tick"}
     assert check_dataset(out) == []
     src, ds = open_dataset(rendered), open_dataset(out)
     checked = 0

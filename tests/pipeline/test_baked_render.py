@@ -16,6 +16,7 @@ from demoforge.dataset.decode import probe_video
 from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES
 from demoforge.pipeline import resolve_config, run_pipeline
+from demoforge.pipeline.annotate import LABEL_KEYS, annotate_dataset
 from demoforge.pipeline.baked_render import bake_ticks, write_baked
 from demoforge.render import RenderConfig, parse_look_arg, render_dataset
 
@@ -27,7 +28,7 @@ HZ = 30
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The pipeline's run (render plain, bake joint_target at 30 Hz) and the slow path on its
-    execute/success: render every 60 Hz tick, then bake at 30 Hz."""
+    execute/success: render every 60 Hz tick, annotate every tick, then bake at 30 Hz keeping the labels."""
     out = tmp_path_factory.mktemp("baked-render")
     config = resolve_config(None, {"experiment_id": "run", "out_dir": str(out), "smoke_test": True,
                                    "render_passes": ["plain"], "bake_convention": "joint_target",
@@ -36,7 +37,9 @@ def runs(tmp_path_factory):
     result = run_pipeline(config, echo=lines.append)
     raw = result.run_dir / "execute" / "success"
     render_dataset(raw, out / "rendered60", RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",), seed=0))
-    slow = bake([out / "rendered60"], out / "slow", BakeConfig(convention="joint_target", control_freq=HZ))
+    annotate_dataset(out / "rendered60", out / "annotated60", warn=lines.append)
+    slow = bake([out / "annotated60"], out / "slow", BakeConfig(convention="joint_target", control_freq=HZ,
+                                                                 keep=LABEL_KEYS))
     return result, slow, lines
 
 
@@ -54,11 +57,13 @@ def test_the_run_renders_only_the_baked_ticks(runs):
     assert open_dataset(run / "render" / "success").info.total_frames == baked.info.total_frames
     assert baked.info.total_frames < raw.info.total_frames * 0.55  # every second tick (each episode's last too)
     assert json.loads((run / ".pipeline_state" / "render.done").read_text())["ticks"] == "baked"
-    # the train split is the raw one, state-only; annotate says why it adds no goals
+    # the train split is the raw one, state-only; annotate labels the rendered ticks
     assert open_dataset(run / "dataset" / "train").info.video_keys == []
-    assert any("only the ticks the bake keeps" in line for line in lines)
+    assert "only the ticks the bake keeps" in result.notes["render"]
+    assert result.notes["annotate"] == "goal labels at baked ticks of render/success, cameras ['front']"
     stamp = json.loads((result.final / "meta" / "bake.json").read_text())
-    assert (stamp["control_freq"], stamp["native_freq"], stamp["stride"], stamp["kept"]) == (HZ, 60, 2, [])
+    assert (stamp["control_freq"], stamp["native_freq"], stamp["stride"]) == (HZ, 60, 2)
+    assert stamp["kept"] == list(LABEL_KEYS)  # the goal labels annotate gave the rendered ticks
     assert stamp["video"]["cameras"] == ["observation.images.front"] and stamp["rendered"]["cameras"] == ["front"]
     assert all(r["video"] == {"observation.images.front": "rendered"} for r in stamp["sources"][0]["episodes"])
     modality = json.loads((result.final / "meta" / "modality.json").read_text())
@@ -68,7 +73,8 @@ def test_the_run_renders_only_the_baked_ticks(runs):
 def test_same_data_columns_as_rendering_every_tick_then_baking(runs):
     result, slow, _ = runs
     fast, ref = open_dataset(result.final), open_dataset(slow)
-    assert _data_keys(result.final) == _data_keys(slow) == ["action", "observation.state", "raw_command"]
+    assert _data_keys(result.final) == _data_keys(slow) == \
+        ["action", "goal.action", "goal.position", "goal.visible", "observation.state", "raw_command"]
     assert fast.info.video_keys == ref.info.video_keys
     assert {k: (f.dtype, f.shape, f.names) for k, f in fast.info.features.items() if f.dtype != "video"} == \
         {k: (f.dtype, f.shape, f.names) for k, f in ref.info.features.items() if f.dtype != "video"}
@@ -85,7 +91,7 @@ def test_same_data_columns_as_rendering_every_tick_then_baking(runs):
     # the slow path re-encodes its 60 Hz videos (and says so); the fast one renders at the baked rate
     assert f["notes"] == [n for n in s["notes"] if " re-encoded, since one frame in 2 is kept" not in n]
     assert len(s["notes"]) == len(f["notes"]) + 1
-    strip = ("sha256", "video", "render")  # the slow path hashed its rendered 60 Hz source
+    strip = ("sha256", "video", "render")  # the slow path hashed its annotated 60 Hz source
     assert [{k: v for k, v in r.items() if k not in strip} for r in f["sources"][0]["episodes"]] == \
         [{k: v for k, v in r.items() if k not in strip} for r in s["sources"][0]["episodes"]]
 

@@ -1,6 +1,6 @@
 """The smoke pipeline's final dataset (rendered, baked) loads in the REAL lerobot 0.6.1 with its
 video decoded: frame counts, state and action match what we wrote, frames match our decode;
-the annotated split's goal.action and goal.position come back as written."""
+the annotated split's goal.action, goal.position and goal.visible come back as written."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_smoke_pipeline_loads_in_real_lerobot(tmp_path):
     dump, dump_annotated = probe_many(python, [root, annotated], tmp_path / "probe")
     dump, dump_annotated = require_dump(dump), require_dump(dump_annotated)
     ann = open_dataset(annotated)
-    for key in ("goal.action", "goal.position"):
+    for key in ("goal.action", "goal.position", "goal.visible"):
         want = np.concatenate([ann.read_episode(i, [key])[key] for i in ann.episode_indices])
         np.testing.assert_array_equal(dump_annotated.columns[key].reshape(want.shape), want)
     ds = open_dataset(root)

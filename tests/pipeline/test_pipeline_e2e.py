@@ -39,6 +39,8 @@ def test_smoke_pipeline_end_to_end(smoke):
         assert check_dataset(root) == [], root
     annotated = open_dataset(result.run_dir / "annotated").info.features
     assert annotated["goal.position"].shape == (2,) and annotated["goal.action"].dtype == "string"
+    assert annotated["goal.visible"].names == ["front"]
+    assert all(k in open_dataset(result.final).info.features for k in ("goal.action", "goal.position", "goal.visible"))
     # baked at the native rate: every tick is rendered, and train holds the rendered episodes
     assert not (result.run_dir / "render" / "ticks").exists()
     assert open_dataset(result.run_dir / "dataset" / "train").info.video_keys == ["observation.images.front"]
@@ -60,7 +62,8 @@ def test_smoke_pipeline_end_to_end(smoke):
 def test_provenance_contents(smoke):
     result, _ = smoke
     run = result.run_dir
-    for root, sources in ((run / "baked", ["dataset/train"]), (run / "dataset" / "train", ["render/success"])):
+    for root, sources in ((run / "baked", ["annotated"]), (run / "annotated", ["dataset/train"]),
+                          (run / "dataset" / "train", ["render/success"])):
         prov = json.loads((root / PROVENANCE_DIR / "provenance.json").read_text())
         assert prov["demoforge_version"] == "0.1.0" and len(prov["git_commit"] or "0" * 40) == 40
         assert prov["config"] == yaml.safe_load((run / "config.yaml").read_text())
@@ -133,12 +136,13 @@ def test_skip_flags(tmp_path):
     result = run_pipeline(c, echo=lines.append)
     assert result.ran == ("tasks", "execute", "merge", "annotate", "doctor")
     assert result.skipped == ("envs", "render", "bake")
-    assert any("has no observation.images.front video" in line for line in lines)  # annotate warns, copies
+    assert any("has no camera video" in line for line in lines)  # annotate warns: goal.action only
     assert not (result.run_dir / "envs").exists() and not (result.run_dir / "baked").exists()
     run_json = json.loads((result.run_dir / "execute" / "run.json").read_text())
     assert [Path(p["path"]).name for p in run_json["inputs"]] == ["stack_three-all-0000.pddl"]
     assert result.final == result.run_dir / "annotated"
-    assert "goal.position" not in open_dataset(result.final).info.features
+    features = open_dataset(result.final).info.features
+    assert "goal.position" not in features and features["goal.action"].dtype == "string"
     prov = json.loads((result.run_dir / "dataset" / "train" / PROVENANCE_DIR / "provenance.json").read_text())
     assert prov["looks"] == [] and [s["root"] for s in prov["sources"]] == ["execute/success"]
     assert state.done_stages(result.run_dir) == ["annotate", "doctor", "execute", "merge", "tasks"]

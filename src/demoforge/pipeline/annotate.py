@@ -38,7 +38,9 @@ drops; `native` names the raw dataset it was baked from, whose states place each
 native tick for the plan's tick ranges (and an episode record `bake_source` without `native` is
 refused: the plan's ticks would be read as rows).
 
-Videos are copied (remuxed), never re-encoded. Annotate is a stage run by
+Videos are copied (remuxed), never re-encoded; the source's records under meta/demoforge come
+along, so the annotated dataset bakes as its source does (`bake ANNOTATED` keeps the labels with
+`--keep goal.action,goal.position,goal.visible`). Annotate is a stage run by
 `demoforge.stage.run_stage` (contiguous runs of episodes as work items, shards merged in order),
 so a killed run resumes and the bytes do not depend on the worker count.
 """
@@ -56,7 +58,7 @@ import numpy as np
 
 from demoforge.dataset import DatasetReader, DatasetWriter, EncodedVideo, Feature, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, IMAGES_PREFIX, camera_of, episode_extras, image_key, row_extra
-from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
 from demoforge.stage import (
@@ -131,6 +133,14 @@ def native_ticks(native_states: np.ndarray, states: np.ndarray, where: str) -> n
     return ticks
 
 
+def in_view(uv: np.ndarray, depth: np.ndarray, width: int, height: int, near: float) -> np.ndarray:
+    """(N,) bool: pixels `uv` (N, 2) [px] at `depth` (N,) [m along the view axis] lie in front of the
+    camera (beyond its near clip plane `near` [m]) and inside a `width` x `height` image."""
+    u, v = uv[:, 0], uv[:, 1]
+    with np.errstate(invalid="ignore"):
+        return (depth > near) & (u >= 0) & (u < width) & (v >= 0) & (v < height)
+
+
 def episode_actions(row: dict, ticks: np.ndarray, native_length: int, where: str) -> list[str]:
     """goal.action at the native `ticks` of an episode of `native_length` ticks."""
     plan = row_extra(row, "plan")
@@ -178,7 +188,7 @@ def episode_positions(root: Path, episode: int, row: dict, cameras: tuple[str, .
             px, depth = project(centre, intr[c], world_T_camera(sc.data, ids[c]))
             if depth[0] > near:
                 uv[t, k] = px[0]
-                visible[t, k] = bool(0 <= px[0, 0] < intr[c].width and 0 <= px[0, 1] < intr[c].height)
+                visible[t, k] = in_view(px, depth, intr[c].width, intr[c].height, near)[0]
     return uv.reshape(length, -1).astype(np.float32), visible
 
 
@@ -262,9 +272,27 @@ class AnnotateStage:
         def merge(shards: list[Path], results: list[dict]) -> Path:
             merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
             merge_shards(shards, merged)
+            _copy_records(self.source, merged)
             return publish_dataset(merged, out, self.name, self.fingerprint())
 
         return MergeAtEnd(merge)
+
+
+def _copy_records(source: Path, root: Path) -> None:
+    """The source's records under meta/demoforge (controller law, vocabulary, scene inputs, render
+    looks, earlier stages' stamps) into `root`, so the annotated dataset bakes, replays and renders
+    as its source does; the shards' own merge record and the pipeline's provenance are not copied."""
+    src, dst = source / DEMOFORGE_META_DIR, root / DEMOFORGE_META_DIR
+    if not src.is_dir():
+        return
+    for entry in sorted(src.iterdir()):
+        if entry.name in ("merge.json", "pipeline") or (dst / entry.name).exists() and not entry.is_dir():
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dst / entry.name, dirs_exist_ok=True)
+        else:
+            dst.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(entry, dst / entry.name)
 
 
 def _annotate(source: Path, out: Path, episodes: list[int], cameras: tuple[str, ...], native: Path | None,
