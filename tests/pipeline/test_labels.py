@@ -21,10 +21,13 @@ from demoforge.pipeline.annotate import (
     NO_PIXEL,
     POSITION_KEY,
     VISIBLE_KEY,
+    annotate_dataset,
     frame_steps,
     in_view,
+    native_ticks,
     operator_text,
 )
+from demoforge.pipeline.config import PipelineError
 
 CAMERAS = ("front", "wrist")
 LOOKS = ("plain", "randomized:1")  # one episode drawn plainly, one under a jittered camera
@@ -73,9 +76,7 @@ def _native(run_dir, hz: int, row: dict) -> tuple[dict, np.ndarray]:
     return native, output_ticks(native["length"], 60 // hz)
 
 
-pytestmark = pytest.mark.slow
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("hz", [60, 30, 15])
 def test_run_bakes_the_goal_labels(run, hz):
     root = run(hz)
@@ -106,6 +107,7 @@ def test_run_bakes_the_goal_labels(run, hz):
         assert got[VISIBLE_KEY][:, 0].all() and (front >= 0).all() and (front < 224).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hz", [30, 15])
 def test_labels_at_a_low_rate_are_the_60_hz_labels_at_the_kept_ticks(run, hz):
     """Labelled at the rendered baked ticks or at every tick and sampled: the same numbers."""
@@ -148,6 +150,7 @@ def _marker(recorder, body: int, camera: str, radius_m: float):
     return np.array([u.mean() + 0.5, v.mean() + 0.5]), int(mask.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hz", [60, 30])
 def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
     """goal.position of RUN/baked against a magenta sphere drawn at the target's centre by the
@@ -204,3 +207,37 @@ def test_visibility_needs_the_image_and_the_front_of_the_camera():
     depth = np.array([1.0, 1.0, 1.0, 1.0, -1.0, 0.005, -0.0])
     assert in_view(uv, depth, 224, 224, near=0.01).tolist() == [True, True, False, False, False, False, False]
     assert NO_PIXEL == (-1.0, -1.0)
+
+
+def test_native_ticks_place_rows_by_their_recorded_state():
+    states = np.arange(20, dtype=float).reshape(10, 2)
+    assert native_ticks(states, states[[0, 3, 9]], "x").tolist() == [0, 3, 9]
+    with pytest.raises(PipelineError, match=r"x: rows \[1\] \(1 in all\) hold sim.state values the native"):
+        native_ticks(states, np.stack([states[0], states[0] + 0.5]), "x")
+    with pytest.raises(PipelineError, match="do not increase"):
+        native_ticks(states, states[[3, 1]], "x")
+
+
+@pytest.mark.slow
+def test_a_render_of_baked_ticks_needs_its_native_dataset(run, tmp_path):
+    """Without the raw dataset, the plan's native tick ranges would be read as the baked rows."""
+    root = run(30)
+    with pytest.raises(PipelineError, match=r"sampled by a bake \(bake_source .*pass native= the dataset"):
+        annotate_dataset(root / "render" / "success", tmp_path / "a", warn=lambda s: None)
+    with pytest.raises(PipelineError, match=r"already has \['goal.action', 'goal.position', 'goal.visible'\]"):
+        annotate_dataset(root / "annotated", tmp_path / "b", warn=lambda s: None)
+
+
+@pytest.mark.slow
+def test_write_baked_refuses_labels_the_render_lacks(run, tmp_path):
+    from demoforge.convert import BakeConfig
+    from demoforge.convert.episode import BakeError
+    from demoforge.pipeline.baked_render import write_baked
+
+    root = run(30)
+    config = BakeConfig(convention="joint_target", control_freq=30, keep=("goal.visible",))
+    with pytest.raises(BakeError, match=r"--keep \['goal.visible'\]: .* has no such columns \(no goal labels\); the "
+                                        "annotate stage adds them"):
+        write_baked(root / "render" / "success", root / "render" / "ticks", root / "execute" / "success",
+                    tmp_path / "out", config)
+    assert not (tmp_path / "out").exists()

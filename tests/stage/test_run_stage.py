@@ -21,7 +21,7 @@ from demoforge.errors import DemoforgeError
 from demoforge.pipeline.annotate import AnnotateStage, annotate_dataset
 from demoforge.stage import LocalExecutor, MergeAtEnd, ProgressEvent, StageError, chunks, run_stage
 from demoforge.stage.runner import STAMP_DIR
-from tests.convert._sources import write_raw
+from tests.convert._sources import JOINTS, N_ARM, N_STATE, law, raw_columns, write_raw
 
 
 class Killed(Exception):
@@ -156,49 +156,52 @@ def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".*-shards"))
 
 
+def _raw_with_plans(root: Path, lengths) -> Path:
+    """A state-only raw dataset (write_raw's columns) whose episodes record a two-step plan."""
+    from demoforge.dataset import DatasetWriter
+    from demoforge.raw import schema
+
+    features = schema.raw_features(n_arm=N_ARM, n_command=N_ARM, n_state=N_STATE, atoms=["(on a b)"],
+                                   joint_names=JOINTS)
+    with DatasetWriter.create(root, fps=60, features=features, robot_type="test_arm") as w:
+        for e, n in enumerate(lengths):
+            plan = [{"operator": "pick-up", "args": ["a"], "ticks": [0, 2]},
+                    {"operator": "stack", "args": ["a", "b"], "ticks": [2, n]}]
+            w.add_episode(raw_columns(n, seed=e, cams=()), task="stack", extra={"outcome": "success", "plan": plan})
+        w.write_meta_file(schema.CONTROLLER_META, law().to_json())
+    return root
+
+
 def test_annotate_resumes_and_gives_the_same_bytes(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6, 3) * 4, cams=())  # 4 items of 4; no front camera
+    src = _raw_with_plans(tmp_path / "raw", lengths=(5, 4, 6, 3) * 4)  # 4 items of 4; no camera: goal.action
     ref = tmp_path / "ref"
-    run_stage(AnnotateStage(src, False), ref)
+    run_stage(AnnotateStage(src, ()), ref)
     kill_at(monkeypatch, AnnotateStage, 1)
     with pytest.raises(Killed):
-        run_stage(AnnotateStage(src, False), tmp_path / "out")
+        run_stage(AnnotateStage(src, ()), tmp_path / "out")
     monkeypatch.undo()
     assert (tmp_path / ".out.annotate-shards" / ".shards" / "0000-episodes-0-3" / "done.json").is_file()
     with LocalExecutor(2) as two:
-        run_stage(AnnotateStage(src, False), tmp_path / "out", executor=two)
+        run_stage(AnnotateStage(src, ()), tmp_path / "out", executor=two)
     assert _tree(tmp_path / "out") == _tree(ref)
 
 
-def test_annotate_copies_a_source_without_the_camera_as_it_is(tmp_path, monkeypatch):
-    src = write_raw(tmp_path / "raw", lengths=(5, 4, 6), cams=())
-    (src / "meta" / "demoforge").mkdir(parents=True, exist_ok=True)
-    (src / "meta" / "demoforge" / "controller.json").write_text("{}")  # a stage record: the pipeline copies those
+def test_annotate_labels_a_source_without_a_camera_with_goal_action_only(tmp_path):
+    src = _raw_with_plans(tmp_path / "raw", lengths=(5, 4, 6))
     lines: list[str] = []
     out = tmp_path / "out"
-    assert annotate_dataset(src, out, warn=lines.append) == {"annotated": False, "episodes": 3}
-    assert "has no observation.images.front video" in lines[0]
-    copied = {k: v for k, v in _tree(out).items() if not k.startswith("meta/demoforge/")}
-    assert copied == {k: v for k, v in _tree(src).items() if not k.startswith("meta/demoforge/")}
-    assert sorted(p.name for p in (out / "meta" / "demoforge").rglob("*") if p.is_file()) == ["annotate.json"]
+    assert annotate_dataset(src, out, warn=lines.append) == {"annotated": True, "episodes": 3, "cameras": [],
+                                                               "rows": "every tick"}
+    assert "has no camera video" in lines[0] and "goal.action only" in lines[0]
+    ds = open_dataset(out)
+    assert "goal.position" not in ds.info.features and ds.num_frames == 15
+    assert ds.read_episode(1, ["goal.action"])["goal.action"].tolist() == ["pick a"] * 2 + ["stack a on b"] * 2
+    # the source's records come along (the controller law a bake of the annotated dataset needs)
+    assert (out / "meta" / "demoforge" / "controller.json").read_bytes() == \
+        (src / "meta" / "demoforge" / "controller.json").read_bytes()
     assert json.loads((out / STAMP_DIR / "annotate.json").read_text())["stage"] == "annotate"
-    assert open_dataset(out).num_frames == 15 and not (tmp_path / ".out.annotate-copy").exists()
-    # a copy killed half-way leaves nothing at OUT; the same call starts it again
-    real, calls = shutil.copyfile, []
-
-    def dies_on_the_second_file(a, b):
-        calls.append(a)
-        if len(calls) == 2:
-            raise Killed
-        return real(a, b)
-
-    monkeypatch.setattr(shutil, "copyfile", dies_on_the_second_file)
-    with pytest.raises(Killed):
-        annotate_dataset(src, tmp_path / "again", warn=lambda s: None)
-    monkeypatch.undo()
-    assert not (tmp_path / "again").exists() and (tmp_path / ".again.annotate-copy").is_dir()
-    annotate_dataset(src, tmp_path / "again", warn=lambda s: None)
-    assert _tree(tmp_path / "again") == _tree(out) and not (tmp_path / ".again.annotate-copy").exists()
+    with pytest.raises(DemoforgeError, match="episode 0: no demoforge/plan record"):
+        annotate_dataset(write_raw(tmp_path / "planless", lengths=(3,), cams=()), tmp_path / "x", warn=lambda s: None)
 
 
 _RAY_CHILD = """
@@ -206,7 +209,7 @@ import hashlib, json, sys
 from pathlib import Path
 from demoforge.convert import BakeConfig, bake
 from demoforge.stage.ray import RayExecutor
-from tests.convert._sources import write_raw
+from tests.convert._sources import JOINTS, N_ARM, N_STATE, law, raw_columns, write_raw
 
 tmp = Path(sys.argv[1])
 src = write_raw(tmp / "raw", lengths=(8, 6, 7))
@@ -288,7 +291,7 @@ def test_every_stage_stamps_what_it_wrote_with_its_fingerprint(tmp_path):
     baked = bake([src], tmp_path / "baked", cfg)
     record = json.loads((baked / STAMP_DIR / "bake.json").read_text())
     assert record["stage"] == "bake" and record["fingerprint"]["stage"] == "bake"
-    annotate_dataset(src, tmp_path / "annotated", warn=lambda s: None)
+    annotate_dataset(_raw_with_plans(tmp_path / "planned", (5, 4)), tmp_path / "annotated", warn=lambda s: None)
     assert json.loads((tmp_path / "annotated" / STAMP_DIR / "annotate.json").read_text())["stage"] == "annotate"
     stage = MergeStage((src, src))
     run_stage(stage, tmp_path / "merged")
