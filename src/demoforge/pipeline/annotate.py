@@ -72,7 +72,6 @@ LABEL_KEYS = (ACTION_KEY, POSITION_KEY, VISIBLE_KEY)
 NO_PIXEL = (-1.0, -1.0)  # goal.position behind the camera or without a target (goal.visible is False)
 IDLE = "idle"  # goal.action of an episode with an empty plan
 BAKE_SOURCE = "bake_source"  # episode record a bake writes: where the rows were sampled from
-_STREAM_SUFFIXES = ("_depth", "_segmentation")  # render.recorder's other streams of a camera
 # Operator words: the first argument is the block the operator moves (the target).
 _WORDS: dict[str, Callable[..., str]] = {
     "pick-up": lambda b, *r: f"pick {b}",
@@ -105,8 +104,10 @@ def frame_steps(plan: list[dict], length: int) -> list[dict | None]:
 
 def label_cameras(info) -> tuple[str, ...]:
     """The RGB cameras of a dataset's `info`, in video-key order (depth and segmentation streams left out)."""
+    from demoforge.render.recorder import DEPTH_SUFFIX, SEGMENTATION_SUFFIX
+
     return tuple(camera_of(k) for k in info.video_keys
-                 if k.startswith(IMAGES_PREFIX) and not k.endswith(_STREAM_SUFFIXES))
+                 if k.startswith(IMAGES_PREFIX) and not k.endswith((DEPTH_SUFFIX, SEGMENTATION_SUFFIX)))
 
 
 def label_features(cameras: tuple[str, ...]) -> dict[str, Feature]:
