@@ -1,7 +1,7 @@
 """Goal labels at any rate: `demoforge run` bakes the annotated dataset, so RUN/baked carries
 goal.action, goal.position and goal.visible at 60 Hz (every tick rendered and labelled) and at
 30 and 15 Hz (only the baked ticks rendered, labelled at those rows); the labels at a low rate are
-the 60 Hz labels at the kept ticks, and each position lands on a marker rendered at the target's
+the 60 Hz labels at the kept ticks, and each position lands (within 1 px) on a marker rendered at the target's
 centre through the episode's own (plain or jittered) camera."""
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def test_run_bakes_the_goal_labels(run, hz):
         ("native" if hz == 60 else "baked")
     raw = open_dataset(root / "execute" / "success")
     assert baked.info.total_episodes == 2 * raw.info.total_episodes  # two looks
+    seen = []
     for i in baked.episode_indices:
         row = baked.episode(i)
         native, ticks = _native(root, hz, row)
@@ -103,8 +104,14 @@ def test_run_bakes_the_goal_labels(run, hz):
         # goal.action: the plan step in force at each row's native tick
         assert got[ACTION_KEY].tolist() == [operator_text(steps[t]["operator"], steps[t]["args"]) for t in ticks]
         assert np.isfinite(got[POSITION_KEY]).all()
-        front = got[POSITION_KEY][:, :2]
-        assert got[VISIBLE_KEY][:, 0].all() and (front >= 0).all() and (front < 224).all()
+        for k, cam in enumerate(CAMERAS):
+            uv, h, w = got[POSITION_KEY][:, 2 * k:2 * k + 2], *feats[f"observation.images.{cam}"].shape[:2]
+            inside = (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+            np.testing.assert_array_equal(got[VISIBLE_KEY][:, k], inside, err_msg=f"episode {i} {cam}")
+        seen.append(got[VISIBLE_KEY])
+    seen = np.concatenate(seen)
+    # the front camera sees every target; the wrist camera loses the block it holds off its image's edge
+    assert seen[:, 0].all() and 0.1 < seen[:, 1].mean() < 0.9, seen.mean(axis=0)
 
 
 @pytest.mark.slow
@@ -190,7 +197,7 @@ def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
                     if seen is None or count < 0.7 * full or full < 3:
                         continue  # behind the fingers, or too small to place
                     assert got[VISIBLE_KEY][t, k]
-                    np.testing.assert_allclose(want, seen, atol=1.5, err_msg=f"episode {i} row {t} {cam}")
+                    np.testing.assert_allclose(want, seen, atol=1.0, err_msg=f"episode {i} row {t} {cam}")
                     checked[cam] += 1
                     if jittered:  # the same state through the unjittered camera lands elsewhere
                         cam0 = plain.cameras[cam]
@@ -198,7 +205,7 @@ def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
                                          world_T_camera(sc0.data, cam0))
                         moved = max(moved, float(np.abs(uv0[0] - want).max()))
     assert checked["front"] >= 16 and checked["wrist"] >= 8, checked
-    assert moved > 3.0, "the look's camera jitter should move the target by more than the tolerance"
+    assert moved > 2.0, "the look's camera jitter should move the target by more than the tolerance"
 
 
 def test_visibility_needs_the_image_and_the_front_of_the_camera():
