@@ -43,7 +43,7 @@ def test_positions_match_segmentation_under_camera_jitter(tmp_path):
     paths = write_tasks(generate_family("stack_three", count=1, seed=0), tmp_path / "tasks")
     pddl = [p for p in paths if p.name != "blocks.pddl" and p.suffix == ".pddl"]
     raw = generate(pddl, tmp_path / "run", episodes_per_problem=1, envs=1, seed=0).roots["success"]
-    short = shorten(raw, tmp_path / "short", 16)
+    short = shorten(raw, tmp_path / "short", 24)
     config = RenderConfig(looks=(parse_look_arg("randomized:2"),), cameras=("front",), segmentation=True, seed=3)
     rendered = render_dataset(short, tmp_path / "rendered", config).root
     out = tmp_path / "annotated"

@@ -41,6 +41,7 @@ render: {{looks: [plain, "randomized:1"], cameras: [front, wrist]}}
 bake: {{control_space: joint_target, control_freq: {hz}, keep: [goal.action, goal.position]}}
 """
 LABELS = [ACTION_KEY, POSITION_KEY, VISIBLE_KEY]
+RADIUS_PX = 3.0  # the marker's radius in the image [px]: small beside a block, big enough to place
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +169,6 @@ def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
 
     root = run(hz)
     annotated, baked = open_dataset(root / "annotated"), open_dataset(root / "baked")
-    radius = 0.003  # [m]
     checked, moved = {c: 0 for c in CAMERAS}, 0.0
     for i in baked.episode_indices:
         row = annotated.episode(i)
@@ -180,7 +180,7 @@ def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
         native, ticks = _native(root, hz, row)
         steps = frame_steps(row_extra(native, "plan"), native["length"])
         plain = episode_scene(root / "annotated", i)
-        sample = set(np.linspace(0, row["length"] - 1, 24).round().astype(int).tolist())
+        sample = set(np.linspace(0, row["length"] - 1, 48).round().astype(int).tolist())
         with CameraRecorder(episode_scene(root / "annotated", i), draw, CAMERAS) as rec:
             states = zip(replay_states(root / "annotated", i, rec.scene), replay_states(root / "annotated", i, plain))
             for t, (sc, sc0) in enumerate(states):
@@ -189,13 +189,15 @@ def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
                 body = sc.props[steps[ticks[t]]["args"][0]]
                 for k, cam in enumerate(CAMERAS):
                     want = got[POSITION_KEY][t, 2 * k:2 * k + 2]
-                    seen, count = _marker(rec, body, cam, radius)
                     w, h = rec.sizes[cam]
                     intr = intrinsics(rec.scene.model, rec.scene.cameras[cam], w, h)
                     _, depth = project(sc.data.xpos[body][None], intr, world_T_camera(sc.data, rec.scene.cameras[cam]))
-                    full = np.pi * (radius * intr.fy / depth[0]) ** 2  # the sphere's area when nothing covers it
-                    if seen is None or count < 0.7 * full or full < 3:
-                        continue  # behind the fingers, or too small to place
+                    if depth[0] <= 0:
+                        continue
+                    radius = RADIUS_PX * depth[0] / intr.fy  # [m]: a sphere RADIUS_PX wide at this distance
+                    seen, count = _marker(rec, body, cam, radius)
+                    if seen is None or count < 0.7 * np.pi * RADIUS_PX ** 2:
+                        continue  # behind the fingers or the image's edge
                     assert got[VISIBLE_KEY][t, k]
                     np.testing.assert_allclose(want, seen, atol=1.0, err_msg=f"episode {i} row {t} {cam}")
                     checked[cam] += 1
@@ -204,7 +206,7 @@ def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
                         uv0, _ = project(sc0.data.xpos[body][None], intrinsics(plain.model, cam0, w, h),
                                          world_T_camera(sc0.data, cam0))
                         moved = max(moved, float(np.abs(uv0[0] - want).max()))
-    assert checked["front"] >= 16 and checked["wrist"] >= 8, checked
+    assert checked["front"] >= 10 and checked["wrist"] >= 10, checked
     assert moved > 2.0, "the look's camera jitter should move the target by more than the tolerance"
 
 
