@@ -11,7 +11,6 @@ final while others are still being made).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from collections.abc import Callable, Sequence

@@ -374,8 +374,8 @@ def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[
         ostream = None
         offset = 0  # frames already in `out`
         frame_tb = Fraction(1, fps)
-        for seg in segments:
-            with av.open(str(seg)) as src:
+        for segment in segments:
+            with av.open(str(segment)) as src:
                 istream = src.streams.video[0]
                 if ostream is None:
                     ostream = dst.add_stream_from_template(istream, opaque=True)
@@ -454,8 +454,8 @@ def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = F
             dst.mux(packet)
             count += 1
     if video.histogram is None:
-        with av.open(str(out)) as seg:
-            for frame in seg.decode(video=0):
+        with av.open(str(out)) as written:
+            for frame in written.decode(video=0):
                 hist += code_histogram(frame.to_ndarray()) if depth else pixel_histogram(
                     frame.to_ndarray(format="rgb24")[None])
     return count, hist
