@@ -90,7 +90,7 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
     if is_urdf(path):
         mesh_root = (None if card.mesh_root is None
                      else resolve_model_path(card.mesh_root, card.base_dir, folder=True, key="mesh_root"))
-        spec = urdf_spec(path, card, mesh_root=mesh_root, where=f"robot card {card.name!r}")
+        spec = urdf_spec(path, card, mesh_root=mesh_root)
     else:
         spec = mujoco.MjSpec.from_file(str(path))
         _set_servo_gains(spec, card)

@@ -40,15 +40,15 @@ def mesh_path(file: str, urdf: Path, root: Path) -> list[Path]:
     return [Path(file) if Path(file).is_absolute() else urdf.parent / file]
 
 
-def urdf_spec(path: Path, card: RobotCard, *, mesh_root: Path | None, where: str) -> mujoco.MjSpec:
+def urdf_spec(path: Path, card: RobotCard, *, mesh_root: Path | None) -> mujoco.MjSpec:
     """The URDF at `path` as an MjSpec: meshes resolved, its links kept as bodies (so the card
     can name them), the card's servos added. Every problem of the card against the URDF is
-    reported at once; `where` names the card in messages."""
+    reported at once."""
     try:
         spec = mujoco.MjSpec.from_file(str(path))
     except ValueError as exc:
-        raise SimError(f"{where}: model {card.model!r}: MuJoCo cannot read the URDF {path}: {exc}; "
-                       "fix the URDF or the card's model path") from None
+        raise SimError(f"model {card.model!r}: MuJoCo cannot read the URDF {path}: {exc}; fix the URDF or the "
+                       "card's model path") from None
     # MuJoCo merges links without joints into their parent; kept, the card can name any link
     # (tcp_body: panda_hand) and the base stays a robot body rather than part of the world.
     spec.compiler.fusestatic = False
@@ -64,7 +64,7 @@ def urdf_spec(path: Path, card: RobotCard, *, mesh_root: Path | None, where: str
             mesh.file = str(found.resolve())
     problems += _joint_problems(spec, card, path)
     if problems:
-        raise SimError(f"{where}: URDF {path} does not fit the card:\n  " + "\n  ".join(problems))
+        raise SimError(f"URDF {path} does not fit robot card {card.name!r}:\n  " + "\n  ".join(problems))
     _add_servos(spec, card)
     # Neighbouring links' collision meshes overlap at every joint: the robot's geoms touch the
     # scene but not each other, as the built-in arm's (contacts need contype & conaffinity).
