@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from demoforge.errors import DemoforgeError
+from demoforge.sim.urdf import load_urdf
 from demoforge.sim import (
     SceneSpec, build_scene, card_from_dict, card_to_dict, gripper_closedness, load_card, move_joints, panda_card,
     resolve_robot, solve_ik, ur5e_2f85_card,
@@ -154,6 +155,20 @@ def test_a_joint_the_urdf_lacks_is_refused_with_the_joints_it_has(tmp_path):
 def test_a_urdf_without_gripper_joints_is_refused(tmp_path):
     msg = refusal(write_robot(tmp_path, fingers=False))
     assert "finger_joints ['fj1', 'fj2']: the URDF has no gripper joints" in msg and "gripper:" in msg
+
+
+def test_a_urdf_gripper_mount_is_refused(tmp_path):
+    mount = {"model": "tiny.urdf", "site": "tcp", "prefix": "gripper/"}
+    msg = refusal(write_robot(tmp_path, gripper=mount))
+    assert "gripper.model 'tiny.urdf' is a URDF" in msg and "mount an MJCF gripper" in msg
+
+
+def test_load_urdf_reads_limits_without_a_card(tmp_path):
+    write_robot(tmp_path)
+    model = load_urdf(tmp_path / "tiny.urdf", mesh_root=tmp_path / "ros").compile()
+    assert model.nmesh == 1 and model.joint("j2").range.tolist() == [-2.0, 2.0]
+    with pytest.raises(DemoforgeError, match="mesh 'package://tiny_description/meshes/box.obj': no file at"):
+        load_urdf(tmp_path / "tiny.urdf")
 
 
 def test_bad_urdf_keys_are_reported_together(tmp_path):

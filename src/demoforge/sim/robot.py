@@ -4,7 +4,8 @@ A card names the model (the built-in arm, an MJCF/URDF path, or `package://pkg/p
 files shipped inside an installed Python package), the arm joints and their actuators, the TCP
 site, each finger joint with its open and closed positions, the gripper actuator, the home pose
 and controller defaults. `robot_model.bind_robot` checks every name against the compiled model at once: an
-unknown finger joint is an error, because a guessed travel corrupts every gripper label.
+unknown finger joint is an error, because a guessed travel corrupts every gripper label. A URDF model
+has no actuators, sites or cameras: the card supplies them (`sim.urdf`).
 """
 
 from __future__ import annotations

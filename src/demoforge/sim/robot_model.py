@@ -108,7 +108,12 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
                               f"not in the model; bodies: {sorted(b.name for b in spec.bodies if b.name)}"))
         body.add_camera(name=card.wrist_camera, pos=list(mount.pos), quat=list(mount.quat), fovy=mount.fovy)
     if card.gripper is not None:
-        gripper = mujoco.MjSpec.from_file(str(resolve_model_path(card.gripper.model, card.base_dir)))
+        gripper_path = resolve_model_path(card.gripper.model, card.base_dir, key="gripper.model")
+        if is_urdf(gripper_path):
+            raise SimError(f"robot card {card.name!r}: gripper.model {card.gripper.model!r} is a URDF, which has no "
+                           "actuator to drive the fingers: mount an MJCF gripper, or give one URDF of arm and gripper "
+                           "as the model")
+        gripper = mujoco.MjSpec.from_file(str(gripper_path))
         site = spec.site(card.gripper.site)
         if site is None:
             sites = sorted(s.name for s in spec.sites)

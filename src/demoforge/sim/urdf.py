@@ -22,6 +22,7 @@ _MOVABLE = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
 
 
 def is_urdf(path: Path) -> bool:
+    """Whether `path` names a URDF file (by its suffix, as MuJoCo's loader decides)."""
     return path.suffix.lower() == ".urdf"
 
 
@@ -40,16 +41,40 @@ def mesh_path(file: str, urdf: Path, root: Path) -> list[Path]:
     return [Path(file) if Path(file).is_absolute() else urdf.parent / file]
 
 
+def load_urdf(path: Path, *, mesh_root: Path | None = None) -> mujoco.MjSpec:
+    """The URDF at `path` as MuJoCo reads it, its mesh paths resolved (`package://` against
+    `mesh_root`, the URDF's folder when None) and its links kept as bodies."""
+    spec, problems = _read(path, mesh_root)
+    if problems:
+        raise SimError(f"URDF {path}:\n  " + "\n  ".join(problems))
+    return spec
+
+
 def urdf_spec(path: Path, card: RobotCard, *, mesh_root: Path | None) -> mujoco.MjSpec:
-    """The URDF at `path` as an MjSpec: meshes resolved, its links kept as bodies (so the card
-    can name them), the card's servos added. Every problem of the card against the URDF is
-    reported at once."""
+    """The URDF at `path` as an MjSpec for `card`: meshes resolved, links kept as bodies (so the
+    card can name them), the card's servos added. Every problem of the card against the URDF
+    is reported at once."""
+    try:
+        spec, problems = _read(path, mesh_root)
+    except SimError as exc:
+        raise SimError(f"model {card.model!r}: {exc}; fix the URDF or the card's model path") from None
+    problems += _joint_problems(spec, card)
+    if problems:
+        raise SimError(f"URDF {path} does not fit robot card {card.name!r}:\n  " + "\n  ".join(problems))
+    _add_servos(spec, card)
+    # Neighbouring links' collision meshes overlap at every joint: the robot's geoms touch the
+    # scene but not each other, as the built-in arm's (contacts need contype & conaffinity).
+    for geom in spec.geoms:
+        geom.conaffinity = 0
+    return spec
+
+
+def _read(path: Path, mesh_root: Path | None) -> tuple[mujoco.MjSpec, list[str]]:
     try:
         spec = mujoco.MjSpec.from_file(str(path))
     except ValueError as exc:
-        raise SimError(f"model {card.model!r}: MuJoCo cannot read the URDF {path}: {exc}; fix the URDF or the "
-                       "card's model path") from None
-    # MuJoCo merges links without joints into their parent; kept, the card can name any link
+        raise SimError(f"MuJoCo cannot read the URDF {path}: {exc}") from None
+    # MuJoCo merges links without joints into their parent; kept, a card can name any link
     # (tcp_body: panda_hand) and the base stays a robot body rather than part of the world.
     spec.compiler.fusestatic = False
     root = path.parent if mesh_root is None else mesh_root
@@ -62,18 +87,10 @@ def urdf_spec(path: Path, card: RobotCard, *, mesh_root: Path | None) -> mujoco.
                             "to the folder package:// paths resolve against (the URDF's folder when unset)")
         else:
             mesh.file = str(found.resolve())
-    problems += _joint_problems(spec, card, path)
-    if problems:
-        raise SimError(f"URDF {path} does not fit robot card {card.name!r}:\n  " + "\n  ".join(problems))
-    _add_servos(spec, card)
-    # Neighbouring links' collision meshes overlap at every joint: the robot's geoms touch the
-    # scene but not each other, as the built-in arm's (contacts need contype & conaffinity).
-    for geom in spec.geoms:
-        geom.conaffinity = 0
-    return spec
+    return spec, problems
 
 
-def _joint_problems(spec: mujoco.MjSpec, card: RobotCard, path: Path) -> list[str]:
+def _joint_problems(spec: mujoco.MjSpec, card: RobotCard) -> list[str]:
     joints = {j.name: j for j in spec.joints if j.type in _MOVABLE}
     arm = [n for n in card.arm_joints if n not in joints]
     problems = [f"arm_joints {arm} not in the URDF; its movable joints: {sorted(joints)}; name the URDF's joints, "
