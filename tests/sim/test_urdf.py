@@ -30,7 +30,8 @@ FINGERS = """
 
 
 def tiny_urdf(fingers: bool = True) -> str:
-    """Base (a mesh), two revolute joints, a hand fixed to the second link, two mimic fingers."""
+    """Base (a mesh), a continuous and a revolute joint, a hand fixed to the second link, two
+    mimic fingers."""
     return f"""<robot name="tiny">
   <link name="base">{MESH}</link>
   <link name="l1">{INERTIA.format(m=1)}<collision><origin xyz="0 0 0.15"/><geometry><box size="0.04 0.04 0.3"/>
@@ -38,8 +39,8 @@ def tiny_urdf(fingers: bool = True) -> str:
   <link name="l2">{INERTIA.format(m=0.5)}<collision><origin xyz="0.15 0 0"/><geometry><box size="0.3 0.04 0.04"/>
     </geometry></collision></link>
   <link name="hand">{INERTIA.format(m=0.2)}</link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
-    <axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
+  <joint name="j1" type="continuous"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 0 1"/><limit effort="50" velocity="2"/></joint>
   <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.3"/>
     <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="50" velocity="2"/></joint>
   <joint name="hand_joint" type="fixed"><parent link="l2"/><child link="hand"/><origin xyz="0.3 0 0"/></joint>
@@ -104,6 +105,7 @@ def test_a_urdf_card_gets_its_meshes_servos_tcp_and_wrist_camera(tmp_path):
         == "robot/hand"
     assert model.body(int(robot.body_ids[0])).name == "robot/base"  # the base is the robot's, not the world's
     np.testing.assert_allclose(model.actuator_gainprm[robot.gripper_actuator, 0], 300.0)
+    # j1 is continuous: its servo is not held to a range (a [0, 0] one would pin it at 0)
     move_joints(scene, card.controller, np.array([0.3, 0.8]), 1.0, 1.0)
     move_joints(scene, card.controller, np.array([0.3, 0.8]), 1.0, 1.0)  # settle
     np.testing.assert_allclose(scene.data.qpos[robot.arm_qpos], [0.3, 0.8], atol=1e-2)

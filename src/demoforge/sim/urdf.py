@@ -120,8 +120,9 @@ def _add_servos(spec: mujoco.MjSpec, card: RobotCard) -> None:
     for name, joint, kp, kd in servos:
         act = spec.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         act.set_to_position(kp=kp, kv=kd)
-        act.ctrlrange = list(joints[joint].range)
-        act.ctrllimited = True
+        if joints[joint].range[1] > joints[joint].range[0]:  # a continuous joint has no range to hold to
+            act.ctrlrange = list(joints[joint].range)
+            act.ctrllimited = True
         if joints[joint].actfrcrange[1] > joints[joint].actfrcrange[0]:
             act.forcerange = list(joints[joint].actfrcrange)
             act.forcelimited = True
