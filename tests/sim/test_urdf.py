@@ -118,6 +118,16 @@ def test_a_urdf_card_gets_its_meshes_servos_tcp_and_wrist_camera(tmp_path):
                                .reshape(3, 3) @ [0, 0, 0.08], atol=1e-12)
 
 
+def test_tcp_quat_turns_the_added_tcp_site_in_its_body(tmp_path):
+    card = resolve_robot(write_robot(tmp_path, tcp_quat=[0.0, 1.0, 0.0, 0.0]))  # half a turn about x
+    scene = build_scene(SceneSpec(robot=card, props=()))
+    hand = scene.data.xmat[scene.model.body("robot/hand").id].reshape(3, 3)
+    np.testing.assert_allclose(scene.data.site_xmat[scene.robot.tcp_site].reshape(3, 3), hand @ np.diag([1, -1, -1]),
+                               atol=1e-12)
+    assert card_to_dict(card)["tcp_quat"] == [0.0, 1.0, 0.0, 0.0]
+    assert "tcp_quat" not in card_to_dict(load_card(write_robot(tmp_path)))
+
+
 def test_mesh_root_may_be_the_package_folder_itself(tmp_path):
     card = resolve_robot(write_robot(tmp_path, mesh_root="ros/tiny_description"))
     assert robot_meshes(card) == 1

@@ -91,6 +91,9 @@ class RobotCard:
     gravity_compensation: bool = False
     # What a URDF model cannot say. Keys left at None are left out of `card_to_dict`, so a card
     # that does not use them records as it did before they existed.
+    # Added site's orientation in tcp_body (wxyz), for a body whose frame is not the TCP's (+z the
+    # approach out of the palm, +y the pinch axis); None = the body's own.
+    tcp_quat: tuple[float, float, float, float] | None = None
     mesh_root: str | None = None  # folder URDF package:// mesh paths resolve against; None = the URDF's folder
     gripper_gains: tuple[float, float] | None = None  # URDF gripper servo (kp, kd); None = robot_model's default
     wrist_camera_mount: CameraMount | None = None  # add `wrist_camera` to a body (URDF has no cameras)
@@ -210,12 +213,13 @@ _PARSERS = {
     "gripper": (_gripper, "{model, site[, prefix]}"),
     "finger_stroke_m": (lambda v: None if v is None else float(v), "a fingertip opening [m]"),
     "gravity_compensation": (lambda v: v if isinstance(v, bool) else _numbers(None), "true or false"),
+    "tcp_quat": (lambda v: None if v is None else (_numbers(v) if len(v) == 4 else _numbers(None)), "[w, x, y, z]"),
     "mesh_root": (lambda v: None if v is None else _text(v), "a folder path or package://pkg/path"),
     "gripper_gains": (_pair, "[kp, kd] of the gripper servo, both >= 0"),
     "wrist_camera_mount": (_camera, "{body, pos: [x, y, z], quat: [w, x, y, z][, fovy]}"),
 }
 # Keys `card_to_dict` writes only when set (see RobotCard).
-_OPTIONAL = ("mesh_root", "gripper_gains", "wrist_camera_mount")
+_OPTIONAL = ("tcp_quat", "mesh_root", "gripper_gains", "wrist_camera_mount")
 
 
 def card_from_dict(raw, *, where: str, base_dir: Path | None = None) -> RobotCard:

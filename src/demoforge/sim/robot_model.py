@@ -99,7 +99,9 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
         if body is None:
             raise SimError(f"robot card {card.name!r}: tcp_body {card.tcp_body!r} not in the model; "
                            f"bodies: {sorted(b.name for b in spec.bodies if b.name)}")
-        body.add_site(name=card.tcp_site, pos=list(card.tcp_pos), size=[0.005, 0, 0], group=4)
+        site = body.add_site(name=card.tcp_site, pos=list(card.tcp_pos), size=[0.005, 0, 0], group=4)
+        if card.tcp_quat is not None:  # skills approach along the TCP's +z and pinch along its +y
+            site.quat = list(card.tcp_quat)
     if (mount := card.wrist_camera_mount) is not None:
         body = spec.body(mount.body)
         if body is None or card.wrist_camera is None:
