@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from demoforge.errors import DemoforgeError
+from demoforge.sim.lint import lint_contact_stability
 from demoforge.sim.urdf import load_urdf
 from demoforge.sim import (
     SceneSpec, build_scene, card_from_dict, card_to_dict, gripper_closedness, load_card, move_joints, panda_card,
@@ -105,6 +106,12 @@ def test_a_urdf_card_gets_its_meshes_servos_tcp_and_wrist_camera(tmp_path):
         == "robot/hand"
     assert model.body(int(robot.body_ids[0])).name == "robot/base"  # the base is the robot's, not the world's
     np.testing.assert_allclose(model.actuator_gainprm[robot.gripper_actuator, 0], 300.0)
+    # keyframe 0 is home, fingers open, as the built-in arm's: the contact linter starts from it
+    home = model.key("robot/home")
+    np.testing.assert_array_equal(home.qpos[robot.arm_qpos], card.home)
+    np.testing.assert_array_equal(home.qpos[robot.finger_qpos], [0.03, 0.03])
+    np.testing.assert_array_equal(home.ctrl, [*card.home, 0.03])
+    lint_contact_stability(model, keyframe=0)  # refused for a model without keyframe 0
     # j1 is continuous: its servo is not held to a range (a [0, 0] one would pin it at 0)
     move_joints(scene, card.controller, np.array([0.3, 0.8]), 1.0, 1.0)
     move_joints(scene, card.controller, np.array([0.3, 0.8]), 1.0, 1.0)  # settle

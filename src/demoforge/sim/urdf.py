@@ -62,6 +62,7 @@ def urdf_spec(path: Path, card: RobotCard, *, mesh_root: Path | None) -> mujoco.
     if problems:
         raise SimError(f"URDF {path} does not fit robot card {card.name!r}:\n  " + "\n  ".join(problems))
     _add_servos(spec, card)
+    _add_home_key(spec, card)
     # Neighbouring links' collision meshes overlap at every joint: the robot's geoms touch the
     # scene but not each other, as the built-in arm's (contacts need contype & conaffinity).
     for geom in spec.geoms:
@@ -126,3 +127,20 @@ def _add_servos(spec: mujoco.MjSpec, card: RobotCard) -> None:
         if joints[joint].actfrcrange[1] > joints[joint].actfrcrange[0]:
             act.forcerange = list(joints[joint].actfrcrange)
             act.forcelimited = True
+
+
+def _add_home_key(spec: mujoco.MjSpec, card: RobotCard) -> None:
+    """Keyframe `home` (arm at the card's home, fingers open), as the built-in arm and Menagerie's
+    models carry: tools that start from keyframe 0 (the contact linter) find one."""
+    if card.gripper is not None or len(card.home) != len(card.arm_joints):
+        return  # the gripper's joints join later; a length mismatch is bind_robot's to report
+    try:
+        model = spec.copy().compile()  # the qpos layout is the compiler's (tree order)
+    except ValueError:
+        return  # the scene's own compile reports it, with its message
+    qpos = model.qpos0.copy()
+    for name, q in [*zip(card.arm_joints, card.home), *((f.name, f.open) for f in card.finger_joints)]:
+        qpos[model.jnt_qposadr[model.joint(name).id]] = q
+    key = spec.add_key(name="home")
+    key.qpos = qpos.tolist()
+    key.ctrl = [*card.home, card.gripper_ctrl[0]][:model.nu]
