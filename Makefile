@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= $(shell bash scripts/find-python.sh 3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,fd,coacd,arms,report,onnx,ray,looks,mesh-arm,hdf5
+EXTRAS ?= dev,fd,coacd,arms,report,onnx,ray,looks,mesh-arm,hdf5,urdf
 export MUJOCO_GL ?= egl
 export SVT_LOG ?= 1
 

