@@ -268,3 +268,14 @@ def test_pick_and_place_with_the_pybullet_panda_urdf(urdf_panda, tmp_path):
     assert check_dataset(root) == [] and open_dataset(root).info.robot_type == "panda_urdf"
     scene = json.loads(next((root / "meta/demoforge/scenes").iterdir()).read_text())
     assert scene["robot"]["model"] == "package://pybullet_data/franka_panda/panda.urdf"
+
+
+def test_the_doctor_reads_limits_from_a_urdf_with_package_meshes():
+    """`doctor --robot-model panda.urdf`: a URDF whose meshes are package:// paths loads (they
+    resolve against its folder), and its limited joints are the ones the doctor checks."""
+    pybullet_data = pytest.importorskip("pybullet_data")
+    from demoforge.doctor.limits import model_limits
+
+    names, limits = model_limits(Path(pybullet_data.getDataPath()) / "franka_panda" / "panda.urdf")
+    assert names[:7] == tuple(f"panda_joint{k}" for k in range(1, 8)) and limits.shape == (len(names), 2)
+    assert (limits[:, 0] < limits[:, 1]).all()

@@ -78,7 +78,14 @@ def model_limits(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
     import mujoco
 
     try:
-        model = mujoco.MjModel.from_xml_path(str(path))
+        if Path(path).suffix.lower() == ".urdf":  # its package:// meshes resolved against its folder
+            from demoforge.sim.urdf import load_urdf
+
+            model = load_urdf(Path(path)).compile()
+        else:
+            model = mujoco.MjModel.from_xml_path(str(path))
+    except DemoforgeError:
+        raise
     except Exception as exc:  # mujoco raises ValueError with the parser's message
         raise DemoforgeError(f"robot model {path}: cannot load ({exc})") from exc
     names, limits = [], []
