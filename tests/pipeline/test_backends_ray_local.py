@@ -25,11 +25,12 @@ from demoforge.pipeline import config_from_dict
 from demoforge.pipeline.backends import get_backend
 from demoforge.pipeline.provenance import dataset_hash
 
-pddl, runs = json.loads(sys.argv[1]), sys.argv[2]
+pddl, runs, play = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "play"
 outs = {}
 for backend in ("local", "ray"):
     config = config_from_dict({"experiment_id": backend, "out_dir": runs, "workers": 2, "episodes_per_problem": 2,
-                               "envs": 1, "backend": backend, "progress": False})
+                               "envs": 1, "backend": backend, "progress": False,
+                               **({"play": True, "play_goals": 2} if play else {})})
     config.run_dir.mkdir(parents=True)
     summary = get_backend(backend)(config, pddl, config.run_dir / "execute")
     outs[backend] = {"episodes": summary.episodes,
@@ -38,12 +39,14 @@ print(json.dumps({**outs, "ray_left_running": ray.is_initialized()}))
 """
 
 
-def test_a_ray_of_its_own_matches_local(tmp_path):
+@pytest.mark.parametrize("kind", ["expert", "play"])
+def test_a_ray_of_its_own_matches_local(tmp_path, kind):
+    """Play data too: it is the execute stage with another expert, on whichever executor."""
     from demoforge.tasks import generate_family, write_tasks
 
     paths = write_tasks(generate_family("pnp", count=3, seed=2), tmp_path / "tasks")
     pddl = [str(p) for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl"]
-    child = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(pddl), str(tmp_path / "runs")],
+    child = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(pddl), str(tmp_path / "runs"), kind],
                            env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True, timeout=SUBPROCESS_S,
                            check=False)
     assert child.returncode == 0, child.stderr[-3000:]

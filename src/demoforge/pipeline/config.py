@@ -251,11 +251,9 @@ def _smoke_clashes(top: dict[str, Any], stages: dict[str, dict[str, Any]], sourc
 
 
 def _run_problems(top: dict[str, Any], records: dict[str, Any]) -> list[str]:
-    """What only the run as a whole can get wrong: the robot and its cameras, play on Ray."""
+    """What only the run as a whole can get wrong: the robot and its cameras."""
     problems = []
     execute, render = records["execute"], records["render"]
-    if execute.play and top["backend"] != "local":
-        problems.append("execute.play (--play): runs on the local backend only")
     robot = top.get("robot")
     if robot is not None:
         from demoforge.sim import resolve_robot

@@ -134,15 +134,7 @@ def stage_execute(ctx: RunContext) -> dict:
     from demoforge.pipeline.backends import get_backend
 
     c = ctx.config
-    if c.execute.play:
-        from demoforge.pipeline.backends.local import generate_options
-        from demoforge.pipeline.play import generate_play
-
-        inputs = execute_inputs(ctx)
-        summary = generate_play(inputs, ctx.path("execute"), goals=c.execute.goals(), workers=c.workers,
-                                **generate_options(c, inputs))
-    else:
-        summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
+    summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
                             f"failures by kind {summary.failure_kinds()}")
     return {"episodes": summary.episodes, "successes": summary.successes, "failure_kinds": summary.failure_kinds()}

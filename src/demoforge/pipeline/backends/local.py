@@ -46,6 +46,11 @@ def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
         if progress is not None:
             progress(event)
 
+    if config.execute.play:  # play data: the same stage with the play expert, on the same executor
+        from demoforge.pipeline.play import generate_play
+
+        return generate_play(inputs, out, goals=config.execute.goals(), workers=config.workers, progress=on_event,
+                             executor=executor, **generate_options(config, inputs))
     return generate(inputs, out, workers=config.workers, progress=on_event, executor=executor,
                     **generate_options(config, inputs))
 
