@@ -253,7 +253,7 @@ def _smoke_clashes(top: dict[str, Any], stages: dict[str, dict[str, Any]], sourc
 def _run_problems(top: dict[str, Any], records: dict[str, Any]) -> list[str]:
     """What only the run as a whole can get wrong: the robot and its cameras."""
     problems = []
-    execute, render = records["execute"], records["render"]
+    render = records["render"]
     robot = top.get("robot")
     if robot is not None:
         from demoforge.sim import resolve_robot
