@@ -172,23 +172,3 @@ def release_temp(fd: int) -> None:
     import os
 
     os.close(fd)
-
-
-def restart_killed(out: str | Path, *, writes: set[str], finished: str) -> bool:
-    """True (after removing `out`) when `out` holds only what an unfinished run of a
-    non-resumable command writes: names from `writes`, without its `finished` file, with no
-    live writer in it (a killed run; the command starts over). False otherwise: the caller
-    refuses `out` as it is."""
-    import os
-    import shutil
-
-    out = Path(out)
-    names = {p.name for p in out.iterdir()}
-    if not names or not names <= writes or finished in names:
-        return False
-    from demoforge.dataset.writer import STAGING_DIR, _lock
-
-    for staging in out.rglob(STAGING_DIR):
-        os.close(_lock(staging))  # DatasetLockedError while a live run writes it
-    shutil.rmtree(out)
-    return True

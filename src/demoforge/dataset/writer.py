@@ -603,3 +603,18 @@ def _check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any
             raise DatasetError(f"episode {episode}: extra {key!r} is not plain JSON ({exc}); convert it") from exc
         out[key] = value
     return out
+
+
+def restart_killed(out: str | Path, *, writes: set[str], finished: str) -> bool:
+    """True (after removing `out`) when `out` holds only what an unfinished run of a
+    non-resumable command writes: names from `writes`, without its `finished` file, with no
+    live writer in it (a killed run; the command starts over). False otherwise: the caller
+    refuses `out` as it is."""
+    out = Path(out)
+    names = {p.name for p in out.iterdir()}
+    if not names or not names <= writes or finished in names:
+        return False
+    for staging in out.rglob(STAGING_DIR):
+        os.close(_lock(staging))  # DatasetLockedError while a live run writes it
+    shutil.rmtree(out)
+    return True
