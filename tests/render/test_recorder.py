@@ -111,7 +111,8 @@ def test_unknown_camera_is_refused(raw):
     scene = episode_scene(raw, 0)
     with pytest.raises(LookError, match=r"cameras \['top'\] are not in the scene; cameras: \['front', 'side', 'wrist'\]"):
         CameraRecorder(scene, _draw(scene, "plain"), ("front", "top"))
-    assert mujoco is not None
+    with pytest.raises(LookError, match="top"):  # and with no known camera at all
+        CameraRecorder(scene, _draw(scene, "plain"), ("top",))
 
 
 def _texture(model, name: str) -> np.ndarray:
