@@ -31,7 +31,7 @@ from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.dataset.keys import camera_of
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.export.source import BakedSource, ExportError, depth_stamp
+from demoforge.export.source import BakedSource, ExportError, depth_stamp, maps_note
 
 # Depth and segmentation maps are carried and listed in modality.json (what the dataset holds: a
 # user opts in by adding one to the modality config's "video" keys), but the config feeds the model
@@ -86,7 +86,7 @@ and this export as --dataset_path. Keys are those of meta/modality.json beside i
 Convention {src.convention!r}; action parts {parts}: {"RELATIVE ones are action minus state of the same joints "
 "(meta/relative_stats.json holds their statistics for this horizon)" if src.relative_parts else
 "all ABSOLUTE (not joint positions of the state's joints)"}.
-"""
+{maps_note(src, 'the "video" keys (meta/modality.json lists them)')}"""
 
 from gr00t.configs.data.embodiment_configs import register_modality_config
 from gr00t.data.embodiment_tags import EmbodimentTag

@@ -29,7 +29,7 @@ import numpy as np
 from demoforge.dataset.keys import camera_of
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.export.source import BakedSource, ExportError, depth_stamp
+from demoforge.export.source import BakedSource, ExportError, depth_stamp, maps_note
 
 DEFAULT_HORIZON = 50  # openpi's Pi0Config.action_horizon
 OPENPI_DIR = "meta/openpi"  # the AssetsConfig folder: assets_dir = <root>/meta, asset_id = "openpi"
@@ -122,7 +122,7 @@ Convention {src.convention!r}; state {list(src.state_names)};
 action {list(src.action_names)}.
 Delta actions: {"the arm joints (DeltaActions mask below), the gripper absolute" if any(mask) else
                 "none: the actions are not joint positions of the state's joints"}.
-"""
+{maps_note(src, "IMAGES")}"""
 
 import dataclasses
 

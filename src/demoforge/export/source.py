@@ -115,6 +115,17 @@ def read_source(root: str | Path) -> BakedSource:
                                                if segmentation.is_segmentation(k, reader.info.features[k].info)))
 
 
+def maps_note(src: BakedSource, where: str) -> str:
+    """A generated config's sentence on the maps the dataset carries but `where` does not feed the model."""
+    if not (src.depth_keys or src.segmentation_keys):
+        return ""
+    parts = [f"segmentation maps {list(src.segmentation_keys)} (RGB id colours)"] if src.segmentation_keys else []
+    if src.depth_keys:
+        parts.append(f"depth maps {list(src.depth_keys)} (12-bit codes packed into RGB, code = 16 * R + G: "
+                     "metres from demoforge.dataset.depth.unpack_rgb12; never colour-jitter or resize them)")
+    return f"\nAlso in the dataset, not in {where}: " + " and ".join(parts) + ".\n"
+
+
 def depth_stamp(src: BakedSource) -> dict[str, dict[str, Any]]:
     """export.json's record of the depth maps: per key, how its RGB frames become codes and metres."""
     out = {}
