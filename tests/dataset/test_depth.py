@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import DatasetWriter, Feature, check_dataset, merge_datasets, open_dataset
-from demoforge.dataset.depth import QMAX, DepthCoding
+from demoforge.dataset.depth import (
+    QMAX, DepthCoding, code_histogram, pack_rgb12, packed_histogram, unpack_rgb12, unpack_rgb12_codes,
+)
+from demoforge.dataset.stats import pixel_histogram
 from demoforge.errors import DatasetError
 
 FEATURES = {"s": Feature("float32", (2,)),
@@ -76,3 +79,32 @@ def test_depth_merges_without_reencoding(tmp_path):
     coding = DepthCoding()
     np.testing.assert_array_equal(m.read_video(2, "observation.images.depth")[..., 0],
                                   coding.dequantize(coding.quantize(depth_episode(0)["observation.images.depth"])))
+
+
+def test_rgb12_packing_round_trips_every_code_exactly():
+    codes = np.arange(QMAX + 1, dtype=np.uint16).reshape(64, 64)
+    rgb = pack_rgb12(codes)
+    assert rgb.dtype == np.uint8 and rgb.shape == (64, 64, 3)
+    assert rgb[..., 0].max() == 255 and rgb[..., 1].max() == 15 and not rgb[..., 2].any()
+    np.testing.assert_array_equal(unpack_rgb12_codes(rgb), codes)
+    assert len({tuple(p) for p in rgb.reshape(-1, 3)}) == QMAX + 1  # 4096 distinct colours
+    # R alone is the code's top byte: an 8-bit depth image, monotonic in the code
+    np.testing.assert_array_equal(rgb[..., 0].reshape(-1), np.arange(QMAX + 1) // 16)
+    coding = DepthCoding(depth_min=0.05, depth_max=4.0, use_log=False)
+    np.testing.assert_array_equal(unpack_rgb12(rgb, coding), coding.dequantize(codes))
+
+
+def test_rgb12_unpacking_refuses_pixels_no_code_packs_to():
+    rgb = pack_rgb12(np.full((2, 4, 4), 1000, np.uint16))
+    rgb[1, 2, 3, 1] = 16  # what a lossy codec does to the low bits
+    with pytest.raises(DatasetError, match=r"front_depth: pixel \[1, 2, 3\] is RGB \[62, 16, 0\].*lossily"):
+        unpack_rgb12_codes(rgb, where="front_depth")
+    with pytest.raises(DatasetError, match="must be uint8"):
+        unpack_rgb12_codes(rgb.astype(np.float32) / 255)
+    with pytest.raises(DatasetError, match=r"must lie in \[0, 4095\], got \[0, 4096\]"):
+        pack_rgb12(np.array([0, 4096]))
+
+
+def test_packed_histogram_counts_the_packed_pixels():
+    codes = np.random.default_rng(3).integers(0, QMAX + 1, (5, 24, 32)).astype(np.uint16)
+    np.testing.assert_array_equal(packed_histogram(code_histogram(codes)), pixel_histogram(pack_rgb12(codes)))

@@ -248,12 +248,6 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         features[schema.RAW_COMMAND] = Feature("float32", (first.raw_command.shape[1],), list(command_names(first)))
     for key in cams:
         features[key] = camera_feature(key, readers[0].info.features[key], readers[0].root)
-    depth = [k for k in cams if is_depth(features[k].info)]
-    if depth and config.lerobot_format == "v2.1":
-        keep = ",".join(camera_of(k) for k in cams if k not in depth)
-        raise BakeError(f"--lerobot-format v2.1: depth maps {depth} cannot be written as v2.1, whose readers "
-                        "(lerobot <= 0.3) decode every video as 8-bit RGB; bake v3.0 (lerobot 0.6.1 reads depth "
-                        f"maps) or leave them out with --cams {keep}")
     if config.environment_state:
         from demoforge.convert.envstate import ENV_STATE, episode_environment_state
 

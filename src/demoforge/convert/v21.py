@@ -6,6 +6,12 @@ loader, the lerobot openpi pins and lerobot's v2.1 -> v3.0 converter read it. Ro
 copied from the v3 files and camera packets remuxed, so the two layouts hold the same
 data. Every reader of v2.1 runs `datasets` <= 3.6, so the parquet schemas carry its
 feature tags (`datasets3_schema`).
+
+Those readers decode every video as 8-bit RGB, and a depth map's 12-bit codes (gray12le) do
+not survive that; each depth map is therefore written with its codes packed into RGB
+(`dataset.depth.pack_rgb12`), lossless like a segmentation map, under the same key, its info
+block saying how to unpack (`depth_packing`, the coding) and its statistics those of the
+packed pixels, as the readers see them.
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from demoforge.dataset.check_v21 import EPISODES_JSONL, EPISODES_STATS_JSONL, TASKS_JSONL, V21
+from demoforge.dataset.decode import decode_at
+from demoforge.dataset.depth import DepthCoding, is_depth, pack_rgb12, packed_info_block
 from demoforge.dataset.keys import HISTOGRAM_PREFIX
 from demoforge.dataset.layout import INFO_PATH, STATS_PATH
 from demoforge.dataset.reader import DatasetReader, open_dataset, read_parquet
+from demoforge.dataset.stats import histogram_stats
 from demoforge.dataset.tables import write_parquet_atomic
-from demoforge.dataset.video import EncodedVideo, extract_segment
+from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
 
 V21_DATA_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
 V21_VIDEO_PATH = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
@@ -66,19 +75,27 @@ def write_v21_episodes(ds: DatasetReader, out: str | Path, indices, *,
         table = cached[1].filter(pc.equal(cached[1].column("episode_index"), i))
         table = table.replace_schema_metadata(datasets3_schema(table.schema).metadata)
         write_parquet_atomic(out / V21_DATA_PATH.format(episode_chunk=chunk, episode_index=i), [table])
+        packed = {}  # depth key -> (3, 256) counts of the packed pixels
         for key in videos:
+            dst = out / V21_VIDEO_PATH.format(episode_chunk=chunk, video_key=key, episode_index=i)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if is_depth(ds.info.features[key].info):
+                packed[key] = pack_depth_episode(ds, i, key, dst)
+                continue
             hist = row.get(HISTOGRAM_PREFIX + key)
             src = EncodedVideo(ds.video_path(i, key), row[f"videos/{key}/from_timestamp"],
                                row[f"videos/{key}/to_timestamp"], None if hist is None else np.asarray(hist))
-            dst = out / V21_VIDEO_PATH.format(episode_chunk=chunk, video_key=key, episode_index=i)
-            dst.parent.mkdir(parents=True, exist_ok=True)
             extract_segment(src, dst, fps=ds.info.fps)
         stats = {}
         for key in ds.info.features:
-            if f"stats/{key}/min" in row:
+            if key in packed:
+                full = histogram_stats(packed[key], int(row["length"]))
+                stats[key] = {k: full[k] for k in V21_STATS_KEYS}
+            elif f"stats/{key}/min" in row:
                 stats[key] = {k: _plain(row[f"stats/{key}/{k}"]) for k in V21_STATS_KEYS}
         rows.append({"episode": {"episode_index": i, "tasks": row["tasks"], "length": row["length"]},
-                     "stats": {"episode_index": i, "stats": stats}})
+                     "stats": {"episode_index": i, "stats": stats},
+                     "packed_depth": {k: h.tolist() for k, h in packed.items()}})
         if on_episode is not None:
             on_episode(len(rows), len(indices))
     return rows
@@ -102,14 +119,51 @@ def finish_v21(ds: DatasetReader, out: str | Path, rows: list[dict]) -> Path:
         "codebase_version": V21, "data_path": V21_DATA_PATH, "video_path": V21_VIDEO_PATH if videos else None,
         "total_chunks": (n - 1) // chunks + 1 if n else 0, "total_videos": n * len(videos),
     })
+    depth = [k for k in videos if is_depth(ds.info.features[k].info)]
+    for key in depth:
+        feature = info["features"][key]
+        h, w = ds.info.features[key].shape[:2]
+        feature.update({"shape": [h, w, 3], "names": ["height", "width", "channels"],
+                        "info": packed_info_block(DepthCoding.from_info(feature.get("info")), fps=ds.info.fps,
+                                                  height=h, width=w, g=_gop(ds, key))})
     (out / INFO_PATH).write_text(json.dumps(info, indent=4))
-    shutil.copy2(v3_root / STATS_PATH, out / STATS_PATH)
+    if depth:  # the packed pixels' statistics, exact from the episodes' packed histograms
+        stats = json.loads((v3_root / STATS_PATH).read_text())
+        frames = sum(int(r["episode"]["length"]) for r in rows)
+        for key in depth:
+            hist = sum(np.asarray(r["packed_depth"][key], np.int64) for r in rows)
+            stats[key] = histogram_stats(hist, frames)
+        (out / STATS_PATH).write_text(json.dumps(stats, indent=4))
+    else:
+        shutil.copy2(v3_root / STATS_PATH, out / STATS_PATH)
     for extra in sorted((v3_root / "meta").iterdir()):
         if extra.name.endswith(".json") and extra.name not in ("info.json", "stats.json"):
             shutil.copy2(extra, out / "meta" / extra.name)  # bake.json, modality.json
         elif extra.is_dir() and extra.name == "demoforge":
             shutil.copytree(extra, out / "meta" / extra.name)
     return out
+
+
+def pack_depth_episode(ds: DatasetReader, i: int, key: str, dst: Path) -> np.ndarray:
+    """Episode `i` of depth map `key` as RGB-packed codes (`pack_rgb12`) in a lossless gbrp mp4 at `dst`,
+    keyframes as far apart as the source's; returns the (3, 256) counts of the packed pixels."""
+    row, fps = ds.episode(i), ds.info.fps
+    n = int(row["length"])
+    codes = decode_at(ds.video_path(i, key), row[f"videos/{key}/from_timestamp"] + np.arange(n) / fps, raw=True)
+    h, w = ds.info.features[key].shape[:2]
+    enc = SegmentEncoder(dst, settings=VideoSettings(g=_gop(ds, key)), fps=fps, height=h, width=w, segmentation=True)
+    try:
+        enc.add_frames(pack_rgb12(codes))
+        enc.close()
+    except BaseException:
+        enc.abort()
+        raise
+    return enc.histogram
+
+
+def _gop(ds: DatasetReader, key: str) -> int:
+    """The keyframe interval [frames] of video `key` (the source's; lerobot's default 2 when unsaid)."""
+    return int(ds.info.features[key].info.get("video.g") or 2)
 
 
 def datasets3_schema(schema: pa.Schema) -> pa.Schema:

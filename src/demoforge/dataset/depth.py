@@ -6,6 +6,12 @@ to the writer as float depth in metres, (T, H, W) or (T, H, W, 1). Each value is
 quantized to a 12-bit code (logarithmic by default, lerobot's formula and defaults),
 stored losslessly as HEVC gray12le, and turned back into metres on read. Statistics
 are exact over the stored (quantized) depths: a 4096-bin code histogram per episode.
+
+Readers that decode every video as 8-bit RGB (lerobot <= 0.3, openpi's and GR00T's loaders)
+get depth packed into RGB instead (`pack_rgb12`, "rgb12"): R = code >> 4 and G = code & 15,
+B = 0, stored losslessly like a segmentation map; `unpack_rgb12` turns such frames back into
+metres. The high byte goes to R so that R alone is an 8-bit depth image (16 codes a level)
+that a viewer or a resizing filter treats sensibly; the low bits, G, only refine it.
 """
 
 from __future__ import annotations
@@ -16,11 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from demoforge.dataset import segmentation
 from demoforge.dataset.layout import QUANTILES
 from demoforge.errors import DatasetError
 
 QMAX = 4095  # 12-bit codes
 PIX_FMT = "gray12le"
+PACKING = "rgb12"  # the info block's `depth_packing` of depth packed into 8-bit RGB
+PACKING_FORMULA = "code = 16 * R + G (R = code >> 4, G = code & 15, B = 0)"
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,82 @@ class DepthCoding:
 
 def is_depth(info: dict[str, Any] | None) -> bool:
     return bool((info or {}).get("is_depth_map", False))
+
+
+def is_packed(info: dict[str, Any] | None) -> bool:
+    """Whether a video feature holds depth codes packed into RGB (`pack_rgb12`)."""
+    return (info or {}).get("depth_packing") == PACKING
+
+
+def metres_formula(coding: DepthCoding) -> str:
+    """How a 12-bit code becomes metres under `coding` (what `DepthCoding.dequantize` computes)."""
+    if coding.use_log:
+        return (f"metres = exp(code / {QMAX} * (log(depth_max + shift) - log(depth_min + shift)) "
+                f"+ log(depth_min + shift)) - shift, with depth_min = {coding.depth_min}, "
+                f"depth_max = {coding.depth_max}, shift = {coding.shift}")
+    return f"metres = depth_min + code / {QMAX} * (depth_max - depth_min), with depth_min = " \
+           f"{coding.depth_min}, depth_max = {coding.depth_max}"
+
+
+def pack_rgb12(codes: np.ndarray) -> np.ndarray:
+    """(..., H, W) 12-bit codes -> (..., H, W, 3) uint8 RGB: R = code >> 4, G = code & 15, B = 0."""
+    c = np.asarray(codes)
+    if c.size and (c.min() < 0 or c.max() > QMAX):
+        raise DatasetError(f"depth codes must lie in [0, {QMAX}], got [{c.min()}, {c.max()}]")
+    c = c.astype(np.uint16)
+    out = np.zeros((*c.shape, 3), np.uint8)
+    out[..., 0] = c >> 4
+    out[..., 1] = c & 15
+    return out
+
+
+def unpack_rgb12_codes(frames: np.ndarray, *, where: str = "depth frames") -> np.ndarray:
+    """(..., H, W, 3) uint8 RGB packed by `pack_rgb12` -> (..., H, W) uint16 codes.
+
+    DatasetError naming `where` when a pixel cannot come from `pack_rgb12` (G > 15 or B != 0):
+    the frames were decoded or re-encoded lossily, and their codes are lost."""
+    f = np.asarray(frames)
+    if f.dtype != np.uint8 or f.ndim < 3 or f.shape[-1] != 3:
+        raise DatasetError(f"{where}: packed depth must be uint8 (..., H, W, 3) RGB, got {f.dtype} {f.shape}; "
+                           "decode the video as rgb24 (lerobot's float frames: round(255 * x) first)")
+    bad = (f[..., 1] > 15) | (f[..., 2] != 0)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise DatasetError(f"{where}: pixel {list(at)} is RGB {f[at].tolist()}, which no 12-bit code packs to "
+                           f"({PACKING_FORMULA}); the video was decoded or re-encoded lossily: decode the exported "
+                           "mp4 itself, losslessly (PyAV frame.to_ndarray(format='rgb24'))")
+    return (f[..., 0].astype(np.uint16) << 4) | f[..., 1]
+
+
+def unpack_rgb12(frames: np.ndarray, coding: DepthCoding, *, where: str = "depth frames") -> np.ndarray:
+    """(..., H, W, 3) uint8 RGB packed by `pack_rgb12` -> (..., H, W) float32 depth [m].
+
+    `coding`: the feature's, `DepthCoding.from_info(info["features"][key]["info"])`."""
+    return coding.dequantize(unpack_rgb12_codes(frames, where=where))
+
+
+def packed_histogram(code_hist: np.ndarray) -> np.ndarray:
+    """(1, 4096) code counts -> the (3, 256) RGB pixel counts of the same pixels packed by `pack_rgb12`."""
+    h = np.asarray(code_hist, dtype=np.int64).reshape(QMAX + 1)
+    out = np.zeros((3, 256), np.int64)
+    out[0] = h.reshape(256, 16).sum(axis=1)
+    out[1, :16] = h.reshape(256, 16).sum(axis=0)
+    out[2, 0] = h.sum()
+    return out
+
+
+def packed_info_block(coding: DepthCoding, *, fps: int, height: int, width: int, g: int) -> dict[str, Any]:
+    """The info block of a depth feature packed into RGB: a lossless gbrp video (as segmentation maps)
+    that is not a lerobot depth map (`is_depth_map` False: its readers decode RGB), with how to unpack it."""
+    return {
+        "video.height": height, "video.width": width, "video.codec": "hevc",
+        "video.pix_fmt": segmentation.PIX_FMT, "video.fps": fps, "video.channels": 3, "has_audio": False, "video.g": g, "video.crf": None,
+        "video.preset": None, "video.fast_decode": 0, "video.video_backend": "pyav",
+        "video.extra_options": {"x265-params": "lossless=1"}, "is_depth_map": False,
+        "depth_packing": PACKING, "depth_min": coding.depth_min, "depth_max": coding.depth_max,
+        "shift": coding.shift, "use_log": coding.use_log, "depth_unit": "m",
+        "depth_formula": f"{PACKING_FORMULA}; {metres_formula(coding)}; demoforge.dataset.depth.unpack_rgb12",
+    }
 
 
 def code_histogram(codes: np.ndarray) -> np.ndarray:

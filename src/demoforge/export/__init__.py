@@ -10,9 +10,11 @@ a training config module with the delta-action mask (`openpi`), GR00T's modality
 relative_stats.json and modality config module (`gr00t`). `source` says which action parts
 are turned into deltas from the state, and why.
 
-Depth maps are refused by both (neither loader knows lerobot's 12-bit depth maps: each decodes
-every video as 8-bit RGB); segmentation maps are carried (lossless RGB, decoded exactly) but
-not fed to the model by the written configs, which take the RGB cameras.
+Depth and segmentation maps are carried but not fed to the model by the written configs, which
+take the RGB cameras. Neither loader reads lerobot's 12-bit depth maps (each decodes every video
+as 8-bit RGB), so each depth map keeps its key with its codes packed into RGB (R = code >> 4,
+G = code & 15, B = 0; lossless like a segmentation map); `dataset.depth.unpack_rgb12` gives
+metres back, and the feature's info block and meta/demoforge/export.json say how.
 """
 
 from demoforge.export.run import EXPORT_PATH, TRAINERS, ExportConfig, export

@@ -31,13 +31,13 @@ from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.dataset.keys import camera_of
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.export.source import BakedSource, ExportError, refuse_depth
+from demoforge.export.source import BakedSource, ExportError, depth_stamp, maps_note
 
-# Depth maps are refused: GR00T's LeRobot loader knows no depth maps and decodes every video modality
-# as 8-bit RGB. Segmentation maps are carried (lossless HEVC in RGB) and listed in modality.json, but
-# the modality config feeds the model the RGB cameras only: add one to its "video" keys to train on it.
-DEPTH_REFUSAL = ("GR00T N1.6's LeRobot loader has no depth maps and decodes every video modality as 8-bit RGB, "
-                 "so the 12-bit depth codes would reach the model as wrong values")
+# Depth and segmentation maps are carried and listed in modality.json (what the dataset holds: a
+# user opts in by adding one to the modality config's "video" keys), but the config feeds the model
+# the RGB cameras only. GR00T's loader decodes every video modality as 8-bit RGB, so depth is
+# carried packed into RGB (R = code >> 4, G = code & 15; convert.v21): a model that takes it must
+# unpack it first, and GR00T's image augmentations (colour jitter, resizing) would change its codes.
 DEFAULT_HORIZON = 16  # the action delta_indices of GR00T's examples (SO100, PointNav)
 RELATIVE_STATS = "meta/relative_stats.json"
 CONFIG_MODULE = "meta/demoforge_modality_config.py"  # imported by name (importlib.import_module(stem)): a unique one
@@ -86,7 +86,7 @@ and this export as --dataset_path. Keys are those of meta/modality.json beside i
 Convention {src.convention!r}; action parts {parts}: {"RELATIVE ones are action minus state of the same joints "
 "(meta/relative_stats.json holds their statistics for this horizon)" if src.relative_parts else
 "all ABSOLUTE (not joint positions of the state's joints)"}.
-"""
+{maps_note(src, 'the "video" keys (meta/modality.json lists them)')}"""
 
 from gr00t.configs.data.embodiment_configs import register_modality_config
 from gr00t.data.embodiment_tags import EmbodimentTag
@@ -110,8 +110,7 @@ register_modality_config(demoforge_config, embodiment_tag=EmbodimentTag.NEW_EMBO
 
 
 def check(src: BakedSource, horizon: int) -> int:
-    """Refuse what GR00T cannot load (depth maps, or only episodes shorter than the horizon)."""
-    refuse_depth(src, "gr00t", DEPTH_REFUSAL)
+    """Refuse what GR00T cannot train on (only episodes shorter than the horizon)."""
     return short_episodes(src, horizon)
 
 
@@ -140,4 +139,5 @@ def write_gr00t(root: Path, src: BakedSource, *, horizon: int) -> dict[str, Any]
         "relative_parts": list(src.relative_parts),
         "episodes_shorter_than_horizon": short,
         "segmentation_maps": list(src.segmentation_keys),  # in modality.json, not in the config's video keys
+        "depth_maps": depth_stamp(src),  # packed into RGB; in modality.json, not in the config's video keys
     }

@@ -29,7 +29,7 @@ import numpy as np
 from demoforge.dataset.keys import camera_of
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.quantiles import streaming_stats
-from demoforge.export.source import BakedSource, ExportError, refuse_depth
+from demoforge.export.source import BakedSource, ExportError, depth_stamp, maps_note
 
 DEFAULT_HORIZON = 50  # openpi's Pi0Config.action_horizon
 OPENPI_DIR = "meta/openpi"  # the AssetsConfig folder: assets_dir = <root>/meta, asset_id = "openpi"
@@ -39,11 +39,10 @@ CONFIG_MODULE = f"{OPENPI_DIR}/demoforge_config.py"
 NORM_KEYS = ("mean", "std", "q01", "q99")  # the fields of openpi.shared.normalize.NormStats
 # pi0's image slots, in the order cameras fill them (training/config.py, policies/*_policy.py)
 IMAGE_SLOTS = ("base_0_rgb", "left_wrist_0_rgb", "right_wrist_0_rgb")
-# Depth maps are refused: openpi's pinned lerobot predates lerobot's depth maps and decodes every
-# video as 8-bit RGB. Segmentation maps are carried (lossless RGB, decoded exactly) but fill no
-# slot: pi0's slots are photographs; map one in by hand in the config module's IMAGES if wanted.
-DEPTH_REFUSAL = ("openpi's pinned lerobot (LeRobot v2.1, before lerobot had depth maps) decodes every video as "
-                 "8-bit RGB, so the 12-bit depth codes would reach pi0 as wrong values, and pi0 takes RGB images only")
+# Depth and segmentation maps are carried but fill no slot: pi0's slots are photographs. Depth is
+# carried packed into RGB (R = code >> 4, G = code & 15; convert.v21), since openpi's pinned lerobot
+# decodes every video as 8-bit RGB; segmentation maps are lossless RGB already. Map one in by hand
+# in the config module's IMAGES (and unpack depth in the Inputs transform) to train on it.
 
 
 def action_chunks(state: np.ndarray, action: np.ndarray, horizon: int, mask: tuple[bool, ...]) -> np.ndarray:
@@ -66,8 +65,7 @@ def norm_stats(src: BakedSource, horizon: int) -> dict[str, Any]:
 
 
 def check(src: BakedSource, horizon: int) -> dict[str, str]:
-    """Refuse what openpi cannot load (depth maps); the image slots otherwise."""
-    refuse_depth(src, "openpi", DEPTH_REFUSAL)
+    """The image slots (ExportError when there is no RGB camera to fill one)."""
     return image_slots(src.rgb_keys)
 
 
@@ -124,7 +122,7 @@ Convention {src.convention!r}; state {list(src.state_names)};
 action {list(src.action_names)}.
 Delta actions: {"the arm joints (DeltaActions mask below), the gripper absolute" if any(mask) else
                 "none: the actions are not joint positions of the state's joints"}.
-"""
+{maps_note(src, "IMAGES")}"""
 
 import dataclasses
 
@@ -240,4 +238,5 @@ def write_openpi(root: Path, src: BakedSource, *, repo_id: str, horizon: int) ->
         "make_bool_mask": bool_mask_args(src.delta_mask) if any(src.delta_mask) else None,
         "images": image_slots(src.rgb_keys),
         "segmentation_maps": list(src.segmentation_keys),  # carried in the dataset, in no pi0 slot
+        "depth_maps": depth_stamp(src),  # carried packed into RGB, in no pi0 slot
     }

@@ -21,8 +21,8 @@ import numpy as np
 
 from demoforge.convert.bake import BAKE_PATH
 from demoforge.dataset import segmentation
-from demoforge.dataset.depth import is_depth
-from demoforge.dataset.keys import ACTION, STATE, camera_of
+from demoforge.dataset.depth import PACKING, PACKING_FORMULA, DepthCoding, is_depth, metres_formula
+from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import CODEBASE_VERSION, INFO_PATH
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.errors import DemoforgeError
@@ -51,7 +51,7 @@ class BakedSource:
     action_parts: dict[str, tuple[int, int]]  # part -> [start, end) of action
     relative_parts: tuple[str, ...]  # action parts that are positions of the same-named state part
     camera_keys: tuple[str, ...]  # video features, in info.json order
-    depth_keys: tuple[str, ...] = ()  # the depth maps among them (metres as 12-bit codes, dataset.depth)
+    depth_keys: tuple[str, ...] = ()  # the depth maps among them (12-bit codes; exported packed into RGB)
     segmentation_keys: tuple[str, ...] = ()  # the segmentation maps among them (id colours, dataset.segmentation)
 
     @property
@@ -115,14 +115,27 @@ def read_source(root: str | Path) -> BakedSource:
                                                if segmentation.is_segmentation(k, reader.info.features[k].info)))
 
 
-def refuse_depth(src: BakedSource, trainer: str, why: str) -> None:
-    """ExportError when `src` has depth maps, which `trainer`'s loader cannot read (`why`)."""
-    if not src.depth_keys:
-        return
-    keep = ",".join(camera_of(k) for k in src.camera_keys if k not in src.depth_keys)
-    fix = f"--cams {keep}" if keep else "no depth camera (render without --depth)"
-    raise ExportError(f"{src.root / INFO_PATH}: depth maps {list(src.depth_keys)} cannot be exported for {trainer}: "
-                      f"{why}; bake again without them ({fix}) and export that")
+def maps_note(src: BakedSource, where: str) -> str:
+    """A generated config's sentence on the maps the dataset carries but `where` does not feed the model."""
+    if not (src.depth_keys or src.segmentation_keys):
+        return ""
+    parts = [f"segmentation maps {list(src.segmentation_keys)} (RGB id colours)"] if src.segmentation_keys else []
+    if src.depth_keys:
+        parts.append(f"depth maps {list(src.depth_keys)} (12-bit codes packed into RGB, code = 16 * R + G: "
+                     "metres from demoforge.dataset.depth.unpack_rgb12; never colour-jitter or resize them)")
+    return f"\nAlso in the dataset, not in {where}: " + " and ".join(parts) + ".\n"
+
+
+def depth_stamp(src: BakedSource) -> dict[str, dict[str, Any]]:
+    """export.json's record of the depth maps: per key, how its RGB frames become codes and metres."""
+    out = {}
+    for key in src.depth_keys:
+        coding = DepthCoding.from_info(src.reader.info.features[key].info)
+        out[key] = {"packing": PACKING, "codes": PACKING_FORMULA, "metres": metres_formula(coding),
+                    "depth_min": coding.depth_min, "depth_max": coding.depth_max, "shift": coding.shift,
+                    "use_log": coding.use_log,
+                    "helper": "demoforge.dataset.depth.unpack_rgb12(frames, DepthCoding.from_info(feature info))"}
+    return out
 
 
 def _json(path: Path) -> dict[str, Any]:
