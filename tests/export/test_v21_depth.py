@@ -59,3 +59,16 @@ def test_v21_depth_is_packed_losslessly_with_how_to_unpack(tmp_path):
 def test_v21_depth_is_byte_identical_when_written_again(tmp_path):
     src = write(tmp_path / "v3")
     assert _digest(write_v21(src, tmp_path / "a")) == _digest(write_v21(src, tmp_path / "b"))
+
+
+def test_bake_refuses_packed_depth_instead_of_re_encoding_it_as_a_camera(tmp_path):
+    """A packed v2.1 dataset read back (`bake EXPORT`) would carry its depth as an RGB camera and
+    re-encode it lossily, losing the codes: bake refuses, naming the key and the fix."""
+    import pytest
+
+    from demoforge.convert import BakeConfig, BakeError, bake
+
+    out = write_v21(write(tmp_path / "v3"), tmp_path / "v21")
+    with pytest.raises(BakeError, match=r"depth codes packed into RGB \(rgb12.*bake the LeRobot v3.0 dataset") as err:
+        bake([out], tmp_path / "b", BakeConfig(convention="joint_pos"))
+    assert KEY in str(err.value) and not (tmp_path / "b").exists()

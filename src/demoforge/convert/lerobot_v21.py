@@ -44,6 +44,12 @@ def read_lerobot_v21(path: str | Path) -> Iterator[Episode]:
         raise BakeError(f"{root}: a LeRobot v2.1 dataset with {len(problems)} problem(s) (`demoforge dataset "
                         "check` lists them):" + listing(problems))
     info = DatasetInfo.from_json({**raw, "codebase_version": CODEBASE_VERSION}, source=str(root / INFO_PATH))
+    packed = [k for k in info.video_keys if (info.features[k].info or {}).get("depth_packing")]
+    if packed:  # RGB frames that are codes: baked as a camera they would be re-encoded lossily, the codes lost
+        raise BakeError(f"{root / INFO_PATH}: {packed} hold depth codes packed into RGB "
+                        f"({(info.features[packed[0]].info or {}).get('depth_packing')}, as `demoforge export` and "
+                        "`bake --lerobot-format v2.1` write them), which bake cannot carry back as depth; bake the "
+                        "LeRobot v3.0 dataset they were made from instead")
     if STATE not in info.features:
         raise BakeError(f"{root / INFO_PATH}: features has no {STATE!r}; bake needs [arm q..., gripper] there "
                         f"(it has {sorted(info.features)})")
