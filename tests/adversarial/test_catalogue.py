@@ -336,6 +336,7 @@ case("coverage-input-missing", ["coverage", "{tmp}/none", "{out}"], needle="none
 
 # dataset
 case("dataset-info-missing", ["dataset", "info", "{tmp}/none"], needle="none")
+case("dataset-readers-argument", ["dataset", "readers", "{tmp}/none"], needle="unexpected extra argument")
 case("dataset-info-fps-text", ["dataset", "info", "{ds}"], needle="fps", setup=_info_edit(fps="thirty"))
 case("dataset-info-latin1", ["dataset", "info", "{ds}"], needle="info.json", setup=_info_bytes(LATIN1))
 case("dataset-check-missing", ["dataset", "check", "{tmp}/none"], code=1, needle="none")

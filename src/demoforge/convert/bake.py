@@ -65,7 +65,10 @@ class BakeStage:
 
     def fingerprint(self) -> dict:
         sources = [_source_fingerprint(Path(p)) for p in self.plan.sources]
-        return json.loads(json.dumps({"stage": "bake", "config": self.plan.config.stamp(), "sources": sources}))
+        record = {"stage": "bake", "config": self.plan.config.stamp(), "sources": sources}
+        if self.plan.video_request is not None:
+            record["video_request"] = self.plan.video_request
+        return json.loads(json.dumps(record))
 
     def items(self) -> list[str]:
         return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]

@@ -77,6 +77,8 @@ class BakePlan:
     reader: str  # source reader (episode.READERS key) of the pool
     kept: tuple[str, ...] = ()  # source columns carried through (--keep, `all` expanded)
     notes: tuple[str, ...] = ()  # what the bake changes or leaves out of the sources, said aloud (bake.json, CLI)
+    video_request: dict[str, Any] | None = None  # `--vcodec auto`: the settings asked for (a re-encode's), before
+    # `auto_video` resolved them; part of the run's identity, so a rerun asking other settings is another run
 
     @property
     def rate(self) -> int:
@@ -236,6 +238,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     if not items:
         raise BakeError("bake: no episodes to bake (all failures? pass --include-failures to bake them)")
     auto = config.video_auto
+    request = {"vcodec": "auto", **config.video.to_json()} if auto else None
     if auto:
         config = replace(config, video=auto_video(readers, cams, config, stride), video_auto=False)
     first = read_episode(readers[items[0][0]], items[0][1])
@@ -260,6 +263,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
         action_parts=proj.action_parts, robot_type=pool_robot_type(readers), reader=first.reader,
         kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride, auto=auto)),
+        video_request=request,
     )
     return plan, proj
 
