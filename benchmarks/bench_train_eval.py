@@ -14,7 +14,8 @@ Per family (--families) and demo count (--demos), side by side in one run:
    (problems and placements no demo had), --episodes episodes, acting under the dataset's
    bake.json.
 
-From pixels (`--obs pixels`): the demos are rendered with one camera (--camera, default front) at
+From pixels (`--obs pixels`): the demos are rendered with the cameras of --camera (default front;
+several comma-separated, e.g. front,wrist: one image feature each) at
 --image-size under the training look (--train-look, default randomized, its train split), baked
 with the goal-only environment state (`bake --environment-state-kind goal`: the target region,
 no object pose, so the policy must find the block in the image), and a pixel ACT is trained
@@ -123,10 +124,15 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
             look = look_file(args.train_look, args.image_size, work / "looks")
             if not (work / "rendered" / "meta" / "info.json").is_file():
                 render_dataset(work / "gen" / "success", work / "rendered",
-                               RenderConfig(looks=(parse_look_arg(str(look)),), cameras=(args.camera,)), workers=2)
+                               RenderConfig(looks=(parse_look_arg(str(look)),), cameras=cameras(args)), workers=2)
             bake([work / "rendered"], baked, BakeConfig(control_freq=rate, environment_state=True,
-                                                        environment_state_kind="goal", cams=(args.camera,)))
+                                                        environment_state_kind="goal", cams=cameras(args)))
     return baked, open_dataset(baked).num_episodes
+
+
+def cameras(args: argparse.Namespace) -> tuple[str, ...]:
+    """The --camera list (pixels): each camera is rendered, baked and observed."""
+    return tuple(c.strip() for c in args.camera.split(",") if c.strip())
 
 
 def checkpoint(train: Path, steps: int) -> Path:
@@ -196,7 +202,8 @@ def main() -> None:
     ap.add_argument("--obs", choices=("state", "pixels"), default="state",
                     help="what the policy observes: arm state and object poses, or one camera, arm state and the "
                          "goal (its target region)")
-    ap.add_argument("--camera", default="front", help="--obs pixels: the camera rendered and trained on")
+    ap.add_argument("--camera", default="front", help="--obs pixels: the camera(s) rendered and trained on, "
+                                                      "comma-separated (front, wrist, side)")
     ap.add_argument("--image-size", type=int, default=96, help="--obs pixels: image height and width [px]")
     ap.add_argument("--train-look", default="randomized:train", help="--obs pixels: the look the demos are "
                     "rendered under (a shipped look, :train or :test for its split)")
@@ -237,7 +244,7 @@ def evaluate(py: str, family: str, model: Path, baked: Path, out: Path, log: Pat
              look: Path | None) -> dict:
     """lerobot-eval of `model` on the family's test split (from pixels: under `look`); eval_info.json."""
     if not (out / "eval_info.json").is_file():
-        pixels = [] if look is None else [f"--env.cameras={args.camera}", f"--env.look={look}",
+        pixels = [] if look is None else [f"--env.cameras={','.join(cameras(args))}", f"--env.look={look}",
                                           f"--env.observation_height={args.image_size}",
                                           f"--env.observation_width={args.image_size}"]
         length = [] if args.episode_length is None else [f"--env.episode_length={args.episode_length}"]
@@ -256,7 +263,7 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
     py = sys.executable
     name = f"{family}-{demos}"
     if args.obs == "pixels":
-        name += f"-pixels-{args.camera}{args.image_size}-{args.train_look.replace(':', '-')}"
+        name += f"-pixels-{'+'.join(cameras(args))}{args.image_size}-{args.train_look.replace(':', '-')}"
     if args.policy_arg and not args.variant:
         sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
     if args.variant:

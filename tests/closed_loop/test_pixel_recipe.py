@@ -1,5 +1,5 @@
 """The pixel recipe of benchmarks/bench_train_eval.py, in small: demos rendered under a training
-look at a chosen size, baked with the goal-only environment state, a from-scratch pixel ACT
+look at a chosen size with two cameras, baked with the goal-only environment state, a from-scratch pixel ACT
 trained for a few steps with stock lerobot-train, and lerobot-eval from pixels on the demoforge
 env under two looks."""
 
@@ -25,18 +25,22 @@ def test_the_pixel_recipe_trains_and_evaluates_from_pixels(tmp_path):
            "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, str(BENCH), "--obs", "pixels", "--families", "pnp", "--demos", "2",
                            "--steps", "2", "--episodes", "2", "--episode-length", "6", "--batch-size", "2",
-                           "--image-size", "64", "--eval-looks", "plain,randomized:test", "--work", str(tmp_path)],
+                           "--image-size", "64", "--camera", "front,wrist", "--eval-looks", "plain,randomized:test",
+                           "--work", str(tmp_path)],
                           capture_output=True, text=True, env=env, timeout=SUBPROCESS_S)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     assert proc.stdout.strip().splitlines()[-1].startswith("headline: pnp[plain] ")
-    work = tmp_path / "pnp-2-pixels-front64-randomized-train"
+    work = tmp_path / "pnp-2-pixels-front+wrist64-randomized-train"
     baked = open_dataset(work / "baked")
-    assert baked.info.features["observation.images.front"].shape[:2] == (64, 64)
+    for camera in ("front", "wrist"):  # both cameras rendered, baked and (below) observed by the policy
+        assert baked.info.features[f"observation.images.{camera}"].shape[:2] == (64, 64)
     assert baked.info.features["observation.environment_state"].shape == (10,)  # the target region only
     assert json.loads((work / "baked" / "meta" / "bake.json").read_text())["environment_state"]["kind"] == "goal"
     for look in ("plain-train-64", "randomized-test-64"):
         info = json.loads((work / f"eval-2-2-{look}" / "eval_info.json").read_text())
         assert info["overall"]["n_episodes"] == 2
+    config = json.loads((work / "train" / "checkpoints" / "000002" / "pretrained_model" / "config.json").read_text())
+    assert {"observation.images.front", "observation.images.wrist"} <= set(config["input_features"])
 
 
 def test_the_plugin_observes_the_environment_state_kind_its_dataset_was_baked_with(family_run, tmp_path):
