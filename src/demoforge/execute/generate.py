@@ -51,7 +51,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.envs.materials import MaterialError, material_ref
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
-from demoforge.execute.problems import ExecuteError, Problem, check_goals, load_problems
+from demoforge.execute.problems import ExecuteError, Problem, check_goals, check_skills, load_problems
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
@@ -404,6 +404,7 @@ def generate(
         check_materials(problems, warn=warn or print_warning)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
         refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
+        check_skills(problems)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)

@@ -145,6 +145,26 @@ def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
         raise ExecuteError("cannot generate:" + listing(bad))
 
 
+def check_skills(problems: list[Problem]) -> None:
+    """Raise before a run starts if a problem's domain has an operator with no skill: the expert
+    could not act out a plan that uses it. (A predicate with no evaluator over the MuJoCo state is
+    refused earlier, when the problem is bound to its scene: `symbolic.binding`.)"""
+    from demoforge.skills import SKILLS
+
+    bad, seen = [], set()
+    for p in problems:
+        if p.task.domain_file in seen:
+            continue
+        seen.add(p.task.domain_file)
+        operators = sorted(a.name for a in p.task.domain.actions)
+        no_skill = [o for o in operators if o not in SKILLS]
+        if no_skill:
+            bad.append(f"{p.task.domain_file}: operator(s) {no_skill} have no skill; skills: {sorted(SKILLS)}")
+    if bad:
+        raise ExecuteError("cannot generate: the domain has operators the expert cannot act out (drop them from "
+                           "the domain, or use those with skills):" + listing(bad))
+
+
 def problem_key(name: str) -> int:
     """A stable integer for a problem name (seed entropy)."""
     return zlib.crc32(name.encode("utf-8"))
