@@ -370,6 +370,7 @@ case("lint-keyframe-index", ["sim", "lint", "{f}", "--keyframe", "99"], needle="
 
 # tasks
 TG = ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out", "{out}"]
+case("tasks-list-argument", ["tasks", "list", "{tmp}/none"], needle="unexpected extra argument")
 case("tasks-gen-family", ["tasks", "gen", "towers", "--count", "1", "--seed", "0", "--out", "{out}"],
      needle="towers")
 case("tasks-gen-count-zero", ["tasks", "gen", "pnp", "--count", "0", "--seed", "0", "--out", "{out}"],

@@ -28,3 +28,18 @@ def test_a_bad_preset_or_a_block_name_is_refused_and_nothing_written(tmp_path):
                                    "--out", str(tmp_path / "b")])
     assert res.exit_code == 2 and "materials.red: no such prop" in res.output and "`blocks`" in res.output, res.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_tasks_list_shows_each_operator_s_skill_and_each_predicate_s_evaluator():
+    """`tasks list`: the installed domains with what acts out each operator and observes each
+    predicate (static ones need no evaluator), and the families."""
+    res = CliRunner().invoke(app, ["tasks", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    blocks = out["domains"]["blocks"]
+    assert blocks["operators"] == {op: True for op in ("flip", "pick-up", "place-in-region", "put-down", "rotate",
+                                                       "stack", "unstack")}
+    assert {p for p, how in blocks["predicates"].items() if how == "static"} == {"adjacent", "tip_yaw", "yaw_step"}
+    assert "no evaluator" not in blocks["predicates"].values() and "pnp" in out["families"]
+    text = CliRunner().invoke(app, ["tasks", "list"])
+    assert text.exit_code == 0 and "operators: flip, pick-up" in text.output and "NO SKILL" not in text.output

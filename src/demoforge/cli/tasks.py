@@ -24,6 +24,54 @@ def families() -> None:
         typer.echo(f"{name:12s} n={default_n} (min {min_n})")
 
 
+@app.command("list")
+def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text.")) -> None:
+    """What is installed to run tasks with: each library domain with its operators (and the skill that
+    acts each out, or none) and its predicates (and whether the simulator evaluates it, or it is
+    static), and the task families."""
+    import json
+
+    from demoforge.skills import SKILLS
+    from demoforge.symbolic.predicates import EVALUATORS
+    from demoforge.tasks import DOMAINS, parse_domain
+    from demoforge.tasks.library import domain_path
+
+    out = {"domains": {}, "families": {n: {"n": d, "min_n": m} for n, (d, m, _) in sorted(FAMILIES.items())}}
+    for name in sorted(DOMAINS):
+        domain = parse_domain(domain_path(name).read_text(encoding="utf-8"), file=str(domain_path(name)))
+        changed = {p.name for a in domain.actions for p in _effect_predicates(a.effect)}
+        out["domains"][name] = {
+            "file": str(domain_path(name)),
+            "operators": {a.name: a.name in SKILLS for a in sorted(domain.actions, key=lambda a: a.name)},
+            "predicates": {p.name: ("evaluated" if p.name in EVALUATORS else "static" if p.name not in changed
+                                    else "no evaluator") for p in sorted(domain.predicates, key=lambda p: p.name)},
+        }
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    for name, d in out["domains"].items():
+        typer.echo(f"domain {name} ({d['file']})")
+        typer.echo("  operators: " + ", ".join(f"{o}" + ("" if ok else " (NO SKILL)") for o, ok in d["operators"].items()))
+        typer.echo("  predicates: " + ", ".join(f"{p} ({how})" for p, how in d["predicates"].items()))
+    typer.echo("families: " + ", ".join(f"{n} (n={f['n']})" for n, f in out["families"].items()))
+
+
+def _effect_predicates(effect):
+    """The predicates an action's effect (a pddl formula: and, not, forall, when) sets or clears."""
+    from pddl.logic.predicates import Predicate
+
+    if isinstance(effect, Predicate):
+        yield effect
+        return
+    for attr in ("operands", "argument", "effect", "condition"):
+        part = getattr(effect, attr, None)
+        if part is None:
+            continue
+        for sub in (part if isinstance(part, (list, tuple, frozenset, set)) else (part,)):
+            if attr != "condition":
+                yield from _effect_predicates(sub)
+
+
 @app.command("gen")
 @stage_command(TasksOptions, exclude=("family",))
 def gen(
