@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow  # spawns workers
 
 @pytest.fixture(scope="module")
 def four(tmp_path_factory):
-    """Four pick-and-place problems: more items than slots."""
+    """Four pick-and-place problems: more items than slots with an item per problem
+    (`problems_per_process=1`, which the tests of slots and kills pass)."""
     return problem_files(tmp_path_factory.mktemp("four"), "pnp", 4)
 
 
@@ -84,8 +85,11 @@ def test_a_killed_worker_is_reported_and_its_run_resumes(four, reference, tmp_pa
             os.kill(child.pid, signal.SIGKILL)
             killed.append(event.item)
 
+    # an item per problem, so there are more items than slots: the worker is still busy (it takes the next
+    # item) when its first episode's event arrives here; with two items of two it may have finished its only one
     with pytest.raises(ExecuteError, match="died .*rerun the same command"):
-        generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
+        generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress,
+                 problems_per_process=1)
     assert killed and not (out / "success").exists()
     generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)
     assert _outputs(out) == reference
@@ -129,7 +133,7 @@ def progress(event):
         with open(out + ".worker-events", "a") as f:
             f.write(json.dumps(dataclasses.asdict(event)) + "\\n")
 if __name__ == "__main__":
-    generate(paths, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress)
+    generate(paths, out, episodes_per_problem=2, envs=1, workers=2, seed=3, progress=progress, problems_per_process=1)
 """
 
 
