@@ -24,7 +24,8 @@ from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import EncodedVideo, VideoSettings
-from demoforge.dataset.writer import STAGING_DIR, DatasetWriter, _lock
+from demoforge.dataset.locks import STAGING_DIR, lock_staging
+from demoforge.dataset.writer import DatasetWriter
 from demoforge.errors import DatasetError, listing
 from demoforge.guard import guard_output_dir
 
@@ -70,7 +71,7 @@ def remove_stale(partial: Path) -> None:
     """Remove `partial`, a temporary root left by a killed run, unless a live writer holds it."""
     staging = partial / STAGING_DIR
     if staging.is_dir():
-        os.close(_lock(staging))  # DatasetLockedError while another run writes it
+        os.close(lock_staging(staging))  # DatasetLockedError while another run writes it
     if partial.exists():
         shutil.rmtree(partial)
 

@@ -9,7 +9,6 @@ at most the episode in progress. `finalize()` joins the segments into lerobot's 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -33,9 +32,9 @@ from demoforge.dataset.stats import numeric_stats
 from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
 from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
-from demoforge.errors import DatasetError, DatasetLockedError, EmptyDatasetError
+from demoforge.dataset.locks import STAGING_DIR, lock_staging
+from demoforge.errors import DatasetError, EmptyDatasetError
 
-STAGING_DIR = ".demoforge-staging"
 _MB = 1024 * 1024
 _BATCH = 16  # camera frames per encoder call (and per add_frame hand-off to an encoder lane)
 
@@ -155,18 +154,18 @@ class DatasetWriter:
         staging, unborn = root / STAGING_DIR, root / (STAGING_DIR + ".new")
         made_root = not root.exists()
         if unborn.is_dir():  # a create killed before its staging was whole: nothing in it to keep
-            os.close(_lock(unborn))  # unless another create is making it right now
+            os.close(lock_staging(unborn))  # unless another create is making it right now
             shutil.rmtree(unborn)
         if root.exists() and any(root.iterdir()):
             if staging.exists():
-                os.close(_lock(staging))  # a live writer gets the lock error, not the "non-empty" one
+                os.close(lock_staging(staging))  # a live writer gets the lock error, not the "non-empty" one
             raise DatasetError(
                 f"{root}: not empty; choose a new root, or call DatasetWriter.resume({str(root)!r}) "
                 "to continue an interrupted run"
             )
         # The staging folder is built under another name and renamed into place whole, so a
         # staging folder always has its config: a run killed in here leaves nothing to resume.
-        fd = _lock(unborn)
+        fd = lock_staging(unborn)
         try:
             for sub in ("data", "episodes",
                         *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")):
@@ -192,7 +191,7 @@ class DatasetWriter:
             if (root / INFO_PATH).is_file():
                 raise DatasetError(f"{root}: already finalized; write a new root and merge the two to extend it")
             raise DatasetError(f"{root}: no interrupted demoforge dataset here to resume (no {STAGING_DIR}/)")
-        fd = _lock(staging)
+        fd = lock_staging(staging)
         try:
             config = WriterConfig.from_json(json.loads((staging / "config.json").read_text()))
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -576,20 +575,6 @@ class DatasetWriter:
             self._lock_fd = -1
 
 
-def _lock(staging: Path) -> int:
-    staging.mkdir(parents=True, exist_ok=True)
-    fd = os.open(staging / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise DatasetLockedError(
-            f"{staging.parent}: another writer holds this dataset ({staging / 'lock'}); wait for it to finish "
-            "or write to another root"
-        ) from None
-    return fd
-
-
 def _check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any]:
     if extra is None:
         return {}
@@ -603,18 +588,3 @@ def _check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any
             raise DatasetError(f"episode {episode}: extra {key!r} is not plain JSON ({exc}); convert it") from exc
         out[key] = value
     return out
-
-
-def restart_killed(out: str | Path, *, writes: set[str], finished: str) -> bool:
-    """True (after removing `out`) when `out` holds only what an unfinished run of a
-    non-resumable command writes: names from `writes`, without its `finished` file, with no
-    live writer in it (a killed run; the command starts over). False otherwise: the caller
-    refuses `out` as it is."""
-    out = Path(out)
-    names = {p.name for p in out.iterdir()}
-    if not names or not names <= writes or finished in names:
-        return False
-    for staging in out.rglob(STAGING_DIR):
-        os.close(_lock(staging))  # DatasetLockedError while a live run writes it
-    shutil.rmtree(out)
-    return True

@@ -29,7 +29,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute.record import run_layout
 from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
 from demoforge.execute.vecenv import VecSimEnv
-from demoforge.dataset.writer import restart_killed
+from demoforge.dataset.locks import restart_killed
 from demoforge.guard import guard_output_dir
 from demoforge.policy.evaluate import recorded_start, recorded_task
 from demoforge.policy.protocol import PolicyError

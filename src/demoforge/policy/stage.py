@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from demoforge.dataset.layout import write_json_atomic
-from demoforge.dataset.writer import restart_killed
+from demoforge.dataset.locks import restart_killed
 from demoforge.policy.metrics import Tally, summary_json, summary_markdown
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
