@@ -62,3 +62,27 @@ def test_bake_writes_the_goal_symbol_the_env_observes(flip_run, tmp_path):
     np.testing.assert_array_equal(state[:, -6:], np.tile([float(f == face) for f in FACES], (len(state), 1)))
     stamp = json.loads((baked / "meta/bake.json").read_text())
     assert stamp["environment_state"]["names"] == names
+
+
+def test_the_goal_face_is_given_where_it_points_now():
+    """Flip's objects kind gives the goal face's world direction (before the one-hot): its
+    rotated block axis, (0, 0, 1) exactly when the face is up. The goal kind (no object pose)
+    leaves it out."""
+    env = FamilyEnv(FamilyEnvConfig(task="flip", split="test", problems=6, episodes=6))
+    names = env.names()["environment_state"]
+    at = names.index("goal_0.face_x")
+    assert names[at:at + 3] == ["goal_0.face_x", "goal_0.face_y", "goal_0.face_z"] and names[at + 3] == "goal_0.px"
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        face = next(a for a in env.goals[env.p] if a[0] == "face_up")
+        row = env.layout.objects.index(face[1])
+        state = obs["environment_state"]
+        w, x, y, z = state[10 * row + 3:10 * row + 7]
+        rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        axis = rot[:, "xyz".index(face[2][1])] * (1 if face[2][0] == "p" else -1)
+        np.testing.assert_allclose(state[at:at + 3], axis, atol=1e-5)
+        assert state[at + 2] < 0.9, "a flip starts with its goal face not up"
+    goal_kind = FamilyEnv(FamilyEnvConfig(task="flip", split="test", problems=6, episodes=6, environment_state="goal"))
+    assert not any(".face_" in n for n in goal_kind.names()["environment_state"])

@@ -31,6 +31,13 @@ no object pose carries, so both kinds end with it, one-hot: per such argument, i
 one number per symbol of its set (`goal_<j>.<symbol>`, 1 for the goal's). Without it a policy
 sees where the block is but not which face or heading it must end with. A goal with no such
 symbol (stack, unstack, pnp) adds nothing, so its width is 10 numbers per object.
+
+Goal faces now: the `objects` kind also gives, per face goal (`(face_up x f)`), where face f of
+block x points in the world now (its outward unit axis, `goal_<j>.face_<x|y|z>`), before the
+one-hot part; (0, 0, 1) once the goal holds. The one-hot names the face in the block's frame,
+so a policy would have to compose it with the block's quaternion to know which way to tip the
+block; this gives the composition, the push direction readable off its horizontal part. The
+`goal` kind (no object pose, for pixel policies) leaves it out.
 """
 
 from __future__ import annotations
@@ -57,15 +64,17 @@ class ObjectLayout:
     fixed: np.ndarray  # (k, 7) pose of each fixed object (rows of moving objects unused)
     goal: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the goal symbols, one-hot (`goal_code`), appended after the objects
     goal_names: tuple[str, ...] = ()  # a name per number of `goal`
+    faces: tuple[tuple[int, int, float], ...] = ()  # per face goal: (object row, block axis 0-2, sign): "Goal faces now"
+    face_names: tuple[str, ...] = ()  # three per face goal
 
     @property
     def width(self) -> int:
-        return PER_OBJECT * len(self.objects) + len(self.goal)
+        return PER_OBJECT * len(self.objects) + 3 * len(self.faces) + len(self.goal)
 
     @property
     def names(self) -> list[str]:
         """A feature name per number of the environment state."""
-        return state_names(len(self.objects)) + list(self.goal_names)
+        return state_names(len(self.objects)) + list(self.face_names) + list(self.goal_names)
 
 
 def state_names(n_objects: int) -> list[str]:
@@ -118,7 +127,26 @@ def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
             x0, x1, y0, y1 = binding.region_box[binding.regions.index(name)]
             fixed[k, :3] = ((x0 + x1) / 2, (y0 + y1) / 2, binding.table_top_z)
             qpos.append(-1)
-    return ObjectLayout(order, tuple(qpos), fixed, *goal_code(goal))
+    return ObjectLayout(order, tuple(qpos), fixed, *goal_code(goal), *goal_faces(goal, order, tuple(qpos)))
+
+
+def goal_faces(goal: list[tuple], order: tuple[str, ...],
+               qpos: tuple[int, ...]) -> tuple[tuple[tuple[int, int, float], ...], tuple[str, ...]]:
+    """(per face goal of a moving object: its row in `order`, block axis, sign; their names)
+    (see "Goal faces now" in the module docstring). `j` counts goal symbols as `goal_code` does."""
+    faces: list[tuple[int, int, float]] = []
+    names: list[str] = []
+    j = 0
+    for atom in goal:
+        for arg in atom[1:]:
+            if not any(arg in s for s in SYMBOL_SETS):
+                continue
+            if arg in FACES and atom[1] in order and qpos[order.index(atom[1])] >= 0:
+                axis = "xyz".index(arg[1])
+                faces.append((order.index(atom[1]), axis, 1.0 if arg[0] == "p" else -1.0))
+                names.extend(f"goal_{j}.face_{c}" for c in "xyz")
+            j += 1
+    return tuple(faces), tuple(names)
 
 
 KINDS = ("objects", "goal")  # what observation.environment_state holds (see the module docstring)
@@ -136,7 +164,7 @@ def layout_of(kind: str, scene, binding, goal: list[tuple]) -> ObjectLayout:
         raise DemoforgeError(f"environment state 'goal': the goal {[' '.join(a) for a in goal]} names no region "
                              "and no face or yaw, so it has no target to give; use the 'objects' kind for this task")
     return ObjectLayout(tuple(layout.objects[k] for k in keep), tuple(layout.qpos[k] for k in keep),
-                        layout.fixed[keep], layout.goal, layout.goal_names)
+                        layout.fixed[keep], layout.goal, layout.goal_names)  # no goal faces: they read object poses
 
 
 def environment_state(layout: ObjectLayout, qpos: np.ndarray, tcp: np.ndarray) -> np.ndarray:
@@ -156,7 +184,18 @@ def environment_state(layout: ObjectLayout, qpos: np.ndarray, tcp: np.ndarray) -
             out[..., k, :3] = pose[..., :3]
             out[..., k, 3:7] = pose[..., 3:] * sign
     out[..., len(POSE):] = out[..., :3] - tcp[..., None, :]
-    objects = out.reshape(*lead, PER_OBJECT * len(layout.objects))
-    if not len(layout.goal):
-        return objects
-    return np.concatenate([objects, np.broadcast_to(layout.goal, (*lead, len(layout.goal)))], axis=-1)
+    parts = [out.reshape(*lead, PER_OBJECT * len(layout.objects))]
+    parts += [face_axis(out[..., k, 3:7], axis) * sign for k, axis, sign in layout.faces]
+    if len(layout.goal):
+        parts.append(np.broadcast_to(layout.goal, (*lead, len(layout.goal))))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+
+
+def face_axis(quat: np.ndarray, axis: int) -> np.ndarray:
+    """(..., 3) column `axis` of the rotation matrix of unit quaternions (..., 4) (MuJoCo wxyz):
+    where the block's axis points in the world."""
+    w, x, y, z = np.moveaxis(quat, -1, 0)
+    cols = ((1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)),
+            (2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x)),
+            (2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)))
+    return np.stack(cols[axis], axis=-1)
