@@ -1,0 +1,80 @@
+"""The task-package registry (demoforge.tasks.package, public as demoforge.taskapi): the blocks world
+registered through it, clashes and bad specs refused naming both sides, missing pieces named before
+any episode."""
+
+from pathlib import Path
+
+import pytest
+
+from demoforge import taskapi as T
+from demoforge.errors import DemoforgeError
+from demoforge.skills import SKILLS
+from demoforge.tasks import FAMILIES, domain_text, generate_family, parse_task
+from demoforge.tasks import package as registry
+from demoforge.tasks.package import missing_pieces
+from demoforge.tasks.families import DOMAIN_NAME
+
+@pytest.fixture
+def isolated(monkeypatch):
+    """The registry as it was before the test (packages loaded by a test do not leak into others)."""
+    registry.packages()
+    monkeypatch.setattr(registry, "_PACKAGES", dict(registry._PACKAGES))
+    monkeypatch.setattr(registry, "_LOADED", [])
+    monkeypatch.setenv(registry.ENV_VAR, "")
+
+
+def test_the_blocks_world_is_one_registered_package():
+    (blocks, *_) = T.packages()
+    assert blocks.name == "blocks" and blocks.origin == "built-in"
+    assert set(blocks.skills) == set(SKILLS) == {"flip", "pick-up", "place-in-region", "put-down", "rotate", "stack",
+                                                "unstack"}
+    assert set(blocks.families) <= set(FAMILIES) and "pnp" in FAMILIES
+    assert set(blocks.object_types) == {"block", "region"}
+    assert registry.owner("predicates", "in_region") is blocks and "in_region" in blocks.predicates
+    assert domain_text("blocks") == blocks.domain_text()
+
+
+def test_the_blocks_entry_point_is_declared():
+    text = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+    assert '[project.entry-points."demoforge.tasks"]' in text and 'blocks = "demoforge.taskapi.blocks"' in text
+
+
+def test_a_clash_names_both_packages(isolated):
+    body = SKILLS["stack"].body
+    dup = T.TaskPackage("dup", domain="(define (domain dup))", skills={"stack": T.Skill("stack", ("?x", "?y"), body)},
+                        families={"pnp": FAMILIES["pnp"]})
+    with pytest.raises(T.TaskPackageError) as err:
+        T.register(dup)
+    msg = str(err.value)
+    assert "skill 'stack' is provided by both 'blocks' (built-in) and 'dup'" in msg
+    assert "family 'pnp'" in msg and "rename" in msg
+    assert "dup" not in [p.name for p in T.packages()]
+
+
+def test_bad_specs_are_refused_with_the_fix(isolated, tmp_path):
+    with pytest.raises(T.TaskPackageError, match="no such file"):
+        T.load_package(tmp_path / "missing.py")
+    empty = tmp_path / "empty_task.py"
+    empty.write_text("X = 1\n")
+    with pytest.raises(T.TaskPackageError, match="defines no PACKAGE.*PACKAGE = TaskPackage"):
+        T.load_package(empty)
+    with pytest.raises(T.TaskPackageError, match="no module 'no_such_task_module'"):
+        T.load_package("no_such_task_module")
+
+
+def test_an_unknown_family_names_the_families_and_the_fix():
+    with pytest.raises(DemoforgeError, match=r"unknown task family 'nosuch'; families: .*pnp.*--task-package"):
+        generate_family("nosuch", count=1, seed=0)
+
+
+def test_missing_skill_and_evaluator_name_the_piece_the_domain_and_the_packages():
+    text = domain_text("blocks").replace("(in_region ?x - block ?r - region)",
+                                         "(in_region ?x - block ?r - region)\n    (wiped ?x - block)", 1)
+    cut = text.rindex(")")
+    text = text[:cut] + "  (:action wipe :parameters (?x - block) :precondition (clear ?x) :effect (wiped ?x))\n)"
+    problem = f"(define (problem p) (:domain {DOMAIN_NAME}) (:objects a - block) (:init (clear a)) (:goal (wiped a)))"
+    task = parse_task(problem, domain_text=text, problem_file="p.pddl", domain_file="wipe.pddl")
+    lines = missing_pieces(task)
+    assert len(lines) == 2
+    assert lines[0].startswith("wipe.pddl: operator(s) ['wipe'] have no skill") and "blocks (built-in)" in lines[0]
+    assert lines[1].startswith("wipe.pddl: predicate 'wiped' has no simulator evaluator") and "--task-package" in lines[1]
