@@ -2,11 +2,14 @@
 registered through it, clashes and bad specs refused naming both sides, missing pieces named before
 any episode."""
 
+import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from demoforge import taskapi as T
+from demoforge.cli.main import app
 from demoforge.errors import DemoforgeError
 from demoforge.skills import SKILLS
 from demoforge.tasks import FAMILIES, domain_text, generate_family, parse_task
@@ -65,6 +68,8 @@ def test_bad_specs_are_refused_with_the_fix(isolated, tmp_path):
 def test_an_unknown_family_names_the_families_and_the_fix():
     with pytest.raises(DemoforgeError, match=r"unknown task family 'nosuch'; families: .*pnp.*--task-package"):
         generate_family("nosuch", count=1, seed=0)
+    res = CliRunner().invoke(app, ["tasks", "gen", "nosuch", "--count", "1", "--seed", "0", "--out", "unused"])
+    assert res.exit_code == 2 and "--task-package" in res.output and "Traceback" not in res.output
 
 
 def test_missing_skill_and_evaluator_name_the_piece_the_domain_and_the_packages():
@@ -78,3 +83,40 @@ def test_missing_skill_and_evaluator_name_the_piece_the_domain_and_the_packages(
     assert len(lines) == 2
     assert lines[0].startswith("wipe.pddl: operator(s) ['wipe'] have no skill") and "blocks (built-in)" in lines[0]
     assert lines[1].startswith("wipe.pddl: predicate 'wiped' has no simulator evaluator") and "--task-package" in lines[1]
+
+
+MINI = '''
+from demoforge import taskapi as T
+from demoforge.tasks import domain_text
+
+def pair(blocks, rng):
+    init = [a for x in blocks for a in (("on_table", x), ("clear", x), ("face_up", x, "pz"), ("yaw", x, "yaw0"))]
+    return init, [("on", blocks[0], blocks[1])]
+
+PACKAGE = T.TaskPackage("mini", domain=domain_text("blocks").replace("demoforge-blocks", "demoforge-mini"),
+                        families={"mini_pair": T.Family(2, 2, pair)})
+'''
+
+
+def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
+    """`tasks gen`, `generate` and `run` take --task-package (run: task_packages) and load it before
+    the family name (or any other field) is checked; a spawned worker inherits it (ENV_VAR)."""
+    from demoforge.pipeline import config_from_dict
+    from demoforge.pipeline.fields import specs
+    from demoforge.pipeline.options import ExecuteOptions
+
+    spec = tmp_path / "mini_task.py"
+    spec.write_text(MINI)
+    out = tmp_path / "t"
+    res = CliRunner().invoke(app, ["tasks", "gen", "mini_pair", "--task-package", str(spec), "--count", "2",
+                                   "--seed", "0", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.glob("*.pddl")) == ["mini.pddl", "mini_pair-all-0000.pddl",
+                                                          "mini_pair-all-0001.pddl"]
+    assert str(spec.resolve()) in os.environ[registry.ENV_VAR].split(os.pathsep)
+    config = config_from_dict({"experiment_id": "m", "task_packages": [str(spec)], "family": "mini_pair"})
+    assert config.task_packages == (str(spec),) and config.tasks.family == "mini_pair"
+    assert config.execute.task_packages == (str(spec),)
+    assert "--task-package" in [s.flag for s in specs(ExecuteOptions)]
+    with pytest.raises(DemoforgeError, match="no such file"):
+        config_from_dict({"experiment_id": "m", "task_packages": [str(tmp_path / "nope.py")]})
