@@ -127,6 +127,7 @@ def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
 
 def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     """Written only against demoforge.taskapi; 4 episodes, at least 3 succeed."""
+    from demoforge.check import check_task_family
     from demoforge.execute import generate
 
     res = CliRunner().invoke(app, ["tasks", "list", "--json", "--task-package", str(NEAR)])
@@ -145,6 +146,9 @@ def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     paths = write_tasks(first, tmp_path / "tasks")
     assert (tmp_path / "tasks" / "near.pddl").is_file() and not (tmp_path / "tasks" / "blocks.pddl").exists()
     problems = [p for p in paths if p.name.startswith("near_pair-") and p.suffix == ".pddl"]
+    res = CliRunner().invoke(app, ["tasks", "plan", str(problems[0]), "--domain", "near", "--task-package", str(NEAR)])
+    assert res.exit_code == 0 and "place-near" in res.output, res.output
+    check_task_family("near_pair", count=2)  # deterministic problems and reset states
     summary = generate(problems, tmp_path / "raw", episodes_per_problem=1, domain="near")
     assert summary.episodes == 4 and summary.successes >= 3, summary
     generate(problems, tmp_path / "again", episodes_per_problem=1, domain="near")

@@ -108,8 +108,10 @@ def gen(
 def check(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files."),
     domain: str = DOMAIN_OPT,
+    task_packages: list[str] = TASK_PACKAGE_OPT,
 ) -> None:
     """Parse and check problems against the domain; exit 1 listing every bad file."""
+    _load(task_packages)
     failed = 0
     for path in problems:
         try:
@@ -132,8 +134,10 @@ def plan(
     domain: str = DOMAIN_OPT,
     budget: float = typer.Option(1.0, "--budget", callback=finite(0.0, 3600.0, low_open=True),
                                  help="pymimir time budget in (0, 3600] s before Fast Downward."),
+    task_packages: list[str] = TASK_PACKAGE_OPT,
 ) -> None:
     """Plan a problem (pymimir, then Fast Downward) and print the checked plan."""
+    _load(task_packages)
     result = plan_task(load_task(problem, domain), time_budget_s=budget)
     typer.echo(f"{result.status.value} by {result.planner} in {result.time_s * 1000:.1f} ms ({result.detail})")
     for step in result.plan or ():
