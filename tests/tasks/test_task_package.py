@@ -66,6 +66,14 @@ def test_bad_specs_are_refused_with_the_fix(isolated, tmp_path):
         T.load_package(empty)
     with pytest.raises(T.TaskPackageError, match="no module 'no_such_task_module'"):
         T.load_package("no_such_task_module")
+    broken = tmp_path / "broken_task.py"
+    broken.write_text("raise RuntimeError('oops')\n")
+    with pytest.raises(T.TaskPackageError, match="failed to import: RuntimeError: oops"):
+        T.load_package(broken)
+    odd = T.TaskPackage("odd", domain="(define (domain odd))", skills={"a": T.Skill("b", (), print)},
+                        families={"f": T.Family(1, 2, print)})
+    with pytest.raises(T.TaskPackageError, match=r"malformed:\n  skills\['a'\].*\n  families\['f'\]"):
+        T.register(odd)
 
 
 def test_an_unknown_family_names_the_families_and_the_fix():

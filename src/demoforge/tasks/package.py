@@ -27,6 +27,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,8 @@ class Predicate:
     kinds: tuple[str, ...]  # argument kinds, in order: an object type ("block", "region") or a constant table ("face", "yaw")
     evaluate: Callable[..., bool]  # (Geometry, Binding, *argument names) -> bool: one ground atom of one state
     # Optional vectorized form (geometry, binding, at_rest, *index columns) -> (..., atoms) bool, the columns being
-    # the arguments as indices per `kinds`; None: `evaluate` is asked atom by atom (slower, same answer).
+    # the arguments as indices per `kinds` (block, region, face and yaw kinds only; with another kind the form is
+    # not used); None: `evaluate` is asked atom by atom (slower, same answer).
     vector: Callable[..., Any] | None = None
 
 
@@ -131,7 +133,12 @@ def _ensure() -> None:
     for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         if ep.value.split(":")[0] in BUILTIN:  # this checkout's own entry point: registered above
             continue
-        loaded = ep.load()
+        try:
+            loaded = ep.load()
+        except Exception as exc:  # a broken plug-in is named, not a bare traceback from every command
+            raise TaskPackageError(f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP}) failed to import: "
+                                   f"{type(exc).__name__}: {exc}; fix or uninstall the distribution that declares "
+                                   "it") from exc
         register(loaded if isinstance(loaded, TaskPackage) else _package_of(loaded, ep.value),
                  origin=f"entry point {ep.name} ({ep.value})")
     for spec in filter(None, os.environ.get(ENV_VAR, "").split(os.pathsep)):
@@ -146,6 +153,9 @@ def register(package: TaskPackage, *, origin: str | None = None) -> TaskPackage:
     if not isinstance(package, TaskPackage):
         raise TaskPackageError(f"register() takes a demoforge.taskapi.TaskPackage, got {type(package).__name__}")
     package = dataclasses.replace(package, origin=origin or package.origin or "registered in code")
+    bad = _shape_problems(package)
+    if bad:
+        raise TaskPackageError(f"task package {package.name!r} ({package.origin}) is malformed:" + listing(bad))
     old = _PACKAGES.get(package.name)
     if old is not None:
         if old.origin == package.origin:
@@ -173,6 +183,23 @@ def register(package: TaskPackage, *, origin: str | None = None) -> TaskPackage:
     return package
 
 
+def _shape_problems(package: TaskPackage) -> list[str]:
+    """Every field of `package` that is not what the factory will call, one line each."""
+    out = []
+    for key, skill in package.skills.items():
+        if not isinstance(skill, Skill) or skill.name != key or not callable(skill.body):
+            out.append(f"skills[{key!r}]: must be Skill({key!r}, params, body) with a callable body, got {skill!r:.80}")
+    for key, pred in package.predicates.items():
+        if not isinstance(pred, Predicate) or not callable(pred.evaluate):
+            out.append(f"predicates[{key!r}]: must be Predicate(kinds, evaluate) with a callable evaluate, "
+                       f"got {pred!r:.80}")
+    for key, fam in package.families.items():
+        if not isinstance(fam, Family) or not callable(fam.build) or not 1 <= fam.min_n <= fam.default_n:
+            out.append(f"families[{key!r}]: must be Family(default_n, min_n, build) with 1 <= min_n <= default_n "
+                       f"and a callable build, got {fam!r:.80}")
+    return out
+
+
 def packages() -> tuple[TaskPackage, ...]:
     """Every registered package: built-in first, then in the order registered."""
     _ensure()
@@ -198,7 +225,7 @@ def load_package(spec: str | Path) -> TaskPackage:
         if not path.is_file():
             raise TaskPackageError(f"--task-package {text!r}: no such file; give a .py file that defines PACKAGE, "
                                    "or a dotted module name")
-        name = f"demoforge_task_{path.stem}_{abs(hash(str(path))) % 10**8}"
+        name = f"demoforge_task_{path.stem}_{zlib.crc32(str(path).encode()):08x}"  # the same in every process
         module = sys.modules.get(name)
         if module is None:
             loader = importlib.util.spec_from_file_location(name, path)
@@ -206,9 +233,10 @@ def load_package(spec: str | Path) -> TaskPackage:
             sys.modules[name] = module
             try:
                 loader.loader.exec_module(module)
-            except BaseException:
+            except Exception as exc:
                 del sys.modules[name]
-                raise
+                raise TaskPackageError(f"--task-package {text!r} failed to import: {type(exc).__name__}: {exc}; "
+                                       "fix the file (demoforge --debug shows the traceback)") from exc
         found = register(_package_of(module, str(path)), origin=f"path {path}")
         key = str(path)
     else:
