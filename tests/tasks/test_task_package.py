@@ -13,7 +13,7 @@ from demoforge import taskapi as T
 from demoforge.cli.main import app
 from demoforge.errors import DemoforgeError
 from demoforge.skills import SKILLS
-from demoforge.tasks import FAMILIES, domain_text, generate_family, parse_task, write_tasks
+from demoforge.tasks import FAMILIES, domain_text, generate_family, load_task, parse_task, write_tasks
 from demoforge.tasks import package as registry
 from demoforge.tasks.package import missing_pieces
 from demoforge.tasks.families import DOMAIN_NAME
@@ -157,6 +157,8 @@ def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     res = CliRunner().invoke(app, ["tasks", "plan", str(problems[0]), "--domain", "near", "--task-package", str(NEAR)])
     assert res.exit_code == 0 and "place-near" in res.output, res.output
     check_task_family("near_pair", count=2)  # deterministic problems and reset states
+    with pytest.raises(DemoforgeError, match="task package 'near' .* has that domain: pass --domain near"):
+        load_task(problems[0], "blocks")
     summary = generate(problems, tmp_path / "raw", episodes_per_problem=1, domain="near")
     assert summary.episodes == 4 and summary.successes >= 3, summary
     generate(problems, tmp_path / "again", episodes_per_problem=1, domain="near")
