@@ -189,6 +189,7 @@ class TasksOptions:
 class EnvsOptions:
     """The envs stage: scene profiles and reset states of each problem (`demoforge env build`)."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: reset sampling evaluates their predicates
     reset_states: int = option(4, "Reset states sampled per scene profile.", range=(1, 100_000), stage_required=True)
     profiles: int = option(8, "Scene profiles baked per problem.", range=(1, 10_000))
     seed: int = seed_option()
