@@ -9,14 +9,15 @@ written the same way against `demoforge.taskapi` and found by
   which the CLI's `--task-package` and the run config's `task_packages` call, or
 - an installed distribution's entry point in the group `demoforge.tasks` naming such a module.
 
-Every lookup the factory makes (`skill`, `predicate`, `family`, `domain_file`) goes through this
-registry, so the built-in package has no private path. The registry lives at the bottom layer
+Every lookup the factory makes (`SKILLS`, `PREDICATES`, `FAMILIES`, `owner`, `family`,
+`domain_file_of`) goes through this registry, so the built-in package has no private path. The registry lives at the bottom layer
 (beside the PDDL code) because the skills, the predicates and the families all consult it; it
 loads packages, built-in included, by module name as any plugin is loaded, which is what lets
 it sit below the skills it hands out.
 
 Spawned worker processes start with an empty registry: `load_package` records each spec it loaded
-in the environment variable `DEMOFORGE_TASK_PACKAGES`, which children inherit and load first.
+in the environment variable `DEMOFORGE_TASK_PACKAGES`, which children inherit and load first (Ray
+workers on other machines do not inherit it: install the package there, as an entry point).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class Skill:
 
     name: str  # PDDL operator name
     params: tuple[str, ...]  # its parameters, in order (for arity checks and messages)
-    body: Callable[..., Any]  # plans one call: (PlanBuilder, *args) -> None (demoforge.skills.builder.SkillBody)
+    body: Callable[..., Any]  # plans one call: (PlanBuilder, args, params dict) -> SkillPlan (skills.builder.SkillBody)
 
 
 @dataclass(frozen=True)
