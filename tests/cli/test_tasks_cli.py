@@ -27,7 +27,8 @@ def test_gen_writes_problems_sidecars_and_domain_byte_identically(tmp_path):
 def test_unknown_family_lists_families(tmp_path):
     result = runner.invoke(app, ["tasks", "gen", "towers", "--count", "1", "--seed", "0", "--out", str(tmp_path)])
     assert result.exit_code == 2
-    assert "family (--family): 'towers' must be one of flip, pnp, rotate, stack_n, stack_three, unstack" in result.output
+    assert ("family (--family): unknown task family 'towers'; families: flip, pnp, rotate, stack_n, stack_three, "
+            "unstack" in result.output and "--task-package" in result.output)
 
 
 def test_bad_option_value_is_named(tmp_path):

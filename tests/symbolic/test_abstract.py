@@ -1,6 +1,8 @@
 """The compiled (vectorized) abstraction agrees with the per-atom evaluators on every state
 an expert episode of each family passes through, and on random tilted and stacked poses."""
 
+import importlib
+
 import mujoco
 import numpy as np
 import pytest
@@ -8,8 +10,9 @@ import pytest
 from demoforge.execute import EpisodeRecorder, generate, load_problems, start_episode
 from demoforge.symbolic import abstract
 from demoforge.symbolic import predicates as P
-from demoforge.symbolic.abstract import abstract_per_atom, abstract_truth, truth_of_samples
+from demoforge.symbolic.abstract import BLOCKS_PREDICATES, abstract_per_atom, abstract_truth, truth_of_samples
 from demoforge.tasks import generate_family, write_tasks
+from demoforge.tasks.package import Predicate
 
 
 def _problem_paths(tmp_path, family):
@@ -86,10 +89,12 @@ def test_compiled_abstraction_matches_on_random_poses(tmp_path):
     assert np.array_equal(truth_of_samples(m, b, P.stack_samples(samples)), np.stack(truths))
 
 
-def test_a_user_evaluator_replaces_the_compiled_one(tmp_path, monkeypatch):
+def test_a_predicate_without_vectorized_form_is_asked_atom_by_atom(tmp_path, monkeypatch):
     (problem,) = load_problems(_problem_paths(tmp_path, "stack_three"))
     start = start_episode(problem, 0, 0)
-    monkeypatch.setitem(P.EVALUATORS, "clear", lambda geo, b, x: x == "never-a-block")
+    monkeypatch.setitem(BLOCKS_PREDICATES, "clear", Predicate(("block",), lambda geo, b, x: x == "never-a-block"))
+    # the binding was compiled with the vectorized `clear` while the reset state was sampled
+    importlib.import_module("demoforge.symbolic.abstract")._PROGRAMS.pop(start.binding)
     atoms = abstract(start.scene.model, start.scene.data, start.binding)
     assert not any(a[0] == "clear" for a in atoms)
     m, d, b = start.scene.model, start.scene.data, start.binding

@@ -10,6 +10,7 @@ from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import bake_profiles
 from demoforge.symbolic import ResetState, reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, GeneratedTask, domain_text, generate_family, parse_task
+from demoforge.tasks import package as registry
 from demoforge.tasks.families import DOMAIN
 
 # (count=, seed=, **options) -> generated problems, as `generate_family` with its name bound
@@ -58,7 +59,11 @@ def check_reset_state(task: GeneratedTask, *, sampler: ResetSampler = sample_res
     `sampler` twice, each in a freshly built scene, then from `other_seed`: the physics
     snapshots must be byte-identical, and differ for the other seed."""
     name = getattr(sampler, "__name__", repr(sampler))
-    parsed = parse_task(task.problem_pddl, domain_text=domain_text(DOMAIN), problem_file=f"{task.name}.pddl")
+    # The domain of the package whose family made it; a callable family that no package registers
+    # makes blocks problems (its GeneratedTask names its family, not its domain).
+    owner = registry.owner("families", task.family)
+    parsed = parse_task(task.problem_pddl, domain_text=domain_text(owner.name if owner else DOMAIN),
+                        problem_file=f"{task.name}.pddl")
 
     def run(s: int) -> ResetState:
         draw = bake_profiles(task.scene, 1, s)[0]

@@ -14,46 +14,64 @@ from demoforge.tasks.planning import plan as plan_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
-DOMAIN_OPT = typer.Option("blocks", "--domain", help="Library domain name or a domain PDDL file.")
+DOMAIN_OPT = typer.Option("blocks", "--domain", help="Library domain name (a task package's) or a domain PDDL file.")
+TASK_PACKAGE_OPT = typer.Option(None, "--task-package", help="A task package to load first: a .py file or a module "
+                                "that defines PACKAGE (repeatable).")
 
 
 @app.command("families")
 def families() -> None:
     """List the task families and their block counts."""
-    for name, (default_n, min_n, _) in sorted(FAMILIES.items()):
-        typer.echo(f"{name:12s} n={default_n} (min {min_n})")
+    for name, fam in sorted(FAMILIES.items()):
+        typer.echo(f"{name:12s} n={fam.default_n} (min {fam.min_n})")
 
 
 @app.command("list")
-def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text.")) -> None:
-    """What is installed to run tasks with: each library domain with its operators (and the skill that
-    acts each out, or none) and its predicates (and whether the simulator evaluates it, or it is
-    static), and the task families."""
+def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+                   task_packages: list[str] = TASK_PACKAGE_OPT) -> None:
+    """What is installed to run tasks with: each task package (and where it came from: built-in, entry
+    point or path), its domain's operators (and whether a skill acts each out) and predicates (evaluated
+    by the simulator, static, or with no evaluator), and its families."""
     import json
 
     from demoforge.skills import SKILLS
     from demoforge.symbolic.predicates import EVALUATORS
-    from demoforge.tasks import DOMAINS, parse_domain
-    from demoforge.tasks.library import domain_path
+    from demoforge.tasks import parse_domain
+    from demoforge.tasks.package import packages
 
-    out = {"domains": {}, "families": {n: {"n": d, "min_n": m} for n, (d, m, _) in sorted(FAMILIES.items())}}
-    for name in sorted(DOMAINS):
-        domain = parse_domain(domain_path(name).read_text(encoding="utf-8"), file=str(domain_path(name)))
+    _load(task_packages)
+    out = {"packages": {}, "domains": {}, "families": {}}
+    for pkg in packages():
+        domain = parse_domain(pkg.domain_text(), file=pkg.domain_file())
         changed = {p.name for a in domain.actions for p in _effect_predicates(a.effect)}
-        out["domains"][name] = {
-            "file": str(domain_path(name)),
+        out["packages"][pkg.name] = {"origin": pkg.origin, "families": sorted(pkg.families),
+                                     "object_types": sorted(pkg.object_types)}
+        out["domains"][pkg.name] = {
+            "file": str(pkg.domain) if isinstance(pkg.domain, Path) or "(define" not in str(pkg.domain) else "(text)",
             "operators": {a.name: a.name in SKILLS for a in sorted(domain.actions, key=lambda a: a.name)},
-            "predicates": {p.name: ("evaluated" if p.name in EVALUATORS else "static" if p.name not in changed
+            "predicates": {p.name: ("static" if p.name not in changed else "evaluated" if p.name in EVALUATORS
                                     else "no evaluator") for p in sorted(domain.predicates, key=lambda p: p.name)},
         }
+        out["families"].update({n: {"n": f.default_n, "min_n": f.min_n, "package": pkg.name}
+                                for n, f in sorted(pkg.families.items())})
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
     for name, d in out["domains"].items():
-        typer.echo(f"domain {name} ({d['file']})")
+        pkg = out["packages"][name]
+        typer.echo(f"package {name} ({pkg['origin']})")
+        typer.echo(f"  domain: {d['file']}")
         typer.echo("  operators: " + ", ".join(f"{o}" + ("" if ok else " (NO SKILL)") for o, ok in d["operators"].items()))
         typer.echo("  predicates: " + ", ".join(f"{p} ({how})" for p, how in d["predicates"].items()))
-    typer.echo("families: " + ", ".join(f"{n} (n={f['n']})" for n, f in out["families"].items()))
+        typer.echo("  families: " + (", ".join(f"{n} (n={out['families'][n]['n']})" for n in pkg["families"]) or "none"))
+
+
+def _load(specs: list[str] | None) -> None:
+    """Register the task packages named on the command line before anything looks a name up."""
+    from demoforge.tasks.package import load_package
+
+    for spec in specs or ():
+        load_package(spec)
 
 
 def _effect_predicates(effect):
@@ -75,7 +93,7 @@ def _effect_predicates(effect):
 @app.command("gen")
 @stage_command(TasksOptions, exclude=("family",))
 def gen(
-    family: str = typer.Argument(..., help=f"Task family: {', '.join(sorted(FAMILIES))}."),
+    family: str = typer.Argument(..., help="Task family (`demoforge tasks list` shows every package's)."),
     out: Path = typer.Option(..., "--out", help="Output folder (domain, NAME.pddl, NAME.scene.json)."),
     options: TasksOptions = None,
 ) -> None:
@@ -90,8 +108,10 @@ def gen(
 def check(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files."),
     domain: str = DOMAIN_OPT,
+    task_packages: list[str] = TASK_PACKAGE_OPT,
 ) -> None:
     """Parse and check problems against the domain; exit 1 listing every bad file."""
+    _load(task_packages)
     failed = 0
     for path in problems:
         try:
@@ -114,8 +134,10 @@ def plan(
     domain: str = DOMAIN_OPT,
     budget: float = typer.Option(1.0, "--budget", callback=finite(0.0, 3600.0, low_open=True),
                                  help="pymimir time budget in (0, 3600] s before Fast Downward."),
+    task_packages: list[str] = TASK_PACKAGE_OPT,
 ) -> None:
     """Plan a problem (pymimir, then Fast Downward) and print the checked plan."""
+    _load(task_packages)
     result = plan_task(load_task(problem, domain), time_budget_s=budget)
     typer.echo(f"{result.status.value} by {result.planner} in {result.time_s * 1000:.1f} ms ({result.detail})")
     for step in result.plan or ():

@@ -146,23 +146,20 @@ def check_goals(problems: list[Problem], *, time_budget_s: float = 1.0) -> None:
 
 
 def check_skills(problems: list[Problem]) -> None:
-    """Raise before a run starts if a problem's domain has an operator with no skill: the expert
-    could not act out a plan that uses it. (A predicate with no evaluator over the MuJoCo state is
-    refused earlier, when the problem is bound to its scene: `symbolic.binding`.)"""
-    from demoforge.skills import SKILLS
+    """Raise before a run starts if a problem's domain has an operator with no skill (the expert
+    could not act out a plan that uses it) or a predicate some action changes with no evaluator over
+    the MuJoCo state (no step could be verified), in any registered task package."""
+    from demoforge.tasks.package import missing_pieces
 
     bad, seen = [], set()
     for p in problems:
         if p.task.domain_file in seen:
             continue
         seen.add(p.task.domain_file)
-        operators = sorted(a.name for a in p.task.domain.actions)
-        no_skill = [o for o in operators if o not in SKILLS]
-        if no_skill:
-            bad.append(f"{p.task.domain_file}: operator(s) {no_skill} have no skill; skills: {sorted(SKILLS)}")
+        bad += missing_pieces(p.task)
     if bad:
-        raise ExecuteError("cannot generate: the domain has operators the expert cannot act out (drop them from "
-                           "the domain, or use those with skills):" + listing(bad))
+        raise ExecuteError("cannot generate: the domain has operators the expert cannot act out or predicates it "
+                           "cannot observe (drop them from the domain, or bring their task package):" + listing(bad))
 
 
 def problem_key(name: str) -> int:

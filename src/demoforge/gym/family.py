@@ -65,13 +65,16 @@ def family_problems(cfg: FamilyEnvConfig) -> list:
     """The family's problems as execute Problems (parsed from generated text, no files)."""
     from demoforge.raw.scene import Problem
     from demoforge.tasks import library, parse_task
-    from demoforge.tasks.families import DOMAIN, generate_family
+    from demoforge.tasks.families import generate_family
+    from demoforge.tasks.package import family as find_family, owner
 
     if cfg.split not in SPLITS:
         raise DemoforgeError(f"split {cfg.split!r} is not one of {list(SPLITS)}")
     if cfg.problems < 1 or cfg.episodes < 1:
         raise DemoforgeError(f"problems {cfg.problems} and episodes {cfg.episodes} must be >= 1")
-    domain = library.domain_text(DOMAIN)
+    find_family(cfg.task)  # the error lists every family of every task package
+    package = owner("families", cfg.task).name
+    domain = library.domain_text(package)
     robot = None
     if cfg.robot is not None:
         from demoforge.sim import resolve_robot
@@ -80,7 +83,7 @@ def family_problems(cfg: FamilyEnvConfig) -> list:
     out = []
     for g in generate_family(cfg.task, count=cfg.problems, seed=cfg.problem_seed, split=cfg.split):
         task = parse_task(g.problem_pddl, domain_text=domain, problem_file=f"{g.name}.pddl",
-                          domain_file=f"library:{DOMAIN}")
+                          domain_file=f"library:{package}")
         out.append(Problem(g.name, task, g.scene, g.problem_pddl, f"family:{cfg.task}", robot=robot))
     return out
 

@@ -29,6 +29,7 @@ from demoforge.pipeline.options import (
     robot_option,
     robot_start_option,
     seed_option,
+    task_packages_option,
 )
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
@@ -70,6 +71,7 @@ class PipelineConfig:
                                         "work item); the output does not depend on it.", kind="workers")
     robot: str | None = robot_option()
     robot_start: dict | None = robot_start_option()
+    task_packages: tuple[str, ...] = task_packages_option()
     skip: tuple[str, ...] = option((), "Stages not run (also --skip-STAGE).", choices=STAGES)
     backend: str = option("local", "Where execute's work items run: local or ray.", choices=BACKENDS)
     ray_address: str | None = option(None, "Ray cluster address (HEAD:PORT) [default: start a Ray on this "
@@ -101,7 +103,7 @@ class PipelineConfig:
         return out
 
 
-SHARED = ("seed", "workers", "robot", "robot_start")
+SHARED = ("seed", "workers", "robot", "robot_start", "task_packages")
 # What --smoke-test sets: one problem of fixed scene parameters (the default ranges' midpoints), two
 # episodes of it, no randomization (physics, robot start), the front camera only.
 SMOKE: dict[str, dict[str, Any]] = {

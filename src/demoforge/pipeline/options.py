@@ -28,10 +28,12 @@ MAX_EPISODES = 1_000_000
 MAX_ENVS = 1024
 
 
-def _families():
-    from demoforge.tasks.families import FAMILIES
+def _family(value: str, where: str) -> str:
+    """A family some registered task package provides; the error lists them and how to add one."""
+    from demoforge.tasks.package import family
 
-    return tuple(sorted(FAMILIES))
+    family(value)
+    return value
 
 
 def _conventions():
@@ -103,11 +105,29 @@ def robot_start_option():
                   normalize=_robot_start)
 
 
+def _task_packages(value, where: str) -> tuple[str, ...]:
+    """Load each task package as the option is read, so every later field (a family's name) and
+    stage sees what it brings."""
+    from demoforge.tasks.package import load_package
+
+    for spec in value:
+        load_package(spec)
+    return tuple(value)
+
+
+def task_packages_option():
+    return option((), "Task package to load before anything else: a .py file or a module that defines PACKAGE "
+                      "(demoforge.taskapi); repeatable.", flag="--task-package", shared=True, normalize=_task_packages,
+                  metavar="SPEC")
+
+
 @dataclass(frozen=True)
 class TasksOptions:
     """The tasks stage: a task family's problems and their scene sidecars (`demoforge tasks gen`)."""
 
-    family: str = option("stack_three", "Task family.", choices=_families)
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the families below may come from one
+    family: str = option("stack_three", "Task family of any loaded task package (`demoforge tasks list`).",
+                         normalize=_family)
     problems: int = option(2, "Problems generated.", range=(1, MAX_PROBLEMS), stage_aliases=("--count",),
                            stage_required=True)
     task_seed: int = option(0, "Seed of the task generator; same seed and options give byte-identical files.",
@@ -169,6 +189,7 @@ class TasksOptions:
 class EnvsOptions:
     """The envs stage: scene profiles and reset states of each problem (`demoforge env build`)."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: reset sampling evaluates their predicates
     reset_states: int = option(4, "Reset states sampled per scene profile.", range=(1, 100_000), stage_required=True)
     profiles: int = option(8, "Scene profiles baked per problem.", range=(1, 10_000))
     seed: int = seed_option()
@@ -183,6 +204,7 @@ class EnvsOptions:
 class ExecuteOptions:
     """The execute stage: plan, run skills, verify, retry, re-plan, record (`demoforge generate`)."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: skills and predicates may come from one
     episodes_per_problem: int = option(4, "Episodes per problem.", range=(1, MAX_EPISODES), stage_required=True)
     envs: int = option(1, "Environments stepped together per worker slot.", range=(1, MAX_ENVS), run_default=2)
     problems_per_process: int = option(8, "Problems a work item holds at most, their episodes sharing its "

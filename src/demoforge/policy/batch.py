@@ -201,13 +201,14 @@ def _problems(spec: BatchSpec, task: TaskSet, out: Path) -> list[Path]:
     """The PDDL files of a `problems` or `family` task (a family's written under OUT/tasks/<task>)."""
     if task.kind == "problems":
         return [spec.file.parent / str(p) for p in task.keys["problems"]]
-    from demoforge.tasks import generate_family, write_tasks
+    from demoforge.tasks import DOMAINS, generate_family, write_tasks
 
     k = task.keys
     made = generate_family(str(k["family"]), count=int(k.get("count", 10)), seed=int(k.get("seed", 0)),
                            split=str(k.get("split", "test")))
     paths = write_tasks(made, out / "tasks" / task.name)
-    return sorted(p for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl")
+    domains = set(DOMAINS.values())
+    return sorted(p for p in paths if p.suffix == ".pddl" and p.name not in domains)
 
 
 def _run(spec: BatchSpec, policy: PolicyRun, task: TaskSet, out: Path, run_dir: Path) -> None:

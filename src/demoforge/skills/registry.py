@@ -1,45 +1,32 @@
-"""Operator name -> skill, planning a call, and stepping one environment through a plan."""
+"""Operator name -> skill (through the task-package registry), planning a call, and stepping one
+environment through a plan."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import mujoco
 import numpy as np
 
 from demoforge.sim import command_toward, control_step
-from demoforge.skills import flip, pick, place, region, rotate
-from demoforge.skills.builder import SkillBody, run_skill
+from demoforge.skills.builder import run_skill
 from demoforge.skills.context import SkillContext, SkillError, SkillPlan
+from demoforge.tasks import package as registry
+from demoforge.tasks.package import Skill
 
+__all__ = ["SKILLS", "Skill", "execute", "get_skill", "plan_skill"]
 
-@dataclass(frozen=True)
-class Skill:
-    """One operator's skill."""
-
-    name: str  # PDDL operator name
-    params: tuple[str, ...]  # its parameters, in order (for arity checks and messages)
-    body: SkillBody  # plans one call (see demoforge.skills.builder)
-
-
-SKILLS: dict[str, Skill] = {
-    s.name: s for s in (
-        Skill("pick-up", ("?x",), pick.pick_up),
-        Skill("unstack", ("?x", "?y"), pick.unstack),
-        Skill("put-down", ("?x",), place.put_down),
-        Skill("stack", ("?x", "?y"), place.stack),
-        Skill("flip", ("?x", "?from", "?to"), flip.flip),
-        Skill("rotate", ("?x", "?from", "?to"), rotate.rotate),
-        Skill("place-in-region", ("?x", "?r"), region.place_in_region),
-    )
-}
+# Operator -> skill over every registered task package (the blocks world's: demoforge.taskapi.blocks).
+SKILLS: Mapping[str, Skill] = registry.SKILLS
 
 
 def get_skill(operator: str) -> Skill:
     """The skill of `operator`; the error lists every skill."""
-    if operator not in SKILLS:
-        raise SkillError(f"no skill for operator {operator!r}; skills: {sorted(SKILLS)}")
-    return SKILLS[operator]
+    found = registry.owner("skills", operator)
+    if found is None:
+        raise SkillError(f"no skill for operator {operator!r}; skills: {sorted(SKILLS)} (a task package brings the "
+                         "skills of its operators: --task-package PATH_OR_MODULE)")
+    return found.skills[operator]
 
 
 def plan_skill(ctx: SkillContext, operator: str, args, rng: np.random.Generator) -> SkillPlan:

@@ -2,9 +2,9 @@
 
 Per call the state is read once (`measure`) and every candidate atom is answered at once:
 a binding's candidates are compiled, on first use, into index arrays per predicate, so a
-tick costs a few NumPy operations whatever the number of atoms. Predicates whose
-evaluator is not the built-in one (a user's entry in `EVALUATORS`, looked up on every call)
-are asked atom by atom.
+tick costs a few NumPy operations whatever the number of atoms. Each predicate's evaluator
+comes from the task package that provides it (`demoforge.tasks.package`); one without a
+vectorized form is asked atom by atom.
 The compiled form agrees with the per-atom evaluators (tests/symbolic/test_abstract.py).
 """
 
@@ -21,6 +21,8 @@ import numpy as np
 from demoforge.symbolic import predicates as P
 from demoforge.symbolic.binding import Binding
 from demoforge.symbolic.orientation import FACES, YAWS
+from demoforge.tasks import package as registry
+from demoforge.tasks.package import Predicate
 from demoforge.tasks.pddl_text import Atom, format_atom
 
 _ATOM_SETS = 4096  # distinct truth vectors remembered per binding (an episode visits a few dozen)
@@ -32,8 +34,8 @@ class _Part(NamedTuple):
     name: str
     ks: np.ndarray  # their positions in Binding.candidates
     args: list[tuple[str, ...]]  # their arguments
-    builtin: Callable | None  # the built-in evaluator the vectorized form stands for (None: no such form)
-    vector: Callable | None  # (geometry, binding, at rest, *cols) -> (..., len(ks)) bool
+    evaluate: Callable  # the per-atom evaluator (geometry, binding, *names) -> bool
+    vector: Callable | None  # (geometry, binding, at rest, *cols) -> (..., len(ks)) bool; None: atom by atom
     cols: list[np.ndarray]  # the arguments as indices (blocks, regions, FACES, YAWS; -2: unknown name)
 
 
@@ -54,9 +56,11 @@ class _Program:
         self.parts = []
         for name, ks in by_predicate.items():
             args = [binding.candidates[k][1:] for k in ks]
-            builtin, kinds, vector = _BUILTIN.get(name, (None, (), None))
-            cols = [np.array([tables[kind].get(a[j], -2) for a in args], dtype=np.int64) for j, kind in enumerate(kinds)]
-            self.parts.append(_Part(name, np.array(ks), args, builtin, vector, cols))
+            pred = registry.PREDICATES[name]  # bind_symbols refused a predicate no package evaluates
+            vector = pred.vector if all(kind in tables for kind in pred.kinds) else None
+            cols = [np.array([tables[kind].get(a[j], -2) for a in args], dtype=np.int64)
+                    for j, kind in enumerate(pred.kinds)] if vector is not None else []
+            self.parts.append(_Part(name, np.array(ks), args, pred.evaluate, vector, cols))
         self._sets: dict[bytes, frozenset[Atom]] = {}
 
     @property
@@ -70,13 +74,12 @@ class _Program:
         out = np.zeros(lead + (len(b.candidates),), bool)
         rest = geo.speed <= b.tolerances.rest_speed_mps
         for part in self.parts:
-            fn = P.EVALUATORS[part.name]
-            if fn is part.builtin:
+            if part.vector is not None:
                 out[..., part.ks] = part.vector(geo, b, rest, *part.cols)
                 continue
-            for at in np.ndindex(lead):  # not built in, or replaced by the user: atom by atom
+            for at in np.ndindex(lead):  # no vectorized form: atom by atom
                 one = _unstacked(geo, at)
-                out[at + (part.ks,)] = [fn(one, b, *a) for a in part.args]
+                out[at + (part.ks,)] = [bool(part.evaluate(one, b, *a)) for a in part.args]
         return out
 
     def atoms(self, truth: np.ndarray) -> frozenset[Atom]:
@@ -113,17 +116,19 @@ def _code_is(codes, x, want):
     return (want >= 0) & (codes[..., x] == want)
 
 
-# predicate -> (its built-in per-atom evaluator, argument kinds, vectorized form over (..., atoms))
-_BUILTIN = {
-    "on": (P.on, ("block", "block"), lambda geo, b, rest, x, y: geo.on_geom[..., x, y] & ~geo.held[..., x] & rest[..., x]),
-    "on_table": (P.on_table, ("block",), _on_table),
-    "holding": (P.holding, ("block",), lambda geo, b, rest, x: geo.held[..., x]),
-    "hand_empty": (P.hand_empty, (), lambda geo, b, rest: ~geo.held.any(axis=-1)[..., None]),
-    "clear": (P.clear, ("block",),
-              lambda geo, b, rest, x: ~geo.held[..., x] & ~geo.on_geom[..., :, x].any(axis=-2)),
-    "face_up": (P.face_up_is, ("block", "face"), lambda geo, b, rest, x, f: _code_is(geo.face_code, x, f)),
-    "yaw": (P.yaw_is, ("block", "yaw"), lambda geo, b, rest, x, a: _code_is(geo.yaw_code, x, a)),
-    "in_region": (P.in_region, ("block", "region"), _in_region),
+# The blocks world's predicates (its task package, demoforge.taskapi.blocks, provides them): the
+# per-atom evaluator, argument kinds, and the vectorized form over (..., atoms).
+BLOCKS_PREDICATES: dict[str, Predicate] = {
+    "on": Predicate(("block", "block"), P.on,
+                    lambda geo, b, rest, x, y: geo.on_geom[..., x, y] & ~geo.held[..., x] & rest[..., x]),
+    "on_table": Predicate(("block",), P.on_table, _on_table),
+    "holding": Predicate(("block",), P.holding, lambda geo, b, rest, x: geo.held[..., x]),
+    "hand_empty": Predicate((), P.hand_empty, lambda geo, b, rest: ~geo.held.any(axis=-1)[..., None]),
+    "clear": Predicate(("block",), P.clear,
+                       lambda geo, b, rest, x: ~geo.held[..., x] & ~geo.on_geom[..., :, x].any(axis=-2)),
+    "face_up": Predicate(("block", "face"), P.face_up_is, lambda geo, b, rest, x, f: _code_is(geo.face_code, x, f)),
+    "yaw": Predicate(("block", "yaw"), P.yaw_is, lambda geo, b, rest, x, a: _code_is(geo.yaw_code, x, a)),
+    "in_region": Predicate(("block", "region"), P.in_region, _in_region),
 }
 
 _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -78,6 +78,7 @@ def _subtree(model: mujoco.MjModel, root: int) -> np.ndarray:
 def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: Tolerances = Tolerances()) -> Binding:
     """Resolve `task`'s objects in `scene`; every missing or mismatched object reported at once."""
     from demoforge.symbolic.predicates import EVALUATORS
+    from demoforge.tasks.package import describe
 
     model, spec = scene.model, scene.spec
     blocks = tuple(sorted(n for n, t in task.objects if t == "block"))
@@ -92,8 +93,9 @@ def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: T
                  for r in regions if r not in sidecar_regions]
     sigs = signatures(task.domain)
     fluents = tuple((p, sigs[p]) for p in sorted(task.fluent_predicates))
-    problems += [f"predicate {p!r} has no simulator evaluator; known: {sorted(EVALUATORS)}"
-                 for p, _ in fluents if p not in EVALUATORS]
+    problems += [f"predicate {p!r} has no simulator evaluator (domain {task.domain_file}); known: {sorted(EVALUATORS)}"
+                 f" (from task packages {describe()}); add a Predicate for it to your task package's `predicates` "
+                 "and load it with --task-package" for p, _ in fluents if p not in EVALUATORS]
     if problems:
         raise SymbolError(f"cannot ground task {task.name!r} ({task.problem_file}) in its scene:"
                           + listing(problems, indent=""))

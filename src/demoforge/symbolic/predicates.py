@@ -24,7 +24,7 @@ Heights use the rotated box: half height = sum_j |world_R_block[2, j]| x half ed
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -32,6 +32,7 @@ import mujoco
 import numpy as np
 
 from demoforge.symbolic.binding import Binding
+from demoforge.tasks import package as registry
 from demoforge.symbolic.orientation import FACES, YAWS
 
 
@@ -256,14 +257,6 @@ def in_region(geo: Geometry, b: Binding, x: str, r: str) -> bool:
     return bool(x0 - m <= px <= x1 + m and y0 - m <= py <= y1 + m)
 
 
-# Predicate name -> evaluator(geometry, binding, *object names) -> bool.
-EVALUATORS: dict[str, Callable[..., bool]] = {
-    "on": on,
-    "on_table": on_table,
-    "holding": holding,
-    "hand_empty": hand_empty,
-    "clear": clear,
-    "face_up": face_up_is,
-    "yaw": yaw_is,
-    "in_region": in_region,
-}
+# Predicate name -> evaluator(geometry, binding, *object names) -> bool, over every registered task
+# package (the blocks world's evaluators above are its package's: demoforge.taskapi.blocks).
+EVALUATORS: Mapping[str, Callable[..., bool]] = registry._Merged("predicates", lambda p: p.evaluate)

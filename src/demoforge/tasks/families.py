@@ -11,7 +11,7 @@ import dataclasses
 import os
 import shutil
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,8 @@ import numpy as np
 from demoforge.errors import TaskError
 from demoforge.guard import guard_output_dir
 from demoforge.tasks import library
+from demoforge.tasks import package as registry
+from demoforge.tasks.package import Family
 from demoforge.tasks.pddl_text import Atom, goal_of_atoms, problem_to_pddl
 from demoforge.tasks.scene import (
     SIDECAR_SUFFIX, BlockLook, Interval, Region, SceneParams, materials_problems, scene_problems, scene_to_json,
@@ -100,14 +102,6 @@ class GeneratedTask:
 Build = Callable[[list[str], np.random.Generator], tuple[list[Atom], list[Atom]]]
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """What a family decides: the task blocks' start and goal, in symbols."""
-
-    build: Build  # (task blocks, generator) -> (init facts about them, goal atoms)
-    regions: tuple[tuple[str, Region], ...] = ()  # region objects and their rectangles
-
-
 def _on_table(blocks: list[str]) -> list[Atom]:
     return [a for b in blocks for a in (("on_table", b), ("clear", b))]
 
@@ -156,15 +150,17 @@ def _rotate(blocks: list[str], rng: np.random.Generator) -> tuple[list[Atom], li
     return init, [a for b, (_, g) in zip(blocks, yaws, strict=True) for a in (("face_up", b, "pz"), ("yaw", b, g))]
 
 
-# Family name -> (default n, smallest n, layout).
-FAMILIES: dict[str, tuple[int, int, _Layout]] = {
-    "stack_three": (3, 3, _Layout(_stack)),
-    "stack_n": (4, 2, _Layout(_stack)),
-    "unstack": (3, 2, _Layout(_unstack)),
-    "pnp": (1, 1, _Layout(_pnp, PNP_REGIONS)),
-    "flip": (1, 1, _Layout(_flip)),
-    "rotate": (1, 1, _Layout(_rotate)),
+# The blocks world's families (its task package, demoforge.taskapi.blocks, provides them).
+BLOCKS_FAMILIES: dict[str, Family] = {
+    "stack_three": Family(3, 3, _stack, fixed_n=True),
+    "stack_n": Family(4, 2, _stack),
+    "unstack": Family(3, 2, _unstack),
+    "pnp": Family(1, 1, _pnp, PNP_REGIONS),
+    "flip": Family(1, 1, _flip),
+    "rotate": Family(1, 1, _rotate),
 }
+# Every registered package's families (name -> Family): the names `generate_family` takes.
+FAMILIES: Mapping[str, Family] = registry.FAMILIES
 
 
 def _options(name: str, raw: dict) -> FamilyOptions:
@@ -176,13 +172,15 @@ def _options(name: str, raw: dict) -> FamilyOptions:
 
 
 def _check(name: str, opts: FamilyOptions, count: int) -> int:
-    default_n, min_n, _ = FAMILIES[name]
-    n = default_n if opts.n is None else opts.n
+    fam = registry.family(name)
+    n = fam.default_n if opts.n is None else opts.n
     problems = []
-    if name == "stack_three" and n != 3:
-        problems.append(f"n: stack_three always has 3 blocks, got {n}; use stack_n for other heights")
-    elif n < min_n:
-        problems.append(f"n: family {name!r} needs at least {min_n} block(s), got {n}")
+    if fam.fixed_n and n != fam.default_n:
+        other = " for other heights" if name == "stack_three" else ""
+        problems.append(f"n: {name} always has {fam.default_n} blocks, got {n}; use "
+                        f"{'stack_n' if name == 'stack_three' else 'another family'}{other}")
+    elif n < fam.min_n:
+        problems.append(f"n: family {name!r} needs at least {fam.min_n} block(s), got {n}")
     if opts.distractors < 0:
         problems.append(f"distractors: {opts.distractors} must be >= 0")
     if count < 0:
@@ -235,7 +233,7 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
     key = (zlib.crc32(name.encode()), SPLITS.index(opts.split), index)
     structure, looks = np.random.SeedSequence(seed, spawn_key=key).spawn(2)
     rng = np.random.default_rng(structure)
-    layout = FAMILIES[name][2]
+    layout = registry.family(name)
     colours, glyphs = _looks(opts)
     count = n + opts.distractors
     picked = [colours[i] for i in rng.choice(len(colours), size=count, replace=False)]
@@ -248,7 +246,7 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
     objects = [(b, "block") for b in blocks] + [(r, "region") for r, _ in layout.regions]
     pddl = problem_to_pddl(
         name=problem,
-        domain_name=DOMAIN_NAME,
+        domain_name=_domain_name(name),
         objects=objects,
         init=[("hand_empty",), *init, *static_facts()],
         goal=goal_of_atoms(goal),
@@ -273,10 +271,22 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
     return GeneratedTask(problem, name, pddl, scene)
 
 
+def _domain_name(family: str) -> str:
+    """The `(:domain NAME)` of the package providing `family`."""
+    from demoforge.tasks.parse import parse_domain
+
+    pkg = registry.owner("families", family)
+    if pkg.name == DOMAIN:
+        return DOMAIN_NAME
+    return parse_domain(pkg.domain_text(), file=pkg.domain_file()).name
+
+
 def generate_family(name: str, *, count: int, seed: int, **options) -> list[GeneratedTask]:
-    """`count` problems of family `name` (a key of `FAMILIES`); options: `FamilyOptions`."""
-    if name not in FAMILIES:
-        raise TaskError(f"unknown task family {name!r}; families: {', '.join(sorted(FAMILIES))}")
+    """`count` problems of family `name` (a key of `FAMILIES`, from any registered task package);
+    options: `FamilyOptions`. Every problem's init also holds the blocks world's base facts
+    (hand_empty, the distractors on the table upright, `static_facts`), so a package's domain
+    declares those predicates."""
+    registry.family(name)  # the error lists every family
     opts = _options(name, options)
     n = _check(name, opts, count)
     ranges = _ranges(name, opts)
@@ -297,7 +307,8 @@ def write_tasks(tasks: list[GeneratedTask], out_dir: str | Path) -> list[Path]:
     """Write the domain, each `NAME.pddl` and `NAME.scene.json` under `out_dir`, a new or empty
     folder, or one holding exactly these files from an earlier run with the same options."""
     out = Path(out_dir)
-    files = {library.DOMAINS[DOMAIN]: library.domain_text(DOMAIN)}
+    owners = {registry.owner("families", t.family).name for t in tasks} or {DOMAIN}
+    files = {library.DOMAINS[d]: library.domain_text(d) for d in sorted(owners)}
     for task in tasks:
         files[f"{task.name}.pddl"] = task.problem_pddl
         files[f"{task.name}{SIDECAR_SUFFIX}"] = scene_to_json(task.scene)

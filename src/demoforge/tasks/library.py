@@ -1,24 +1,57 @@
-"""The domain library: PDDL domains shipped as package data, looked up by name."""
+"""The domain library: each registered task package's PDDL domain, looked up by package name.
 
+The blocks domain ships as package data (`demoforge/tasks/domains/blocks.pddl`); a user's task
+package brings its own (`demoforge.tasks.package`).
+"""
+
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 
 from demoforge.errors import TaskError
+from demoforge.tasks import package as registry
 
-# Library name -> file under demoforge/tasks/domains/.
-DOMAINS: dict[str, str] = {
-    "blocks": "blocks.pddl",
-}
+
+def shipped_domain(file: str) -> Path:
+    """Path of a domain file shipped under demoforge/tasks/domains/."""
+    return Path(str(resources.files("demoforge.tasks").joinpath("domains", file)))
+
+
+class _Domains(Mapping):
+    """Package name -> the file name its domain is written under (`blocks` -> `blocks.pddl`)."""
+
+    def __getitem__(self, name: str) -> str:
+        found = registry.domain_file_of(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([p.name for p in registry.packages()])
+
+    def __len__(self) -> int:
+        return len(registry.packages())
+
+
+DOMAINS: Mapping[str, str] = _Domains()
+
+
+def _package(name: str) -> registry.TaskPackage:
+    if name not in DOMAINS:
+        raise TaskError(f"unknown domain {name!r}; the library has: {', '.join(sorted(DOMAINS))} (a task package "
+                        "adds its domain: --task-package PATH_OR_MODULE)")
+    return registry.package(name)
 
 
 def domain_path(name: str) -> Path:
-    """Path of the shipped domain `name` (a key of `DOMAINS`)."""
-    if name not in DOMAINS:
-        raise TaskError(f"unknown domain {name!r}; the library has: {', '.join(sorted(DOMAINS))}")
-    path = resources.files("demoforge.tasks").joinpath("domains", DOMAINS[name])
-    return Path(str(path))
+    """Path of the domain of package `name` (a key of `DOMAINS`) when it is a file."""
+    pkg = _package(name)
+    if not isinstance(pkg.domain, Path) and "(define" in str(pkg.domain):
+        raise TaskError(f"the domain of task package {name!r} ({pkg.origin}) is given as text, not a file; "
+                        "use domain_text()")
+    return Path(pkg.domain)
 
 
 def domain_text(name: str) -> str:
-    """PDDL text of the shipped domain `name`."""
-    return domain_path(name).read_text(encoding="utf-8")
+    """PDDL text of the domain of package `name`."""
+    return _package(name).domain_text()

@@ -14,6 +14,8 @@ from pddl.logic.effects import Forall, When
 from pddl.logic.predicates import EqualTo, Predicate
 from pddl.logic.terms import Constant, Variable
 
+from demoforge.errors import TaskError
+
 ROOT_TYPE = "object"
 
 
@@ -126,13 +128,28 @@ def check_domain(domain: Domain, text: str, file: str) -> list[str]:
     return problems
 
 
+def _domain_hint(name: str) -> str:
+    """"; pass --domain P" when a registered task package P has the domain called `name`."""
+    from demoforge.tasks.package import packages
+    from demoforge.tasks.parse import parse_domain
+
+    for pkg in packages():
+        try:
+            found = parse_domain(pkg.domain_text(), file=pkg.domain_file()).name
+        except TaskError:
+            continue
+        if found == name:
+            return f"; task package {pkg.name!r} ({pkg.origin}) has that domain: pass --domain {pkg.name}"
+    return ""
+
+
 def check_problem(domain: Domain, problem: Problem, text: str, file: str) -> list[str]:
     """Problems of a parsed problem against its domain: names, types, arities."""
     problems = []
     if problem.domain_name != domain.name:
         problems.append(
             f"{where(file, text, str(problem.domain_name))}: problem is for domain "
-            f"{problem.domain_name!r} but the domain given is {domain.name!r}"
+            f"{problem.domain_name!r} but the domain given is {domain.name!r}{_domain_hint(str(problem.domain_name))}"
         )
     known_types = {ROOT_TYPE, *map(str, domain.types)}
     constants = {c.name: type_of(c.type_tags) for c in domain.constants}

@@ -1,0 +1,340 @@
+"""Task packages: a PDDL domain with everything the factory needs to act it out, and their registry.
+
+A `TaskPackage` bundles a domain with a skill per operator, an evaluator over the MuJoCo state per
+fluent predicate, the problem families that generate its problems, and the object types its scenes
+build. The blocks world is one such package (`demoforge.taskapi.blocks`); a user's package is
+written the same way against `demoforge.taskapi` and found by
+
+- `load_package("path/to/task.py")` or `load_package("my.module")` (a module that defines `PACKAGE`),
+  which the CLI's `--task-package` and the run config's `task_packages` call, or
+- an installed distribution's entry point in the group `demoforge.tasks` naming such a module.
+
+Every lookup the factory makes (`SKILLS`, `PREDICATES`, `FAMILIES`, `owner`, `family`,
+`domain_file_of`) goes through this registry, so the built-in package has no private path. The registry lives at the bottom layer
+(beside the PDDL code) because the skills, the predicates and the families all consult it; it
+loads packages, built-in included, by module name as any plugin is loaded, which is what lets
+it sit below the skills it hands out.
+
+Spawned worker processes start with an empty registry: `load_package` records each spec it loaded
+in the environment variable `DEMOFORGE_TASK_PACKAGES`, which children inherit and load first (Ray
+workers on other machines do not inherit it: install the package there, as an entry point).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from demoforge.errors import TaskError, listing
+
+ENTRY_POINT_GROUP = "demoforge.tasks"
+BUILTIN = ("demoforge.taskapi.blocks",)  # modules of the packages shipped with demoforge
+ENV_VAR = "DEMOFORGE_TASK_PACKAGES"  # os.pathsep-joined specs loaded so far, for spawned workers
+
+
+class TaskPackageError(TaskError):
+    """A task package cannot be loaded, or clashes with one already registered."""
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One operator's skill."""
+
+    name: str  # PDDL operator name
+    params: tuple[str, ...]  # its parameters, in order (for arity checks and messages)
+    body: Callable[..., Any]  # plans one call: (PlanBuilder, args, params dict) -> SkillPlan (skills.builder.SkillBody)
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """How the simulator decides one fluent predicate."""
+
+    kinds: tuple[str, ...]  # argument kinds, in order: an object type ("block", "region") or a constant table ("face", "yaw")
+    evaluate: Callable[..., bool]  # (Geometry, Binding, *argument names) -> bool: one ground atom of one state
+    # Optional vectorized form (geometry, binding, at_rest, *index columns) -> (..., atoms) bool, the columns being
+    # the arguments as indices per `kinds` (block, region, face and yaw kinds only; with another kind the form is
+    # not used); None: `evaluate` is asked atom by atom (slower, same answer).
+    vector: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True)
+class Family:
+    """A deterministic generator of problems of one kind (see `demoforge.tasks.families`)."""
+
+    default_n: int  # task objects when the caller gives no `n`
+    min_n: int  # fewest task objects the family makes sense with
+    # (task block names, numpy Generator) -> (init atoms about those blocks, goal atoms); must draw only from the
+    # Generator, so a seed gives the same problems everywhere.
+    build: Callable[..., tuple[list, list]]
+    regions: tuple = ()  # ((region name, tasks.scene.Region), ...): region objects of every problem
+    fixed_n: bool = False  # n is always default_n (a caller giving another n is refused)
+
+
+@dataclass(frozen=True)
+class ObjectType:
+    """A PDDL object type and how a scene realises it. The seam for new object kinds: today the
+    scene builder knows boxes (`block`, a free box prop drawn from the sidecar's `blocks`) and table
+    rectangles (`region`, from the sidecar's `regions`); a package may only use those two."""
+
+    name: str  # PDDL type name
+    built_as: str  # what the scene builder makes of an object of this type, in words
+
+
+@dataclass(frozen=True)
+class TaskPackage:
+    """A domain and everything that acts it out. Mappings are keyed by the PDDL name."""
+
+    name: str  # package name; also the domain's library name (`--domain NAME`)
+    domain: str | Path  # PDDL domain: a file path, or the text itself
+    skills: Mapping[str, Skill] = field(default_factory=dict)  # operator -> skill
+    predicates: Mapping[str, Predicate] = field(default_factory=dict)  # fluent predicate -> evaluator
+    families: Mapping[str, Family] = field(default_factory=dict)  # family name -> generator
+    object_types: Mapping[str, ObjectType] = field(default_factory=dict)  # PDDL type -> scene realisation
+    origin: str = ""  # where it was found: "built-in", "entry point NAME", "path FILE", "module NAME" (set by register)
+
+    def domain_text(self) -> str:
+        """The domain's PDDL text."""
+        if isinstance(self.domain, Path) or "(define" not in str(self.domain):
+            path = Path(self.domain)
+            if not path.is_file():
+                raise TaskPackageError(f"task package {self.name!r}: domain {str(path)!r} is not a file; give the "
+                                       "domain PDDL text or a path to it")
+            return path.read_text(encoding="utf-8")
+        return str(self.domain)
+
+    def domain_file(self) -> str:
+        """A name for the domain in messages and written task folders: its file name, else NAME.pddl."""
+        if isinstance(self.domain, Path) or "(define" not in str(self.domain):
+            return Path(self.domain).name
+        return f"{self.name}.pddl"
+
+
+_PACKAGES: dict[str, TaskPackage] = {}
+_LOADED: list[str] = []  # specs given to load_package, in order (recorded in ENV_VAR)
+_STARTED = False
+
+
+def _ensure() -> None:
+    """Register the built-in packages, the installed ones and those a parent process loaded, once."""
+    global _STARTED
+    if _STARTED:
+        return
+    _STARTED = True
+    for module in BUILTIN:
+        register(_package_of(importlib.import_module(module), module), origin="built-in")
+    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.value.split(":")[0] in BUILTIN:  # this checkout's own entry point: registered above
+            continue
+        try:
+            loaded = ep.load()
+        except Exception as exc:  # a broken plug-in is named, not a bare traceback from every command
+            raise TaskPackageError(f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP}) failed to import: "
+                                   f"{type(exc).__name__}: {exc}; fix or uninstall the distribution that declares "
+                                   "it") from exc
+        register(loaded if isinstance(loaded, TaskPackage) else _package_of(loaded, ep.value),
+                 origin=f"entry point {ep.name} ({ep.value})")
+    for spec in filter(None, os.environ.get(ENV_VAR, "").split(os.pathsep)):
+        load_package(spec)
+
+
+def register(package: TaskPackage, *, origin: str | None = None) -> TaskPackage:
+    """Add `package` to the registry. A package of the same name registered again (the same spec
+    loaded twice) is a no-op; an operator, predicate, family or object type that another package
+    already provides raises, naming both packages."""
+    _ensure()
+    if not isinstance(package, TaskPackage):
+        raise TaskPackageError(f"register() takes a demoforge.taskapi.TaskPackage, got {type(package).__name__}")
+    package = dataclasses.replace(package, origin=origin or package.origin or "registered in code")
+    bad = _shape_problems(package)
+    if bad:
+        raise TaskPackageError(f"task package {package.name!r} ({package.origin}) is malformed:" + listing(bad))
+    old = _PACKAGES.get(package.name)
+    if old is not None:
+        if old.origin == package.origin:
+            return old
+        raise TaskPackageError(f"task package {package.name!r} from {package.origin} is already registered from "
+                               f"{old.origin}; rename one of them")
+    clashes = []
+    for what, one in (("skills", "skill"), ("predicates", "predicate"), ("families", "family")):
+        for key in getattr(package, what):
+            for other in _PACKAGES.values():
+                if key in getattr(other, what):
+                    clashes.append(f"{one} {key!r} is provided by both {other.name!r} ({other.origin}) and "
+                                   f"{package.name!r} ({package.origin})")
+    for key, typ in package.object_types.items():
+        for other in _PACKAGES.values():
+            if key in other.object_types and other.object_types[key] != typ:
+                clashes.append(f"object type {key!r} is built differently by {other.name!r} ({other.origin}) and "
+                               f"{package.name!r} ({package.origin})")
+    clashes += [f"domain file {package.domain_file()!r} is written by both {p.name!r} ({p.origin}) and "
+                f"{package.name!r} ({package.origin})" for p in _PACKAGES.values() if p.domain_file() == package.domain_file()]
+    if clashes:
+        raise TaskPackageError(f"cannot register task package {package.name!r}:" + listing(clashes)
+                               + "\nrename the clashing names in one package")
+    _PACKAGES[package.name] = package
+    return package
+
+
+def _shape_problems(package: TaskPackage) -> list[str]:
+    """Every field of `package` that is not what the factory will call, one line each."""
+    out = []
+    for key, skill in package.skills.items():
+        if not isinstance(skill, Skill) or skill.name != key or not callable(skill.body):
+            out.append(f"skills[{key!r}]: must be Skill({key!r}, params, body) with a callable body, got {skill!r:.80}")
+    for key, pred in package.predicates.items():
+        if not isinstance(pred, Predicate) or not callable(pred.evaluate):
+            out.append(f"predicates[{key!r}]: must be Predicate(kinds, evaluate) with a callable evaluate, "
+                       f"got {pred!r:.80}")
+    for key, fam in package.families.items():
+        if not isinstance(fam, Family) or not callable(fam.build) or not 1 <= fam.min_n <= fam.default_n:
+            out.append(f"families[{key!r}]: must be Family(default_n, min_n, build) with 1 <= min_n <= default_n "
+                       f"and a callable build, got {fam!r:.80}")
+    return out
+
+
+def packages() -> tuple[TaskPackage, ...]:
+    """Every registered package: built-in first, then in the order registered."""
+    _ensure()
+    return tuple(_PACKAGES.values())
+
+
+def package(name: str) -> TaskPackage:
+    """The package called `name`; the error lists every package."""
+    _ensure()
+    if name not in _PACKAGES:
+        raise TaskPackageError(f"no task package {name!r}; packages: {', '.join(_PACKAGES)} (load one with "
+                               "--task-package PATH_OR_MODULE)")
+    return _PACKAGES[name]
+
+
+def load_package(spec: str | Path) -> TaskPackage:
+    """Load and register the package of `spec`: a `.py` file or a dotted module name whose module
+    defines `PACKAGE` (a TaskPackage). Loading the same spec again returns the registered one."""
+    _ensure()
+    text = str(spec)
+    if text.endswith(".py") or os.sep in text or "/" in text:
+        path = Path(text).resolve()
+        if not path.is_file():
+            raise TaskPackageError(f"--task-package {text!r}: no such file; give a .py file that defines PACKAGE, "
+                                   "or a dotted module name")
+        name = f"demoforge_task_{path.stem}_{zlib.crc32(str(path).encode()):08x}"  # the same in every process
+        module = sys.modules.get(name)
+        if module is None:
+            loader = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(loader)
+            sys.modules[name] = module
+            try:
+                loader.loader.exec_module(module)
+            except Exception as exc:
+                del sys.modules[name]
+                raise TaskPackageError(f"--task-package {text!r} failed to import: {type(exc).__name__}: {exc}; "
+                                       "fix the file (demoforge --debug shows the traceback)") from exc
+        found = register(_package_of(module, str(path)), origin=f"path {path}")
+        key = str(path)
+    else:
+        try:
+            module = importlib.import_module(text)
+        except ModuleNotFoundError as exc:
+            raise TaskPackageError(f"--task-package {text!r}: no module {exc.name!r} can be imported; give a .py "
+                                   "file, or install the module") from None
+        found = register(_package_of(module, text), origin=f"module {text}")
+        key = text
+    if key not in _LOADED:
+        _LOADED.append(key)
+        os.environ[ENV_VAR] = os.pathsep.join(_LOADED)
+    return found
+
+
+def _package_of(module: Any, where: str) -> TaskPackage:
+    found = getattr(module, "PACKAGE", None)
+    if not isinstance(found, TaskPackage):
+        raise TaskPackageError(f"{where}: defines no PACKAGE (a demoforge.taskapi.TaskPackage), got "
+                               f"{type(found).__name__}; add `PACKAGE = TaskPackage(...)` at module level")
+    return found
+
+
+class _Merged(Mapping):
+    """Read-only union of one field over every registered package (built lazily, so importing a
+    module that exposes one loads nothing)."""
+
+    def __init__(self, what: str, pick: Callable[[Any], Any] = lambda v: v):
+        self._what, self._pick = what, pick
+
+    def _items(self) -> dict:
+        # Built on every call (a few dozen entries): nothing to invalidate when a package is added.
+        _ensure()
+        return {k: self._pick(v) for p in _PACKAGES.values() for k, v in getattr(p, self._what).items()}
+
+    def __getitem__(self, key):
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return f"<{self._what} of every task package: {sorted(self._items())}>"
+
+
+SKILLS: Mapping[str, Skill] = _Merged("skills")  # operator -> skill, over every package
+PREDICATES: Mapping[str, Predicate] = _Merged("predicates")  # predicate -> evaluator, over every package
+FAMILIES: Mapping[str, Family] = _Merged("families")  # family -> generator, over every package
+
+
+def owner(what: str, key: str) -> TaskPackage | None:
+    """The package providing `key` among its `what` ("skills", "predicates", "families"), or None."""
+    _ensure()
+    return next((p for p in _PACKAGES.values() if key in getattr(p, what)), None)
+
+
+def family(name: str) -> Family:
+    """The family `name`; the error lists every family and how to add one."""
+    _ensure()
+    found = owner("families", name)
+    if found is None:
+        raise TaskPackageError(f"unknown task family {name!r}; families: {', '.join(sorted(FAMILIES))} (a family of "
+                               "your own comes with its task package: --task-package PATH_OR_MODULE)")
+    return found.families[name]
+
+
+def domain_file_of(name: str) -> str | None:
+    """The file name a domain is written under when `name` is a package name, else None."""
+    _ensure()
+    found = _PACKAGES.get(name)
+    return None if found is None else found.domain_file()
+
+
+
+def describe() -> str:
+    """The registered packages in one line, for error messages: "blocks (built-in), near (path ...)"."""
+    return ", ".join(f"{p.name} ({p.origin})" for p in packages())
+
+
+def missing_pieces(task: Any) -> list[str]:
+    """What no registered package provides for the domain of `task` (a parsed `tasks.parse.Task`):
+    each operator without a skill and each fluent predicate without an evaluator, one line each
+    with the fix. Static predicates need none: they are carried from the init."""
+    operators = sorted(a.name for a in task.domain.actions)
+    no_skill = [o for o in operators if o not in SKILLS]
+    no_eval = sorted(p for p in task.fluent_predicates if p not in PREDICATES)
+    where = f"{task.domain_file}"
+    fix = ("write it in the task package that brings this domain and load that package (--task-package "
+           f"PATH_OR_MODULE, or task_packages: in a run config); packages loaded: {describe()}")
+    out = []
+    if no_skill:
+        out.append(f"{where}: operator(s) {no_skill} have no skill; skills: {sorted(SKILLS)}; a Skill per operator: "
+                   + fix)
+    out += [f"{where}: predicate {p!r} has no simulator evaluator; evaluated: {sorted(PREDICATES)}; a Predicate for "
+            f"it (an action changes it, so the simulator must observe it): " + fix for p in no_eval]
+    return out
