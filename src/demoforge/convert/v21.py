@@ -33,7 +33,8 @@ from demoforge.dataset.layout import INFO_PATH, STATS_PATH
 from demoforge.dataset.reader import DatasetReader, open_dataset, read_parquet
 from demoforge.dataset.stats import histogram_stats
 from demoforge.dataset.tables import write_parquet_atomic
-from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
+from demoforge.dataset.remux import EncodedVideo, extract_segment
+from demoforge.dataset.video import SegmentEncoder, VideoSettings
 from demoforge.stage.protocol import Progress, ProgressEvent
 
 V21_DATA_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
