@@ -202,6 +202,10 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
     canvas = Canvas(blank_model(width, height), width, height)  # GL starts meanwhile
     lane = WriterThread()
+
+    def report(item: str) -> None:  # on the writer's thread, after the episode is written
+        progress(ProgressEvent("render", "episode", item, writer.num_episodes, total))
+
     try:
         for n, (episode, k, copy, _) in enumerate(items, start=first):
             look = config.looks[k].look
@@ -232,9 +236,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             if config.reference_video is not None:
                 extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, episode)
             lane.put(functools.partial(writer.save_episode, extra=extra))
-            if progress is not None:  # after the episode is written
-                lane.put(lambda item=f"episode {episode}": progress(
-                    ProgressEvent("render", "episode", item, writer.num_episodes, total)))
+            if progress is not None:
+                lane.put(functools.partial(report, f"episode {episode}"))
         lane.join()
         writer.finalize()
         (root / MARKER).unlink(missing_ok=True)
