@@ -112,6 +112,17 @@ def test_workers_1_and_2_are_byte_identical(tmp_path):
     assert not list(tmp_path.glob(".*bake-*"))  # shards and temporaries removed
 
 
+def test_a_shard_reports_each_episode_it_bakes(raw, tmp_path):
+    from demoforge.convert.bake import write_shard
+    from demoforge.convert.plan import make_plan
+
+    plan, _ = make_plan([raw], BakeConfig(convention="joint_vel", control_freq=15))
+    events = []
+    write_shard(plan, 0, 2, tmp_path / "shard", events.append)
+    assert [(e.stage, e.kind, e.item, e.done, e.total) for e in events] == [
+        ("bake", "episode", "source 0 episode 0", 1, 2), ("bake", "episode", "source 0 episode 1", 2, 2)]
+
+
 def test_mixed_control_laws_are_refused(raw, tmp_path):
     other = write_raw(tmp_path / "other", lengths=(6,), control=law(kp=200.0))
     with pytest.raises(BakeError, match="mixed presets"):

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from demoforge.convert import BakeConfig, bake
-from demoforge.convert.v21 import datasets3_schema
+from demoforge.convert.v21 import datasets3_schema, write_v21
 from tests.convert._sources import write_raw
 
 
@@ -44,3 +44,12 @@ def test_datasets3_schema_rewrites_only_the_tags():
                         "_type": "Sequence"}
     assert out.metadata[b"other"] == b"kept" and out.field("a").type == schema.field("a").type
     assert datasets3_schema(pa.schema([pa.field("x", pa.int64())])).metadata in (None, {})
+
+
+def test_write_v21_reports_each_episode(tmp_path):
+    raw = write_raw(tmp_path / "raw", lengths=(6, 5, 4), cams=())
+    v3 = bake([raw], tmp_path / "v3", BakeConfig(convention="joint_vel"))
+    events = []
+    write_v21(v3, tmp_path / "v21", progress=events.append)
+    assert [(e.stage, e.kind, e.item, e.done, e.total) for e in events] == [
+        ("v21", "episode", f"episode {k}", k + 1, 3) for k in range(3)]

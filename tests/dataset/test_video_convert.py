@@ -104,7 +104,7 @@ def test_remux_rounds_timestamps_like_fractions():
     """concat_segments rescales packet times with integers; halves go to even as round(Fraction) does."""
     from fractions import Fraction
 
-    from demoforge.dataset.video import _round_ratio
+    from demoforge.dataset.remux import _round_ratio
 
     rng = np.random.default_rng(5)
     cases = [(1, 2), (3, 2), (5, 2), (-1, 2), (-3, 2), (0, 7), (15360, 512), (7, 3)]

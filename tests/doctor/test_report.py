@@ -80,9 +80,11 @@ def test_json_is_deterministic(flawed):
 
 
 def test_doctor_reports_progress_off_a_terminal_and_not_when_quiet(flawed):
-    calls = []
-    run_doctor(flawed, on_episode=lambda done, total: calls.append((done, total)))
-    assert calls[-1] == (7, 7) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    events = []
+    run_doctor(flawed, progress=events.append)
+    assert {(e.stage, e.kind, e.total) for e in events} == {("doctor", "episode", 7)}
+    done = [e.done for e in events]
+    assert done[-1] == 7 and done == sorted(done) and done[0] >= 1
     loud = CliRunner().invoke(app, ["doctor", str(flawed), "--checks", "D009"])
     assert loud.exit_code == 0, loud.output
     assert "doctor: 7/7 episodes" in loud.stderr and "took" in loud.stderr

@@ -14,8 +14,11 @@ def test_failed_rollouts_become_expert_demonstrations_from_the_failure_state(pnp
     rollout(load_policy("tests.policy.scripted:hold"), [pnp], tmp_path / "r", episodes=2, envs=2,
             settings=RolloutSettings(max_ticks=30), spec="hold")
     src_root = tmp_path / "r" / "dataset"
-    summary = relabel(src_root, tmp_path / "l", envs=2)
+    events = []
+    summary = relabel(src_root, tmp_path / "l", envs=2, progress=events.append)
     assert summary["failed"] == [0, 1] and summary["relabeled"] == 2 and summary["unreachable"] == []
+    eps = [e for e in events if e.kind == "episode"]
+    assert [(e.stage, e.done, e.total, e.success) for e in eps] == [("relabel", 1, 2, True), ("relabel", 2, 2, True)]
     out = tmp_path / "l" / "dataset"
     assert check_dataset(out) == []
     src, new = open_dataset(src_root), open_dataset(out)

@@ -316,3 +316,15 @@ def test_a_finished_output_is_known_by_its_own_stamp_not_by_one_copied_from_its_
     stamp_dataset(later, "export", {"stage": "export"})  # as export, which carries its source's stamps
     assert json.loads((later / STAMP_DIR / "export.json").read_text())["after"] == ["bake"]
     assert not finished_output(later, "bake", fingerprint) and finished_output(later, "export", {"stage": "export"})
+
+
+def test_the_merge_stage_reports_each_episode_it_merges(tmp_path):
+    from demoforge.stage.merge import MergeStage
+
+    a = write_raw(tmp_path / "a", lengths=(5, 4), cams=())
+    b = write_raw(tmp_path / "b", lengths=(6,), cams=())
+    events = []
+    run_stage(MergeStage((a, b), progress=events.append), tmp_path / "out")
+    merged = [(e.stage, e.done, e.total) for e in events]
+    assert merged == [("merge", k, 3) for k in (1, 2, 3)]
+    assert open_dataset(tmp_path / "out").num_episodes == 3

@@ -40,6 +40,14 @@ def test_tiles_are_kinds_by_cameras_with_one_frame_per_tick(short, tmp_path):
     assert len(got) == 4 and got[0].shape == (2 * 48, 64, 3)
 
 
+def test_write_tiles_reports_each_episode(short, tmp_path):
+    events = []
+    write_tiles(short, tmp_path / "v", [1, 0], TileSettings(width=32, height=24, cameras=("front",), kinds=("rgb",),
+                                                            stride=6), progress=events.append)
+    assert [(e.stage, e.kind, e.item, e.done, e.total) for e in events] == [
+        ("viz", "episode", "episode 1", 1, 2), ("viz", "episode", "episode 0", 2, 2)]
+
+
 def test_viz_reports_each_episode_off_a_terminal_and_nothing_when_quiet(short, tmp_path):
     args = ["viz", str(short), "--episodes", "0,1", "--cameras", "front", "--kinds", "rgb", "--width", "32",
             "--height", "24", "--stride", "6"]

@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from demoforge.cli.options import OptionsError, stage_command
+from demoforge.cli.progress import StepProgress
+from demoforge.guard import holds_files
 from demoforge.pipeline.options import BakeOptions
 
 @stage_command(BakeOptions)
@@ -21,10 +23,9 @@ def bake(
 ) -> None:
     """Project raw episodes to a training convention at a control rate; stamps meta/bake.json and modality.json.
     Every option is also a key of `demoforge run` (its bake stage) under the same name."""
-    from demoforge.cli.progress import StepProgress
+    # lazy: bake's readers and writers (pyarrow, PyAV), kept off `demoforge --help`
     from demoforge.convert import BAKE_PATH, bake as run_bake
     from demoforge.convert.bake import auto_workers
-    from demoforge.guard import holds_files
 
     if options.control_space is None:
         raise OptionsError("--control-space none: bake needs a control space (none means 'no bake' only in "
@@ -32,7 +33,7 @@ def bake(
     workers = auto_workers() if options.workers == "auto" else options.workers
     complete = holds_files(out)  # bake moves OUT into place whole: a non-empty one it accepts is this bake, finished
     with StepProgress("bake", "episodes", quiet=quiet) as progress:
-        root = run_bake(sources, out, options.bake_config(workers), progress=progress.event)
+        root = run_bake(sources, out, options.bake_config(workers), progress=progress)
     if complete:
         typer.echo(f"bake: {root} is already complete with these inputs; nothing to do")
         return

@@ -17,7 +17,7 @@ def eval_batch(
     """Evaluate every policy (and checkpoint) of a spec on every task, then write one summary: per task and
     in total, success, partial success and full completion beside the spec's reference figures. A rerun skips
     finished runs, so a killed batch resumes."""
-    from demoforge.policy.batch import load_batch, run_batch
+    from demoforge.policy.batch import load_batch, run_batch  # lazy: the simulator, kept off `demoforge --help`
 
     batch = load_batch(spec)  # every spec error is reported before anything is written
     summary = run_batch(batch, out, score_only=score_only, limit=limit,

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import typer
 
-from demoforge.dataset.check import Problem, check_dataset, v21_info
-from demoforge.dataset.reader import open_dataset, summarize
-from demoforge.errors import DemoforgeError
+from demoforge.cli.progress import StepProgress
 from demoforge.cli.ranges import finite
+from demoforge.convert.readers import registered
+from demoforge.dataset.check import Problem, check_dataset, v21_info
+from demoforge.dataset.hdf5 import DATA, OBS, demo_names, require_h5py
+from demoforge.dataset.reader import open_dataset, summarize
+from demoforge.errors import DatasetError, DemoforgeError
+from demoforge.guard import guard_output_dir
+from demoforge.stage import finished_output, run_stage
+from demoforge.stage.merge import MergeStage
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -61,8 +67,6 @@ def check(root: Path = ROOT_ARG, as_json: bool = JSON_OPT,
 def readers(as_json: bool = JSON_OPT) -> None:
     """List the source formats bake reads: built-in readers and those registered or installed
     (entry points in the `demoforge.readers` group), in the order they are tried."""
-    from demoforge.convert.readers import registered
-
     found = registered()
     if as_json:
         typer.echo(json.dumps([{"name": r.name, "describe": r.describe, "lerobot_v3": r.lerobot_v3}
@@ -94,16 +98,9 @@ def merge(
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
 ) -> None:
     """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
-    from demoforge.cli.progress import StepProgress
-    from demoforge.dataset import open_dataset
-    from demoforge.stage import finished_output, run_stage
-    from demoforge.errors import DatasetError
-    from demoforge.guard import guard_output_dir
-    from demoforge.stage.merge import MergeStage
-
     with StepProgress("merge", "episodes", quiet=quiet) as progress:
         # the stage runner's shape (fingerprint of the sources, one run at a time, rerun to finish)
-        stage = MergeStage(tuple(sources), video_file_duration_s, on_episode=progress.update)
+        stage = MergeStage(tuple(sources), video_file_duration_s, progress=progress)
         # before the work folder beside it; OUT stamped with this merge's fingerprint is this merge, finished
         complete = guard_output_dir(out, sources, what="--out", error=DatasetError,
                                     resumable=lambda o: finished_output(o, stage.name, stage.fingerprint()))
@@ -118,8 +115,6 @@ def merge(
 
 
 def _hdf5_summary(path: Path) -> str:
-    from demoforge.dataset.hdf5 import DATA, OBS, demo_names, require_h5py
-
     with require_h5py(path).File(path, "r") as f:
         names = demo_names(f[DATA])
         keys = sorted(f[DATA][names[0]][OBS].keys())

@@ -9,9 +9,13 @@ from typing import Optional
 import typer
 
 from demoforge.cli.options import stage_command
+from demoforge.cli.progress import StepProgress
 from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED, finite
-from demoforge.pipeline.options import DoctorOptions
+from demoforge.doctor import DoctorConfig, run_doctor, write_report
 from demoforge.doctor.config import MAX_BINS
+from demoforge.doctor.report import coverage_plot
+from demoforge.pipeline.options import DoctorOptions
+from demoforge.guard import guard_output_dir, guard_output_file, write_file
 
 
 @stage_command(DoctorOptions)
@@ -26,22 +30,17 @@ def doctor(
 ) -> None:
     """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix. Every option is also
     a key of `demoforge run` (its doctor stage) under the same name."""
-    from demoforge.cli.progress import StepProgress
-    from demoforge.doctor import run_doctor, write_report
-
     fail_on = options.fail_on or "error"
     if not dataset.is_dir():
         typer.echo(f"error: {dataset}: no such folder; pass a LeRobot v3 dataset root", err=True)
         raise typer.Exit(2)
-    from demoforge.guard import guard_output_file, write_file
-
     if json_out is not None:
         guard_output_file(json_out, [dataset], what="--json")
     if report is not None:
         guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
     with StepProgress("doctor", "episodes", quiet=quiet) as progress:
         result = run_doctor(dataset, robot=robot, config=options.doctor_config(), checks=options.checks,
-                            on_episode=progress.update)
+                            progress=progress)
     if json_out is not None:
         write_file(json_out, json.dumps(result.to_json(), indent=1) + "\n")
     if report is not None:
@@ -76,11 +75,8 @@ def coverage(
 ) -> None:
     """Generate episodes into the joint-limit bins the dataset never visits, as a separate dataset; judge
     the input with them against D007."""
-    from demoforge.cli.progress import StepProgress
-    from demoforge.doctor import DoctorConfig
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.doctor.coverage import CoverageConfig, generate_coverage
-
-    from demoforge.guard import guard_output_dir, guard_output_file, write_file
 
     guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT")
     for path, what in ((json_out, "--json"), (report_out, "--report")):
@@ -89,11 +85,8 @@ def coverage(
     cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
     with StepProgress("coverage", "episodes", quiet=quiet) as progress:
         report = generate_coverage(input_root, output_root, robot=robot, config=cfg, workers=workers,
-                                   progress=progress.event)
+                                   progress=progress)
     if report_out is not None:
-        from demoforge.doctor import run_doctor
-        from demoforge.doctor.report import coverage_plot, write_report
-
         write_report(run_doctor(output_root, robot=robot, config=cfg.doctor), report_out,
                      extra_plots=[coverage_plot(report)])
     if json_out is not None:

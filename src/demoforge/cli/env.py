@@ -31,8 +31,9 @@ def build(
     but --p-closed is also a key of `demoforge run` (its envs stage) under the same name."""
     import dataclasses
 
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.envs import build_env_package
-    from demoforge.randomize.robot_start import RobotStartError, check_robot_start
+    from demoforge.randomize.robot_start import RobotStartError, check_robot_start, params_from_dict
     from demoforge.sim import resolve_robot
 
     starts = options.robot_start
@@ -40,8 +41,6 @@ def build(
         if starts is None:
             raise RobotStartError(f"--p-closed {p_closed}: the gripper's start is drawn only with a random robot "
                                   "start; add --robot-start (or --robot-start-spec FILE)")
-    from demoforge.randomize.robot_start import params_from_dict
-
     params = None if starts is None else params_from_dict(starts)
     if params is not None and p_closed is not None:
         params = check_robot_start(dataclasses.replace(params, p_closed=p_closed))
@@ -61,6 +60,7 @@ def check(package: Path = typer.Argument(..., help="Environment package folder."
     """Verify a package: checksums, model rebuilds, and every reset state abstracting to its init.
 
     Exit 0 when all hold, 1 when a reset state's abstraction differs, 2 when the package is unreadable."""
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.envs import load_env_package, open_profile, restore_reset
     from demoforge.symbolic import abstract, disagreement
 

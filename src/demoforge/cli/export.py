@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from demoforge.cli.progress import StepProgress
+from demoforge.guard import holds_files
 
 
 def export(
@@ -23,13 +25,10 @@ def export(
 ) -> None:
     """Write SOURCE as LeRobot v2.1 with the trainer's files: openpi's norm_stats.json and training config
     (delta-action mask), or GR00T's modality.json, relative_stats.json and modality config."""
-    from demoforge.cli.progress import StepProgress
-    from demoforge.export import ExportConfig, export as run_export
-    from demoforge.export.run import TRAINERS
-    from demoforge.guard import holds_files
-
+    # lazy: the dataset writers (pyarrow, PyAV), kept off `demoforge --help`
     from demoforge.convert.bake import auto_workers
-    from demoforge.export import ExportError
+    from demoforge.export import ExportConfig, ExportError, export as run_export
+    from demoforge.export.run import TRAINERS
 
     config = ExportConfig(trainer=trainer, action_horizon=action_horizon, repo_id=repo_id)
     if workers == "auto":
@@ -40,7 +39,7 @@ def export(
         raise ExportError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
     complete = holds_files(out)  # export moves OUT into place whole: a non-empty OUT it accepts is finished
     with StepProgress("export", "episodes", quiet=quiet) as progress:
-        root = run_export(source, out, config, workers=slots, progress=progress.event)
+        root = run_export(source, out, config, workers=slots, progress=progress)
     if complete:
         typer.echo(f"export: {root} is already complete with these inputs; nothing to do")
         return

@@ -24,6 +24,7 @@ def look_sheet(
                                                     "camera's frustum."),
 ) -> None:
     """Render one task scene under DRAWS draws of a look into a PNG contact sheet."""
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.render.look import load_look
     from demoforge.render.sheet import SheetSettings, sheet_image, write_png
 

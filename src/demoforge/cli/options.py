@@ -22,7 +22,9 @@ from typing import Any
 import typer
 
 from demoforge.errors import DemoforgeError
+from demoforge.pipeline.config import PipelineConfig
 from demoforge.pipeline.fields import FieldSpec, collect, parse_text, specs, to_text
+from demoforge.pipeline.options import STAGE_OPTIONS
 
 
 class OptionsError(DemoforgeError):
@@ -130,9 +132,6 @@ def stage_command(cls, *, exclude: tuple[str, ...] = ()):
 
 def run_fields() -> list[FieldSpec]:
     """Every flag of `demoforge run`: the run's own fields and every stage's (shared ones once)."""
-    from demoforge.pipeline.config import PipelineConfig
-    from demoforge.pipeline.options import STAGE_OPTIONS
-
     out = [s for s in specs(PipelineConfig)]
     for cls in STAGE_OPTIONS.values():
         out += [s for s in specs(cls) if s.run and not s.shared]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import typer
 
+from demoforge.cli.progress import StepProgress
 from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODE_INDEX, MAX_EPISODES, MAX_SEED, finite
+from demoforge.guard import guard_output_dir, guard_output_file, write_file
 
 POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | module:factory | file.py:factory "
                "(the factory returns an object with spaces, reset(slot, start), act(observations)).")
@@ -60,6 +62,7 @@ _POLICY_ARG = typer.Option([], "--policy-arg", help="KEY=VALUE (VALUE read as YA
 
 
 def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: float | None, assist_steps: int):
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.policy import Assist, RolloutSettings
 
     horizon = max_ticks if reference is None else reference
@@ -71,20 +74,6 @@ def _settings(max_ticks: int, warmup: int, reference: int | None, assist_floor: 
                                  f"({ends}); lower {flag} or raise {ends}", param_hint=flag)
     assist = None if assist_floor is None else Assist(floor=assist_floor, steps=assist_steps)
     return RolloutSettings(max_ticks=max_ticks, warmup_ticks=warmup, reference_ticks=reference, assist=assist)
-
-
-class _Progress:
-    """One line per recorded episode (a stage's `ProgressEvent`s; items end silently)."""
-
-    def __init__(self):
-        self.done = 0
-
-    def __call__(self, event) -> None:
-        if event.kind != "episode":
-            return
-        self.done += 1
-        total = f"/{event.total}" if event.total else ""
-        typer.echo(f"[{event.done or self.done}{total}] {event.item}: {'success' if event.success else event.failure}")
 
 
 def _print_summary(summary: dict, out: Path) -> None:
@@ -120,6 +109,7 @@ _IMAGE_SIZE = typer.Option(None, "--image-size", help="Camera images WIDTHxHEIGH
 
 
 def _look(spec: str | None, image_size: str | None, seed: int, source: Path | None = None):
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.policy.looks import eval_look
     from demoforge.render.look import parse_image_size
 
@@ -152,8 +142,8 @@ def rollout(
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.policy import rollout as run
-
     from demoforge.randomize import load_spec
     from demoforge.sim import resolve_robot
 
@@ -161,9 +151,11 @@ def rollout(
     spec = load_spec(randomization) if randomization is not None else None
     card = resolve_robot(robot) if robot is not None else None
     cameras = _look(look, image_size, seed)
-    summary = run(policy, problems, out, episodes=episodes, envs=envs, seed=seed, settings=settings, domain=domain,
-                  randomization=spec, progress=_Progress(), robot=card, look=cameras, workers=workers,
-                  policy_kwargs=policy_kwargs(policy_arg), like=like, output_format=output_format)
+    with StepProgress("rollout", outcomes=True) as progress:
+        summary = run(policy, problems, out, episodes=episodes, envs=envs, seed=seed, settings=settings,
+                      domain=domain, randomization=spec, progress=progress, robot=card, look=cameras,
+                      workers=workers, policy_kwargs=policy_kwargs(policy_arg), like=like,
+                      output_format=output_format)
     _print_summary(summary, out)
     if output_format == "hdf5":
         typer.echo(f"robomimic HDF5: {out / 'dataset.hdf5'}")
@@ -192,19 +184,20 @@ def eval_(
 ) -> None:
     """Closed-loop evaluation from the exact recorded states (physics state and randomization draw) of
     the episodes of a dataset, at their first tick or later ones (--start)."""
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.policy.evaluate import evaluate_from_dataset
     from demoforge.policy.starts import parse_starts
-
     from demoforge.sim import resolve_robot
 
     starts = parse_starts(start)  # a bad --start or --look is refused before anything is written
     cameras = _look(look, image_size, seed, source=from_dataset)
     settings = _settings(max_ticks, warmup, reference_ticks, assist_floor, assist_steps)
     card = resolve_robot(robot) if robot is not None else None
-    summary = evaluate_from_dataset(policy, from_dataset, out, episodes=parse_episodes(episodes),
-                                    progress=_Progress(), envs=envs, settings=settings, robot=card, starts=starts,
-                                    seed=seed, look=cameras, workers=workers, policy_kwargs=policy_kwargs(policy_arg),
-                                    like=like)
+    with StepProgress("eval", outcomes=True) as progress:
+        summary = evaluate_from_dataset(policy, from_dataset, out, episodes=parse_episodes(episodes),
+                                        progress=progress, envs=envs, settings=settings, robot=card, starts=starts,
+                                        seed=seed, look=cameras, workers=workers,
+                                        policy_kwargs=policy_kwargs(policy_arg), like=like)
     _print_summary(summary, out)
 
 
@@ -219,8 +212,7 @@ def replay(
 ) -> None:
     """Replay each episode's actions open-loop through its recorded control law from its recorded initial
     state and report robot and object divergence per episode. Exit 1 if any episode diverges."""
-    from demoforge.guard import guard_output_file, write_file
-    from demoforge.policy.replay import replay_dataset
+    from demoforge.policy.replay import replay_dataset  # lazy: the simulator, kept off `demoforge --help`
 
     if json_out is not None:
         guard_output_file(json_out, [dataset], what="--json")
@@ -246,9 +238,10 @@ def relabel(
 ) -> None:
     """For each failed roll-out, run the expert from the last state from which the planner still reaches
     the goal, and record the successes as expert demonstrations starting from that state."""
-    from demoforge.policy.relabel import relabel as run
+    from demoforge.policy.relabel import relabel as run  # lazy: the simulator, kept off `demoforge --help`
 
-    summary = run(rollouts, out, envs=envs, workers=workers, progress=_Progress())
+    with StepProgress("relabel", outcomes=True) as progress:
+        summary = run(rollouts, out, envs=envs, workers=workers, progress=progress)
     typer.echo(f"{len(summary['failed'])} failed roll-outs: {summary['relabeled']} relabeled, "
                f"{len(summary['unreachable'])} with no reachable state, {len(summary['expert_failed'])} where the "
                f"expert failed too; dataset: {out / 'dataset'}")
@@ -268,16 +261,14 @@ def viz(
 ) -> None:
     """One MP4 per episode tiling modalities (rows: rgb, depth, segmentation) by cameras (columns), with the
     operator, phase and step overlaid."""
-    from demoforge.cli.progress import StepProgress
-    from demoforge.guard import guard_output_dir
-    from demoforge.viz import TileSettings, write_tiles
+    from demoforge.viz import TileSettings, write_tiles  # lazy: the simulator, kept off `demoforge --help`
 
     guard_output_dir(out, [dataset], resumable=_only_tiles)
     settings = TileSettings(width=width, height=height, stride=stride,
                             cameras=tuple(c for c in (cameras or "").split(",") if c),
                             kinds=tuple(k for k in kinds.split(",") if k))
     with StepProgress("viz", "episodes", quiet=quiet) as progress:
-        files = write_tiles(dataset, out, parse_episodes(episodes), settings, on_episode=progress.update)
+        files = write_tiles(dataset, out, parse_episodes(episodes), settings, progress=progress)
     for f in files:
         typer.echo(str(f))
 
@@ -293,8 +284,7 @@ def plot(
     out: Path | None = typer.Option(None, "--out", help="PNG path (default episode_XXXXXX.png here)."),
 ) -> None:
     """A PNG of every signal of an episode: state, action, gripper, labels, atoms, success."""
-    from demoforge.guard import guard_output_file
-    from demoforge.viz import plot_episode
+    from demoforge.viz import plot_episode  # lazy: the simulator, kept off `demoforge --help`
 
     path = guard_output_file(out or Path(f"episode_{episode:06d}.png"), [dataset], what="--out", suffixes=(".png",))
     path = plot_episode(dataset, episode, path)

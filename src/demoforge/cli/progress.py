@@ -1,37 +1,47 @@
 """Progress of a long command: a rich bar with rate and ETA on a terminal, plain lines otherwise.
 
     with StepProgress("render", "episodes", quiet=quiet) as progress:
-        render_dataset(..., progress=progress.event)     # a stage's ProgressEvents
-        write_tiles(..., on_episode=progress.update)     # or (done, total) calls
+        render_dataset(..., progress=progress)     # it takes the library's ProgressEvents
 
-On a terminal (stderr a TTY) a rich bar shows done/total, the rate and the time left. Elsewhere
-(CI logs, pipes) a line per step goes to stderr, at most one every `PLAIN_EVERY_S` seconds plus
-the last, each with the rate and an ETA: `render: 12/40 episodes, 1.9 episodes/s, eta 15 s`.
-`quiet` prints nothing. The command's own summary line is printed by the command.
+The one display of every command: it consumes `demoforge.stage.ProgressEvent`s, whether a stage
+runner or a single function (doctor's scan, viz tiles) sent them. On a terminal (stderr a TTY) a
+rich bar shows done/total, the rate and the time left. Elsewhere (CI logs, pipes) a line per step
+goes to stderr, at most one every `PLAIN_EVERY_S` seconds plus the last, each with the rate and an
+ETA: `render: 12/40 episodes, 1.9 episodes/s, eta 15 s`. With `outcomes`, each episode event that
+carries one also prints `[done/total] item: success` (or its failure) on stdout, for the commands
+whose episodes succeed or fail (rollout, eval, relabel). `quiet` prints nothing. The command's own
+summary line is printed by the command.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:  # the stage package loads pyarrow: kept off `demoforge --help`
+    from demoforge.stage.protocol import ProgressEvent
 
 PLAIN_EVERY_S = 5.0  # shortest interval between two plain progress lines [s]
 
 
 class StepProgress:
-    """Reports `update(done, total)` calls as a bar or as throttled lines (see the module docstring)."""
+    """Shows the `ProgressEvent`s it is called with as a bar or as throttled lines (see the module docstring)."""
 
-    def __init__(self, what: str, unit: str, *, quiet: bool = False, tty: bool | None = None):
-        self.what, self.unit, self.quiet = what, unit, quiet
+    def __init__(self, what: str, unit: str = "episodes", *, quiet: bool = False, tty: bool | None = None,
+                 outcomes: bool = False):
+        self.what, self.unit, self.quiet, self.outcomes = what, unit, quiet, outcomes
         self.tty = sys.stderr.isatty() if tty is None else tty
         self.start = time.perf_counter()
         self.last_line = -float("inf")
+        self.episodes = 0  # episode events seen: the count where an event carries no `done`
         self.bar = None
 
     def __enter__(self) -> StepProgress:
         if not self.quiet and self.tty:
+            # lazy: rich.progress is only wanted on a terminal (about 40 ms of `demoforge --help` otherwise)
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.bar = Progress(TextColumn(f"[bold]{self.what}"), BarColumn(), MofNCompleteColumn(),
@@ -44,6 +54,18 @@ class StepProgress:
         if self.bar is not None:
             self.bar.stop()
 
+    def __call__(self, event: ProgressEvent) -> None:
+        """An episode event moves the display; item events (a shard is final) show nothing."""
+        if event.kind != "episode" or self.quiet:
+            return
+        self.episodes += 1
+        done = self.episodes if event.done is None else event.done
+        if self.outcomes and (event.success is not None or event.failure is not None):
+            total = f"/{event.total}" if event.total else ""
+            typer.echo(f"[{done}{total}] {event.item}: {'success' if event.success else event.failure}")
+        if event.total is not None:
+            self.show(done, event.total)
+
     def line(self, done: int, total: int, now: float) -> str:
         """`what: done/total unit, rate unit/s, eta T s` (`took T s` at the end)."""
         elapsed = max(now - self.start, 1e-9)
@@ -51,9 +73,7 @@ class StepProgress:
         eta = f"eta {(total - done) / rate:.0f} s" if rate > 0 and done < total else f"took {elapsed:.0f} s"
         return f"{self.what}: {done}/{total} {self.unit}, {rate:.2f} {self.unit}/s, {eta}"
 
-    def update(self, done: int, total: int) -> None:
-        if self.quiet:
-            return
+    def show(self, done: int, total: int) -> None:
         now = time.perf_counter()
         if self.bar is not None:
             rate = done / max(now - self.start, 1e-9)
@@ -61,8 +81,3 @@ class StepProgress:
         elif done >= total or now - self.last_line >= PLAIN_EVERY_S:
             self.last_line = now
             typer.echo(self.line(done, total, now), err=True)
-
-    def event(self, event) -> None:
-        """A stage's `demoforge.stage.ProgressEvent`: its episode events drive the display."""
-        if event.kind == "episode" and event.total is not None:
-            self.update(event.done, event.total)

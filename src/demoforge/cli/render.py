@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from demoforge.cli.options import stage_command
+from demoforge.cli.policy import parse_episodes
+from demoforge.cli.progress import StepProgress
 from demoforge.pipeline.options import RenderOptions
 
 
@@ -20,8 +22,7 @@ def render(
 ) -> None:
     """Render camera videos for every episode of DATASET into a new dataset (the source is unchanged).
     Every option but --episodes is also a key of `demoforge run` (its render stage) under the same name."""
-    from demoforge.cli.policy import parse_episodes
-    from demoforge.cli.progress import StepProgress
+    # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.execute import resolve_workers
     from demoforge.render.stage import render_dataset
 
@@ -29,7 +30,7 @@ def render(
     config = options.render_config(None if chosen is None else tuple(chosen))
     with StepProgress("render", "episodes", quiet=quiet) as progress:
         summary = render_dataset(dataset, out, config, workers=resolve_workers(options.workers, _episodes(dataset)),
-                                 progress=progress.event)
+                                 progress=progress)
     rate = summary.frames / summary.seconds if summary.seconds > 0 else 0.0
     typer.echo(f"rendered {summary.episodes} episodes, {summary.frames} frames x {len(config.cameras)} cameras "
                f"in {summary.seconds:.1f} s ({rate:.1f} frames/s) -> {summary.root}")

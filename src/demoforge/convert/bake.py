@@ -18,8 +18,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,12 +28,14 @@ import numpy as np
 import demoforge
 from demoforge.convert import frames
 from demoforge.convert.conventions import project
+from demoforge.convert.envstate import ENV_STATE, episode_environment_state
 from demoforge.convert.episode import BakeError, Episode, read_episode
 from demoforge.convert.filters import dead_ticks, keep_mask
 from demoforge.convert.imports import read_import, imported_sources
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
 from demoforge.convert.stamp import BAKE_PATH
+from demoforge.convert.v21 import write_v21
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.decode import probe_video
 from demoforge.dataset.layout import INFO_PATH, write_json_atomic
@@ -80,9 +82,9 @@ class BakeStage:
         part, label = self.parts()[k], self.items()[k]
         root = shard / "data"
         shutil.rmtree(root, ignore_errors=True)  # an item is baked whole: a killed one starts over
-        on_episode = None if progress is None else (lambda done, total: progress(ProgressEvent("bake", "episode",
-                                                                                               label)))
-        records = write_shard(self.plan, part.start, part.stop, root, on_episode)
+        # the runner counts done and total over the whole run; the item's label names the shard
+        events = None if progress is None else (lambda event: progress(replace(event, item=label)))
+        records = write_shard(self.plan, part.start, part.stop, root, events)
         return {"episodes": len(part), "records": records}
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
@@ -175,8 +177,6 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
     verify(v3)
     final = v3
     if plan.config.lerobot_format == "v2.1":
-        from demoforge.convert.v21 import write_v21
-
         final = tmp / "v21"
         write_v21(v3, final)
     if out.exists():
@@ -185,8 +185,9 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
 
 
 def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
-                on_episode: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
-    """Bake items [start, stop) of the plan into a new dataset at `root`; returns their records."""
+                progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Bake items [start, stop) of the plan into a new dataset at `root`; returns their records.
+    `progress` takes a "bake" episode event after each episode."""
     readers = {}
     records = []
     cfg = plan.config
@@ -202,8 +203,8 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
                 records.append(_bake_episode(plan, writer, ep, s, segments, kept))
                 for seg in segments.iterdir():
                     seg.unlink()
-                if on_episode:
-                    on_episode(len(records), stop - start)
+                if progress is not None:
+                    progress(ProgressEvent("bake", "episode", f"source {s} episode {i}", len(records), stop - start))
     finally:
         shutil.rmtree(segments, ignore_errors=True)
     return records
@@ -228,8 +229,6 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
         cols[key] = np.asarray(values)[rows]
     objects = None
     if cfg.environment_state:
-        from demoforge.convert.envstate import ENV_STATE, episode_environment_state
-
         cols[ENV_STATE], layout = episode_environment_state(ep, rows, cfg.environment_state_kind)
         objects = layout.objects
         if layout.names != plan.features[ENV_STATE].names:
@@ -324,8 +323,6 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _env_state_stamp(plan: BakePlan, kind: str) -> dict[str, Any] | None:
-    from demoforge.convert.envstate import ENV_STATE
-
     ft = plan.features.get(ENV_STATE)
     if ft is None:
         return None

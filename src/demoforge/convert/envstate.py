@@ -15,14 +15,14 @@ import numpy as np
 from demoforge.convert.episode import BakeError, Episode
 from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.errors import DemoforgeError
+from demoforge.raw import EpisodeRecord
 
 
 def episode_environment_state(ep: Episode, rows: np.ndarray, kind: str = "objects") -> tuple[np.ndarray, object]:
     """((len(rows), width) float32 environment state of `kind` (`demoforge.raw.envstate.KINDS`) at
     the native ticks `rows`, its `ObjectLayout`: the episode's object names and the feature names), from its model rebuilt from
     meta/demoforge/scenes and its draws."""
-    from demoforge.raw import EpisodeRecord
-    from demoforge.raw.replay import recorded_environment_state
+    from demoforge.raw.replay import recorded_environment_state  # lazy: builds MuJoCo models; convert needs none
 
     root = Path(ep.source)
     if ep.extra.get("problem") is None or ep.extra.get("scene_draw") is None:

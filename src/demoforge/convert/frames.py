@@ -26,7 +26,9 @@ from demoforge.dataset import segmentation
 from demoforge.dataset.decode import TOLERANCE_S
 from demoforge.dataset.depth import PIX_FMT, is_depth
 from demoforge.dataset.layout import Feature
-from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, planar_histogram
+from demoforge.dataset.remux import EncodedVideo
+from demoforge.dataset.video import SegmentEncoder, VideoSettings
+from demoforge.dataset.yuv import planar_histogram
 from demoforge.dataset.writer import video_info
 
 T = TypeVar("T")

@@ -25,7 +25,8 @@ from demoforge.convert.episode import BakeError, Episode
 from demoforge.convert.readers import Reader, reader_for
 from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import Feature, write_json_atomic
-from demoforge.dataset.video import EncodedVideo, VideoSettings
+from demoforge.dataset.remux import EncodedVideo
+from demoforge.dataset.video import VideoSettings
 from demoforge.dataset.writer import DatasetWriter
 
 IMPORT_PATH = "meta/demoforge/import.json"

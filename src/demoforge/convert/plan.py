@@ -11,8 +11,11 @@ from typing import Any
 from demoforge.convert.conventions import (
     AS_RECORDED, DEFAULT_CONVENTION, REBUILT, Projection, check_convention, command_names, project, stride_for,
 )
+from demoforge.convert.envstate import ENV_STATE, episode_environment_state
 from demoforge.convert.episode import BakeError, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
+from demoforge.convert.frames import DEPTH_CODING_KEYS, STREAM_KEYS, is_exact
+from demoforge.convert.imports import read_import
 from demoforge.dataset import segmentation
 from demoforge.dataset.depth import PIX_FMT as DEPTH_PIX_FMT
 from demoforge.dataset.depth import DepthCoding, is_depth
@@ -20,6 +23,7 @@ from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extr
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
+from demoforge.dataset.writer import video_info
 from demoforge.errors import DemoforgeError, listing
 from demoforge.raw import schema
 
@@ -162,8 +166,6 @@ def pool_problems(readers: list[DatasetReader], laws: list[dict[str, Any] | None
 
 def _gripper_of(root: Path) -> dict[str, Any] | None:
     """What an imported source's gripper value means (`convert.imports`); None for LeRobot v3.0 sources."""
-    from demoforge.convert.imports import read_import
-
     record = read_import(root)
     return None if record is None else record.get("gripper")
 
@@ -252,8 +254,6 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     for key in cams:
         features[key] = camera_feature(key, readers[0].info.features[key], readers[0].root)
     if config.environment_state:
-        from demoforge.convert.envstate import ENV_STATE, episode_environment_state
-
         poses, layout = episode_environment_state(first, proj.ticks[:1], config.environment_state_kind)
         features[ENV_STATE] = Feature("float32", (poses.shape[1],), layout.names)
     kept = _keep_keys(readers, config.keep, features)
@@ -273,8 +273,6 @@ def auto_video(readers: list[DatasetReader], cams: tuple[str, ...], config: Bake
     interval, pixel format), so their packets are copied, when the bake keeps every frame at the
     native rate; otherwise `config.video` (h264 unless told), and the notes say why each camera is
     re-encoded. Lossless maps (depth, segmentation) keep their own coding either way."""
-    from demoforge.convert.frames import STREAM_KEYS, is_exact
-
     if stride != 1 or config.filter_idle:
         return config.video
     infos = [r.info.features[key].info or {} for r in readers for key in cams
@@ -311,7 +309,6 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
     notes += video_notes(readers, config, features, stride, auto=auto)
-    from demoforge.convert.imports import read_import
 
     for r in readers:
         record = read_import(r.root)
@@ -343,9 +340,6 @@ def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict
     settings, the bake's, and how to copy instead when only the settings stand in the way. Depth
     and segmentation maps are re-encoded losslessly (said so); a segmentation map the source
     stored lossy is named, since its edge colours name no instance."""
-    from demoforge.convert.frames import DEPTH_CODING_KEYS, STREAM_KEYS, is_exact
-    from demoforge.dataset.writer import video_info
-
     out_fps = readers[0].info.fps // stride
     notes = []
     for key, feature in features.items():

@@ -28,7 +28,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from demoforge.convert.episode import BakeError, Episode, read_episode
+from demoforge.convert.lerobot_v21 import is_v21, read_lerobot_v21
+from demoforge.convert.robomimic import read_robomimic
+from demoforge.dataset.check import v21_info
+from demoforge.dataset.hdf5 import is_hdf5
 from demoforge.dataset.layout import INFO_PATH
+from demoforge.dataset.reader import open_dataset
+from demoforge.raw.schema import CONTROLLER_PATH
 
 ENTRY_POINT_GROUP = "demoforge.readers"
 
@@ -45,40 +51,28 @@ class Reader:
 
 
 def _is_v3(path: Path) -> bool:
-    from demoforge.dataset.check import v21_info
-
     return (path / INFO_PATH).is_file() and v21_info(path) is None
 
 
 def _v3_episodes(path: Path) -> Iterator[Episode]:
-    from demoforge.dataset.reader import open_dataset
-
     ds = open_dataset(path)
     for i in ds.episode_indices:
         yield read_episode(ds, i)
 
 
 def _is_hdf5(path: Path) -> bool:
-    from demoforge.dataset.hdf5 import is_hdf5
-
     return is_hdf5(path)
 
 
 def _robomimic(path: Path) -> Iterator[Episode]:
-    from demoforge.convert.robomimic import read_robomimic
-
     return read_robomimic(path)
 
 
 def _is_v21(path: Path) -> bool:
-    from demoforge.convert.lerobot_v21 import is_v21
-
     return is_v21(path)
 
 
 def _v21(path: Path) -> Iterator[Episode]:
-    from demoforge.convert.lerobot_v21 import read_lerobot_v21
-
     return read_lerobot_v21(path)
 
 
@@ -96,8 +90,6 @@ _LOADED: list[bool] = []  # entry points loaded once per process
 
 def source_kind_of(path: Path) -> str:
     """`episode.source_kind` of the v3.0 dataset at `path` without opening its tables."""
-    from demoforge.raw.schema import CONTROLLER_PATH
-
     return "demoforge_raw" if (Path(path) / CONTROLLER_PATH).is_file() else "lerobot"
 
 

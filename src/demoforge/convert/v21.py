@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,9 @@ from demoforge.dataset.layout import INFO_PATH, STATS_PATH
 from demoforge.dataset.reader import DatasetReader, open_dataset, read_parquet
 from demoforge.dataset.stats import histogram_stats
 from demoforge.dataset.tables import write_parquet_atomic
-from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
+from demoforge.dataset.remux import EncodedVideo, extract_segment
+from demoforge.dataset.video import SegmentEncoder, VideoSettings
+from demoforge.stage.protocol import Progress, ProgressEvent
 
 V21_DATA_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
 V21_VIDEO_PATH = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
@@ -46,21 +47,21 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def write_v21(v3_root: str | Path, out: str | Path, *,
-              on_episode: Callable[[int, int], None] | None = None) -> Path:
-    """Write the v3.0 dataset at `v3_root` to the new root `out` in the v2.1 layout, calling
-    `on_episode(done, total)` after each episode's files are written."""
+def write_v21(v3_root: str | Path, out: str | Path, *, progress: Progress | None = None) -> Path:
+    """Write the v3.0 dataset at `v3_root` to the new root `out` in the v2.1 layout; `progress` takes
+    a "v21" episode event after each episode's files are written."""
     ds = open_dataset(v3_root)
-    rows = write_v21_episodes(ds, out, ds.episode_indices, on_episode=on_episode)
+    rows = write_v21_episodes(ds, out, ds.episode_indices, progress=progress)
     return finish_v21(ds, out, rows)
 
 
 def write_v21_episodes(ds: DatasetReader, out: str | Path, indices, *,
-                       on_episode: Callable[[int, int], None] | None = None) -> list[dict]:
+                       progress: Progress | None = None) -> list[dict]:
     """Write episodes `indices` of the open v3.0 dataset `ds` into `out` in the v2.1 layout (one
     parquet and one mp4 per camera each); returns their rows for `finish_v21` (the episodes.jsonl
-    and episodes_stats.jsonl entries), in order. Episodes written apart (a stage's work items)
-    and finished together give the bytes of one `write_v21`."""
+    and episodes_stats.jsonl entries), in order, `progress` taking a "v21" episode event after each.
+    Episodes written apart (a stage's work items) and finished together give the bytes of one
+    `write_v21`."""
     out = Path(out)
     chunks = max(1, ds.info.chunks_size)
     videos = ds.info.video_keys
@@ -96,8 +97,8 @@ def write_v21_episodes(ds: DatasetReader, out: str | Path, indices, *,
         rows.append({"episode": {"episode_index": i, "tasks": row["tasks"], "length": row["length"]},
                      "stats": {"episode_index": i, "stats": stats},
                      "packed_depth": {k: h.tolist() for k, h in packed.items()}})
-        if on_episode is not None:
-            on_episode(len(rows), len(indices))
+        if progress is not None:
+            progress(ProgressEvent("v21", "episode", f"episode {i}", len(rows), len(indices)))
     return rows
 
 

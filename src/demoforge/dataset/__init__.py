@@ -4,7 +4,8 @@ from demoforge.dataset.check import Problem, check_dataset
 from demoforge.dataset.layout import DatasetInfo, Feature, read_info
 from demoforge.dataset.merge import DatasetMerger, merge_datasets
 from demoforge.dataset.reader import DatasetReader, open_dataset
-from demoforge.dataset.video import EncodedVideo, VideoSettings
+from demoforge.dataset.remux import EncodedVideo
+from demoforge.dataset.video import VideoSettings
 from demoforge.dataset.writer import DatasetWriter
 
 __all__ = [

@@ -29,7 +29,7 @@ from demoforge.dataset.layout import (
 from demoforge.dataset.quantiles import streaming_stats
 from demoforge.dataset.stats import bool_stats, histogram_stats
 from demoforge.dataset.tables import tasks_table, write_parquet_atomic
-from demoforge.dataset.video import concat_segments
+from demoforge.dataset.remux import concat_segments
 from demoforge.errors import DatasetError
 
 EPISODE_BATCH = 100  # episode rows per row group of meta/episodes (bounds finalize memory)

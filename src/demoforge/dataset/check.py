@@ -51,13 +51,13 @@ def check_dataset(root: str | Path, *, quick: bool = False) -> list[Problem]:
     `quick`: leave the data pages undecoded (only the index columns are read)."""
     root = Path(root)
     if root.is_file():
-        from demoforge.dataset.hdf5 import check_hdf5, is_hdf5  # it builds on this module's Problem
+        from demoforge.dataset.hdf5 import check_hdf5, is_hdf5  # lazy: it builds on this module's Problem (a cycle)
 
         if is_hdf5(root):
             return check_hdf5(root)
     raw = v21_info(root)
     if raw is not None:
-        from demoforge.dataset.check_v21 import check_v21  # it builds on this module's Problem
+        from demoforge.dataset.check_v21 import check_v21  # lazy: it builds on this module's Problem (a cycle)
 
         return check_v21(root, raw)
     out: list[Problem] = []

@@ -23,7 +23,8 @@ from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
-from demoforge.dataset.video import EncodedVideo, VideoSettings
+from demoforge.dataset.remux import EncodedVideo
+from demoforge.dataset.video import VideoSettings
 from demoforge.dataset.locks import STAGING_DIR, lock_staging
 from demoforge.dataset.writer import DatasetWriter
 from demoforge.errors import DatasetError, listing

@@ -2,8 +2,11 @@
 
 Each episode is encoded into its own short segment as frames arrive (no images are
 staged on disk); segments are later joined into the dataset's mp4 files by remuxing
-packets, never by re-encoding. This is how lerobot builds its files too (encode an
-episode, concatenate), and it is what makes a finished episode durable on its own.
+packets, never by re-encoding (`dataset.remux`). This is how lerobot builds its files too
+(encode an episode, concatenate), and it is what makes a finished episode durable on its
+own. RGB frames reach the encoder as yuv420p planes converted here (`dataset.yuv`).
+`EncodedVideo`, `concat_segments`, `extract_segment`, `Yuv420Converter`, `planar_histogram`
+and `rgb_to_yuv420p` are importable from this module too.
 """
 
 from __future__ import annotations
@@ -21,9 +24,15 @@ import numpy as np
 
 from demoforge.dataset import segmentation as seg
 from demoforge.dataset.depth import code_histogram
+from demoforge.dataset.remux import EncodedVideo, concat_segments, extract_segment
 from demoforge.dataset.stats import pixel_histogram
-from demoforge.dataset.tables import fsync_file
+from demoforge.dataset.yuv import Yuv420Converter, planar_histogram, rgb_to_yuv420p
 from demoforge.errors import DatasetError
+
+__all__ = [  # the remux and the conversion live in their own modules; their names are importable here too
+    "ENCODERS", "MAX_CRF", "MAX_GOP_S", "EncodedVideo", "SegmentEncoder", "VideoSettings", "Yuv420Converter",
+    "concat_segments", "extract_segment", "planar_histogram", "rgb_to_yuv420p",
+]
 
 logging.getLogger("libav").setLevel(logging.ERROR)
 os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints a banner per encoder otherwise
@@ -146,121 +155,6 @@ class VideoSettings:
 
 # BT.601 limited range in 8-bit fixed point, what FFmpeg's swscale uses for RGB -> YUV by
 # default (and what decoders assume for untagged streams): rows give Y, Cb, Cr per [R, G, B].
-_RGB_TO_YUV = ((66, 129, 25), (-38, -74, 112), (112, -94, -18))
-_BATCH_PIXELS = 2**20  # pixels per conversion batch: larger batches gain nothing, and cost memory
-_MAX_BATCH = 16  # frames per conversion batch (more only saves Python calls on tiny frames)
-_PAIR_MIN_PIXELS = 2**17  # below this a 65536-bin pair histogram costs more than it saves
-
-
-class Yuv420Converter:
-    """RGB -> yuv420p planes, and the exact RGB pixel histogram of the same frames, for
-    batches of up to `capacity` frames of one size.
-
-    Done here rather than by swscale: swscale's SIMD reads past the end of a row-aligned
-    numpy frame, and the encoder then saw uninitialized bytes (different output bytes on
-    about one run in ten, measured). Several frames per call is cheaper, and every
-    intermediate lives in buffers kept between batches: fresh temporaries of this size are
-    new memory mappings whose pages the kernel zeroes on first touch, which cost about as
-    much as the arithmetic (measured on a 2-core Xeon). Both results come from one planar
-    copy of the frames (the channel transposition was the largest single cost). Not
-    thread-safe: one converter per encoding thread."""
-
-    def __init__(self, height: int, width: int, capacity: int | None = None):
-        if capacity is None:
-            capacity = max(1, min(_MAX_BATCH, _BATCH_PIXELS // max(1, height * width)))
-        n, h, w = capacity, height, width
-        self.capacity, self.height, self.width = n, h, w
-        self._planes = np.empty((3, n, h, w), np.uint8)  # R, G, B planes of the batch
-        self._y16 = np.empty((n, h, w), np.uint16)
-        self._t16 = np.empty((n, h, w), np.uint16)
-        self._y = np.empty((n, h, w), np.uint8)
-        self._rows = np.empty((3, n, h // 2, w), np.uint16)  # sums of row pairs
-        self._sums = np.empty((3, n, h // 2, w // 2), np.int32)  # sums of 2x2 blocks
-        self._p32 = np.empty((n, h // 2, w // 2), np.int32)
-        self._t32 = np.empty((n, h // 2, w // 2), np.int32)
-        self._uv = np.empty((2, n, h // 2, w // 2), np.uint8)
-        self._pairs = np.empty(n * h * w // 2, np.intp)  # bincount's own input type: no copy inside
-        self._count = 0
-
-    def convert(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(T, H, W, 3) uint8 RGB, T <= capacity -> Y (T, H, W), Cb and Cr (T, H/2, W/2) uint8.
-
-        The planes are views into the converter's buffers, valid until the next call."""
-        n = len(rgb)
-        if n > self.capacity or rgb.shape[1:] != (self.height, self.width, 3):
-            raise ValueError(f"{rgb.shape} frames do not fit a converter of {self.capacity} x "
-                             f"{self.height} x {self.width}")
-        # Integer arithmetic only (a float matmul goes through BLAS, whose kernels round
-        # differently depending on how it splits the work across threads), on contiguous
-        # uint8 channel planes widened inside each ufunc (a widening copy of the strided
-        # channels is ~3x slower). uint16 holds the luma sums (at most 60324) and the 2x2
-        # chroma sums (at most 1020); results lie in [16, 240] by construction: no clipping.
-        x = self._planes[:, :n]
-        np.copyto(x, np.moveaxis(rgb, -1, 0))
-        self._count = n
-        cy, cu, cv = _RGB_TO_YUV
-        y, term = self._y16[:n], self._t16[:n]
-        np.multiply(x[0], cy[0], out=y, dtype=np.uint16)
-        np.multiply(x[1], cy[1], out=term, dtype=np.uint16)
-        y += term
-        np.multiply(x[2], cy[2], out=term, dtype=np.uint16)
-        y += term
-        y += 128 + (16 << 8)
-        np.right_shift(y, 8, out=self._y[:n], casting="unsafe")
-        # 2x2 sums (chroma of the mean colour): row pairs, then column pairs
-        rows, s = self._rows[:, :n], self._sums[:, :n]
-        np.add(x[:, :, 0::2], x[:, :, 1::2], out=rows, dtype=np.uint16)
-        np.add(rows[..., 0::2], rows[..., 1::2], out=s, dtype=np.int32)
-        p, term = self._p32[:n], self._t32[:n]
-        for plane, c in zip(self._uv[:, :n], (cu, cv)):
-            np.multiply(s[0], c[0], out=p)
-            np.multiply(s[1], c[1], out=term)
-            p += term
-            np.multiply(s[2], c[2], out=term)
-            p += term
-            p += 512 + (128 << 10)
-            p >>= 10
-            np.copyto(plane, p, casting="unsafe")
-        return self._y[:n], self._uv[0, :n], self._uv[1, :n]
-
-    def histogram(self) -> np.ndarray:
-        """(3, 256) int64 counts per channel of the frames of the last `convert`."""
-        m = self._count * self.height * self.width
-        return planar_histogram(self._planes[:, :self._count].reshape(3, m), self._pairs)
-
-
-def planar_histogram(planes: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
-    """(3, M) uint8 channel planes, each row contiguous -> (3, 256) int64 counts per channel.
-
-    `pairs`: an intp scratch buffer of at least M // 2 values, reused between calls (a fresh
-    one of this size costs page faults)."""
-    m = planes.shape[1]
-    if m < _PAIR_MIN_PIXELS:
-        return np.stack([np.bincount(planes[c], minlength=256) for c in range(3)]).astype(np.int64)
-    # bincount first casts its input to intp; counting a channel's bytes two at a time
-    # (65536 bins, then summed per byte) halves that cost.
-    half = m // 2
-    pairs = np.empty(half, np.intp) if pairs is None else pairs[:half]
-    out = np.zeros((3, 256), np.int64)
-    for c in range(3):
-        np.copyto(pairs, planes[c, :2 * half].view(np.uint16))
-        counts = np.bincount(pairs, minlength=65536).reshape(256, 256)
-        out[c] = counts.sum(axis=0) + counts.sum(axis=1)
-        if 2 * half < m:  # an odd pixel count leaves one pixel
-            out[c, planes[c, -1]] += 1
-    return out
-
-
-def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(..., H, W, 3) uint8 RGB -> Y (..., H, W), Cb and Cr (..., H/2, W/2) uint8 planes
-    (see Yuv420Converter; this one allocates a converter for the call)."""
-    rgb = np.asarray(rgb)
-    lead, (h, w) = rgb.shape[:-3], rgb.shape[-3:-1]
-    frames = rgb.reshape(-1, h, w, 3)
-    y, u, v = Yuv420Converter(h, w, capacity=len(frames)).convert(frames)
-    return y.reshape(*lead, h, w), u.reshape(*lead, h // 2, w // 2), v.reshape(*lead, h // 2, w // 2)
-
-
 def _write_plane(plane, values: np.ndarray) -> None:
     """Copy a 2-D array into a frame plane and zero the row padding (no stray bytes)."""
     h, w = values.shape
@@ -353,109 +247,3 @@ class SegmentEncoder:
                 pass
             self._container = None
         self.path.unlink(missing_ok=True)
-
-
-def _round_ratio(a: int, b: int) -> int:
-    """round(a / b) for integers, b > 0, exactly as round(Fraction(a, b)) (halves to even),
-    without building a Fraction per packet (those were most of the remux's CPU)."""
-    q, r = divmod(a, b)
-    return q + (2 * r > b or (2 * r == b and q % 2 == 1))
-
-
-def concat_segments(segments: list[Path], out: Path, *, fps: int) -> list[tuple[float, float]]:
-    """Join mp4 segments into `out` by remuxing packets (no re-encoding).
-
-    Returns each segment's [from, to) timestamp span in `out` [s]. Segments must share
-    codec parameters (they do when written with one VideoSettings)."""
-    spans: list[tuple[float, float]] = []
-    tmp = out.with_name(out.name + ".tmp")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(tmp), mode="w", format="mp4") as dst:
-        ostream = None
-        offset = 0  # frames already in `out`
-        frame_tb = Fraction(1, fps)
-        for segment in segments:
-            with av.open(str(segment)) as src:
-                istream = src.streams.video[0]
-                if ostream is None:
-                    ostream = dst.add_stream_from_template(istream, opaque=True)
-                    ostream.time_base = frame_tb
-                # rescale from the segment's time base to frames, then shift by offset
-                num, den = istream.time_base.numerator * fps, istream.time_base.denominator
-                n = 0
-                for packet in src.demux(istream):
-                    if packet.dts is None:
-                        continue
-                    packet.pts = _round_ratio(packet.pts * num, den) + offset
-                    packet.dts = _round_ratio(packet.dts * num, den) + offset
-                    packet.duration = 1  # one frame; left in the old time base it would read as hundreds
-                    packet.time_base = frame_tb
-                    packet.stream = ostream
-                    dst.mux(packet)
-                    n += 1
-            spans.append((offset / fps, (offset + n) / fps))
-            offset += n
-    fsync_file(tmp)  # on disk before it takes the name: a crash leaves the old file or the whole new one
-    tmp.replace(out)
-    return spans
-
-
-@dataclass(frozen=True)
-class EncodedVideo:
-    """An episode's frames already encoded in an mp4: copied by remuxing, never re-encoded."""
-
-    path: Path  # source mp4
-    from_timestamp: float  # episode start within the file [s]
-    to_timestamp: float  # episode end (exclusive) [s]
-    histogram: np.ndarray | None = None  # (3, 256) pixel counts when known; decoded otherwise
-
-
-def extract_segment(video: EncodedVideo, out: Path, *, fps: int, depth: bool = False) -> tuple[int, np.ndarray]:
-    """Copy one episode's packets into a standalone segment starting at t = 0.
-
-    Returns the frame count and the episode's histogram: (3, 256) pixel counts, or
-    (1, 4096) depth-code counts for a depth map."""
-    hist = None if video.histogram is None else np.asarray(video.histogram, dtype=np.int64)
-    if hist is None:
-        hist = np.zeros((1, 4096) if depth else (3, 256), np.int64)
-    tol = 1e-4
-    count = 0
-    with av.open(str(video.path)) as src, av.open(str(out), mode="w", format="mp4") as dst:
-        istream = src.streams.video[0]
-        ostream = dst.add_stream_from_template(istream, opaque=True)
-        frame_tb = Fraction(1, fps)
-        ostream.time_base = frame_tb
-        src.seek(max(0, int(video.from_timestamp / istream.time_base) - 1), stream=istream, backward=True)
-        # int / int is correctly rounded: the same floats as float(ts * time_base), without Fractions
-        num, den = istream.time_base.numerator, istream.time_base.denominator
-        first = None
-        for packet in src.demux(istream):
-            if packet.pts is None:
-                continue
-            t = packet.pts * num / den
-            if t < video.from_timestamp - tol:
-                continue
-            if t >= video.to_timestamp - tol:
-                break
-            if first is None:
-                first = t
-                if not packet.is_keyframe:
-                    raise DatasetError(
-                        f"{video.path}: the episode at {video.from_timestamp:.4f} s does not start on a keyframe, "
-                        "so it cannot be copied without re-encoding"
-                    )
-            frame_no = round((t - video.from_timestamp) * fps)
-            packet.pts = frame_no
-            packet.dts = frame_no if packet.dts is None else round(
-                (packet.dts * num / den - video.from_timestamp) * fps)
-            packet.duration = 1
-            packet.time_base = frame_tb
-            packet.stream = ostream
-            dst.mux(packet)
-            count += 1
-    if video.histogram is None:
-        with av.open(str(out)) as written:
-            for frame in written.decode(video=0):
-                hist += code_histogram(frame.to_ndarray()) if depth else pixel_histogram(
-                    frame.to_ndarray(format="rgb24")[None])
-    return count, hist

@@ -31,7 +31,8 @@ from demoforge.dataset.layout import (
 from demoforge.dataset.stats import numeric_stats
 from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
 from demoforge.dataset.validate import check_columns, check_features, check_task
-from demoforge.dataset.video import EncodedVideo, SegmentEncoder, VideoSettings, extract_segment
+from demoforge.dataset.remux import EncodedVideo, extract_segment
+from demoforge.dataset.video import SegmentEncoder, VideoSettings
 from demoforge.dataset.locks import STAGING_DIR, lock_staging
 from demoforge.errors import DatasetError, EmptyDatasetError
 

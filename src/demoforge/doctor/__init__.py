@@ -16,6 +16,7 @@ from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.findings import SEVERITIES, Evidence, Finding
 from demoforge.doctor.limits import JointLimits, resolve_limits
 from demoforge.doctor.registry import CHECKS, Check, CoverageError, DoctorError, get_check
+from demoforge.doctor.report import write_report
 from demoforge.doctor.run import DoctorResult, run_doctor
 
 __all__ = [
@@ -26,16 +27,9 @@ __all__ = [
 
 
 def __getattr__(name):
-    # the coverage generator pulls in the simulator and execution: imported on first use only
     if name in ("CoverageConfig", "CoverageReport", "generate_coverage"):
+        # lazy: the coverage generator pulls in the simulator; the doctor reads a real-robot log without one
         from demoforge.doctor import coverage
 
         return getattr(coverage, name)
     raise AttributeError(f"module 'demoforge.doctor' has no attribute {name!r}")
-
-
-def write_report(result, path, **kwargs):
-    """Write an HTML or Markdown report (by suffix); see demoforge.doctor.report."""
-    from demoforge.doctor.report import write_report as _write
-
-    return _write(result, path, **kwargs)

@@ -21,13 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from demoforge.dataset import DatasetWriter, check_dataset
+from demoforge.dataset import DatasetWriter, check_dataset, open_dataset
 from demoforge.dataset.keys import STATE
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, read_info, write_json_atomic
 from demoforge.doctor.config import DoctorConfig
@@ -39,7 +39,7 @@ from demoforge.doctor.run import DoctorResult, run_doctor
 from demoforge.doctor.scan import occupancy_counts
 from demoforge.errors import listing
 from demoforge.raw.schema import CONTRACT_META
-from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, run_stage
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, chunks, run_stage
 from demoforge.stage.runner import merge_shards, publish_dataset
 
 TASK = "move the arm to a joint-space goal (a coverage episode: no task is performed)"
@@ -127,8 +127,6 @@ class CoverageStage:
         return len(self.planned)
 
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
-        from demoforge.dataset import open_dataset
-
         part, label = self.parts()[k], self.items()[k]
         root = shard / "data"
         shutil.rmtree(root, ignore_errors=True)  # an item is run whole: a killed one starts over
@@ -139,11 +137,11 @@ class CoverageStage:
             k_ = part.start + e
             return raw_start(self.src, reader, sources[k_ % len(sources)]) if raw else home_start(self.card)
 
-        on_episode = None if progress is None else (
-            lambda done, total: progress(ProgressEvent(self.name, "episode", label)))
         planned = self.planned[part.start:part.stop]
+        # the runner counts done and total over the whole run; the item's label names the shard
+        events = None if progress is None else (lambda event: progress(replace(event, item=label)))
         run = execute(list(planned), start, self.layout.run_fps, self.cfg.envs, self.cfg.seed, self.layout.raw,
-                      on_episode=on_episode)
+                      progress=events)
         with DatasetWriter.create(root, fps=self.layout.fps, features=self.layout.features,
                                   robot_type=self.card.name) as writer:
             for p, k_ in zip(planned, part):
@@ -157,8 +155,6 @@ class CoverageStage:
         return MergeAtEnd(lambda shards, results: self._publish(shards, out))
 
     def _publish(self, shards: list[Path], out: Path) -> CoverageReport:
-        from demoforge.dataset import open_dataset
-
         tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
         root = tmp / "coverage"
         merge_shards(shards, root)
@@ -184,8 +180,6 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
     (see the module docstring), run by `run_stage` on `workers` local slots (or `executor`);
     `output_root` must be absent or empty. `progress` takes a `ProgressEvent` per episode written.
     A killed run resumes from its finished shards when run again the same way."""
-    from demoforge.dataset import open_dataset
-
     cfg = config or CoverageConfig()
     src, out = Path(input_root), Path(output_root)
     if out.exists() and any(out.iterdir()):

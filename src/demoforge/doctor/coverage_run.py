@@ -14,20 +14,30 @@ gripper closedness as action. Either way the episodes run in the slots of one Ve
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from demoforge.convert import Episode, project
+from demoforge.convert.episode import read_law
 from demoforge.convert.stamp import BAKE_PATH, read_stamp
 from demoforge.dataset.keys import ACTION, STATE
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
 from demoforge.errors import DemoforgeError
+from demoforge.execute import SimTask, VecSimEnv
+from demoforge.execute.record import EpisodeRecorder
 from demoforge.raw import EpisodeRecord, own_states
+from demoforge.raw.layout import RunLayout
+from demoforge.raw.replay import record_scene
+from demoforge.raw.scene import recorded_problem
 from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
+from demoforge.sim import SceneSpec, build_scene, restore
+from demoforge.stage.protocol import Progress, ProgressEvent
+from demoforge.symbolic import abstract
+from demoforge.symbolic.binding import bind_symbols
 
 GRIPPER_OPEN = 0.0  # closedness commanded throughout: coverage moves the arm, it grasps nothing
 # conventions a simulated arm's episodes can be labelled in (raw_cmd only under a joint_position law)
@@ -59,11 +69,6 @@ class RawStart:
 
 
 def raw_start(root: Path, reader, episode: int) -> RawStart:
-    from demoforge.raw.replay import record_scene
-    from demoforge.raw.scene import recorded_problem
-    from demoforge.sim import restore
-    from demoforge.symbolic.binding import bind_symbols
-
     record = EpisodeRecord.from_row(reader.episode(episode))
     problem = recorded_problem(root, record.problem)
     scene, _ = record_scene(problem, record, where=f"{root} episode {episode}")
@@ -73,16 +78,11 @@ def raw_start(root: Path, reader, episode: int) -> RawStart:
 
 
 def home_start(card):
-    from demoforge.sim import SceneSpec, build_scene
-
     return build_scene(SceneSpec(robot=card))  # reset to the card's home pose
 
 
 def raw_layout(root: Path, info: DatasetInfo, card):
     """The input's RunLayout, read back from its features (camera videos aside) and meta/demoforge/vocab.json."""
-    from demoforge.convert.episode import read_law
-    from demoforge.raw.layout import RunLayout
-
     vocab = read_vocab(root, required=True)
     mode = (read_law(root) or {}).get("mode", card.controller.mode)
     if mode != "joint_position":
@@ -178,7 +178,6 @@ def labelled(layout: Layout, k: int, cols: dict[str, np.ndarray]) -> dict[str, n
     and rate through `demoforge.convert.project`, the others as recorded."""
     if layout.kind != "baked":
         return cols
-    from demoforge.convert import Episode, project
 
     state, action = cols[STATE].astype(np.float64), cols[ACTION].astype(np.float64)
     n = len(layout.joint_names)
@@ -191,12 +190,10 @@ def labelled(layout: Layout, k: int, cols: dict[str, np.ndarray]) -> dict[str, n
 
 
 def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: int,
-            layout=None, *, on_episode: Callable[[int, int], None] | None = None) -> list[dict[str, np.ndarray]]:
+            layout=None, *, progress: Progress | None = None) -> list[dict[str, np.ndarray]]:
     """Run every planned episode in VecSimEnv. `starts(k)` gives episode k's start (a Scene, or a
-    RawStart when `layout` is given); returns each episode's columns in order, calling
-    `on_episode(done, total)` as each one finishes."""
-    from demoforge.execute import SimTask, VecSimEnv
-
+    RawStart when `layout` is given); returns each episode's columns in order, `progress` taking a
+    "coverage" episode event as each one finishes."""
     paths = [p.path for p in planned]
     max_ticks = max(len(p) for p in paths)
     task = SimTask("coverage", lambda e, run_seed, rng: starts(e), lambda scene, ctx: False, max_ticks=max_ticks,
@@ -216,8 +213,8 @@ def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: in
             e, t = ident[1], int(env.ticks[i])
             if t >= len(paths[e]):  # shorter than the longest: end it here
                 out[e] = _columns(recorders.pop(e, None), rows.pop(e, []))
-                if on_episode is not None:
-                    on_episode(len(out), len(planned))
+                if progress is not None:
+                    progress(ProgressEvent("coverage", "episode", f"episode {e}", len(out), len(planned)))
                 env.finish(i)
                 ident = env.ids[i]
                 if ident is None:
@@ -226,9 +223,6 @@ def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: in
                 obs = env.observe()
             actions[i, :-1], actions[i, -1] = paths[e][t], GRIPPER_OPEN
             if layout is not None:
-                from demoforge.execute.record import EpisodeRecorder
-                from demoforge.symbolic import abstract
-
                 ctx = env.contexts[i]
                 rec = recorders.setdefault(e, EpisodeRecorder(layout, ctx.scene))
                 rec.record(abstract(ctx.scene.model, ctx.scene.data, ctx.binding), paths[e][t], GRIPPER_OPEN, -1, -1)
@@ -239,8 +233,8 @@ def execute(planned: list[PlannedEpisode], starts, fps: int, envs: int, seed: in
         obs, *_ = env.step(actions)
         for _, e in finished:
             out[e] = _columns(recorders.pop(e, None), rows.pop(e, []))
-            if on_episode is not None:
-                on_episode(len(out), len(planned))
+            if progress is not None:
+                progress(ProgressEvent("coverage", "episode", f"episode {e}", len(out), len(planned)))
     return [out[e] for e in range(len(planned))]
 
 

@@ -24,7 +24,7 @@ from demoforge.errors import DemoforgeError
 
 def builtin_cards() -> tuple[str, ...]:
     """Names of the built-in robot cards (demoforge.sim.robots.ROBOTS)."""
-    from demoforge.sim.robots import ROBOTS
+    from demoforge.sim.robots import ROBOTS  # lazy: the doctor reads logs without MuJoCo
 
     return tuple(ROBOTS)
 
@@ -56,7 +56,7 @@ class JointLimits:
 
 
 def _card_by_name(name: str):
-    from demoforge.sim.robots import ROBOTS as cards
+    from demoforge.sim.robots import ROBOTS as cards  # lazy: the doctor reads logs without MuJoCo
 
     key = name.removeprefix("builtin:")
     if key not in cards:
@@ -67,7 +67,7 @@ def _card_by_name(name: str):
 
 def card_limits(card) -> tuple[tuple[str, ...], np.ndarray]:
     """Arm joint names and (n, 2) limits of a robot card, from its compiled model."""
-    from demoforge.sim.robot_model import bind_robot, robot_spec
+    from demoforge.sim.robot_model import bind_robot, robot_spec  # lazy: the doctor reads logs without MuJoCo
 
     model = robot_spec(card).compile()
     return tuple(card.arm_joints), np.asarray(bind_robot(model, card).limits, dtype=np.float64)
@@ -79,7 +79,7 @@ def model_limits(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
 
     try:
         if Path(path).suffix.lower() == ".urdf":  # its package:// meshes resolved against its folder
-            from demoforge.sim.urdf import load_urdf
+            from demoforge.sim.urdf import load_urdf  # lazy: the doctor reads logs without MuJoCo
 
             model = load_urdf(Path(path)).compile()
         else:
@@ -134,7 +134,7 @@ def resolve_limits(info: DatasetInfo, robot: str | None = None) -> JointLimits |
             return None
     path = Path(robot)
     if path.suffix.lower() in (".yaml", ".yml"):
-        from demoforge.sim.robot import load_card
+        from demoforge.sim.robot import load_card  # lazy: the doctor reads logs without MuJoCo
 
         card = load_card(path)
         names, lim = card_limits(card)

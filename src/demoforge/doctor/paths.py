@@ -71,6 +71,7 @@ class TcpKinematics:
     def __init__(self, card):
         import mujoco
 
+        # lazy: the doctor reads a real-robot log without MuJoCo (only D014 builds the arm)
         from demoforge.sim.robot_model import bind_robot, robot_spec
 
         self._mj = mujoco

@@ -17,9 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.dataset.keys import ACTION, STATE
+from demoforge.dataset.reader import open_dataset
 from demoforge.doctor.findings import Finding
 from demoforge.doctor.registry import CHECKS, DoctorError
 from demoforge.doctor.run import DoctorResult
+from demoforge.errors import DemoforgeError
+from demoforge.guard import write_file
 
 MAX_TRACED_EPISODES = 4  # flagged episodes whose traces are plotted
 _COLOURS = {"error": "#c0392b", "warning": "#d68910", "info": "#2e86c1"}
@@ -104,8 +107,6 @@ def flagged_episodes(result: DoctorResult, limit: int = MAX_TRACED_EPISODES) -> 
 def trace_plots(result: DoctorResult) -> list[Plot]:
     if result.scan is None:
         return []
-    from demoforge.dataset.reader import open_dataset
-    from demoforge.errors import DemoforgeError
 
     try:
         ds = open_dataset(result.root)
@@ -239,6 +240,5 @@ def write_report(result: DoctorResult, path: str | Path, *, extra_plots: list[Pl
         text = render_html(result, figures)
     else:
         text = render_markdown(result, figures)
-    from demoforge.guard import write_file
 
     return write_file(path, text)

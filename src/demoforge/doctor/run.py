@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,6 +20,7 @@ from demoforge.doctor.limits import resolve_limits
 from demoforge.doctor.registry import CHECKS, get_check
 from demoforge.doctor.scan import Scan, scan_dataset
 from demoforge.errors import DemoforgeError
+from demoforge.stage.protocol import Progress
 
 PROVENANCE_PATH = "meta/demoforge/provenance.json"  # written by demoforge.execute.generate
 
@@ -79,12 +79,12 @@ def _read_json(path: Path, problems: list[Finding], code: str) -> dict[str, Any]
 
 
 def build_context(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,
-                  structure: bool = True, on_episode: Callable[[int, int], None] | None = None,
+                  structure: bool = True, progress: Progress | None = None,
                   ) -> tuple[Context, list[Finding]]:
     """Read metadata, run the structural check and the scan. Returns the context and findings met on the way.
 
     `structure=False` skips check_dataset (D001/D006 then see no problems): the coverage loop uses it.
-    `on_episode(done, total)` follows the scan (see `scan_dataset`).
+    `progress` follows the scan (see `scan_dataset`).
     """
     root = Path(root)
     cfg = config or DoctorConfig()
@@ -115,7 +115,7 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
         if robot is not None:
             raise
         note = str(exc)
-    scan = scan_dataset(root, info, episodes, cfg, limits, on_episode=on_episode)
+    scan = scan_dataset(root, info, episodes, cfg, limits, progress=progress)
     stats = _read_json(root / STATS_PATH, early, "D011")
     bake = _read_json(root / BAKE_PATH, early, "D013")
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
@@ -125,15 +125,15 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
 
 def run_doctor(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,
                checks: Sequence[str] | None = None, structure: bool = True,
-               on_episode: Callable[[int, int], None] | None = None) -> DoctorResult:
+               progress: Progress | None = None) -> DoctorResult:
     """Every registered check (or those in `checks`) on the dataset at `root`.
 
     `robot` is a built-in card name, a card YAML or an MJCF/URDF file giving the joint limits
     for D007; without it they come from the dataset's robot_type or state names.
-    `on_episode(done, total)` is called as the scan summarizes each episode.
+    `progress` takes a "doctor" `ProgressEvent` as the scan summarizes each episode.
     """
     codes = [get_check(c).code for c in checks] if checks is not None else list(CHECKS)
-    ctx, early = build_context(root, robot=robot, config=config, structure=structure, on_episode=on_episode)
+    ctx, early = build_context(root, robot=robot, config=config, structure=structure, progress=progress)
     findings = [f for f in early if f.code in codes]
     for code in codes:
         findings += CHECKS[code].run(ctx)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.limits import JointLimits
 from demoforge.doctor.paths import OperatorPath, operator_paths
 from demoforge.raw.schema import OPERATOR, PHASE
+from demoforge.stage.protocol import Progress, ProgressEvent
 
 
 
@@ -183,9 +183,9 @@ def _episodes_in_group(pf: pq.ParquetFile, group: int, eps: list[int]) -> list[i
 
 
 def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorConfig,
-                 limits: JointLimits | None, *, on_episode: Callable[[int, int], None] | None = None) -> Scan:
-    """Stream every data file once; see the module docstring. `on_episode(done, total)` is called
-    as episodes are summarized (or found unreadable), and once more at the end with done == total."""
+                 limits: JointLimits | None, *, progress: Progress | None = None) -> Scan:
+    """Stream every data file once; see the module docstring. `progress` takes a "doctor" episode event
+    as episodes are summarized (or found unreadable), and one more at the end with done == total."""
     keys = numeric_keys(info)
     success = success_keys(info)
     ids = episodes.column("episode_index").to_pylist()
@@ -202,9 +202,9 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
     unreadable: dict[int, str] = {}
     total = len(ids)
 
-    def report() -> None:
-        if on_episode is not None:
-            on_episode(min(len(summaries) + len(unreadable), total), total)
+    def report(item: str) -> None:
+        if progress is not None:
+            progress(ProgressEvent("doctor", "episode", item, min(len(summaries) + len(unreadable), total), total))
 
     def finish(e: int, pieces: list[dict[str, np.ndarray]]) -> None:
         nonlocal occ, out
@@ -217,7 +217,7 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
             occ += c
             out += o
         summaries[e] = summarize_episode(e, cols, info.fps, cfg, success, None if limits is None else limits.dims)
-        report()
+        report(f"episode {e}")
 
     for (chunk, file), eps in sorted(files.items()):
         rel = info.data_path.format(chunk_index=chunk, file_index=file)  # named in full: every chunk has a file-000
@@ -261,7 +261,7 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
         for e in eps:
             if e not in summaries and e not in unreadable:
                 unreadable[e] = f"{rel}: no rows"
-        report()
-    if on_episode is not None:
-        on_episode(total, total)
+        report(rel)
+    if progress is not None:
+        progress(ProgressEvent("doctor", "episode", str(root), total, total))
     return Scan(info, tuple(summaries[e] for e in sorted(summaries)), sums, occ, out, limits, unreadable)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from demoforge.dataset.reader import open_dataset
 from demoforge.doctor.context import Context, capped
 from demoforge.doctor.findings import Evidence, Finding
+from demoforge.errors import DemoforgeError
 
 # check_dataset's problem codes that belong to a more specific check than D001
 _TIME_CODES = ("data.timestamp",)
@@ -93,9 +95,6 @@ def check_video(ctx: Context) -> list[Finding]:
 
 
 def _decode_all(ctx: Context) -> list[Finding]:
-    from demoforge.dataset.reader import open_dataset
-    from demoforge.errors import DemoforgeError
-
     out = []
     try:
         ds = open_dataset(ctx.root)

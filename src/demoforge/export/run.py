@@ -14,13 +14,14 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import demoforge
 from demoforge.convert.bake import git_commit
 from demoforge.convert.v21 import finish_v21, write_v21_episodes
+from demoforge.dataset import open_dataset
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
 from demoforge.errors import listing
@@ -28,7 +29,7 @@ from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
 from demoforge.guard import guard_output_dir
 from demoforge.stage import (
-    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, finished_output, run_stage, stamp_dataset,
+    LocalExecutor, MergeAtEnd, Progress, chunks, finished_output, run_stage, stamp_dataset,
 )
 
 EXPORT_PATH = f"{DEMOFORGE_META_DIR}/export.json"
@@ -115,24 +116,20 @@ class ExportStage:
         return self.episodes
 
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
-        from demoforge.dataset import open_dataset
-
         part, label = self.parts()[k], self.items()[k]
         root = shard / "v21"
         shutil.rmtree(root, ignore_errors=True)  # an item is written whole: a killed one starts over
         ds = open_dataset(self.source)
         indices = ds.episode_indices[part.start:part.stop]
-        on_episode = None if progress is None else (lambda done, total: progress(ProgressEvent(STAGE, "episode",
-                                                                                               label)))
-        rows = write_v21_episodes(ds, root, indices, on_episode=on_episode)
+        # the runner counts done and total over the whole run; the event names this stage and item
+        events = None if progress is None else (lambda event: progress(replace(event, stage=STAGE, item=label)))
+        rows = write_v21_episodes(ds, root, indices, progress=events)
         return {"episodes": len(indices), "rows": rows}
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._publish(shards, results, out))
 
     def _publish(self, shards: list[Path], results: list[dict], out: Path) -> Path:
-        from demoforge.dataset import open_dataset
-
         tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
         shutil.rmtree(tmp, ignore_errors=True)
         root = tmp / "v21"
@@ -178,8 +175,6 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *, workers
     `run_stage` on `workers` local slots (or on `executor`); returns `out`. `progress` takes a
     `ProgressEvent` per episode written. A killed export resumes from its finished shards when run
     again the same way; a finished one (OUT stamped with this fingerprint) is left as it is."""
-    from demoforge.dataset import open_dataset
-
     source, out = Path(source), Path(out)
     check_config(config)
     if not (isinstance(workers, int) and workers >= 1):

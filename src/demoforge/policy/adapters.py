@@ -24,10 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import STATE, row_extra
 from demoforge.errors import DemoforgeError
+from demoforge.execute import ExpertEpisode, RunnerSettings
+from demoforge.gym.convention import BAKE_JSON, from_bake
 from demoforge.policy.blame import user_error
 from demoforge.policy.protocol import NATIVE, EpisodeStartInfo, Policy, PolicyError, PolicySpaces
+from demoforge.raw import schema
+from demoforge.sim import IKOptions, solve_ik
 
 
 class OnnxPolicy:
@@ -81,10 +86,6 @@ class ReplayPolicy:
     dataset's `action` rows are its convention's at its rate (run them with --like DATASET)."""
 
     def __init__(self, root: str | Path, n_action: int | None = None):
-        from demoforge.dataset import open_dataset
-        from demoforge.gym.convention import BAKE_JSON, from_bake
-        from demoforge.raw import schema
-
         self.root = Path(root)
         self.reader = open_dataset(self.root)
         if (self.root / BAKE_JSON).is_file():
@@ -148,8 +149,6 @@ class ExpertPolicy:
 
     def __init__(self, n_arm: int | None = None, *, max_replans: int = 2, control_hz: float = 60.0,
                  max_backoffs: int = 2):
-        from demoforge.execute import RunnerSettings
-
         self.settings = RunnerSettings(max_retries=0, max_replans=max_replans, control_hz=control_hz)
         self.action_convention = NATIVE
         self.n_arm = n_arm
@@ -171,8 +170,6 @@ class ExpertPolicy:
         self._stepped.discard(slot)
 
     def _episode(self, slot: int):
-        from demoforge.execute import ExpertEpisode
-
         start = self._starts[slot]
         return ExpertEpisode(start.env, slot, start.problem, start.layout, self.settings)
 
@@ -210,7 +207,6 @@ class BackOff:
     def __init__(self, episode):
         import mujoco
 
-        from demoforge.sim import IKOptions, solve_ik
 
         scene, self.episode = episode.scene, episode
         robot, data = scene.robot, scene.data

@@ -30,12 +30,16 @@ from demoforge.execute.vecenv import PddlEpisode, SimTask
 from demoforge.guard import guard_output_dir
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.rollout import RolloutSettings
+from demoforge.policy.stage import (
+    Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
+)
 from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, goal_tick, start_ticks
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.schema import read_vocab
 from demoforge.raw.replay import record_scene
 from demoforge.raw.scene import Problem, recorded_problem
-from demoforge.sim import restore
+from demoforge.sim import card_to_dict, restore
+from demoforge.stage.protocol import Progress
 from demoforge.tasks import holds
 
 
@@ -83,8 +87,6 @@ def recorded_task(root: Path, k: int, tick: int, problem: Problem, *, max_ticks:
 def recorded_robot(root: Path, cache: dict, robot) -> None:
     """Give the problems in `cache` (recorded_problem's) the arm `robot` (a RobotCard): the one
     their scene inputs record, which it must equal, or the one a dataset that records none ran."""
-    from demoforge.sim import card_to_dict
-
     for name, problem in list(cache.items()):
         if problem.robot is not None and card_to_dict(problem.robot) != card_to_dict(robot):
             raise PolicyError(f"{root}: problem {name!r} ran with robot {problem.robot.name!r} (its "
@@ -140,7 +142,8 @@ def eval_plan(root: str, indices: tuple[int, ...], robot, starts: tuple[Start, .
 
 def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Path, *,
                           episodes: list[int] | None = None, envs: int = 1,
-                          settings: RolloutSettings = RolloutSettings(), spec: str = "?", progress=None, robot=None,
+                          settings: RolloutSettings = RolloutSettings(), spec: str = "?",
+                          progress: Progress | None = None, robot=None,
                           starts: tuple[Start, ...] = (FIRST,), seed: int = 0, look=None, workers: int = 1,
                           policy_kwargs: dict | None = None, like: str | Path | None = None) -> dict:
     """Run `policy` from the recorded states of each of `episodes` (default all) of `root` at the
@@ -149,10 +152,6 @@ def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Pat
     Returns the summary. `robot` (a RobotCard): the arm the episodes ran with (see
     `recorded_robot`); None = the recorded one. `look` (a `policy.looks.EvalLook`): what the
     policy's cameras see; `recorded` takes each source episode's own look draw."""
-    from demoforge.policy.stage import (
-        Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
-    )
-
     root, out = Path(root), Path(out)
     if envs < 1 or not (isinstance(workers, int) and workers >= 1):
         raise PolicyError(f"envs {envs} and workers {workers} must be >= 1")

@@ -19,8 +19,11 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import camera_of
 from demoforge.policy.protocol import PolicyError
+from demoforge.render import LOOK_EXTRA, draw_look, load_look, loads_look_draw, look_seed, look_targets
+from demoforge.render.look import sized_look
 
 RECORDED = "recorded"
 
@@ -43,7 +46,6 @@ class EvalLook:
         if self.source is None:
             w, h = self.look.image_size(camera_of(key))
             return h, w
-        from demoforge.dataset import open_dataset
 
         feature = open_dataset(self.source).info.features.get(key)
         if feature is None:
@@ -53,12 +55,8 @@ class EvalLook:
 
     def _recorded(self, source: dict | None) -> dict:
         """The recorded draw of an evaluation's source episode (`source`: {root, episode})."""
-        from demoforge.render import loads_look_draw
-
         if source is None:
             raise PolicyError("--look recorded needs recorded episodes: use it with eval --from-dataset")
-        from demoforge.dataset import open_dataset
-        from demoforge.render import LOOK_EXTRA
 
         row = open_dataset(source["root"]).episode(int(source["episode"]))
         text = row.get(f"demoforge/{LOOK_EXTRA}")
@@ -76,7 +74,6 @@ class EvalLook:
         """The draw for an episode running in `scene`."""
         if self.source is not None:
             return self._recorded(source)
-        from demoforge.render import draw_look, look_seed, look_targets
 
         seed = int(self.seed) ^ zlib.crc32(problem.encode())
         return draw_look(self.look, look_seed(seed, self.look.name, int(episode), 0), look_targets(scene))
@@ -95,7 +92,5 @@ def eval_look(spec: str | None, *, seed: int = 0, source: Path | None = None,
             raise PolicyError("--look recorded reproduces each source episode's look: it works with eval "
                               "--from-dataset, not with rollout")
         return EvalLook(source=Path(source), image_size=image_size)
-    from demoforge.render import load_look
-    from demoforge.render.look import sized_look
 
     return EvalLook(look=sized_look(load_look(spec), image_size), seed=seed)

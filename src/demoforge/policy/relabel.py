@@ -36,7 +36,9 @@ from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
 from demoforge.raw import schema
 from demoforge.raw.scene import recorded_problem
-from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
+from demoforge.stage import (
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
+)
 from demoforge.tasks import make_planner
 
 
@@ -77,9 +79,10 @@ def failed_episodes(root: Path) -> list[int]:
 
 
 def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, settings: RunnerSettings,
-                 progress=None) -> dict:
+                 progress: Progress | None = None) -> dict:
     """Relabel the failed `episodes` of `root` into the new dataset `dataset` (none when the expert
-    succeeded from none of their starts); returns {unreachable, starts, expert_failed, relabeled}."""
+    succeeded from none of their starts); returns {unreachable, starts, expert_failed, relabeled}.
+    `progress` takes a "relabel" episode event per start the expert ran from, in order."""
     reader = open_dataset(root)
     cache: dict = {}
     unreachable, starts = [], []
@@ -122,9 +125,9 @@ def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, s
                         written += 1
                     else:
                         expert_failed.append({**source, "failure": r.extra["failure"]})
-                    if progress is not None:
-                        progress(name, r.success)
                     nxt += 1
+                    if progress is not None:
+                        progress(ProgressEvent("relabel", "episode", name, nxt, len(starts), success=bool(r.success)))
 
             runner.run(on_episode)
             if not written:  # the expert failed from every start: no dataset
@@ -161,24 +164,17 @@ class RelabelStage:
     def total(self) -> int:
         return len(self.failed)
 
-    def run_item(self, k: int, shard: Path, progress) -> dict:
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
         part = self.parts()[k]
         dataset = shard / "data"
         shutil.rmtree(dataset, ignore_errors=True)  # an item a kill interrupted starts over
-
-        def episode(name: str, success: bool) -> None:
-            if progress is not None:
-                progress(ProgressEvent("relabel", "episode", name, success=bool(success)))
-
         return relabel_item(self.root, list(self.failed[part.start:part.stop]), dataset, envs=self.envs,
-                            settings=self.settings, progress=episode)
+                            settings=self.settings, progress=progress)
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._merge(shards, results, out))
 
     def _merge(self, shards: list[Path], results: list[dict], out: Path) -> list[dict]:
-        from demoforge.stage import merge_shards, publish_dataset
-
         kept = [s for s, r in zip(shards, results, strict=True) if r["relabeled"]]
         if kept:
             merged = shards[0].parent.parent / "merged"
@@ -194,12 +190,10 @@ class RelabelStage:
 
 
 def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: RunnerSettings = RunnerSettings(),
-            progress=None, workers: int = 1) -> dict:
+            progress: Progress | None = None, workers: int = 1) -> dict:
     """Expert demonstrations from the failure states of the failed episodes of `rollouts` (see the
     module) as a stage on `workers` processes: the bytes do not depend on it, a killed run resumes.
     OUT/dataset (absent when nothing was relabeled), OUT/summary.json. `progress`: ProgressEvents."""
-    from demoforge.stage import LocalExecutor, run_stage
-
     root, out = Path(rollouts), Path(out)
     if envs < 1 or not (isinstance(workers, int) and workers >= 1):
         raise PolicyError(f"envs {envs} and workers {workers} must be >= 1")

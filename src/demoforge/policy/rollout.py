@@ -37,13 +37,17 @@ from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.errors import DemoforgeError
-from demoforge.execute.problems import check_goals
+from demoforge.execute.generate import run_problems
+from demoforge.execute.problems import check_goals, start_layout_scene
 from demoforge.execute.record import EpisodeRecorder, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
 from demoforge.guard import guard_output_dir
 from demoforge.policy.blame import code_roots, user_error
+from demoforge.policy.hdf5 import HDF5_NAME, check_output_format, write_rollout_hdf5
 from demoforge.policy.like import check_convention
-from demoforge.policy.stage import finished_run, resumable_run, run_policy_stage, summary_header
+from demoforge.policy.stage import (
+    Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
+)
 from demoforge.policy.metrics import alive_ratio, completion_ratio, partial_success
 from demoforge.policy.protocol import (
     EpisodeStartInfo,
@@ -55,9 +59,12 @@ from demoforge.policy.protocol import (
     env_spaces,
 )
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
+from demoforge.raw.envstate import environment_state, object_layout
 from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import Problem, problem_robot
-from demoforge.sim import card_to_dict
+from demoforge.render import CameraRecorder
+from demoforge.sim import CameraRig, card_to_dict, snapshot, tcp_positions
+from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.symbolic.predicates import fallen
 from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
@@ -137,14 +144,10 @@ class _Episode:
         self.camera = None  # a CameraRecorder under the episode's look draw
         self.look_draw = None
         if self.images and look is not None:
-            from demoforge.render import CameraRecorder
-
             self.look_draw = look.scene_draw(self.ctx.scene, problem, self.ctx.start.episode,
                                              getattr(self.ctx, "source", None))
             self.camera = CameraRecorder(self.ctx.scene, self.look_draw, [camera_of(k) for k in self.images])
         elif self.images:
-            from demoforge.sim import CameraRig
-
             (h, w, _), = set(self.images.values())
             self.rig = CameraRig(self.ctx.scene.model, self.ctx.scene.cameras, width=w, height=h)
         self.ident = env.ids[i]
@@ -161,8 +164,6 @@ class _Episode:
         """This tick's frames (also kept for the recording): under a look, the physics state
         restored into the look's render model, as the render stage replays it."""
         if self.camera is not None:
-            from demoforge.sim import snapshot
-
             frames = self.camera.render_state(snapshot(self.ctx.scene.model, self.ctx.scene.data))
         out = {}
         for key in self.images:
@@ -214,18 +215,17 @@ ExtraFn = Callable[[Problem, object], dict]
 
 def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], layout: RunLayout,
                queue: list[tuple[int, int]], out: Path, *, envs: int, seed: int, settings: RolloutSettings,
-               spec: str, extra: ExtraFn | None = None, progress=None, randomization=None, look=None) -> None:
+               spec: str, extra: ExtraFn | None = None, progress: Progress | None = None, randomization=None,
+               look=None, stage: str = "rollout") -> None:
     """Run `queue` ((task, episode) pairs) with `policy` and record them to OUT/dataset (one
     work item of `policy.stage.PolicyStage`, which counts the summary from the merged episodes;
-    `progress(problem, metrics)` per episode). `look`: a `policy.looks.EvalLook` the cameras
-    render under (None: the scene's own)."""
+    `progress` takes a `stage` episode event per episode written, in queue order). `look`: a
+    `policy.looks.EvalLook` the cameras render under (None: the scene's own)."""
     env_sp = env_spaces(len(layout.joint_names))
     if hasattr(policy, "bind_action_width"):
         policy.bind_action_width(env_sp.action[0])
     images: dict[str, tuple] = {}
     if any(k.startswith(IMAGES_PREFIX) for k in policy.spaces.observation):
-        from demoforge.execute.problems import start_layout_scene
-
         cameras = sorted(start_layout_scene(problems[0])[0].cameras)
         offered = image_spaces(dict(policy.spaces.observation), cameras)
         if look is not None:  # the look fixes the size; a policy that asks for another is refused below
@@ -234,9 +234,6 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         images = {k: tuple(v) for k, v in policy.spaces.observation.items() if k.startswith(IMAGES_PREFIX)}
     env_state = ENV_STATE in policy.spaces.observation
     if env_state:
-        from demoforge.execute.problems import start_layout_scene
-        from demoforge.raw.envstate import object_layout
-
         scene, binding = start_layout_scene(problems[0])
         width = object_layout(scene, binding, goal_atoms(problems[0].task)).width
         env_sp = PolicySpaces({**env_sp.observation, ENV_STATE: (width,)}, env_sp.action)
@@ -264,8 +261,6 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         eps[i] = _Episode(env, i, layout, images, look, problems[t].name)
         ctx = env.contexts[i]
         if env_state:
-            from demoforge.raw.envstate import object_layout
-
             objects[i] = (object_layout(ctx.scene, ctx.binding, goal_atoms(problems[t].task)),
                           mujoco.MjData(ctx.scene.model))
         users_code(spec, "reset()", policy, policy.reset, i, EpisodeStartInfo(problems[t], ctx.start.episode, ctx,
@@ -300,18 +295,16 @@ def run_policy(policy: Policy, tasks: list[SimTask], problems: list[Problem], la
         while nxt in pending:
             cols, task, rec, name, m = pending.pop(nxt)
             writer.add_episode(cols, task=task, extra=rec)
-            if progress:
-                progress(name, m)
             nxt += 1
+            if progress is not None:
+                progress(ProgressEvent(stage, "episode", name, nxt, len(queue), success=bool(m["success"]),
+                                       failure=None if m["success"] else str(m["end"])))
 
     def observe(obs: dict) -> dict:
         if not images and not env_state:
             return obs
         out = dict(obs)
         if env_state:
-            from demoforge.raw.envstate import environment_state
-            from demoforge.sim import tcp_positions
-
             out[ENV_STATE] = np.full((envs, env_sp.observation[ENV_STATE][0]), np.nan)
             for i, ep in enumerate(eps):
                 if ep is not None:
@@ -379,8 +372,6 @@ def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict
 def rollout_plan(inputs: tuple[str, ...], domain: str, randomization, robot, max_ticks: int, episodes: int,
                  control_hz: float) -> tuple:
     """A roll-out's (tasks, problems, layout, queue, extra), built alike in every worker."""
-    from demoforge.execute.generate import run_problems
-
     problems = run_problems(list(inputs), domain=domain, randomization=randomization, robot=robot)
     layout = run_layout(problems, fps=round(control_hz))
     tasks = [pddl_task(p, max_ticks=max_ticks) for p in problems]
@@ -390,8 +381,9 @@ def rollout_plan(inputs: tuple[str, ...], domain: str, randomization, robot, max
 
 def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, episodes: int, envs: int = 1,
             seed: int = 0, settings: RolloutSettings = RolloutSettings(), spec: str = "?",
-            domain: str = "blocks", progress=None, randomization=None, robot=None, look=None, workers: int = 1,
-            policy_kwargs: dict | None = None, like: str | Path | None = None, output_format: str = "lerobot") -> dict:
+            domain: str = "blocks", progress: Progress | None = None, randomization=None, robot=None, look=None,
+            workers: int = 1, policy_kwargs: dict | None = None, like: str | Path | None = None,
+            output_format: str = "lerobot") -> dict:
     """Roll `policy` out for `episodes` episodes of every problem in `inputs` (PDDL files or env
     packages) on `envs` envs per worker, with physics randomization drawn per episode as `generate`
     does when a `RandomizationSpec` is given, the scenes with the arm of `robot` (a RobotCard, as in
@@ -403,9 +395,6 @@ def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, 
     (`load_policy(policy, **policy_kwargs)`, under `--like like`). The episodes run as a stage
     (`policy.stage`): the bytes do not depend on `workers`, a killed run resumes, a finished one
     rerun with the same inputs is returned as it is. `progress` takes a `ProgressEvent` per episode."""
-    from demoforge.policy.hdf5 import check_output_format
-    from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage
-
     check_output_format(output_format, Path(out))
     if episodes < 1 or envs < 1 or not (isinstance(workers, int) and workers >= 1):
         raise PolicyError(f"episodes {episodes}, envs {envs} and workers {workers} must be >= 1")
@@ -432,8 +421,6 @@ def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, 
 
 def _hdf5_too(out: Path, summary: dict, output_format: str) -> dict:
     """With output_format "hdf5", OUT/dataset.hdf5 written from OUT/dataset (unless a finished run wrote it)."""
-    from demoforge.policy.hdf5 import HDF5_NAME, write_rollout_hdf5
-
     if output_format == "hdf5" and not (out / HDF5_NAME).exists():
         write_rollout_hdf5(out / "dataset", out / HDF5_NAME)
     return summary

@@ -19,11 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
-from demoforge.dataset.layout import write_json_atomic
+from demoforge.dataset import merge_datasets, open_dataset
+from demoforge.dataset.keys import row_extra
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.dataset.locks import restart_killed
+from demoforge.policy.adapters import load_policy
+from demoforge.policy.like import like
 from demoforge.policy.metrics import Tally, summary_json, summary_markdown
 from demoforge.policy.protocol import Policy, PolicyError
-from demoforge.stage import MergeAtEnd, ProgressEvent, chunks
+from demoforge.stage import MergeAtEnd, Progress, chunks, finished_output, run_stage
+from demoforge.stage.local import LocalExecutor
+from demoforge.stage.runner import publish_dataset
 
 DATASET = "dataset"  # OUT/dataset
 RUN_DIR = "run"  # SHARD/run: one item's run_policy output (its dataset and summary)
@@ -41,13 +47,9 @@ class PolicyLoad:
     like: str | None = None
 
     def load(self) -> Policy:
-        from demoforge.policy.adapters import load_policy
-
         policy = load_policy(self.spec, **self.kwargs)
         if self.like is None:
             return policy
-        from demoforge.policy.like import like
-
         return like(policy, self.like)
 
 
@@ -100,8 +102,8 @@ class PolicyStage:
     def total(self) -> int:
         return self.episodes
 
-    def run_item(self, k: int, shard: Path, progress) -> dict:
-        from demoforge.policy.rollout import run_policy
+    def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
+        from demoforge.policy.rollout import run_policy  # lazy: rollout imports this module (a cycle)
 
         part = self.parts()[k]
         run = shard / RUN_DIR
@@ -113,24 +115,15 @@ class PolicyStage:
             self.live = self.load.load()
         policy = self.live
 
-        def episode(problem: str, metrics: dict) -> None:
-            if progress is not None:
-                progress(ProgressEvent(self.name, "episode", problem, success=bool(metrics["success"]),
-                                       failure=None if metrics["success"] else str(metrics["end"])))
-
         run_policy(policy, tasks, problems, layout, queue[part.start:part.stop], run, envs=self.envs, seed=self.seed,
-                   settings=self.settings, spec=self.spec, extra=extra, progress=episode,
-                   randomization=self.randomization, look=self.look)
+                   settings=self.settings, spec=self.spec, extra=extra, progress=progress,
+                   randomization=self.randomization, look=self.look, stage=self.name)
         return {"episodes": len(part)}
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._merge(shards, out))
 
     def _merge(self, shards: list[Path], out: Path) -> Path:
-        from demoforge.dataset import merge_datasets
-        from demoforge.dataset.layout import DEMOFORGE_META_DIR
-        from demoforge.stage.runner import publish_dataset
-
         merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
         shutil.rmtree(merged, ignore_errors=True)
         if len(shards) == 1:
@@ -167,17 +160,12 @@ def _plain(value: Any) -> Any:
 
 def episode_metrics(row) -> dict:
     """The metrics a roll-out or evaluation recorded with an episode (its row of meta/episodes)."""
-    from demoforge.dataset.keys import row_extra
-
     return {m: row_extra(row, m) for m in METRICS}
 
 
 def count_summary(dataset: Path, header: dict, names: list[str] = ()) -> dict:
     """summary.json of a run, counted from its dataset's episodes (problems in `names` order,
     then any other in order of appearance)."""
-    from demoforge.dataset import open_dataset
-    from demoforge.dataset.keys import row_extra
-
     tallies = {n: Tally() for n in names}
     reader = open_dataset(dataset)
     for k in reader.episode_indices:
@@ -195,7 +183,6 @@ def finished_run(out: Path, stage: PolicyStage) -> dict | None:
     """The summary of OUT when it is this same run, finished (a rerun has nothing to do)."""
     import json
 
-    from demoforge.stage import finished_output
 
     summary = out / "summary.json"
     if summary.is_file() and finished_output(out / DATASET, stage.name, stage.fingerprint()):
@@ -207,8 +194,6 @@ def resumable_run(out: Path, stage: PolicyStage) -> bool:
     """OUT holds only what an interrupted run of `stage` left: its shards folder (resumed by the
     stage), its finished dataset without a summary (the summary is written again), or an
     unfinished dataset of a run from before the stage (started over)."""
-    from demoforge.stage import finished_output
-
     names = {p.name for p in out.iterdir()}
     if DATASET in names and not finished_output(out / DATASET, stage.name, stage.fingerprint()):
         return _KILLED(out)
@@ -216,17 +201,13 @@ def resumable_run(out: Path, stage: PolicyStage) -> bool:
 
 
 def run_policy_stage(stage: PolicyStage, out: Path, names: list[str], header: dict, *, workers: int,
-                     progress=None, more: Callable[[Path], tuple[dict, str]] | None = None) -> dict:
+                     progress: Progress | None = None, more: Callable[[Path], tuple[dict, str]] | None = None) -> dict:
     """Run `stage` into OUT/dataset on `workers` local slots; write and return OUT's summary
     (`more(dataset)`: further figures and their SUMMARY.md section)."""
-    from demoforge.stage import run_stage
-    from demoforge.stage.local import LocalExecutor
-
     if workers > 1 and stage.load is None:
         raise PolicyError(f"policy {stage.spec!r}: --workers {workers} loads the policy in each worker, so give it "
                           "as a spec (expert, PATH.onnx, replay:DATASET, module:factory, file.py:factory), not "
                           "as an object")
-    from demoforge.stage import finished_output
 
     made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from demoforge.dataset import open_dataset
+from demoforge.dataset.keys import row_extra
 from demoforge.policy.protocol import PolicyError
+from demoforge.policy.stage import episode_metrics
 
 KINDS = ("first", "random", "every")
 
@@ -90,10 +93,6 @@ def goal_tick(symbols: np.ndarray, vocab_atoms: list[str], goal: tuple[str, ...]
 def by_start(dataset: Path, starts: tuple[Start, ...]) -> dict[str, dict]:
     """Per start label of `starts`, in that order: episodes, success rate, mean completion and
     full-completion rate of the evaluation dataset at `dataset`, read from its episodes' records."""
-    from demoforge.dataset import open_dataset
-    from demoforge.dataset.keys import row_extra
-    from demoforge.policy.stage import episode_metrics
-
     reader = open_dataset(dataset)
     sums: dict[str, list[float]] = {s.label: [0, 0.0, 0.0, 0.0] for s in starts}
     for k in reader.episode_indices:

@@ -52,7 +52,7 @@ class RunLayout:
         return self._op_col[name]
 
     def features(self) -> dict[str, Feature]:
-        from demoforge.sim.controllers import command_size  # the simulator's, only where a run writes
+        from demoforge.sim.controllers import command_size  # lazy: raw imports no simulator; a run that writes has one
 
         n = len(self.joint_names)
         return raw_features(n_arm=n, n_command=command_size(self.law, n), n_state=self.n_state, atoms=list(self.atoms),

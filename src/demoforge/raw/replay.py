@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,13 +23,12 @@ from demoforge.envs.randomization import apply_draw
 from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.raw import schema
+from demoforge.raw.envstate import ObjectLayout, environment_state, layout_of
 from demoforge.raw.episode import EpisodeRecord, own_states
 from demoforge.raw.scene import Problem, recorded_problem
-from demoforge.sim import Scene, restore, state_size
+from demoforge.sim import Scene, restore, state_size, tcp_positions
 from demoforge.symbolic import Binding
-
-if TYPE_CHECKING:
-    from demoforge.raw.envstate import ObjectLayout
+from demoforge.tasks import goal_atoms
 
 
 def record_scene(problem: Problem, record: EpisodeRecord, *, where: str = "episode") -> tuple[Scene, Binding]:
@@ -47,10 +45,6 @@ def recorded_environment_state(root: str | Path, record: EpisodeRecord, sim_stat
                                cache: dict | None = None, *, kind: str = "objects") -> tuple[np.ndarray, ObjectLayout]:
     """((n, width) environment state, its layout: object names, feature names) of the recorded `sim_state` rows (n, n_state)
     of an episode of `root` with `record` (`demoforge.raw.envstate`, of `kind`), from its rebuilt model."""
-    from demoforge.raw.envstate import environment_state, layout_of
-    from demoforge.sim import tcp_positions
-    from demoforge.tasks import goal_atoms
-
     problem = recorded_problem(root, record.problem, cache)
     scene, binding = record_scene(problem, record, where=str(root))
     layout = layout_of(kind, scene, binding, goal_atoms(problem.task))

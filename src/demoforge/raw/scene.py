@@ -44,14 +44,14 @@ class Problem:
 
 def problem_robot(problem: Problem) -> RobotCard:
     """The robot card of `problem`'s scenes."""
-    from demoforge.sim import panda_card
+    from demoforge.sim import panda_card  # lazy: raw imports no simulator
 
     return problem.robot or panda_card()
 
 
 def scene_inputs(problem: Problem) -> dict:
     """meta/demoforge/scenes/<problem>.json: what rebuilds the problem's models with a draw."""
-    from demoforge.sim import card_to_dict
+    from demoforge.sim import card_to_dict  # lazy: raw imports no simulator
 
     return {"schema": SCENE_SCHEMA, "problem": problem.name, "problem_pddl": problem.problem_text,
             "domain_pddl": problem.task.domain_text, "domain_name": problem.task.domain_name,
@@ -82,7 +82,7 @@ def recorded_problem(root: str | Path, name: str, cache: dict | None = None) -> 
     params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
     robot = None
     if inputs.get("robot") is not None:
-        from demoforge.sim import card_from_dict
+        from demoforge.sim import card_from_dict  # lazy: raw imports no simulator
 
         robot = card_from_dict(inputs["robot"], where=f"{file}: robot")
     problem = Problem(name, task, params, inputs["problem_pddl"], str(file), robot=robot)

@@ -46,6 +46,9 @@ from pathlib import Path
 import yaml
 
 from demoforge.errors import DemoforgeError
+from demoforge.render import photos
+from demoforge.render.font import LETTERS
+from demoforge.sim.arm_mesh import MeshArmError, panda_mesh_dir
 
 Range = tuple[float, float]
 TEXTURES = ("flat", "gradient", "checker", "noise", "wood", "cloth", "plastic", "painted", "image")
@@ -222,8 +225,6 @@ def _lights(raw: object, where: str, problems: list[str]) -> LightsLook:
 
 
 def _images(raw: object, where: str, base: Path | None, problems: list[str]) -> dict[str, tuple[str, ...]]:
-    from demoforge.render import photos
-
     out = {}
     for split, entries in _per_split(raw, where, problems).items():
         entries = [entries] if isinstance(entries, str) else entries
@@ -312,8 +313,6 @@ def _blocks(raw: object, where: str, problems: list[str]) -> BlocksLook:
                 continue
             colours[split] = tuple(_colour(v, f"{where}.colours.{split}[{i}]", problems) for i, v in enumerate(values))
     if raw.get("glyphs") is not None:
-        from demoforge.render.font import LETTERS
-
         glyphs = {}
         for split, letters in _per_split(raw["glyphs"], f"{where}.glyphs", problems).items():
             bad = sorted(set(str(letters)) - set(LETTERS)) if isinstance(letters, str) else None
@@ -416,8 +415,6 @@ def look_from_dict(raw: object, *, where: str = "look", base: str | Path | None 
         problems.append(f"{where}.arm: {arm!r} is not one of {list(ARMS)}")
         arm = "primitives"
     elif arm == "mesh":
-        from demoforge.sim.arm_mesh import MeshArmError, panda_mesh_dir
-
         try:
             panda_mesh_dir()
         except MeshArmError as exc:

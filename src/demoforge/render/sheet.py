@@ -20,10 +20,19 @@ from pathlib import Path
 import av
 import numpy as np
 
+from demoforge.envs import build_task_scene
+from demoforge.guard import write_file
+from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.randomize.scene import bake_profiles
 from demoforge.render.apply import look_targets
+from demoforge.render.axes import draw_axes, overview
 from demoforge.render.look import Look, LookError
 from demoforge.render.recorder import CameraRecorder, camera_key
 from demoforge.render.sample import draw_look, look_seed
+from demoforge.sim.cameras import intrinsics, world_T_camera
+from demoforge.symbolic import reset_rng, sample_reset_state
+from demoforge.tasks import generate_family, parse_task
+from demoforge.tasks.library import domain_text
 
 
 @dataclass(frozen=True)
@@ -40,13 +49,6 @@ class SheetSettings:
 
 def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.ndarray:
     """(H, W, 3) uint8: the sheet of `look` (see the module docstring)."""
-    from demoforge.envs import build_task_scene
-    from demoforge.randomize.robot_start import RobotStartParams
-    from demoforge.randomize.scene import bake_profiles
-    from demoforge.symbolic import reset_rng, sample_reset_state
-    from demoforge.tasks import generate_family, parse_task
-    from demoforge.tasks.library import domain_text
-
     if not (settings.draws >= 1 and settings.columns >= 1 and settings.cameras):
         raise LookError(f"sheet: draws {settings.draws} and columns {settings.columns} must be >= 1, "
                         f"cameras {list(settings.cameras)} not empty")
@@ -80,9 +82,6 @@ def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.nda
 
 def _with_axes(recorder: CameraRecorder, images: list[np.ndarray], cameras: Sequence[str]) -> list[np.ndarray]:
     """The cell's images with the world axes drawn on each, then the frustum overview."""
-    from demoforge.render.axes import draw_axes, overview
-    from demoforge.sim.cameras import intrinsics, world_T_camera
-
     scene, data = recorder.scene, recorder.scene.data
     out = [draw_axes(im, intrinsics(scene.model, scene.cameras[c], im.shape[1], im.shape[0]),
                      world_T_camera(data, scene.cameras[c])) for im, c in zip(images, cameras, strict=True)]
@@ -113,6 +112,4 @@ def write_png(image: np.ndarray, out: str | Path) -> Path:
     codec.width, codec.height, codec.pix_fmt = image.shape[1], image.shape[0], "rgb24"
     frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="rgb24")
     data = b"".join(bytes(p) for p in [*codec.encode(frame), *codec.encode(None)])
-    from demoforge.guard import write_file
-
     return write_file(out, data)

@@ -28,9 +28,8 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -173,10 +172,10 @@ def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]
 
 
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str,
-                  on_episode: Callable[[int], None] | None = None, first: int = 0) -> None:
+                  progress: Progress | None = None, first: int = 0) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there;
-    `on_episode(n)` after each episode is written, `n` counting those of this shard. `first`:
-    the output episode index of `items[0]` in the merged dataset."""
+    `progress` takes a "render" episode event after each episode is written, `done` counting those
+    of this shard. `first`: the output episode index of `items[0]` in the merged dataset."""
     if (root / INFO_PATH).is_file():
         return  # finished before the run was interrupted
     reader = open_dataset(source)
@@ -184,6 +183,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     recorder: CameraRecorder | None = None
     scene, scene_of = None, None
     writer = None
+    total = len(items)
     if (root / STAGING_DIR).is_dir():
         writer = DatasetWriter.resume(root)  # finished episodes are kept; go on after them
         items = items[writer.num_episodes:]
@@ -202,6 +202,10 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
     canvas = Canvas(blank_model(width, height), width, height)  # GL starts meanwhile
     lane = WriterThread()
+
+    def report(item: str) -> None:  # on the writer's thread, after the episode is written
+        progress(ProgressEvent("render", "episode", item, writer.num_episodes, total))
+
     try:
         for n, (episode, k, copy, _) in enumerate(items, start=first):
             look = config.looks[k].look
@@ -232,8 +236,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             if config.reference_video is not None:
                 extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, episode)
             lane.put(functools.partial(writer.save_episode, extra=extra))
-            if on_episode is not None:
-                lane.put(lambda: on_episode(writer.num_episodes))  # after the episode is written
+            if progress is not None:
+                lane.put(functools.partial(report, f"episode {episode}"))
         lane.join()
         writer.finalize()
         (root / MARKER).unlink(missing_ok=True)
@@ -342,9 +346,10 @@ class RenderStage:
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
         part = self.parts()[k]
         label = self.items()[k]
-        on_episode = None if progress is None else (lambda n: progress(ProgressEvent("render", "episode", label)))
+        # the runner counts done and total over the whole run; the item's label names the shard
+        events = None if progress is None else (lambda event: progress(replace(event, item=label)))
         _render_shard(self.source, shard / "data", list(self.plan[part.start:part.stop]), self.config,
-                      _fingerprint(self.source, self.config, 0), on_episode, first=part.start)
+                      _fingerprint(self.source, self.config, 0), events, first=part.start)
         return {"episodes": len(part)}
 
     def merger(self, out: Path, threads: int) -> MergeAtEnd:

@@ -15,7 +15,8 @@ import time
 import traceback
 from collections.abc import Callable
 
-from demoforge.stage.protocol import StageError
+from demoforge.stage.protocol import Progress, StageError
+from demoforge.stage.runner import run_one
 
 
 def refuse_in_worker_start_up(call: str, *, error: type[Exception] = StageError) -> None:
@@ -52,7 +53,7 @@ class WorkerPool:
             self.procs.append(p)
             self.conns.append(mine)
 
-    def run(self, run, items: list[int], progress: Callable | None = None,
+    def run(self, run, items: list[int], progress: Progress | None = None,
             between: Callable[[bool], object] | None = None) -> None:
         """Run `items` here and on the workers. `between(idle)` runs here after each item of this
         process (idle False) and, once no item is left to take, whenever a worker may have
@@ -216,16 +217,13 @@ class LocalExecutor:
         self.slots = workers
         self._pool = None
         if workers > 1:
-            from demoforge.stage.runner import run_one
-
             self._pool = WorkerPool(workers - 1, work=run_one, report=True)
 
-    def run(self, run, items: list[int], progress: Callable | None, between: Callable[[bool], object]) -> None:
+    def run(self, run, items: list[int], progress: Progress | None, between: Callable[[bool], object]) -> None:
         """Run `items` of `run` (a `runner.StageRun`) on the slots; `between(idle)` as in `WorkerPool.run`."""
         if self._pool is not None:
             self._pool.run(run, items, progress, between=between)
             return
-        from demoforge.stage.runner import run_one
 
         for k in items:
             run_one(run, k, progress)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -21,13 +20,14 @@ from demoforge.dataset import merge_datasets, open_dataset
 from demoforge.dataset.layout import INFO_PATH
 from demoforge.errors import DatasetError
 from demoforge.stage.protocol import MergeAtEnd, Progress, ProgressEvent
+from demoforge.stage.runner import publish_dataset
 
 
 @dataclass(frozen=True)
 class MergeStage:
     sources: tuple[Path, ...]  # merged in this order
     video_file_duration_s: float | None = None  # see merge_datasets
-    on_episode: Callable[[int, int], None] | None = field(default=None, compare=False)  # (done, total) per episode
+    progress: Progress | None = field(default=None, compare=False)  # a "merge" episode event per episode merged
     name: ClassVar[str] = "merge"
     error: ClassVar[type] = DatasetError
     keeps_shards: ClassVar[bool] = False  # an item only checks a source: nothing worth keeping after a failure
@@ -53,12 +53,14 @@ class MergeStage:
         return MergeAtEnd(lambda shards, results: self._merge(shards, out))
 
     def _merge(self, shards: list[Path], out: Path):
-        from demoforge.stage.runner import publish_dataset
-
         merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole, stamped
         shutil.rmtree(merged, ignore_errors=True)
+        progress = self.progress
+        # the dataset layer is below the stage protocol: it reports plain counts, turned into events here
+        on_episode = None if progress is None else (
+            lambda done, total: progress(ProgressEvent("merge", "episode", str(out), done, total)))
         info = merge_datasets(list(self.sources), merged, video_file_duration_s=self.video_file_duration_s,
-                              on_episode=self.on_episode)
+                              on_episode=on_episode)
         publish_dataset(merged, out, self.name, self.fingerprint())
         return info
 

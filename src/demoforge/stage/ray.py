@@ -21,7 +21,8 @@ import os
 import time
 from collections.abc import Callable
 
-from demoforge.stage.protocol import ProgressEvent, StageError
+from demoforge.stage.protocol import Progress, ProgressEvent, StageError
+from demoforge.stage.runner import DONE_FILE, run_one
 
 MAX_RETRIES = 3  # attempts of a work item after its worker dies
 ATTEMPTS_DIR = ".ray"  # WORK/.ray/<k>-<ns>.json: which node ran which attempt (logs; tests that kill a node)
@@ -31,7 +32,6 @@ def _item(run, k: int) -> str:
     """Run item `k` of `run`; returns the id of the node that ran it."""
     import ray
 
-    from demoforge.stage.runner import run_one
 
     node = ray.get_runtime_context().get_node_id()
     attempts = run.work / ATTEMPTS_DIR
@@ -62,7 +62,7 @@ class RayExecutor:
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.placements: list[tuple[str, str, str]] = []  # (stage, item label, node id) of each finished item
 
-    def run(self, run, items: list[int], progress: Callable | None, between: Callable[[bool], object]) -> None:
+    def run(self, run, items: list[int], progress: Progress | None, between: Callable[[bool], object]) -> None:
         import ray
 
         task = ray.remote(num_cpus=1, max_retries=self.max_retries, retry_exceptions=False)(_item)
@@ -86,8 +86,6 @@ class RayExecutor:
     def _check_shared(run, k: int, node: str) -> None:
         """A finished item's shard must be on the driver's disk: on a cluster whose nodes do not
         share the run folder, the task wrote it to its own node's disk, where the merge never sees it."""
-        from demoforge.stage.runner import DONE_FILE
-
         if not (run.shard(k) / DONE_FILE).is_file():
             raise StageError(f"{run.stage.name}: item {run.labels[k]} finished on Ray node {node}, but its shard "
                              f"{run.shard(k)} is not on this machine: the run folder must be on storage every node "

@@ -9,7 +9,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from demoforge.dataset.layout import write_json_atomic
+from demoforge import __version__
+from demoforge.dataset import merge_datasets
+from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
+from demoforge.dataset.writer import STAGING_DIR
 from demoforge.errors import DemoforgeError
 from demoforge.guard import LOCK_NAME, OutputError, hold_folder, release_temp
 from demoforge.stage.protocol import Progress, ProgressEvent, Stage, check_items
@@ -105,7 +108,7 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     itself (generate's run folder) is refused when it holds another run, and kept (but emptied, or
     removed when the run made it, when a bad input stops the run before anything finished). `executor`:
     `LocalExecutor(1)` by default (closed here only when made here)."""
-    from demoforge.stage.local import LocalExecutor
+    from demoforge.stage.local import LocalExecutor  # lazy: the local executor imports this module (a cycle)
 
     out = Path(out)
     own_work = work is None
@@ -180,8 +183,6 @@ def stamp_dataset(root: Path, stage: str, fingerprint: dict) -> Path:
     published: its name, the demoforge version and its fingerprint (the inputs and settings that
     decide the bytes; never the worker count). A stage's merge calls it on the finished root just
     before moving it into place; datasets whose meta a later stage copies keep the earlier records."""
-    from demoforge import __version__
-
     path = Path(root) / STAMP_DIR / f"{stage}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     # the records already there came with the stage's source (a render copies generate's): `after`
@@ -195,9 +196,6 @@ def finished_output(out: Path, stage: str, fingerprint: dict) -> bool:
     """`out` is a whole dataset that `stage` published from these same inputs and settings (its
     stamp holds `fingerprint`, and no later stage's stamp names it in `after`): a rerun of the
     same command has nothing to do. Anything else is False (the caller refuses a non-empty OUT)."""
-    from demoforge.dataset.layout import INFO_PATH
-    from demoforge.dataset.writer import STAGING_DIR
-
     stamps = Path(out) / STAMP_DIR
     if not (Path(out) / INFO_PATH).is_file() or (Path(out) / STAGING_DIR).exists():
         return False
@@ -214,9 +212,6 @@ def merge_shards(shards: list[Path], root: Path, **options):
     """The datasets of `shards` (SHARD/data), merged in order into the new root `root` (one a rerun
     left there is replaced) by `merge_datasets` with `options`, less merge's own merge.json (it
     names the temporary shards, not the stage's sources); returns the merged info."""
-    from demoforge.dataset import merge_datasets
-    from demoforge.dataset.layout import DEMOFORGE_META_DIR
-
     shutil.rmtree(root, ignore_errors=True)
     info = merge_datasets([s / "data" for s in shards], root, **options)
     meta = root / DEMOFORGE_META_DIR
@@ -238,8 +233,6 @@ def publish_dataset(root: Path, out: Path, stage: str, fingerprint: dict) -> Pat
 
 def _resumable(work: Path) -> bool:
     """WORK holds something a rerun keeps: a final shard, or a finished episode in a shard's staging."""
-    from demoforge.dataset.writer import STAGING_DIR
-
     shards = work / SHARDS_DIR
     return shards.is_dir() and (any(shards.glob(f"*/{DONE_FILE}"))
                                 or any(shards.glob(f"*/**/{STAGING_DIR}/episodes/*.json")))

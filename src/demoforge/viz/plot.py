@@ -16,6 +16,7 @@ import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import ACTION, STATE, row_extra
+from demoforge.guard import write_file
 from demoforge.raw.schema import OPERATOR, PHASE, SYMBOLIC_STATE, read_vocab
 from demoforge.viz.tiles import VizError
 
@@ -92,7 +93,6 @@ def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 
     fig.tight_layout()
     import io
 
-    from demoforge.guard import write_file
 
     buf = io.BytesIO()
     fig.savefig(buf, dpi=dpi, format="png")

@@ -10,7 +10,7 @@ stage's body colours. Depth grey spans the frame's 1st..99th percentile, near br
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,11 @@ import numpy as np
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.errors import DemoforgeError
+from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.raw.schema import OPERATOR, PHASE, read_vocab
+from demoforge.render.recorder import segmentation_colour
+from demoforge.sim import CameraRig
+from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.viz.text import burn_text
 
 KINDS = ("rgb", "depth", "segmentation")
@@ -83,8 +87,6 @@ class _Frames:
                 streams[(kind, cam)] = image_key(v)
             cams = sorted({c for _, c in streams})
         else:
-            from demoforge.raw.replay import episode_scene
-
             self.scene = episode_scene(root, k)
             cams = sorted(self.scene.cameras, key=self.scene.cameras.get)
             streams = {(kind, c): None for kind in KINDS for c in cams}
@@ -105,9 +107,6 @@ class _Frames:
             for j, t in enumerate(ticks):
                 yield t, {key: (_depth_rgb(f[j]) if key[0] == "depth" else f[j]) for key, f in decoded.items()}
             return
-        from demoforge.raw.replay import replay_states
-        from demoforge.render.recorder import segmentation_colour
-        from demoforge.sim import CameraRig
 
         palette = np.array([segmentation_colour(b) for b in range(-1, self.scene.model.nbody)], np.uint8)
         with CameraRig(self.scene.model, self.scene.cameras, width=self.s.width, height=self.s.height) as rig:
@@ -139,9 +138,9 @@ def tile(frames: dict, kinds: Sequence[str], cams: Sequence[str]) -> np.ndarray:
 
 def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = None,
                 settings: TileSettings = TileSettings(),
-                on_episode: Callable[[int, int], None] | None = None) -> list[Path]:
-    """One MP4 per episode in OUT (`episode_XXXXXX.mp4`); returns the files. `on_episode(done,
-    total)` is called after each episode."""
+                progress: Progress | None = None) -> list[Path]:
+    """One MP4 per episode in OUT (`episode_XXXXXX.mp4`); returns the files. `progress` takes a
+    "viz" episode event after each episode."""
     root, out = Path(root), Path(out)
     reader = open_dataset(root)
     indices = reader.episode_indices if episodes is None else list(episodes)
@@ -158,8 +157,8 @@ def write_tiles(root: str | Path, out: str | Path, episodes: list[int] | None = 
     try:
         for k in indices:
             files.append(_write_episode(root, reader, k, settings, out / f"episode_{k:06d}.mp4"))
-            if on_episode is not None:
-                on_episode(len(files), len(indices))
+            if progress is not None:
+                progress(ProgressEvent("viz", "episode", f"episode {k}", len(files), len(indices)))
     except BaseException:
         if made and not any(out.iterdir()):
             out.rmdir()  # a refused or failed run leaves no empty output behind
