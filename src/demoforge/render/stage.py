@@ -173,10 +173,13 @@ def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]
 
 
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str,
-                  on_episode: Callable[[int], None] | None = None, first: int = 0) -> None:
+                  on_episode: Callable[[int], None] | None = None, first: int = 0, offset: int = 0,
+                  extras: Callable[[dict], dict] = episode_extras) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there;
     `on_episode(n)` after each episode is written, `n` counting those of this shard. `first`:
-    the output episode index of `items[0]` in the merged dataset."""
+    the output episode index of `items[0]` in the merged dataset. `offset`: what `source`'s
+    episode 0 is in the dataset whose render this is (its look draws, render_source and
+    reference paths name that episode); `extras(row)`: an episode row's records as that dataset has them."""
     if (root / INFO_PATH).is_file():
         return  # finished before the run was interrupted
     reader = open_dataset(source)
@@ -210,7 +213,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
                 after = episodes.index(episode) + 1
                 if after < len(episodes):
                     upcoming[episodes[after]] = prefetch.submit(episode_scene, source, episodes[after], problems)
-            draw = draw_look(look, look_seed(config.seed, look.name, episode, copy), look_targets(scene))
+            draw = draw_look(look, look_seed(config.seed, look.name, offset + episode, copy), look_targets(scene))
             if recorder is None:
                 recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth, canvas=canvas,
                                           segmentation=config.segmentation, depth_range_m=config.depth_range_m)
@@ -227,10 +230,10 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             for t, _ in enumerate(replay_states(source, episode, recorder.scene, reader)):
                 frame = {**{key: columns[key][t] for key in data_keys}, **recorder.render()}
                 lane.put(functools.partial(writer.add_frame, frame, task=task))
-            extra = {**episode_extras(row), LOOK_EXTRA: draw,
-                     SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
+            extra = {**extras(row), LOOK_EXTRA: draw,
+                     SOURCE_EXTRA: {"episode_index": int(offset + episode), "look": look.name, "copy": int(copy)}}
             if config.reference_video is not None:
-                extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, episode)
+                extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, offset + episode)
             lane.put(functools.partial(writer.save_episode, extra=extra))
             if on_episode is not None:
                 lane.put(lambda: on_episode(writer.num_episodes))  # after the episode is written
@@ -359,8 +362,29 @@ class RenderStage:
                 data.replace(merged)
         else:
             merge_shards(shards, merged)
-        _copy_meta(self.source, merged, self.config, list(self.plan))
-        return publish_dataset(merged, out, self.name, self.fingerprint())
+        return publish_render(merged, self.source, out, self.config)
+
+
+def render_part(source: Path, root: Path, config: RenderConfig, *, offset: int,
+                extras: Callable[[dict], dict] = episode_extras) -> int:
+    """Render every episode of `source` into the dataset `root` (or continue an interrupted one) as
+    `render_dataset` renders them when they are the episodes `offset`, `offset + 1`, ... of a larger
+    source: the same look draws, render_source records and output order (`extras(row)`: an episode
+    row's records as the larger source has them). The parts of consecutive episode runs, merged in
+    order and published by `publish_render`, are that render's bytes. Returns the episodes written."""
+    _check_config(config)
+    items = _items(source, config)
+    copies = sum(r.copies for r in config.looks)
+    _render_shard(source, root, items, config, _fingerprint(source, config, 0), first=offset * copies, offset=offset,
+                  extras=extras)
+    return len(items)
+
+
+def publish_render(merged: Path, source: Path, out: Path, config: RenderConfig) -> Path:
+    """Stamp `merged` (every episode of the render of `source` under `config`, in canonical order)
+    with render.json and the stage's record and move it to `out`, as `render_dataset` does."""
+    _copy_meta(source, merged, config, _items(source, config))
+    return publish_dataset(merged, out, RenderStage.name, RenderStage(source, config, ()).fingerprint())
 
 
 def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,
