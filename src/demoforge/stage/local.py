@@ -58,8 +58,9 @@ class WorkerPool:
     def run(self, run, items: list[int], progress: Callable | None = None,
             between: Callable[[bool], object] | None = None) -> None:
         """Run `items` here and on the workers. `between(idle)` runs here after each item of this
-        process (idle False) and, once no item is left to take, whenever a worker may have
-        finished one (idle True): the merge feeds so.
+        process (idle False) and, once no item is left to take or while this process waits for
+        what its item needs (`wait`), whenever a worker may have finished one (idle True): the
+        merge feeds so.
 
         A worker's exception is raised here once every slot has stopped; a worker that dies
         (killed, out of memory) is the stage's error. Either way a rerun resumes the items."""
@@ -75,9 +76,15 @@ class WorkerPool:
         listener = threading.Thread(target=_listen, args=(run, items, self.conns, procs, taken, report, errors),
                                     daemon=True)
         listener.start()
+
+        def stopped() -> bool:  # asked while this slot waits for what its item needs: merge meanwhile
+            if between is not None:
+                between(True)
+            return bool(errors)
+
         try:
             while not errors and (k := _take(taken, items)) is not None:
-                if self.wait is not None and not self.wait(run, k, lambda: bool(errors)):
+                if self.wait is not None and not self.wait(run, k, stopped):
                     break
                 self.work(run, k, report)
                 if between is not None:
