@@ -158,8 +158,9 @@ def test_pipelined_on_ray_runs_the_render_items_as_ray_tasks_with_the_coupled_by
     pytest.importorskip("ray")
     base, coupled = coupled_baked
     config = _config(base / "runs", "pipelined", baked=True, backend="ray")
-    child = subprocess.run([sys.executable, "-c", _RAY_CHILD, json.dumps(config)], env={**os.environ, "MUJOCO_GL": "egl"},
-                           capture_output=True, text=True, timeout=SUBPROCESS_S, check=False)
+    child = subprocess.run([sys.executable, "-c", _RAY_CHILD, json.dumps(config)],
+                           env={**os.environ, "MUJOCO_GL": "egl"}, capture_output=True, text=True,
+                           timeout=SUBPROCESS_S, check=False)
     assert child.returncode == 0, child.stderr[-3000:]
     seen = json.loads(child.stdout.strip().splitlines()[-1])
     assert any(s.startswith("generate:") and "render-stack_three-all-0002" in s for s in seen), seen

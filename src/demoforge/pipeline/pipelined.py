@@ -34,7 +34,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.keys import episode_extras
@@ -42,6 +42,10 @@ from demoforge.dataset.layout import INFO_PATH
 from demoforge.execute.generate import GenerateStage
 from demoforge.execute.problems import ExecuteError
 from demoforge.stage import Progress, run_stage
+
+if TYPE_CHECKING:
+    from demoforge.convert import BakeConfig
+    from demoforge.render import RenderConfig
 
 PARTS_MERGE = ".success.pipelined"  # RUN/render/.success.pipelined: the render's parts being merged
 
@@ -51,8 +55,8 @@ class PipelinedStage:
     """generate's work items, then one render item per problem (see the module docstring)."""
 
     generate: GenerateStage
-    render: object  # the render's RenderConfig
-    ticks: object | None  # the BakeConfig whose ticks are rendered (pipeline.baked_render); None: every tick
+    render: RenderConfig  # the render stage's
+    ticks: BakeConfig | None  # the bake whose ticks are rendered (pipeline.baked_render); None: every tick
     render_dir: Path  # RUN/render
     name: ClassVar[str] = "generate"
     error: ClassVar[type] = ExecuteError
@@ -213,7 +217,7 @@ class PipelinedMerge:
         return summary
 
 
-def pipelined_runner(render, ticks, render_dir: Path) -> Callable:
+def pipelined_runner(render: RenderConfig, ticks: BakeConfig | None, render_dir: Path) -> Callable:
     """What runs generate's stage under the pipelined schedule (`generate`'s `run_with`): `run_stage`
     on `PipelinedStage`, with generate's progress events only (the run's display counts problems).
     `ticks`: the run's BakeConfig when it renders and bakes (its ticks are rendered when it bakes below
