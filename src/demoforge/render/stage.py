@@ -19,6 +19,9 @@ rendered into its shard in `.OUT.render-shards/` by one of `workers` slots, and 
 merged in order, so the result is the same bytes for any worker count. A killed run continues
 where it stopped when run again with the same arguments (finished shards are kept, and the
 finished episodes of interrupted ones); another render's shards there are discarded.
+`render_part` and `publish_render` make the same bytes from parts rendered elsewhere, each a run of
+consecutive source episodes at its offset (the pipeline's pipelined schedule renders each problem's
+episodes before the generated split is merged: `demoforge.pipeline.pipelined`).
 """
 
 from __future__ import annotations
