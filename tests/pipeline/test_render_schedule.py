@@ -30,8 +30,8 @@ PROVENANCE = "meta/demoforge/pipeline/provenance.json"
 
 
 def _config(base: Path, schedule: str, *, baked: bool, **kw) -> dict:
-    """3 problems of 2 episodes on 2 workers, the front camera at 64 px; `baked`: annotated and baked
-    at 30 Hz (the run renders only the baked ticks), else rendered and merged at the native rate."""
+    """3 problems of 2 episodes (or `kw`'s) on 2 workers, the front camera at 64 px; `baked`: annotated
+    and baked at 30 Hz (the run renders only the baked ticks), else rendered and merged at the native rate."""
     stages = {"bake_convention": "joint_target", "bake_control_freq": 30, "skip": ["doctor"]} if baked else \
         {"skip": ["annotate", "bake", "doctor"]}
     return {"experiment_id": "exp", "out_dir": str(base), "problems": 3, "episodes_per_problem": 2,
@@ -70,9 +70,9 @@ def assert_same(a: dict, b: dict) -> None:
     assert not differ, differ
 
 
-def _run(base: Path, schedule: str, *, baked: bool, aside: Path | None = None) -> dict:
+def _run(base: Path, schedule: str, *, baked: bool, aside: Path | None = None, **kw) -> dict:
     """Run the pipeline into BASE/exp, snapshot it, and move it to `aside` (or remove it)."""
-    run_pipeline(config_from_dict(_config(base, schedule, baked=baked)), echo=lambda s: None)
+    run_pipeline(config_from_dict(_config(base, schedule, baked=baked, **kw)), echo=lambda s: None)
     shot = snapshot(base / "exp")
     if aside is None:
         shutil.rmtree(base / "exp")
@@ -96,8 +96,10 @@ def test_the_schedule_is_a_checked_config_field():
 
 
 def test_pipelined_writes_the_coupled_bytes_rendering_every_tick(tmp_path):
-    coupled = _run(tmp_path, "coupled", baked=False)
-    pipelined = _run(tmp_path, "pipelined", baked=False)
+    """One problem of 8 episodes: its successes are cut into two render items, run side by side (the
+    other tests render three problems, at their offsets)."""
+    coupled = _run(tmp_path, "coupled", baked=False, problems=1, episodes_per_problem=8)
+    pipelined = _run(tmp_path, "pipelined", baked=False, problems=1, episodes_per_problem=8)
     assert any(rel.startswith("render/success/videos/") for rel in pipelined)
     assert_same(coupled, pipelined)
 

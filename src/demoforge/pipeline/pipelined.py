@@ -3,9 +3,11 @@ rendered as soon as they are generated, by the execute stage's own executor (loc
 
 Under the coupled schedule the render stage starts once every problem is generated and merged, so
 at that boundary the slots that finished their last problem wait for the slowest one. Under
-`pipelined` the execute stage runs `PipelinedStage`: generate's work items, then one render item per
-problem. Render item p needs the generate items up to problem p's (`Stage.needs`): a slot that finds
-no problem left to generate renders the finished ones while the other slots still generate.
+`pipelined` the execute stage runs `PipelinedStage`: generate's work items, then the render items of
+each problem (its successes cut as the render stage cuts a split, by the episodes it may have, so
+one problem of many episodes still renders on many slots). A problem's render items need the
+generate items up to that problem's (`Stage.needs`): a slot that finds no problem left to generate
+renders the finished ones while the other slots still generate.
 
 Same bytes as coupled. A render item renders its problem's success shard (`render.render_part`) as
 the episodes that problem's successes are in RUN/execute/success: the successes of the problems
@@ -14,7 +16,7 @@ records and output order are the coupled render's. The parts are merged in probl
 of a render merge to its bytes) and published with the render stage's render.json and stamp
 (`render.publish_render`); the render stage then finds RUN/render/success finished and does nothing.
 When the run renders only the ticks its bake keeps (`pipeline.baked_render`), a render item bakes
-its problem's ticks first and renders them (their `bake_source` records renumbered as in the bake of
+its problem's ticks first (each item of a problem bakes them: state-only, cheap) and renders them (their `bake_source` records renumbered as in the bake of
 the whole split), and RUN/render/ticks is the whole split's bake, made as the render stage makes it
 (state-only, cheap beside the render). The bake stage still runs after merge and annotate.
 
@@ -41,7 +43,7 @@ from demoforge.dataset.keys import episode_extras
 from demoforge.dataset.layout import INFO_PATH
 from demoforge.execute.generate import GenerateStage
 from demoforge.execute.problems import ExecuteError
-from demoforge.stage import Progress, run_stage
+from demoforge.stage import Progress, chunks, run_stage
 
 if TYPE_CHECKING:
     from demoforge.convert import BakeConfig
@@ -66,8 +68,16 @@ class PipelinedStage:
         # are guarded by the pipeline (a resume must match the saved config's output fields)
         return self.generate.fingerprint()
 
+    def render_parts(self) -> list[tuple[int, range]]:
+        """Render item k's (problem, range of its successes by position): a problem's successes cut as
+        the render stage cuts a split (`stage.chunks`), by the episodes it may have, so a problem of
+        many episodes is rendered on many slots."""
+        run = self.generate.run
+        return [(p, part) for p in range(len(run.problems)) for part in chunks(run.episodes)]
+
     def render_labels(self) -> list[str]:
-        return [f"render-{p.name}" for p in self.generate.run.problems]
+        return [f"render-{self.generate.run.problems[p].name}-{part.start}-{part.stop - 1}"
+                for p, part in self.render_parts()]
 
     def items(self) -> list[str]:
         return [*self.generate.items(), *self.render_labels()]
@@ -77,13 +87,15 @@ class PipelinedStage:
 
     def needs(self, k: int) -> range:
         first = len(self.generate.items())
-        return range(0) if k < first else range((k - first) // self.generate.run.per_item + 1)
+        if k < first:
+            return range(0)
+        return range(self.render_parts()[k - first][0] // self.generate.run.per_item + 1)
 
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
         first = len(self.generate.items())
         if k < first:
             return self.generate.run_item(k, shard, progress)
-        return render_problem(self, k - first, shard)
+        return render_problem(self, *self.render_parts()[k - first], shard)
 
     def merger(self, out: Path, threads: int) -> "PipelinedMerge":
         return PipelinedMerge(self, self.generate.merger(out, threads))
@@ -94,14 +106,15 @@ def _successes(stage: PipelinedStage, p: int) -> int:
     return int(json.loads(done.read_text(encoding="utf-8"))["success"])
 
 
-def render_problem(stage: PipelinedStage, p: int, shard: Path) -> dict:
-    """Render item of problem `p`: its successful episodes rendered into SHARD/data, as the coupled
-    render renders them (see the module docstring); the item's result."""
+def render_problem(stage: PipelinedStage, p: int, part: range, shard: Path) -> dict:
+    """Render item of problem `p`: its successful episodes at positions `part` (those it has) rendered
+    into SHARD/data, as the coupled render renders them (see the module docstring); the item's result."""
     from demoforge.pipeline.baked_render import bake_ticks
     from demoforge.render.stage import render_part
 
     offset = sum(_successes(stage, q) for q in range(p))
-    if _successes(stage, p) == 0:
+    part = range(part.start, min(part.stop, _successes(stage, p)))
+    if not part:
         return {"rendered": 0}
     source = problem_source(stage, p, shard)
     extras = episode_extras
@@ -109,7 +122,8 @@ def render_problem(stage: PipelinedStage, p: int, shard: Path) -> dict:
         hashes = split_hashes(stage, p, source, offset)
         source = bake_ticks(source, shard / "ticks", stage.ticks)
         extras = functools.partial(_renumbered, offset=offset, hashes=hashes)
-    return {"rendered": render_part(source, shard / "data", stage.render, offset=offset, extras=extras)}
+    return {"rendered": render_part(source, shard / "data", stage.render, offset=offset, episodes=part,
+                                    extras=extras)}
 
 
 def split_hashes(stage: PipelinedStage, p: int, source: Path, offset: int) -> dict[int, str]:

@@ -368,18 +368,19 @@ class RenderStage:
         return publish_render(merged, self.source, out, self.config)
 
 
-def render_part(source: Path, root: Path, config: RenderConfig, *, offset: int,
+def render_part(source: Path, root: Path, config: RenderConfig, *, offset: int, episodes: range | None = None,
                 extras: Callable[[dict], dict] = episode_extras) -> int:
-    """Render every episode of `source` into the dataset `root` (or continue an interrupted one) as
-    `render_dataset` renders them when they are the episodes `offset`, `offset + 1`, ... of a larger
-    source: the same look draws, render_source records and output order (`extras(row)`: an episode
-    row's records as the larger source has them). The parts of consecutive episode runs, merged in
-    order and published by `publish_render`, are that render's bytes. Returns the episodes written."""
+    """Render `episodes` of `source` (a range of its episode indices; None: all) into the dataset `root`
+    (or continue an interrupted one) as `render_dataset` renders them when `source`'s episodes are the
+    episodes `offset`, `offset + 1`, ... of a larger source: the same look draws, render_source records
+    and output order (`extras(row)`: an episode row's records as the larger source has them). The parts
+    of consecutive episode runs, merged in order and published by `publish_render`, are that render's
+    bytes. Returns the episodes written."""
     _check_config(config)
-    items = _items(source, config)
-    copies = sum(r.copies for r in config.looks)
-    _render_shard(source, root, items, config, _fingerprint(source, config, 0), first=offset * copies, offset=offset,
-                  extras=extras)
+    items = [it for it in _items(source, config) if episodes is None or it[0] in episodes]
+    first = offset + (0 if episodes is None else episodes.start)
+    _render_shard(source, root, items, config, _fingerprint(source, config, 0),
+                  first=first * sum(r.copies for r in config.looks), offset=offset, extras=extras)
     return len(items)
 
 
