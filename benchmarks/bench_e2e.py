@@ -11,7 +11,13 @@ doctor, into a fresh folder. Reported:
   baked dataset keeps (a run that bakes below the native rate renders only the ticks the bake
   keeps, pipeline.baked_render; before that, render replayed every native 60 Hz tick).
 
+`--render-schedule coupled,pipelined` runs each schedule (`demoforge run --render-schedule`), one
+after the other within each repeat (so both see the same machine), and prints each one's figures
+and wall time; the headline then compares them (under pipelined the execute stage's time includes
+the render).
+
 Run: python benchmarks/bench_e2e.py [--problems 5] [--episodes 4] [--workers auto] [--look plain] [--repeat 1]
+                                    [--render-schedule coupled[,pipelined]]
 The last line is the headline.
 """
 
@@ -58,26 +64,49 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs, one after another; the headline takes the median (one run on a shared machine "
                          "moves by 10%%)")
+    ap.add_argument("--render-schedule", default="coupled",
+                    help="schedules to run, comma-separated: coupled, pipelined (each once per repeat)")
     args = ap.parse_args()
-    if args.repeat < 1 or (args.keep is not None and args.repeat > 1):
-        ap.error("--repeat must be >= 1, and 1 with --keep")
+    schedules = [s.strip() for s in args.render_schedule.split(",") if s.strip()]
+    if not schedules or len(set(schedules)) != len(schedules) or not set(schedules) <= {"coupled", "pipelined"}:
+        ap.error(f"--render-schedule {args.render_schedule!r}: give coupled, pipelined or both, each once")
+    if args.repeat < 1 or (args.keep is not None and (args.repeat > 1 or len(schedules) > 1)):
+        ap.error("--repeat must be >= 1, and 1 with --keep (with one schedule)")
     cores = os.cpu_count() or 1
-    runs = [_run(args, cores, k) for k in range(args.repeat)]
-    per_core_hour = float(np.median([r[0] for r in runs]))
-    per_cpu_hour = float(np.median([r[1] for r in runs]))
-    spread = (f" (median of {len(runs)} runs: {min(r[0] for r in runs):.0f}-{max(r[0] for r in runs):.0f} and "
-              f"{min(r[1] for r in runs):.0f}-{max(r[1] for r in runs):.0f})" if len(runs) > 1 else "")
-    print(f"headline: {per_core_hour:.0f} successful rendered episodes per core-hour by the wall clock "
-          f"({per_cpu_hour:.0f} per CPU-hour used){spread}")
+    runs: dict[str, list[tuple[float, float, float]]] = {s: [] for s in schedules}
+    for k in range(args.repeat):
+        for schedule in schedules:
+            runs[schedule].append(_run(args, cores, k, schedule))
+    figures = {}
+    for schedule, rs in runs.items():
+        per_core_hour = float(np.median([r[0] for r in rs]))
+        per_cpu_hour = float(np.median([r[1] for r in rs]))
+        wall = float(np.median([r[2] for r in rs]))
+        spread = (f" (median of {len(rs)} runs: {min(r[0] for r in rs):.0f}-{max(r[0] for r in rs):.0f} and "
+                  f"{min(r[1] for r in rs):.0f}-{max(r[1] for r in rs):.0f})" if len(rs) > 1 else "")
+        figures[schedule] = (per_core_hour, per_cpu_hour, wall, spread)
+        print(f"{schedule}: {per_core_hour:.0f} per core-hour by the wall clock, {per_cpu_hour:.0f} per CPU-hour, "
+              f"{wall:.1f} s wall{spread}")
+    if len(figures) == 1:
+        (schedule, (per_core_hour, per_cpu_hour, _, spread)), = figures.items()
+        print(f"headline: {per_core_hour:.0f} successful rendered episodes per core-hour by the wall clock "
+              f"({per_cpu_hour:.0f} per CPU-hour used; render schedule {schedule}){spread}")
+    else:
+        (c_hour, c_cpu, c_wall, _), (p_hour, p_cpu, p_wall, _) = figures["coupled"], figures["pipelined"]
+        print(f"headline: pipelined {p_hour:.0f} against coupled {c_hour:.0f} successful rendered episodes per "
+              f"core-hour by the wall clock ({p_hour / c_hour:.2f}x; wall {p_wall:.1f} s against {c_wall:.1f} s; "
+              f"per CPU-hour used {p_cpu:.0f} against {c_cpu:.0f})")
 
 
-def _run(args, cores: int, k: int) -> tuple[float, float]:
-    """One pipeline run into a fresh folder; prints its figures; (per core-hour, per CPU-hour)."""
+def _run(args, cores: int, k: int, schedule: str) -> tuple[float, float, float]:
+    """One pipeline run into a fresh folder under `schedule`; prints its figures; (per core-hour,
+    per CPU-hour, wall [s])."""
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench_e2e_"))
     config = config_from_dict({
         "experiment_id": "e2e", "out_dir": str(base), "family": "stack_three", "problems": args.problems,
         "episodes_per_problem": args.episodes, "workers": args.workers, "render_passes": [args.look],
-        "cameras": CAMERAS, "bake_convention": "joint_target", "bake_control_freq": BAKE_HZ, "progress": False})
+        "cameras": CAMERAS, "bake_convention": "joint_target", "bake_control_freq": BAKE_HZ, "progress": False,
+        "render_schedule": schedule})
     try:
         cpu0, t0 = cpu_seconds(), time.perf_counter()
         result = run_pipeline(config, echo=lambda s: None)
@@ -89,8 +118,7 @@ def _run(args, cores: int, k: int) -> tuple[float, float]:
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
-    if args.repeat > 1:
-        print(f"run {k + 1} of {args.repeat}:")
+    print(f"render schedule {schedule}" + (f", run {k + 1} of {args.repeat}:" if args.repeat > 1 else ":"))
     print(f"{successes} successful episodes rendered ({len(CAMERAS)} cameras, 224x224, look {args.look}) and baked "
           f"at {BAKE_HZ} Hz "
           f"in {wall:.1f} s wall, {cpu:.1f} s CPU, on {cores} cores")
@@ -102,7 +130,7 @@ def _run(args, cores: int, k: int) -> tuple[float, float]:
     per_core_hour = successes / (wall * cores / 3600)
     per_cpu_hour = successes / (cpu / 3600)
     print(f"{per_core_hour:.0f} per core-hour by the wall clock, {per_cpu_hour:.0f} per CPU-hour", flush=True)
-    return per_core_hour, per_cpu_hour
+    return per_core_hour, per_cpu_hour, wall
 
 
 if __name__ == "__main__":

@@ -228,6 +228,10 @@ class RunSpec:
     runner_options: dict = field(default_factory=dict)  # its keyword arguments beyond ExpertRunner's
     per_item: int = 1  # problems per work item (`problem_groups`)
 
+    def problem_shard(self, p: int) -> Path:
+        """Problem `p`'s shard folder: success/, failure/ and, once they are final, done.json (its tally)."""
+        return _item_dir(self.out, p, self.problems[p].name)
+
     def groups(self) -> list[range]:
         """Work item k's problems: contiguous runs of `per_item` (the last may be shorter)."""
         n = len(self.problems)
@@ -344,6 +348,7 @@ def generate(
     robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
     runner_options: dict | None = None, executor=None, problems_per_process: int = 8,
     materials: Mapping[str, MaterialRef | Material | dict] | None = None, warn: Callable[[str], None] | None = None,
+    run_with: Callable = run_stage,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
     sidecars, or environment package folders) into OUT/success and OUT/failure, with
@@ -363,7 +368,8 @@ def generate(
     `materials`: prop ("table", "blocks" or a block name) -> a preset name or a custom material
     (`CustomMaterial`, a `sim.Material` or its JSON dict) over the PDDL problems' sidecar materials, recorded in
     run.json; every pair of named materials is contact-linted first (`check_materials`), its
-    warnings passed to `warn` (default: printed to stderr)."""
+    warnings passed to `warn` (default: printed to stderr). `run_with`: what runs the stage, `run_stage`'s
+    signature (the pipeline's pipelined schedule runs the render's items with it, `pipeline.pipelined`)."""
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -420,8 +426,8 @@ def generate(
         per_item = problems_per_item(len(problems), problems_per_process, executor.slots)
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
                       record_videos, runner, dict(runner_options or {}), per_item)
-        return run_stage(GenerateStage(run, record, after_skill), out, work=out, executor=executor,
-                         progress=progress)
+        return run_with(GenerateStage(run, record, after_skill), out, work=out, executor=executor,
+                        progress=progress)
     finally:
         if local is not None:
             local.close()

@@ -34,8 +34,9 @@ from demoforge.pipeline.options import (
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
+RENDER_SCHEDULES = ("coupled", "pipelined")  # see demoforge.pipeline.pipelined
 # Fields that decide how fast a run goes, not what it writes: a resumed run may change them.
-SPEED_FIELDS = ("workers", "envs", "backend", "ray_address", "progress")
+SPEED_FIELDS = ("workers", "envs", "backend", "ray_address", "progress", "render_schedule")
 
 
 class PipelineError(DemoforgeError):
@@ -76,6 +77,10 @@ class PipelineConfig:
     backend: str = option("local", "Where execute's work items run: local or ray.", choices=BACKENDS)
     ray_address: str | None = option(None, "Ray cluster address (HEAD:PORT) [default: start a Ray on this "
                                            "machine].", kind="str")
+    render_schedule: str = option("coupled", "When the render's work runs: coupled (the render stage, after "
+                                             "execute) or pipelined (each problem's episodes rendered as soon as "
+                                             "they are generated, on the same workers); the output is the same.",
+                                  choices=RENDER_SCHEDULES)
     smoke_test: bool = option(False, "The smallest run: " + SMOKE_HELP + ".")
     progress: bool = option(True, "Live progress line on a terminal.")
     tasks: TasksOptions = field(default_factory=lambda: run_record(TasksOptions))

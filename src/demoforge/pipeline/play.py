@@ -172,11 +172,12 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
                   envs: int = 1, workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
                   domain: str = "blocks", robot=None, progress=None, randomization=None,
                   record_videos=None, control_law: str | None = None, robot_start=None,
-                  problems_per_process: int = 8, executor=None, materials=None) -> GenerateSummary:
+                  problems_per_process: int = 8, executor=None, materials=None, **run_with) -> GenerateSummary:
     """Play episodes of every problem into OUT/success and OUT/failure: `generate` (its layout,
     workers, resume, physics randomization, inline videos, control law and robot start, see
     `execute.generate`, materials included) with episodes that chain `goals` goals, each allowed `settings.max_episode_s`.
-    The goal count is recorded in run.json, so a rerun with another count is refused as another run."""
+    The goal count is recorded in run.json, so a rerun with another count is refused as another run.
+    `run_with`: generate's (what runs the stage), when given."""
     if goals < 1:
         raise ExecuteError(f"play: goals {goals} must be >= 1 (the problem's own goal is the first)")
     settings = dataclasses.replace(settings, max_episode_s=settings.max_episode_s * goals)
@@ -184,4 +185,4 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
                     settings=settings, domain=domain, progress=progress, randomization=randomization,
                     record_videos=record_videos, robot=robot, control_law=control_law, robot_start=robot_start,
                     runner=PlayRunner, runner_options={"goals": goals}, problems_per_process=problems_per_process,
-                    executor=executor, materials=materials)
+                    executor=executor, materials=materials, **run_with)

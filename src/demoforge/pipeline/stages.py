@@ -24,6 +24,10 @@ keeps (`pipeline.baked_render`): the render stage bakes execute/success state-on
 that, the train split stays state-only, annotate labels the rendered ticks, and the bake stage copies
 them into RUN/baked. Either way RUN/baked carries the goal labels at the baked rate.
 
+Under `render_schedule: pipelined` the execute stage also renders each problem's successes as soon
+as it can, on its own executor, and writes RUN/render/success (and RUN/render/ticks) as the render
+stage would (`pipeline.pipelined`); the render stage then finds them finished.
+
 Each stage is `fn(ctx) -> dict` (counts for its marker); `STAGE_OUTPUTS` names what a
 restarted stage removes first; stages in `CONTINUES` keep their partial outputs because
 they continue them byte-identically themselves (execute and render shards).
@@ -134,10 +138,28 @@ def stage_execute(ctx: RunContext) -> dict:
     from demoforge.pipeline.backends import get_backend
 
     c = ctx.config
-    summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress)
+    summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress,
+                                     run_with=pipelined_render(ctx))
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
                             f"failures by kind {summary.failure_kinds()}")
     return {"episodes": summary.episodes, "successes": summary.successes, "failure_kinds": summary.failure_kinds()}
+
+
+def pipelined_render(ctx: RunContext) -> Callable | None:
+    """What runs generate's stage under `render_schedule: pipelined` (`pipeline.pipelined`), when the run
+    renders; None: generate alone (the render stage renders after it)."""
+    c = ctx.config
+    if c.render_schedule != "pipelined" or not (c.runs("render") and c.render.looks):
+        return None
+    if c.execute.inline_video() is not None:  # the render stage refuses a source with videos: let it say so
+        ctx.echo("execute: render_schedule pipelined does not apply: execute records videos inline; the render "
+                 "stage runs after it")
+        return None
+    from demoforge.pipeline.pipelined import pipelined_runner
+
+    ticks = bake_config(c) if c.bake.control_space is not None and c.runs("bake") else None
+    ctx.notes["render"] = "pipelined with execute"
+    return pipelined_runner(c.render.render_config(), ticks, ctx.path("render"))
 
 
 def bake_config(config: PipelineConfig, workers: int = 1):
@@ -165,6 +187,9 @@ def stage_render(ctx: RunContext) -> dict:
     c = ctx.config
     if not c.render.looks:
         return {"rendered": False, "reason": "no looks (render_passes)"}
+    from demoforge.pipeline.pipelined import PARTS_MERGE
+
+    shutil.rmtree(ctx.path("render") / PARTS_MERGE, ignore_errors=True)  # a killed pipelined run's partial merge
     source = ctx.path("execute/success")
     if not (source / "meta/info.json").is_file():
         raise PipelineError(f"{source}: no successful episodes to render")

@@ -19,6 +19,9 @@ rendered into its shard in `.OUT.render-shards/` by one of `workers` slots, and 
 merged in order, so the result is the same bytes for any worker count. A killed run continues
 where it stopped when run again with the same arguments (finished shards are kept, and the
 finished episodes of interrupted ones); another render's shards there are discarded.
+`render_part` and `publish_render` make the same bytes from parts rendered elsewhere, each a run of
+consecutive source episodes at its offset (the pipeline's pipelined schedule renders each problem's
+episodes before the generated split is merged: `demoforge.pipeline.pipelined`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -172,10 +176,14 @@ def _items(source: Path, config: RenderConfig) -> list[tuple[int, int, int, int]
 
 
 def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, fingerprint: str,
-                  progress: Progress | None = None, first: int = 0) -> None:
+                  progress: Progress | None = None, first: int = 0, offset: int = 0,
+                  extras: Callable[[dict], dict] = episode_extras) -> None:
     """Render `items` into a new dataset at `root`, or continue an interrupted one there;
     `progress` takes a "render" episode event after each episode is written, `done` counting those
-    of this shard. `first`: the output episode index of `items[0]` in the merged dataset."""
+    of this shard. `first`: the output episode index of `items[0]` in the merged dataset. `offset`:
+    what `source`'s episode 0 is in the dataset whose render this is (its look draws, render_source
+    and reference paths name that episode); `extras(row)`: an episode row's records as that dataset
+    has them."""
     if (root / INFO_PATH).is_file():
         return  # finished before the run was interrupted
     reader = open_dataset(source)
@@ -214,7 +222,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
                 after = episodes.index(episode) + 1
                 if after < len(episodes):
                     upcoming[episodes[after]] = prefetch.submit(episode_scene, source, episodes[after], problems)
-            draw = draw_look(look, look_seed(config.seed, look.name, episode, copy), look_targets(scene))
+            draw = draw_look(look, look_seed(config.seed, look.name, offset + episode, copy), look_targets(scene))
             if recorder is None:
                 recorder = CameraRecorder(scene, draw, config.cameras, depth=config.depth, canvas=canvas,
                                           segmentation=config.segmentation, depth_range_m=config.depth_range_m)
@@ -231,10 +239,10 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
             for t, _ in enumerate(replay_states(source, episode, recorder.scene, reader)):
                 frame = {**{key: columns[key][t] for key in data_keys}, **recorder.render()}
                 lane.put(functools.partial(writer.add_frame, frame, task=task))
-            extra = {**episode_extras(row), LOOK_EXTRA: draw,
-                     SOURCE_EXTRA: {"episode_index": int(episode), "look": look.name, "copy": int(copy)}}
+            extra = {**extras(row), LOOK_EXTRA: draw,
+                     SOURCE_EXTRA: {"episode_index": int(offset + episode), "look": look.name, "copy": int(copy)}}
             if config.reference_video is not None:
-                extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, episode)
+                extra[REFERENCE_EXTRA] = reference_video_path(config.reference_video, n, offset + episode)
             lane.put(functools.partial(writer.save_episode, extra=extra))
             if progress is not None:
                 lane.put(functools.partial(report, f"episode {episode}"))
@@ -364,8 +372,30 @@ class RenderStage:
                 data.replace(merged)
         else:
             merge_shards(shards, merged)
-        _copy_meta(self.source, merged, self.config, list(self.plan))
-        return publish_dataset(merged, out, self.name, self.fingerprint())
+        return publish_render(merged, self.source, out, self.config)
+
+
+def render_part(source: Path, root: Path, config: RenderConfig, *, offset: int, episodes: range | None = None,
+                extras: Callable[[dict], dict] = episode_extras) -> int:
+    """Render `episodes` of `source` (a range of its episode indices; None: all) into the dataset `root`
+    (or continue an interrupted one) as `render_dataset` renders them when `source`'s episodes are the
+    episodes `offset`, `offset + 1`, ... of a larger source: the same look draws, render_source records
+    and output order (`extras(row)`: an episode row's records as the larger source has them). The parts
+    of consecutive episode runs, merged in order and published by `publish_render`, are that render's
+    bytes. Returns the episodes written."""
+    _check_config(config)
+    items = [it for it in _items(source, config) if episodes is None or it[0] in episodes]
+    first = offset + (0 if episodes is None else episodes.start)
+    _render_shard(source, root, items, config, _fingerprint(source, config, 0),
+                  first=first * sum(r.copies for r in config.looks), offset=offset, extras=extras)
+    return len(items)
+
+
+def publish_render(merged: Path, source: Path, out: Path, config: RenderConfig) -> Path:
+    """Stamp `merged` (every episode of the render of `source` under `config`, in canonical order)
+    with render.json and the stage's record and move it to `out`, as `render_dataset` does."""
+    _copy_meta(source, merged, config, _items(source, config))
+    return publish_dataset(merged, out, RenderStage.name, RenderStage(source, config, ()).fingerprint())
 
 
 def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,

@@ -11,7 +11,9 @@ in output order; they must not depend on the worker count either), `total()` (ep
 progress), `run_item(k, shard, progress)` (write item k into the folder `shard`, continuing what
 an interrupted run left there or starting it over, and return a small JSON result) and
 `merger(out, threads)` (an object that takes the finished shards in item order, `add(k, shard,
-result)`, and writes `out` on `finish()`; `MergeAtEnd` wraps a merge of all shards at once).
+result)`, and writes `out` on `finish()`; `MergeAtEnd` wraps a merge of all shards at once), and
+optionally `needs(k)` (earlier items that must be final before item k starts, for an item that
+reads their shards: a local slot waits for them, Ray submits the item once they are).
 
 `run_stage` owns the rest, the same for every stage:
 

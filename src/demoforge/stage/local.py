@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable
 
 from demoforge.stage.protocol import Progress, StageError
-from demoforge.stage.runner import run_one
+from demoforge.stage.runner import ready, run_one, wait_ready
 
 
 def refuse_in_worker_start_up(call: str, *, error: type[Exception] = StageError) -> None:
@@ -40,14 +40,17 @@ class WorkerPool:
     child's whole start-up (and for ever if the child died in it, e.g. a script without a
     __main__ guard). A listener thread sends it instead."""
 
-    def __init__(self, n: int, *, work: Callable, report: bool):
+    def __init__(self, n: int, *, work: Callable, report: bool, wait: Callable | None = None):
         self.work = work  # work(run, k, report): runs item k of `run` (a module-level function: workers import it)
+        # wait(run, k, stopped) -> bool: holds item k until the items it needs are done (False: the run
+        # stopped meanwhile); a module-level function too. None: items need nothing
+        self.wait = wait
         ctx = multiprocessing.get_context("spawn")  # the writer's encoder threads and GL contexts do not survive fork
         self.taken = ctx.Value("i", 0)  # items[:taken] are handed out
         self.procs, self.conns = [], []
         for _ in range(n):
             mine, theirs = ctx.Pipe(duplex=True)
-            p = ctx.Process(target=_worker, args=(work, self.taken, theirs, report), daemon=True)
+            p = ctx.Process(target=_worker, args=(work, self.taken, theirs, report, wait), daemon=True)
             p.start()
             theirs.close()  # the worker holds the only other end: its exit reads as EOF
             self.procs.append(p)
@@ -56,8 +59,9 @@ class WorkerPool:
     def run(self, run, items: list[int], progress: Progress | None = None,
             between: Callable[[bool], object] | None = None) -> None:
         """Run `items` here and on the workers. `between(idle)` runs here after each item of this
-        process (idle False) and, once no item is left to take, whenever a worker may have
-        finished one (idle True): the merge feeds so.
+        process (idle False) and, once no item is left to take or while this process waits for
+        what its item needs (`wait`), whenever a worker may have finished one (idle True): the
+        merge feeds so.
 
         A worker's exception is raised here once every slot has stopped; a worker that dies
         (killed, out of memory) is the stage's error. Either way a rerun resumes the items."""
@@ -73,8 +77,16 @@ class WorkerPool:
         listener = threading.Thread(target=_listen, args=(run, items, self.conns, procs, taken, report, errors),
                                     daemon=True)
         listener.start()
+
+        def stopped() -> bool:  # asked while this slot waits for what its item needs: merge meanwhile
+            if between is not None:
+                between(True)
+            return bool(errors)
+
         try:
             while not errors and (k := _take(taken, items)) is not None:
+                if self.wait is not None and not self.wait(run, k, stopped):
+                    break
                 self.work(run, k, report)
                 if between is not None:
                     between(False)
@@ -115,12 +127,16 @@ def _take(taken, items: list[int]) -> int | None:
 
 
 def _stop(taken, n: int) -> None:
-    """Hand out no more items."""
+    """Hand out no more items (past `n`: a slot waiting for what its item needs gives up too)."""
     with taken.get_lock():
-        taken.value = n
+        taken.value = n + 1
 
 
-def _worker(work: Callable, taken, conn, report: bool) -> None:
+def _stopped(taken, n: int) -> bool:
+    return taken.value > n
+
+
+def _worker(work: Callable, taken, conn, report: bool, wait: Callable | None = None) -> None:
     # A worker outliving a killed parent would go on holding shards a rerun must continue:
     # on Linux it is killed with the parent; elsewhere it stops before its next item.
     if sys.platform.startswith("linux"):
@@ -132,6 +148,8 @@ def _worker(work: Callable, taken, conn, report: bool) -> None:
         return
     try:
         while parent.is_alive() and (k := _take(taken, items)) is not None:
+            if wait is not None and not wait(run, k, lambda: _stopped(taken, len(items)) or not parent.is_alive()):
+                break
             work(run, k, (lambda e: conn.send(("event", e))) if report else None)
     except BaseException as e:  # noqa: BLE001 - re-raised in the parent
         conn.send(("error", _picklable(e)))
@@ -217,7 +235,7 @@ class LocalExecutor:
         self.slots = workers
         self._pool = None
         if workers > 1:
-            self._pool = WorkerPool(workers - 1, work=run_one, report=True)
+            self._pool = WorkerPool(workers - 1, work=run_one, report=True, wait=wait_ready)
 
     def run(self, run, items: list[int], progress: Progress | None, between: Callable[[bool], object]) -> None:
         """Run `items` of `run` (a `runner.StageRun`) on the slots; `between(idle)` as in `WorkerPool.run`."""
@@ -226,6 +244,9 @@ class LocalExecutor:
             return
 
         for k in items:
+            if not ready(run, k):  # what it needs is an earlier item: run before it, or final already
+                raise StageError(f"{run.stage.name}: item {run.labels[k]} needs items that are neither final nor "
+                                 "run before it")
             run_one(run, k, progress)
             between(False)
 

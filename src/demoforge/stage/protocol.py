@@ -46,6 +46,8 @@ class Stage(Protocol):
     error: type[DemoforgeError]  # what its run errors are raised as
     # Optional `keeps_shards: bool` (default True): a failed run keeps its finished shards beside
     # OUT for the same command to resume; False where an item is too cheap to keep (merge).
+    # Optional `needs(k) -> Sequence[int]` (default none): earlier items that must be final before
+    # item k starts (an item that reads their shards); the executors hold k back until they are.
 
     def fingerprint(self) -> dict:
         """Everything that decides the output (JSON; never the worker count): a resume must match it."""

@@ -65,11 +65,24 @@ class RayExecutor:
     def run(self, run, items: list[int], progress: Progress | None, between: Callable[[bool], object]) -> None:
         import ray
 
+        from demoforge.stage.runner import ready
+
         task = ray.remote(num_cpus=1, max_retries=self.max_retries, retry_exceptions=False)(_item)
         shared = ray.put(run)  # the stage built once here, shipped to every task
-        refs = {task.remote(shared, k): k for k in items}
-        pending = list(refs)
-        while pending:
+        held = list(items)  # items whose needs (`Stage.needs`) are not final yet: submitted once they are
+        refs: dict = {}
+
+        def submit() -> list:
+            for k in [k for k in held if ready(run, k)]:
+                held.remove(k)
+                refs[task.remote(shared, k)] = k
+            return [ref for ref in refs if refs[ref] is not None]
+
+        pending = submit()
+        while pending or held:
+            if not pending:
+                raise StageError(f"{run.stage.name}: items {[run.labels[k] for k in held]} need items that are "
+                                 "neither final nor in this run")
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
                 node = ray.get(ref)  # raises the task's error
@@ -77,7 +90,9 @@ class RayExecutor:
                 self.placements.append((run.stage.name, run.labels[k], node))
                 self._check_shared(run, k, node)
                 if progress is not None:
-                    progress(ProgressEvent(run.stage.name, "item", run.labels[refs[ref]]))
+                    progress(ProgressEvent(run.stage.name, "item", run.labels[k]))
+                refs[ref] = None  # finished
+            pending = submit()
             # the driver merges finished items while the last tasks run (a CPU is free then); before,
             # it would take a CPU from a running task
             between(len(pending) < self.slots)

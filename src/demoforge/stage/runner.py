@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,21 @@ def run_one(run: StageRun, k: int, progress: Progress | None = None) -> dict:
     if progress is not None:
         progress(ProgressEvent(run.stage.name, "item", run.labels[k]))
     return result
+
+
+def ready(run: StageRun, k: int) -> bool:
+    """Every item that item `k` needs (the stage's optional `needs(k)`) is final."""
+    needs = getattr(run.stage, "needs", None)
+    return needs is None or all((run.shard(j) / DONE_FILE).is_file() for j in needs(k))
+
+
+def wait_ready(run: StageRun, k: int, stopped: Callable[[], bool], poll_s: float = 0.05) -> bool:
+    """Wait until item `k` is `ready`; False if `stopped()` first (the run failed elsewhere)."""
+    while not ready(run, k):
+        if stopped():
+            return False
+        time.sleep(poll_s)
+    return True
 
 
 def open_work(stage: Stage, work: Path, record: dict, *, keep_other: bool) -> None:

@@ -36,9 +36,11 @@ class ProblemLogs:
 
 
 def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
-                  progress: Callable[[ProgressEvent], None] | None = None, *, executor=None) -> GenerateSummary:
+                  progress: Callable[[ProgressEvent], None] | None = None, *, executor=None,
+                  run_with: Callable | None = None) -> GenerateSummary:
     """Run every problem of `inputs` into `out` (a generate run folder) on local worker slots, or on
-    `executor` (a `demoforge.stage` executor: the Ray backend passes its own)."""
+    `executor` (a `demoforge.stage` executor: the Ray backend passes its own). `run_with`: what runs
+    generate's stage (None: `run_stage`; the pipelined schedule's runs the render's items with it)."""
     logs = ProblemLogs(config.run_dir / "logs" / "execute")
 
     def on_event(event: ProgressEvent) -> None:
@@ -46,12 +48,13 @@ def execute_local(config: PipelineConfig, inputs: list[str], out: Path,
         if progress is not None:
             progress(event)
 
+    schedule = {} if run_with is None else {"run_with": run_with}
     if config.execute.play:  # play data: the same stage with the play expert, on the same executor
         from demoforge.pipeline.play import generate_play
 
         return generate_play(inputs, out, goals=config.execute.goals(), workers=config.workers, progress=on_event,
-                             executor=executor, **generate_options(config, inputs))
-    return generate(inputs, out, workers=config.workers, progress=on_event, executor=executor,
+                             executor=executor, **schedule, **generate_options(config, inputs))
+    return generate(inputs, out, workers=config.workers, progress=on_event, executor=executor, **schedule,
                     **generate_options(config, inputs))
 
 

@@ -25,8 +25,10 @@ from demoforge.stage import ProgressEvent
 
 
 def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
-                progress: Callable[[ProgressEvent], None] | None = None) -> GenerateSummary:
-    """Run every problem of `inputs` into `out` as Ray tasks; merge on the driver."""
+                progress: Callable[[ProgressEvent], None] | None = None, *,
+                run_with: Callable | None = None) -> GenerateSummary:
+    """Run every problem of `inputs` into `out` as Ray tasks; merge on the driver. `run_with`: see
+    `execute_local` (the pipelined schedule's render items run as Ray tasks too)."""
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -34,4 +36,4 @@ def execute_ray(config: PipelineConfig, inputs: list[str], out: Path,
     from demoforge.stage.ray import RayExecutor
 
     with RayExecutor(config.ray_address) as executor:
-        return execute_local(config, inputs, Path(out).resolve(), progress, executor=executor)
+        return execute_local(config, inputs, Path(out).resolve(), progress, executor=executor, run_with=run_with)
