@@ -41,7 +41,7 @@ from demoforge.execute import (
     goal_words,
 )
 from demoforge.execute.problems import STREAMS, episode_seed
-from demoforge.tasks import goal_atoms, with_goal
+from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 from demoforge.tasks.simulate import Step, apply
 from demoforge.tasks.validate import type_of
