@@ -164,3 +164,19 @@ def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     generate(problems, tmp_path / "again", episodes_per_problem=1, domain="near")
     files = sorted(p.relative_to(tmp_path / "raw") for p in (tmp_path / "raw").rglob("*") if p.is_file())
     assert files and all((tmp_path / "raw" / f).read_bytes() == (tmp_path / "again" / f).read_bytes() for f in files)
+
+
+def test_run_acts_out_a_user_family_rendered(isolated, tmp_path):
+    """`demoforge run --task-package ... --family near_pair`: the tasks, envs and execute stages read the
+    package's domain (not the blocks world's), and the episodes render under a look."""
+    from demoforge.dataset import open_dataset
+
+    res = CliRunner().invoke(app, ["run", "--task-package", str(NEAR), "--family", "near_pair", "--problems", "2",
+                                   "--episodes-per-problem", "1", "--look", "plain", "--out-dir", str(tmp_path),
+                                   "--experiment-id", "near"])
+    assert res.exit_code == 0, res.output
+    run = tmp_path / "near"
+    assert (run / "tasks" / "near.pddl").is_file() and not (run / "tasks" / "blocks.pddl").exists()
+    assert "2 episodes, 2 successes" in res.output
+    final = open_dataset(run / "annotated")
+    assert final.num_episodes == 2 and any(k.startswith("observation.images.") for k in final.info.features)

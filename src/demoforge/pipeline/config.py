@@ -336,3 +336,17 @@ def saved_output_fields(path: Path) -> dict[str, Any]:
     except PipelineError as exc:
         raise PipelineError(f"{path}: the saved config no longer validates ({exc}); choose another "
                             "--experiment-id") from None
+
+
+def run_domain(config: PipelineConfig) -> str:
+    """The `--domain` the run's problems are read against: the task package that brings its family,
+    or, for given problem files, the one whose domain their first problem names (`(:domain NAME)`);
+    the built-in blocks world when no loaded package has that domain."""
+    from demoforge.tasks.package import owner, package_of_domain  # lazy: keeps the config reader light
+
+    files = config.tasks.problem_files
+    if not files:
+        return owner("families", config.tasks.family).name
+    found = re.search(r"\(:domain\s+([^\s()]+)\s*\)", Path(files[0]).read_text(encoding="utf-8"))
+    pkg = None if found is None else package_of_domain(found.group(1))
+    return "blocks" if pkg is None else pkg.name

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
-from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card
+from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, run_domain
 from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
@@ -101,7 +101,8 @@ def stage_tasks(ctx: RunContext) -> dict:
         from demoforge.tasks import DOMAINS, domain_text
 
         tmp.mkdir(parents=True)
-        (tmp / DOMAINS["blocks"]).write_text(domain_text("blocks"), encoding="utf-8")
+        domain = run_domain(ctx.config)
+        (tmp / DOMAINS[domain]).write_text(domain_text(domain), encoding="utf-8")
         for p in map(Path, c.problem_files):
             sidecar = p.with_name(p.name.removesuffix(".pddl") + ".scene.json")
             missing = [str(q) for q in (p, sidecar) if not q.is_file()]
@@ -123,7 +124,8 @@ def stage_envs(ctx: RunContext) -> dict:
     c = ctx.config.envs
     starts = None if c.robot_start is None else params_from_dict(c.robot_start)
     manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
-                                 out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts)
+                                 out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts,
+                                 domain=run_domain(ctx.config))
     return {"problems": len(manifest.problems)}
 
 

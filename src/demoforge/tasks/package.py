@@ -316,6 +316,20 @@ def domain_file_of(name: str) -> str | None:
 
 
 
+def package_of_domain(pddl_name: str) -> TaskPackage | None:
+    """The registered package whose domain is called `pddl_name` (its `(define (domain NAME))`), or None."""
+    from demoforge.tasks.parse import parse_domain  # lazy: parse imports this module (the registry is below it)
+
+    _ensure()
+    for pkg in _PACKAGES.values():
+        try:
+            if parse_domain(pkg.domain_text(), file=pkg.domain_file()).name == pddl_name:
+                return pkg
+        except TaskError:
+            continue
+    return None
+
+
 def describe() -> str:
     """The registered packages in one line, for error messages: "blocks (built-in), near (path ...)"."""
     return ", ".join(f"{p.name} ({p.origin})" for p in packages())

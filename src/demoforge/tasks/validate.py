@@ -14,8 +14,6 @@ from pddl.logic.effects import Forall, When
 from pddl.logic.predicates import EqualTo, Predicate
 from pddl.logic.terms import Constant, Variable
 
-from demoforge.errors import TaskError
-
 ROOT_TYPE = "object"
 
 
@@ -130,17 +128,10 @@ def check_domain(domain: Domain, text: str, file: str) -> list[str]:
 
 def _domain_hint(name: str) -> str:
     """"; pass --domain P" when a registered task package P has the domain called `name`."""
-    from demoforge.tasks.package import packages
-    from demoforge.tasks.parse import parse_domain
+    from demoforge.tasks.package import package_of_domain  # lazy: the registry parses domains with this module
 
-    for pkg in packages():
-        try:
-            found = parse_domain(pkg.domain_text(), file=pkg.domain_file()).name
-        except TaskError:
-            continue
-        if found == name:
-            return f"; task package {pkg.name!r} ({pkg.origin}) has that domain: pass --domain {pkg.name}"
-    return ""
+    pkg = package_of_domain(name)
+    return "" if pkg is None else f"; task package {pkg.name!r} ({pkg.origin}) has that domain: pass --domain {pkg.name}"
 
 
 def check_problem(domain: Domain, problem: Problem, text: str, file: str) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from demoforge.execute import GenerateSummary, generate
-from demoforge.pipeline.config import PipelineConfig, robot_card, robot_start_params
+from demoforge.pipeline.config import PipelineConfig, robot_card, robot_start_params, run_domain
 from demoforge.stage import ProgressEvent
 
 
@@ -66,4 +66,5 @@ def generate_options(config: PipelineConfig, inputs: list[str]) -> dict:
             "problems_per_process": c.problems_per_process,
             "settings": c.runner_settings(), "randomization": c.randomization_spec(),
             "record_videos": c.inline_video(), "robot": robot_card(config), "control_law": c.control_law,
-            "robot_start": robot_start_params(config, inputs), "materials": c.materials()}
+            "robot_start": robot_start_params(config, inputs), "materials": c.materials(),
+            "domain": run_domain(config)}
