@@ -44,3 +44,18 @@ def test_outcomes_print_a_line_per_episode_on_stdout(capsys):
     out, err = capsys.readouterr()
     assert out.splitlines() == ["[1/2] pnp-0: success", "[2] pnp-1: truncated"]  # no done: counted here
     assert err.startswith("rollout: 1/2 episodes")
+
+
+def test_outcomes_add_the_success_rate_and_a_stage_counts_afresh(capsys, monkeypatch):
+    """generate and run show the success rate so far; `stage(name)` (run's next stage) restarts the
+    count under the new name."""
+    monkeypatch.setattr(mod.time, "perf_counter", lambda: 0.0)
+    with StepProgress("execute", "episodes", tty=False) as p:
+        p(ep(1, 2, success=True))
+        p(ep(2, 2, success=False, failure="collision"))
+        p.stage("render")
+        p(ep(1, 1))
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("execute: 1/2 episodes, success 100.0%, ")
+    assert err[1].startswith("execute: 2/2 episodes, success 50.0%, ")
+    assert err[2].startswith("render: 1/1 episodes, ") and "success" not in err[2]

@@ -89,13 +89,13 @@ def test_cli_prints_progress_and_summary(pnp, tmp_path):
     result = CliRunner().invoke(app, ["generate", str(pnp[0]), "--episodes-per-problem", "2", "--envs", "2",
                                       "--seed", "0", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert "[2/2]" in result.output and "episodes/min" in result.output
+    assert "[2/2]" in result.output and "episodes/s" in result.output and "success 100.0%" in result.output
     assert "2/2 episodes succeeded" in result.output
     assert "failure causes by kind: none" in result.output
     quiet = CliRunner().invoke(app, ["generate", str(pnp[0]), "--episodes-per-problem", "2", "--envs", "2",
                                      "--seed", "0", "--out", str(tmp_path / "quiet"), "--quiet"])
     assert quiet.exit_code == 0, quiet.output
-    assert "/2]" not in quiet.output and "episodes/min" not in quiet.output and ": done" not in quiet.output
+    assert "/2]" not in quiet.output and "episodes/s" not in quiet.output and ": done" not in quiet.output
     assert "2/2 episodes succeeded" in quiet.output
     bad = CliRunner().invoke(app, ["generate", str(tmp_path / "nope.pddl"), "--episodes-per-problem", "1",
                                    "--out", str(tmp_path / "x")])

@@ -10,7 +10,7 @@ import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.progress import StepProgress
-from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED, finite
+from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED
 from demoforge.doctor import DoctorConfig, run_doctor, write_report
 from demoforge.doctor.config import MAX_BINS
 from demoforge.doctor.report import coverage_plot

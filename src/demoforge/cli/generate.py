@@ -9,47 +9,8 @@ from pathlib import Path
 import typer
 
 from demoforge.cli.options import stage_command
+from demoforge.cli.progress import StepProgress
 from demoforge.pipeline.options import ExecuteOptions
-
-
-class _Display:
-    """Progress as a rich bar on a terminal, as plain lines otherwise, or none (`quiet`)."""
-
-    def __init__(self, total: int, tty: bool, *, quiet: bool = False):
-        self.total, self.tty = total, tty
-        self.done = self.ok = 0
-        self.start = time.perf_counter()
-        self.progress = None
-        if tty and not quiet:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self.progress = Progress(TextColumn("[bold]generate"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("{task.fields[stats]}"), TimeRemainingColumn())
-            self.task = self.progress.add_task("episodes", total=total, stats="")
-            self.progress.start()
-
-    def stats(self) -> str:
-        minutes = max(time.perf_counter() - self.start, 1e-9) / 60
-        rate = self.done / minutes
-        eta = (self.total - self.done) / rate * 60 if rate > 0 else float("nan")
-        yield_ = 100.0 * self.ok / self.done if self.done else 0.0
-        return f"success {yield_:.1f}%  {rate:.1f} episodes/min  eta {eta:.0f} s"
-
-    def __call__(self, event) -> None:  # a demoforge.stage.ProgressEvent
-        if event.kind == "episode":
-            self.done += 1
-            self.ok += bool(event.success)
-            if self.progress is not None:
-                self.progress.update(self.task, completed=self.done, stats=self.stats())
-            else:
-                status = "success" if event.success else f"failure ({event.failure})"
-                typer.echo(f"[{self.done}/{self.total}] {event.item}: {status}; {self.stats()}")
-        elif event.kind == "item" and self.progress is None:
-            typer.echo(f"problem {event.item}: done")
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
 
 
 @stage_command(ExecuteOptions)
@@ -80,18 +41,16 @@ def generate(
         extra = {"goals": o.goals()}
     card = resolve_robot(o.robot) if o.robot is not None else None
     starts = o.robot_start_params()
-    n_problems = len(load_problems([str(p) for p in inputs], domain=domain, robot=card, robot_start=starts))
-    display = _Display(n_problems * o.episodes_per_problem, sys.stdout.isatty(), quiet=quiet)
-    try:
+    load_problems([str(p) for p in inputs], domain=domain, robot=card, robot_start=starts)  # bad ones refused now
+    start = time.perf_counter()
+    with StepProgress("generate", quiet=quiet, outcomes=not sys.stderr.isatty()) as display:
         summary = run([str(p) for p in inputs], out, episodes_per_problem=o.episodes_per_problem, envs=o.envs,
                       workers=o.workers, seed=o.seed, settings=o.runner_settings(), domain=domain,
                       progress=None if quiet else display,
                       randomization=o.randomization_spec(), record_videos=o.inline_video(), robot=card,
                       control_law=o.control_law, robot_start=starts, problems_per_process=o.problems_per_process,
                       materials=o.materials(), **extra)
-    finally:
-        display.stop()
-    elapsed = time.perf_counter() - display.start
+    elapsed = time.perf_counter() - start
     typer.echo(f"{summary.successes}/{summary.episodes} episodes succeeded "
                f"({100.0 * summary.successes / max(summary.episodes, 1):.1f}%) in {elapsed:.1f} s")
     typer.echo("per problem (success/attempted):")

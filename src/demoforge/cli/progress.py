@@ -9,7 +9,9 @@ rich bar shows done/total, the rate and the time left. Elsewhere (CI logs, pipes
 goes to stderr, at most one every `PLAIN_EVERY_S` seconds plus the last, each with the rate and an
 ETA: `render: 12/40 episodes, 1.9 episodes/s, eta 15 s`. With `outcomes`, each episode event that
 carries one also prints `[done/total] item: success` (or its failure) on stdout, for the commands
-whose episodes succeed or fail (rollout, eval, relabel). `quiet` prints nothing. The command's own
+whose episodes succeed or fail (generate, rollout, eval, relabel); once any event carried an
+outcome, the bar and the lines add the success rate so far. `stage(name)` starts a new count under
+another name (`run`: one display over its stages). `quiet` prints nothing. The command's own
 summary line is printed by the command.
 """
 
@@ -37,6 +39,7 @@ class StepProgress:
         self.start = time.perf_counter()
         self.last_line = -float("inf")
         self.episodes = 0  # episode events seen: the count where an event carries no `done`
+        self.judged = self.succeeded = 0  # episode events that carried an outcome, and their successes
         self.bar = None
 
     def __enter__(self) -> StepProgress:
@@ -44,9 +47,9 @@ class StepProgress:
             # lazy: rich.progress is only wanted on a terminal (about 40 ms of `demoforge --help` otherwise)
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn(f"[bold]{self.what}"), BarColumn(), MofNCompleteColumn(),
+            self.bar = Progress(TextColumn("[bold]{task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), transient=True)
-            self.job = self.bar.add_task(self.unit, total=None, rate="")
+            self.job = self.bar.add_task(self.unit, total=None, rate="", what=self.what)
             self.bar.start()
         return self
 
@@ -54,15 +57,25 @@ class StepProgress:
         if self.bar is not None:
             self.bar.stop()
 
+    def stage(self, name: str) -> None:
+        """Count afresh under `name` (a pipeline's next stage)."""
+        self.what, self.start, self.last_line = name, time.perf_counter(), -float("inf")
+        self.episodes = self.judged = self.succeeded = 0
+        if self.bar is not None:
+            self.bar.reset(self.job, total=None, completed=0, rate="", what=name)
+
     def __call__(self, event: ProgressEvent) -> None:
         """An episode event moves the display; item events (a shard is final) show nothing."""
         if event.kind != "episode" or self.quiet:
             return
         self.episodes += 1
         done = self.episodes if event.done is None else event.done
-        if self.outcomes and (event.success is not None or event.failure is not None):
-            total = f"/{event.total}" if event.total else ""
-            typer.echo(f"[{done}{total}] {event.item}: {'success' if event.success else event.failure}")
+        if event.success is not None or event.failure is not None:
+            self.judged += 1
+            self.succeeded += bool(event.success)
+            if self.outcomes:
+                total = f"/{event.total}" if event.total else ""
+                typer.echo(f"[{done}{total}] {event.item}: {'success' if event.success else event.failure}")
         if event.total is not None:
             self.show(done, event.total)
 
@@ -71,13 +84,17 @@ class StepProgress:
         elapsed = max(now - self.start, 1e-9)
         rate = done / elapsed
         eta = f"eta {(total - done) / rate:.0f} s" if rate > 0 and done < total else f"took {elapsed:.0f} s"
-        return f"{self.what}: {done}/{total} {self.unit}, {rate:.2f} {self.unit}/s, {eta}"
+        return f"{self.what}: {done}/{total} {self.unit}, {self.success()}{rate:.2f} {self.unit}/s, {eta}"
+
+    def success(self) -> str:
+        """`success 87.5%, ` once an event carried an outcome, else nothing."""
+        return f"success {100.0 * self.succeeded / self.judged:.1f}%, " if self.judged else ""
 
     def show(self, done: int, total: int) -> None:
         now = time.perf_counter()
         if self.bar is not None:
             rate = done / max(now - self.start, 1e-9)
-            self.bar.update(self.job, completed=done, total=total, rate=f"{rate:.2f} {self.unit}/s")
+            self.bar.update(self.job, completed=done, total=total, rate=f"{self.success()}{rate:.2f} {self.unit}/s")
         elif done >= total or now - self.last_line >= PLAIN_EVERY_S:
             self.last_line = now
             typer.echo(self.line(done, total, now), err=True)

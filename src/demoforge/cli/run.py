@@ -2,48 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
 import typer
 
 from demoforge.cli.options import run_command
-
-
-class _Progress:
-    """One line for the whole run: stage, problems done, episodes, success rate, ETA."""
-
-    def __init__(self, total_episodes: int, total_problems: int, tty: bool):
-        self.total, self.problems, self.tty = total_episodes, total_problems, tty
-        self.stage, self.done, self.ok, self.items = "", 0, 0, 0
-        self.start = time.perf_counter()
-
-    def on_stage(self, stage: str) -> None:
-        self.stage = stage
-        self.start = time.perf_counter()
-
-    def line(self) -> str:
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
-        rate = self.done / elapsed
-        eta = f"{(self.total - self.done) / rate:.0f} s" if rate > 0 else "?"
-        yield_ = 100.0 * self.ok / self.done if self.done else 0.0
-        return (f"[{self.stage}] problems {self.items}/{self.problems}  episodes {self.done}/{self.total}  "
-                f"success {yield_:.0f}%  eta {eta}")
-
-    def __call__(self, event) -> None:  # a demoforge.stage.ProgressEvent of the execute stage
-        if event.kind == "episode":
-            self.done += 1
-            self.ok += bool(event.success)
-        elif event.kind == "item":
-            self.items += 1
-        if self.tty:
-            sys.stderr.write("\r" + self.line().ljust(90))
-            sys.stderr.flush()
-            if self.items == self.problems:
-                sys.stderr.write("\n")
-        elif event.kind == "item":
-            typer.echo(self.line(), err=True)
+from demoforge.cli.progress import StepProgress
 
 
 @run_command
@@ -93,9 +57,8 @@ def run(
         from demoforge.cli.interactive import edit_config
 
         cfg = edit_config(cfg)
-    display = _Progress(cfg.execute.episodes_per_problem * cfg.problem_count(), cfg.problem_count(),
-                        sys.stderr.isatty() and cfg.progress)
-    result = run_pipeline(cfg, resume=resume, echo=typer.echo, progress=display, on_stage=display.on_stage)
+    with StepProgress("run", quiet=not cfg.progress) as display:
+        result = run_pipeline(cfg, resume=resume, echo=typer.echo, progress=display, on_stage=display.stage)
     typer.echo(f"run folder: {result.run_dir}")
     typer.echo(f"dataset: {result.final}")
     if result.failures is not None:
