@@ -84,14 +84,18 @@ def _gl_context_class(backend: str):
 
 
 def open_renderer(model: mujoco.MjModel, width: int, height: int) -> tuple[mujoco.Renderer, str]:
-    """A Renderer and the GL backend it runs on (MUJOCO_GL's, then OSMesa after EGL)."""
+    """A Renderer and the GL backend it runs on (MUJOCO_GL's, then OSMesa after EGL). EGL draws on
+    the first EGL device that works (an NVIDIA GPU where its driver is installed, else Mesa's
+    llvmpipe on the CPU), or on the one `MUJOCO_EGL_DEVICE_ID` names: then a failure is an error,
+    not a quiet fall back to the CPU."""
     from mujoco.rendering.classic import gl_context
 
     requested = os.environ.get("MUJOCO_GL", "egl").strip().lower() or "egl"
     if requested in ("disable", "disabled", "off", "false", "0"):
         why = gl_backend.disabled_because or f"MUJOCO_GL={requested}"
         raise SimError(f"offscreen rendering is unavailable: {why}. Fix: {INSTALL_FIX}")
-    order = [requested] + (["osmesa"] if requested == "egl" else [])
+    device = os.environ.get("MUJOCO_EGL_DEVICE_ID")  # a chosen GPU: no fallback to the CPU behind the user's back
+    order = [requested] + (["osmesa"] if requested == "egl" and device is None else [])
     errors = []
     for backend in order:
         try:
@@ -101,6 +105,11 @@ def open_renderer(model: mujoco.MjModel, width: int, height: int) -> tuple[mujoc
             return mujoco.Renderer(model, height=height, width=width), backend
         except (SimError, ImportError, OSError, RuntimeError, AttributeError) as exc:
             errors.append(f"{backend}: {exc}")
+    if requested == "egl" and device is not None:
+        raise SimError(f"MUJOCO_EGL_DEVICE_ID={device!r}: EGL cannot render on that device ({'; '.join(errors)}). "
+                       "Fix: give the index of one of this machine's EGL devices (0 is the first; with "
+                       "CUDA_VISIBLE_DEVICES set, a CUDA device id), or unset it to render on the first device "
+                       "that works (the GPU where an NVIDIA driver is installed, else Mesa on the CPU)")
     raise SimError("offscreen rendering is unavailable (" + "; ".join(errors) + f"). Fix: {INSTALL_FIX}")
 
 
