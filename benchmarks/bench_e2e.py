@@ -64,6 +64,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs, one after another; the headline takes the median (one run on a shared machine "
                          "moves by 10%%)")
+    ap.add_argument("--problems-per-process", type=int, default=None,
+                    help="problems a generate work item holds at most (default: the run's, 8); the pipelined "
+                         "schedule renders a problem once its whole item is generated, so 1 lets it start soonest")
     ap.add_argument("--render-schedule", default="coupled",
                     help="schedules to run, comma-separated: coupled, pipelined (each once per repeat)")
     args = ap.parse_args()
@@ -106,7 +109,8 @@ def _run(args, cores: int, k: int, schedule: str) -> tuple[float, float, float]:
         "experiment_id": "e2e", "out_dir": str(base), "family": "stack_three", "problems": args.problems,
         "episodes_per_problem": args.episodes, "workers": args.workers, "render_passes": [args.look],
         "cameras": CAMERAS, "bake_convention": "joint_target", "bake_control_freq": BAKE_HZ, "progress": False,
-        "render_schedule": schedule})
+        "render_schedule": schedule,
+        **({} if args.problems_per_process is None else {"problems_per_process": args.problems_per_process})})
     try:
         cpu0, t0 = cpu_seconds(), time.perf_counter()
         result = run_pipeline(config, echo=lambda s: None)
