@@ -250,3 +250,23 @@ def test_write_baked_refuses_labels_the_render_lacks(run, tmp_path):
         write_baked(root / "render" / "success", root / "render" / "ticks", root / "execute" / "success",
                     tmp_path / "out", config)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_baking_fewer_cameras_cuts_the_per_camera_labels_to_them(run, tmp_path):
+    """`bake --cams front` keeps goal.position's and goal.visible's front columns only: no label
+    names a camera the baked dataset does not have. The values are the full bake's front columns."""
+    from demoforge.convert import BakeConfig, bake
+
+    source = run(60) / "annotated"
+    both = bake([source], tmp_path / "both", BakeConfig(control_freq=30, keep=tuple(LABELS)))
+    front = bake([source], tmp_path / "front", BakeConfig(control_freq=30, keep=tuple(LABELS), cams=("front",)))
+    feats = open_dataset(front).info.features
+    assert feats[POSITION_KEY].names == ["front.u", "front.v"] and feats[POSITION_KEY].shape == (2,)
+    assert feats[VISIBLE_KEY].names == ["front"] and not any("wrist" in k for k in feats)
+    assert check_dataset(front) == []
+    for i in open_dataset(front).episode_indices:
+        cut, full = _labels(front, i), _labels(both, i)
+        np.testing.assert_array_equal(cut[POSITION_KEY], full[POSITION_KEY][:, :2])
+        np.testing.assert_array_equal(cut[VISIBLE_KEY].reshape(-1, 1), full[VISIBLE_KEY][:, :1])  # (T,): one camera
+        assert cut[ACTION_KEY].tolist() == full[ACTION_KEY].tolist()

@@ -226,7 +226,8 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
             raise BakeError(f"{ep.source}: episode {ep.index} has no raw_command, unlike the pool's first episode")
         cols[schema.RAW_COMMAND] = ep.raw_command[rows].astype(np.float32)
     for key, values in kept.items():
-        cols[key] = np.asarray(values)[rows]
+        values = np.asarray(values)[rows]
+        cols[key] = values[:, list(plan.kept_columns[key])] if key in plan.kept_columns else values
     objects = None
     if cfg.environment_state:
         cols[ENV_STATE], layout = episode_environment_state(ep, rows, cfg.environment_state_kind)

@@ -83,6 +83,8 @@ class BakePlan:
     notes: tuple[str, ...] = ()  # what the bake changes or leaves out of the sources, said aloud (bake.json, CLI)
     video_request: dict[str, Any] | None = None  # `--vcodec auto`: the settings asked for (a re-encode's), before
     # `auto_video` resolved them; part of the run's identity, so a rerun asking other settings is another run
+    kept_columns: dict[str, tuple[int, ...]] = field(default_factory=dict)  # kept per-camera labels cut to the
+    # cameras baked (`camera_columns`): key -> the source columns written
 
     @property
     def rate(self) -> int:
@@ -214,6 +216,36 @@ def _kept_features(readers: list[DatasetReader], keep: tuple[str, ...], made: di
     return out
 
 
+def camera_columns(feature: Feature, views: list[str], kept_views: list[str]) -> tuple[int, ...] | None:
+    """The columns of a per-camera label (every name `<view>` or `<view>.<part>` of a source camera,
+    as annotate's goal.position and goal.visible) that belong to the cameras baked, or None when
+    the feature is no such label or loses nothing: `--cams front` keeps only the front camera's
+    columns, so no label names a camera the baked dataset does not have."""
+    names = feature.names
+    if not names or len(feature.shape) != 1 or len(names) != feature.shape[0]:
+        return None
+    owners = [n.split(".", 1)[0] for n in names]
+    if not all(o in views for o in owners):
+        return None
+    picked = tuple(j for j, o in enumerate(owners) if o in kept_views)
+    return None if len(picked) == len(names) else picked
+
+
+def _cut_to_cameras(readers: list[DatasetReader], cams: tuple[str, ...],
+                    features: dict[str, Feature], kept: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Cut each kept per-camera label to the cameras baked (`camera_columns`), in `features` too."""
+    views = [camera_of(k) for k in readers[0].info.video_keys]
+    kept_views = [camera_of(k) for k in cams]
+    out = {}
+    for key in kept:
+        cols = camera_columns(features[key], views, kept_views)
+        if cols is not None:
+            ft = features[key]
+            features[key] = Feature(ft.dtype, (len(cols),), [ft.names[j] for j in cols])
+            out[key] = cols
+    return out
+
+
 def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, Projection]:
     """Check the pool and the request; returns the plan and the first episode's projection."""
     if not sources:
@@ -258,12 +290,13 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         features[ENV_STATE] = Feature("float32", (poses.shape[1],), layout.names)
     kept = _keep_keys(readers, config.keep, features)
     features.update(_kept_features(readers, kept, features))
+    kept_columns = _cut_to_cameras(readers, cams, features, kept)
     plan = BakePlan(
         sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
         action_parts=proj.action_parts, robot_type=pool_robot_type(readers), reader=first.reader,
         kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride, auto=auto)),
-        video_request=request,
+        video_request=request, kept_columns=kept_columns,
     )
     return plan, proj
 
