@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 
 from demoforge.stage.protocol import Progress, ProgressEvent, StageError
-from demoforge.stage.runner import DONE_FILE, run_one
+from demoforge.stage.runner import DONE_FILE, ready, run_one
 
 MAX_RETRIES = 3  # attempts of a work item after its worker dies
 ATTEMPTS_DIR = ".ray"  # WORK/.ray/<k>-<ns>.json: which node ran which attempt (logs; tests that kill a node)
@@ -31,7 +31,6 @@ ATTEMPTS_DIR = ".ray"  # WORK/.ray/<k>-<ns>.json: which node ran which attempt (
 def _item(run, k: int) -> str:
     """Run item `k` of `run`; returns the id of the node that ran it."""
     import ray
-
 
     node = ray.get_runtime_context().get_node_id()
     attempts = run.work / ATTEMPTS_DIR
@@ -65,25 +64,25 @@ class RayExecutor:
     def run(self, run, items: list[int], progress: Progress | None, between: Callable[[bool], object]) -> None:
         import ray
 
-        from demoforge.stage.runner import ready
-
         task = ray.remote(num_cpus=1, max_retries=self.max_retries, retry_exceptions=False)(_item)
         shared = ray.put(run)  # the stage built once here, shipped to every task
         held = list(items)  # items whose needs (`Stage.needs`) are not final yet: submitted once they are
-        refs: dict = {}
+        refs: dict = {}  # task -> its item
+        pending: list = []  # tasks submitted and not finished
 
-        def submit() -> list:
+        def submit() -> None:
             for k in [k for k in held if ready(run, k)]:
                 held.remove(k)
-                refs[task.remote(shared, k)] = k
-            return [ref for ref in refs if refs[ref] is not None]
+                ref = task.remote(shared, k)
+                refs[ref] = k
+                pending.append(ref)
 
-        pending = submit()
+        submit()
         while pending or held:
             if not pending:
                 raise StageError(f"{run.stage.name}: items {[run.labels[k] for k in held]} need items that are "
                                  "neither final nor in this run")
-            done, pending = ray.wait(pending, num_returns=1)
+            done, pending[:] = ray.wait(pending, num_returns=1)
             for ref in done:
                 node = ray.get(ref)  # raises the task's error
                 k = refs[ref]
@@ -91,8 +90,7 @@ class RayExecutor:
                 self._check_shared(run, k, node)
                 if progress is not None:
                     progress(ProgressEvent(run.stage.name, "item", run.labels[k]))
-                refs[ref] = None  # finished
-            pending = submit()
+            submit()
             # the driver merges finished items while the last tasks run (a CPU is free then); before,
             # it would take a CPU from a running task
             between(len(pending) < self.slots)
