@@ -38,16 +38,17 @@ def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSO
     from demoforge.symbolic.predicates import EVALUATORS
     from demoforge.tasks import parse_domain
     from demoforge.tasks.package import packages
+    from demoforge.tasks.validate import changed_atoms
 
     _load(task_packages)
     out = {"packages": {}, "domains": {}, "families": {}}
     for pkg in packages():
         domain = parse_domain(pkg.domain_text(), file=pkg.domain_file())
-        changed = {p.name for a in domain.actions for p in _effect_predicates(a.effect)}
+        changed = {str(p.name) for a in domain.actions for p in changed_atoms(a.effect)}
         out["packages"][pkg.name] = {"origin": pkg.origin, "families": sorted(pkg.families),
                                      "object_types": sorted(pkg.object_types)}
         out["domains"][pkg.name] = {
-            "file": str(pkg.domain) if isinstance(pkg.domain, Path) or "(define" not in str(pkg.domain) else "(text)",
+            "file": str(pkg.domain) if pkg.domain_is_file else "(text)",
             "operators": {a.name: a.name in SKILLS for a in sorted(domain.actions, key=lambda a: a.name)},
             "predicates": {p.name: ("static" if p.name not in changed else "evaluated" if p.name in EVALUATORS
                                     else "no evaluator") for p in sorted(domain.predicates, key=lambda p: p.name)},
@@ -72,22 +73,6 @@ def _load(specs: list[str] | None) -> None:
 
     for spec in specs or ():
         load_package(spec)
-
-
-def _effect_predicates(effect):
-    """The predicates an action's effect (a pddl formula: and, not, forall, when) sets or clears."""
-    from pddl.logic.predicates import Predicate
-
-    if isinstance(effect, Predicate):
-        yield effect
-        return
-    for attr in ("operands", "argument", "effect", "condition"):
-        part = getattr(effect, attr, None)
-        if part is None:
-            continue
-        for sub in (part if isinstance(part, (list, tuple, frozenset, set)) else (part,)):
-            if attr != "condition":
-                yield from _effect_predicates(sub)
 
 
 @app.command("gen")

@@ -32,8 +32,8 @@ import mujoco
 import numpy as np
 
 from demoforge.symbolic.binding import Binding
-from demoforge.tasks import package as registry
 from demoforge.symbolic.orientation import FACES, YAWS
+from demoforge.tasks import package as registry
 
 
 @dataclass(frozen=True, eq=False)

@@ -273,12 +273,8 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
 
 def _domain_name(family: str) -> str:
     """The `(:domain NAME)` of the package providing `family`."""
-    from demoforge.tasks.parse import parse_domain
-
     pkg = registry.owner("families", family)
-    if pkg.name == DOMAIN:
-        return DOMAIN_NAME
-    return parse_domain(pkg.domain_text(), file=pkg.domain_file()).name
+    return DOMAIN_NAME if pkg.name == DOMAIN else registry.domain_name(pkg)
 
 
 def generate_family(name: str, *, count: int, seed: int, **options) -> list[GeneratedTask]:

@@ -46,7 +46,7 @@ def _package(name: str) -> registry.TaskPackage:
 def domain_path(name: str) -> Path:
     """Path of the domain of package `name` (a key of `DOMAINS`) when it is a file."""
     pkg = _package(name)
-    if not isinstance(pkg.domain, Path) and "(define" in str(pkg.domain):
+    if not pkg.domain_is_file:
         raise TaskError(f"the domain of task package {name!r} ({pkg.origin}) is given as text, not a file; "
                         "use domain_text()")
     return Path(pkg.domain)

@@ -101,9 +101,14 @@ class TaskPackage:
     object_types: Mapping[str, ObjectType] = field(default_factory=dict)  # PDDL type -> scene realisation
     origin: str = ""  # where it was found: "built-in", "entry point NAME", "path FILE", "module NAME" (set by register)
 
+    @property
+    def domain_is_file(self) -> bool:
+        """`domain` names a file (a Path, or text that is no PDDL), not the PDDL text itself."""
+        return isinstance(self.domain, Path) or "(define" not in str(self.domain)
+
     def domain_text(self) -> str:
         """The domain's PDDL text."""
-        if isinstance(self.domain, Path) or "(define" not in str(self.domain):
+        if self.domain_is_file:
             path = Path(self.domain)
             if not path.is_file():
                 raise TaskPackageError(f"task package {self.name!r}: domain {str(path)!r} is not a file; give the "
@@ -113,7 +118,7 @@ class TaskPackage:
 
     def domain_file(self) -> str:
         """A name for the domain in messages and written task folders: its file name, else NAME.pddl."""
-        if isinstance(self.domain, Path) or "(define" not in str(self.domain):
+        if self.domain_is_file:
             return Path(self.domain).name
         return f"{self.name}.pddl"
 
@@ -315,15 +320,25 @@ def domain_file_of(name: str) -> str | None:
     return None if found is None else found.domain_file()
 
 
+_DOMAIN_NAMES: dict[tuple[str, str], str] = {}  # (package name, origin) -> its domain's name, parsed once
+
+
+def domain_name(pkg: TaskPackage) -> str:
+    """The name in `pkg`'s `(define (domain NAME))`, parsed once per registered package."""
+    from demoforge.tasks.parse import parse_domain  # lazy: parse imports this module (the registry is below it)
+
+    key = (pkg.name, pkg.origin)
+    if key not in _DOMAIN_NAMES:
+        _DOMAIN_NAMES[key] = str(parse_domain(pkg.domain_text(), file=pkg.domain_file()).name)
+    return _DOMAIN_NAMES[key]
+
 
 def package_of_domain(pddl_name: str) -> TaskPackage | None:
     """The registered package whose domain is called `pddl_name` (its `(define (domain NAME))`), or None."""
-    from demoforge.tasks.parse import parse_domain  # lazy: parse imports this module (the registry is below it)
-
     _ensure()
     for pkg in _PACKAGES.values():
         try:
-            if parse_domain(pkg.domain_text(), file=pkg.domain_file()).name == pddl_name:
+            if domain_name(pkg) == pddl_name:
                 return pkg
         except TaskError:
             continue
