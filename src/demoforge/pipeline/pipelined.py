@@ -36,18 +36,23 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from demoforge.dataset import DatasetMerger
+import numpy as np
+
+from demoforge.convert import BakeConfig
+from demoforge.convert.conventions import stride_for
+from demoforge.convert.episode import content_sha256
+from demoforge.dataset import DatasetMerger, open_dataset
 from demoforge.dataset.keys import episode_extras
 from demoforge.dataset.layout import INFO_PATH
 from demoforge.execute.generate import GenerateStage
 from demoforge.execute.problems import ExecuteError
+from demoforge.pipeline.baked_render import bake_ticks
+from demoforge.raw.layout import write_raw_meta
+from demoforge.render import RenderConfig
+from demoforge.render.stage import publish_render, render_part
 from demoforge.stage import Progress, chunks, run_stage
-
-if TYPE_CHECKING:
-    from demoforge.convert import BakeConfig
-    from demoforge.render import RenderConfig
 
 PARTS_MERGE = ".success.pipelined"  # RUN/render/.success.pipelined: the render's parts being merged
 
@@ -109,9 +114,6 @@ def _successes(stage: PipelinedStage, p: int) -> int:
 def render_problem(stage: PipelinedStage, p: int, part: range, shard: Path) -> dict:
     """Render item of problem `p`: its successful episodes at positions `part` (those it has) rendered
     into SHARD/data, as the coupled render renders them (see the module docstring); the item's result."""
-    from demoforge.pipeline.baked_render import bake_ticks
-    from demoforge.render.stage import render_part
-
     offset = sum(_successes(stage, q) for q in range(p))
     part = range(part.start, min(part.stop, _successes(stage, p)))
     if not part:
@@ -131,11 +133,6 @@ def split_hashes(stage: PipelinedStage, p: int, source: Path, offset: int) -> di
     RUN/execute/success, the hash the whole split's bake records (`convert.episode.content_sha256`
     covers the index columns, which the merge renumbers: episode, frame and task indices of the merged
     split, where the problems before `p` come first and a task's index is its first appearance)."""
-    import numpy as np
-
-    from demoforge.convert.episode import content_sha256
-    from demoforge.dataset import open_dataset
-
     frames, tasks = 0, {}
     for q in range(p + 1):
         shard = stage.generate.run.problem_shard(q) / "success"
@@ -166,8 +163,6 @@ def problem_source(stage: PipelinedStage, p: int, shard: Path) -> Path:
     """Problem `p`'s success shard as a raw dataset of its own in SHARD/source: its files hard-linked
     (never written), with the raw meta the merged split has (scene inputs, controller law), so render
     and bake read it as they read RUN/execute/success."""
-    from demoforge.raw.layout import write_raw_meta
-
     view = shard / "source"
     if (view / INFO_PATH).is_file():
         return view
@@ -216,9 +211,6 @@ class PipelinedMerge:
             self.parts.add(shard / "data")
 
     def finish(self):
-        from demoforge.pipeline.baked_render import bake_ticks
-        from demoforge.render.stage import publish_render
-
         if self.parts is not None:
             self.parts.finish()  # before generate's merge removes the shards it reads
         summary = self.generate.finish()
@@ -238,8 +230,6 @@ def pipelined_runner(render: RenderConfig, ticks: BakeConfig | None, render_dir:
     the native rate), else None."""
 
     def run(stage: GenerateStage, out: Path, *, work: Path, executor, progress: Progress | None = None):
-        from demoforge.convert.conventions import stride_for
-
         baked = ticks is not None and stride_for(stage.run.layout.fps, ticks.control_freq) > 1
         pipelined = PipelinedStage(stage, render, ticks if baked else None, Path(render_dir))
         renders = set(pipelined.render_labels())
