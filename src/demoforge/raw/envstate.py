@@ -93,20 +93,26 @@ def object_order(goal: list[tuple], blocks: tuple[str, ...], regions: tuple[str,
     return tuple(out + sorted(b for b in blocks if b not in out))
 
 
+def _goal_symbols(goal: list[tuple]):
+    """(j, atom, argument, its symbol set) for each orientation-symbol argument of the goal atoms,
+    `j` counting them in goal order (the `goal_<j>` of the feature names)."""
+    j = 0
+    for atom in goal:
+        for arg in atom[1:]:
+            symbols = next((s for s in SYMBOL_SETS if arg in s), None)
+            if symbols is not None:
+                yield j, atom, arg, symbols
+                j += 1
+
+
 def goal_code(goal: list[tuple]) -> tuple[np.ndarray, tuple[str, ...]]:
     """(one-hot goal symbols, their names) of the goal atoms `goal` (see "Goal symbols" in the
     module docstring); empty when the goal names no orientation symbol."""
     code: list[float] = []
     names: list[str] = []
-    j = 0
-    for atom in goal:
-        for arg in atom[1:]:
-            symbols = next((s for s in SYMBOL_SETS if arg in s), None)
-            if symbols is None:
-                continue
-            code.extend(float(s == arg) for s in symbols)
-            names.extend(f"goal_{j}.{s}" for s in symbols)
-            j += 1
+    for j, _, arg, symbols in _goal_symbols(goal):
+        code.extend(float(s == arg) for s in symbols)
+        names.extend(f"goal_{j}.{s}" for s in symbols)
     return np.asarray(code, dtype=np.float64), tuple(names)
 
 
@@ -133,19 +139,13 @@ def object_layout(scene, binding, goal: list[tuple]) -> ObjectLayout:
 def goal_faces(goal: list[tuple], order: tuple[str, ...],
                qpos: tuple[int, ...]) -> tuple[tuple[tuple[int, int, float], ...], tuple[str, ...]]:
     """(per face goal of a moving object: its row in `order`, block axis, sign; their names)
-    (see "Goal faces now" in the module docstring). `j` counts goal symbols as `goal_code` does."""
+    (see "Goal faces now" in the module docstring)."""
     faces: list[tuple[int, int, float]] = []
     names: list[str] = []
-    j = 0
-    for atom in goal:
-        for arg in atom[1:]:
-            if not any(arg in s for s in SYMBOL_SETS):
-                continue
-            if arg in FACES and atom[1] in order and qpos[order.index(atom[1])] >= 0:
-                axis = "xyz".index(arg[1])
-                faces.append((order.index(atom[1]), axis, 1.0 if arg[0] == "p" else -1.0))
-                names.extend(f"goal_{j}.face_{c}" for c in "xyz")
-            j += 1
+    for j, atom, arg, _ in _goal_symbols(goal):
+        if arg in FACES and atom[1] in order and qpos[order.index(atom[1])] >= 0:
+            faces.append((order.index(atom[1]), "xyz".index(arg[1]), 1.0 if arg[0] == "p" else -1.0))
+            names.extend(f"goal_{j}.face_{c}" for c in "xyz")
     return tuple(faces), tuple(names)
 
 
