@@ -107,15 +107,17 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
     from demoforge.dataset import open_dataset
     from demoforge.execute import generate
     from demoforge.tasks import generate_family, write_tasks
+    from demoforge.tasks.package import owner
 
     baked = work / "baked"
     if not (baked / "meta" / "info.json").is_file():
         problems = max(1, demos // EPISODES_PER_PROBLEM)
         paths = write_tasks(generate_family(family, count=problems, seed=seed, split="train"), work / "tasks")
-        pddl = sorted(p for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl")
+        pddl = sorted(p for p in paths if p.suffix == ".pddl" and p.with_suffix(".scene.json").is_file())
         per_problem = min(EPISODES_PER_PROBLEM, demos)
         if not (work / "gen" / "success" / "meta" / "info.json").is_file():
-            generate(pddl, work / "gen", episodes_per_problem=per_problem, workers=2, seed=seed)
+            generate(pddl, work / "gen", episodes_per_problem=per_problem, workers=2, seed=seed,
+                     domain=owner("families", family).name)
         if args is None or args.obs == "state":
             bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True))
         else:
@@ -213,8 +215,15 @@ def main() -> None:
                     help="an extra lerobot-train argument after the recipe's, e.g. --policy-arg=--policy.use_vae=true "
                          "(repeatable; give --variant too, so the run gets a work folder of its own)")
     ap.add_argument("--variant", default="", help="a name for a changed recipe: its work folder's suffix")
+    ap.add_argument("--task-package", action="append", default=[],
+                    help="a task package bringing --families of its own (a .py file or a module, repeatable); "
+                         "training and evaluation processes load it too")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
+    from demoforge.tasks.package import load_package
+
+    for spec in args.task_package:  # also named in DEMOFORGE_TASK_PACKAGES, which the subprocesses inherit
+        load_package(spec)
     if args.batch_size is None:
         args.batch_size = 64 if args.obs == "state" else 32
     targets = [int(x) for x in args.steps.split(",")]

@@ -144,7 +144,7 @@ def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     assert out["packages"]["near"]["origin"] == f"path {NEAR.resolve()}"
     assert out["domains"]["near"]["operators"] == {"place-near": True}
     assert out["domains"]["near"]["predicates"]["near"] == "evaluated"
-    assert out["families"]["near_pair"] == {"n": 2, "min_n": 2, "package": "near"}
+    assert out["families"]["near_pair"] == {"n": 2, "min_n": 2, "package": "near", "types": []}
     text = CliRunner().invoke(app, ["tasks", "list", "--task-package", str(NEAR)]).output
     assert "package near (path " in text and "operators: place-near" in text and "families: near_pair" in text
 

@@ -41,7 +41,7 @@ def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSO
     from demoforge.tasks.validate import changed_atoms
 
     _load(task_packages)
-    out = {"packages": {}, "domains": {}, "families": {}}
+    out = {"packages": {}, "domains": {}, "families": {}, "object_types": {}}
     for pkg in packages():
         domain = parse_domain(pkg.domain_text(), file=pkg.domain_file())
         changed = {str(p.name) for a in domain.actions for p in changed_atoms(a.effect)}
@@ -53,7 +53,9 @@ def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSO
             "predicates": {p.name: ("static" if p.name not in changed else "evaluated" if p.name in EVALUATORS
                                     else "no evaluator") for p in sorted(domain.predicates, key=lambda p: p.name)},
         }
-        out["families"].update({n: {"n": f.default_n, "min_n": f.min_n, "package": pkg.name}
+        out["object_types"].update({n: {"built_as": t.built_as, "package": pkg.name}
+                                    for n, t in sorted(pkg.object_types.items())})
+        out["families"].update({n: {"n": f.default_n, "min_n": f.min_n, "package": pkg.name, "types": list(f.types)}
                                 for n, f in sorted(pkg.families.items())})
     if as_json:
         typer.echo(json.dumps(out, indent=2))
@@ -65,6 +67,8 @@ def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSO
         typer.echo("  operators: " + ", ".join(f"{o}" + ("" if ok else " (NO SKILL)") for o, ok in d["operators"].items()))
         typer.echo("  predicates: " + ", ".join(f"{p} ({how})" for p, how in d["predicates"].items()))
         typer.echo("  families: " + (", ".join(f"{n} (n={out['families'][n]['n']})" for n in pkg["families"]) or "none"))
+        for t in pkg["object_types"]:
+            typer.echo(f"  object type {t}: {out['object_types'][t]['built_as']}")
 
 
 def _load(specs: list[str] | None) -> None:

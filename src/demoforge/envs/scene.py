@@ -1,4 +1,5 @@
-"""A problem's physical scene: its PDDL blocks as box props, sized and placed by a scene draw.
+"""A problem's physical scene: its PDDL blocks as box props (a subtype of block as its task package's
+`ObjectType.build` makes it), sized and placed by a scene draw.
 
 `task_scene_spec(task, params, draw)` is a pure function of its inputs, which is why an
 environment package stores the draw (and the PDDL and sidecar) rather than MJCF: the
@@ -23,10 +24,11 @@ import numpy as np
 from demoforge.envs.materials import MaterialError, default_material, scene_materials
 from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import SceneDraw
-from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, panda_card
+from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, half_extents, panda_card
 from demoforge.sim.font import LETTERS
-from demoforge.symbolic.binding import Binding, Tolerances, bind_symbols
+from demoforge.symbolic.binding import FREE_TYPE, Binding, Tolerances, bind_symbols, free_objects
 from demoforge.tasks.parse import Task
+from demoforge.tasks.package import OBJECT_TYPES
 from demoforge.tasks.scene import SceneParams
 
 REGION_PREFIX = "region/"
@@ -38,7 +40,7 @@ class EnvSceneError(DemoforgeError):
 
 
 def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
-    blocks = sorted(n for n, t in task.objects if t == "block")
+    blocks = list(free_objects(task))
     regions = sorted(n for n, t in task.objects if t == "region")
     looks, sizes, rects = dict(params.blocks), dict(draw.block_size_m), dict(params.regions)
     problems = []
@@ -55,6 +57,10 @@ def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
     problems += [f"drawn size of {b!r} is {s} m; it must be > 0" for b, s in sorted(sizes.items()) if not s > 0]
     problems += [f"sidecar blocks.{b}.glyph {look.glyph!r} is not a letter the block font draws; use one of "
                  f"{LETTERS}" for b, look in sorted(looks.items()) if look.glyph not in LETTERS]
+    types = dict(task.objects)
+    problems += [f"object {b!r} is of type {types[b]!r}, which no task package builds: give its ObjectType a `build` "
+                 f"(types built: {sorted(t for t, o in OBJECT_TYPES.items() if o.build is not None)})"
+                 for b in blocks if types[b] != FREE_TYPE and _builder(types[b]) is None]
     if not draw.friction > 0:
         problems.append(f"drawn friction {draw.friction} must be > 0")
     try:
@@ -62,6 +68,12 @@ def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
     except MaterialError as exc:
         problems += [line.strip() for line in str(exc).splitlines()[1:]]
     return problems
+
+
+def _builder(typ: str):
+    """The prop builder of a free object type; None for `block` (a box) and for a type nobody builds."""
+    found = OBJECT_TYPES.get(typ)
+    return None if found is None else found.build
 
 
 def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: RobotCard | None = None) -> SceneSpec:
@@ -76,7 +88,8 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
     table = dataclasses.replace(table, material=top)
     cx, cy = table.center
     sizes = dict(draw.block_size_m)
-    blocks = sorted(n for n, t in task.objects if t == "block")
+    blocks = free_objects(task)
+    types = dict(task.objects)
     pitch = max(sizes.values(), default=0.05) + 0.03
     per_row = max(1, int(table.size[1] * 0.8 // pitch))
     props = []
@@ -85,8 +98,13 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
         y = (col - (min(len(blocks), per_row) - 1) / 2) * pitch
         x = table.size[0] / 2 - 0.08 - row * pitch  # far half of the table, away from the start windows
         s = sizes[name]
-        props.append(Box(name, (s, s, s), (cx + x, cy + y, table.height + s / 2),
-                         rgba=tuple(look.rgba), material=block_materials[name], glyphs=True, letter=look.glyph))
+        build = _builder(types[name])
+        if build is None:
+            props.append(Box(name, (s, s, s), (cx + x, cy + y, table.height + s / 2),
+                             rgba=tuple(look.rgba), material=block_materials[name], glyphs=True, letter=look.glyph))
+            continue
+        prop = build(name, s, tuple(look.rgba), block_materials[name])
+        props.append(dataclasses.replace(prop, pos=(cx + x, cy + y, table.height + float(half_extents(prop)[2]))))
     for name, rect in params.regions:
         if name not in {n for n, t in task.objects if t == "region"}:
             continue

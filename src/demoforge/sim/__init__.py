@@ -36,7 +36,7 @@ from demoforge.sim.robot import (  # noqa: E402
 )
 from demoforge.sim.robot_model import RobotIndex, bind_robot, gripper_closedness, robot_spec, tcp_positions  # noqa: E402
 from demoforge.sim.robots import ROBOTS, check_card, resolve_robot, ur5e_2f85_card  # noqa: E402
-from demoforge.sim.props import Box, Cylinder, MeshProp  # noqa: E402
+from demoforge.sim.props import Box, Cylinder, MeshProp, body_half_extents, half_extents  # noqa: E402
 from demoforge.sim.scene import (  # noqa: E402
     DEFAULT_CAMERAS,
     ROBOT_PREFIX,
@@ -58,8 +58,8 @@ __all__ = [
     "DEFAULT_CAMERAS", "MATERIALS", "ROBOTS", "ROBOT_PREFIX", "Box", "Camera", "CameraRig", "ControlLaw", "Cylinder", "FingerJoint",
     "GripperMount", "IKOptions", "IKResult", "Intrinsics", "Light", "Material", "MeshProp", "RobotCard",
     "RobotIndex", "Scene", "SceneSpec", "Table", "apply_command", "apply_control_law", "bind_robot",
-    "build_panda_spec", "command_size", "command_toward", "build_scene", "card_from_dict", "card_to_dict", "check_card", "control_step", "default_scene", "first_collision", "gripper_closedness", "tcp_positions",
-    "gripper_ctrl", "intrinsics", "joint_targets", "load_card", "look_at_quat", "material", "material_problems", "move_joints",
+    "body_half_extents", "build_panda_spec", "command_size", "command_toward", "build_scene", "card_from_dict", "card_to_dict", "check_card", "control_step", "default_scene", "first_collision", "gripper_closedness", "tcp_positions",
+    "gripper_ctrl", "half_extents", "intrinsics", "joint_targets", "load_card", "look_at_quat", "material", "material_problems", "move_joints",
     "open_renderer", "panda_card", "path_collides", "project", "reset", "resolve_robot", "restore", "robot_spec", "scene_from_model", "scene_mjspec", "site_jacobian",
     "nearest_ik", "snapshot", "solve_ik", "solve_ik_near", "state_size", "step", "ur5e_2f85_card", "world_T_camera",
 ]

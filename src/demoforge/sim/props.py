@@ -60,9 +60,43 @@ class MeshProp:
     material: str | Material | None = None  # None = the scene's default material
     decompose: str = "coacd"  # "coacd" (convex pieces) or "none" (one convex hull)
     free: bool = True  # movable or fixed
+    # The pieces are those of `vertices` scaled by this after decomposing: uniform scaling keeps a piece
+    # convex, so one (cached) decomposition of a unit mesh serves every drawn size.
+    scale: float = 1.0
 
 
 Prop = Box | Cylinder | MeshProp
+
+
+def half_extents(prop: Prop) -> np.ndarray:
+    """(3,) half extents [m] of `prop`'s bounding box about its frame origin, in its frame (a mesh's
+    largest |vertex| per axis, so a mesh centred on its box gives that box)."""
+    if isinstance(prop, Box):
+        return np.asarray(prop.size, float) / 2
+    if isinstance(prop, Cylinder):
+        return np.array([prop.radius, prop.radius, prop.height / 2])
+    return np.abs(np.asarray(prop.vertices, float)).max(axis=0) * prop.scale
+
+
+def body_half_extents(model: mujoco.MjModel, body: int) -> np.ndarray:
+    """(3,) half extents [m] of the box about `body`'s frame origin, in its frame, that holds every
+    geom of the body: a mesh's vertices, another geom's bounding box (a box geom at the origin gives
+    its own size)."""
+    corners = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
+    start, count = int(model.body_geomadr[body]), int(model.body_geomnum[body])
+    reach = np.zeros(3)
+    rot = np.zeros(9)
+    for g in range(start, start + count):
+        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:  # its box in the inertial frame is loose
+            mesh = int(model.geom_dataid[g])
+            first = int(model.mesh_vertadr[mesh])
+            local = model.mesh_vert[first:first + int(model.mesh_vertnum[mesh])]
+        else:
+            local = model.geom_aabb[g, :3] + corners * model.geom_aabb[g, 3:]
+        mujoco.mju_quat2Mat(rot, model.geom_quat[g])
+        points = local @ rot.reshape(3, 3).T + model.geom_pos[g]
+        reach = np.maximum(reach, np.abs(points).max(axis=0))
+    return reach
 
 
 def prop_problems(prop: Prop, where: str) -> list[str]:
@@ -75,6 +109,8 @@ def prop_problems(prop: Prop, where: str) -> list[str]:
     if isinstance(prop, Cylinder) and not (prop.radius > 0 and prop.height > 0):
         problems.append(f"{where}: radius and height must be > 0 [m], got {prop.radius}, {prop.height}")
     if isinstance(prop, MeshProp):
+        if not prop.scale > 0:
+            problems.append(f"{where}.scale must be > 0, got {prop.scale}")
         if prop.decompose not in DECOMPOSE_METHODS:
             problems.append(f"{where}.decompose {prop.decompose!r} is not one of {list(DECOMPOSE_METHODS)}")
         v, f = np.asarray(prop.vertices), np.asarray(prop.faces)
@@ -116,7 +152,7 @@ def add_prop(mj: mujoco.MjSpec, prop: Prop, mat: Material, *, cache_dir: Path | 
                                method=prop.decompose, cache_dir=cache_dir)
         for k, (verts, faces) in enumerate(pieces):
             mesh = mj.add_mesh(name=f"{prop.name}_{k}")
-            mesh.uservert = np.asarray(verts, float).flatten().tolist()
+            mesh.uservert = (np.asarray(verts, float) * prop.scale).flatten().tolist()
             mesh.userface = np.asarray(faces, int).flatten().tolist()
             geom = body.add_geom(name=f"{prop.name}_{k}", type=mujoco.mjtGeom.mjGEOM_MESH,
                                  meshname=mesh.name, rgba=rgba)

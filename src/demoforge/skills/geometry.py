@@ -12,6 +12,7 @@ import math
 import mujoco
 import numpy as np
 
+from demoforge.sim import body_half_extents
 from demoforge.skills.context import SkillContext, SkillError
 
 UP = np.array([0.0, 0.0, 1.0])
@@ -69,15 +70,13 @@ def down(psi: float) -> np.ndarray:
 
 
 def block(ctx: SkillContext, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(centre [m], world_R_block, half extents [m]) of a box prop in the live state."""
+    """(centre [m], world_R_block, half extents [m]) of a free prop in the live state: a box's own,
+    any other prop's (a mesh's convex pieces) bounding box about its frame."""
     if name not in ctx.props:
         raise SkillError(f"block {name!r} is not a prop of this scene; props: {sorted(ctx.props)}")
     body = ctx.props[name]
-    geom = int(ctx.model.body_geomadr[body])
-    if ctx.model.body_geomnum[body] != 1 or ctx.model.geom_type[geom] != mujoco.mjtGeom.mjGEOM_BOX:
-        raise SkillError(f"prop {name!r} is not a single box; block skills handle Box props only")
     return (ctx.data.xpos[body].copy(), ctx.data.xmat[body].reshape(3, 3).copy(),
-            ctx.model.geom_size[geom].copy())
+            body_half_extents(ctx.model, body))
 
 
 def up_axis(rot: np.ndarray) -> tuple[int, float]:

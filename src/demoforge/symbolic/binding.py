@@ -1,7 +1,7 @@
 """What ties a PDDL problem's objects to a built scene: ids, sizes, regions, tolerances.
 
-`bind_symbols(scene, task, params)` resolves every block object to its prop body and
-geom, the table top, the finger bodies of the robot card and the sidecar's regions (table
+`bind_symbols(scene, task, params)` resolves every block object (a `block` or a subtype: any free
+prop) to its prop body, the table top, the finger bodies of the robot card and the sidecar's regions (table
 frame, see `demoforge.tasks.scene`) in the world frame. Everything the per-tick
 evaluation needs is an array here, so `abstract` does no name lookups.
 """
@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import DemoforgeError, listing
-from demoforge.sim import Scene
+from demoforge.sim import Scene, body_half_extents
 from demoforge.tasks.parse import Task
 from demoforge.tasks.pddl_text import Atom
 from demoforge.tasks.scene import SceneParams
@@ -47,9 +47,8 @@ class Binding:
     task: Task  # the parsed problem
     blocks: tuple[str, ...]  # block objects, sorted
     regions: tuple[str, ...]  # region objects, sorted
-    body: np.ndarray  # (B,) body id per block
-    geom: np.ndarray  # (B,) geom id per block
-    half: np.ndarray  # (B, 3) half edge lengths in the block frame [m]
+    body: np.ndarray  # (B,) body id per block (its geoms: every geom of that body)
+    half: np.ndarray  # (B, 3) half extents of its bounding box in the block frame [m] (a box: half its edges)
     qvel: np.ndarray  # (B,) dof address of each block's free joint (linear velocity first)
     table_geom: int  # geom id of the table top
     table_top_z: float  # world height of the table top surface [m]
@@ -60,6 +59,14 @@ class Binding:
     candidates: tuple[Atom, ...]  # every ground atom of a fluent predicate, sorted; evaluated each call
     static_atoms: frozenset[Atom]  # init atoms of predicates no action changes, carried as given
     tolerances: Tolerances  # thresholds of every predicate
+
+
+FREE_TYPE = "block"  # objects of this type or a subtype of it are free props (demoforge.taskapi.ObjectType)
+
+
+def free_objects(task: Task) -> tuple[str, ...]:
+    """The problem's objects that are free props: of type `block` or a subtype of it, sorted."""
+    return tuple(sorted(n for n, t in task.objects if is_subtype(task.domain, t, FREE_TYPE)))
 
 
 def _objects(task: Task, typ: str) -> list[str]:
@@ -81,13 +88,13 @@ def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: T
     from demoforge.tasks.package import describe
 
     model, spec = scene.model, scene.spec
-    blocks = tuple(sorted(n for n, t in task.objects if t == "block"))
+    blocks = free_objects(task)
     regions = tuple(sorted(n for n, t in task.objects if t == "region"))
     problems = []
     boxes = {p.name: p for p in spec.props}
     for b in blocks:
         if b not in boxes or b not in scene.prop_qpos:
-            problems.append(f"block {b!r} has no free box prop in the scene; props: {sorted(boxes)}")
+            problems.append(f"block {b!r} has no free prop in the scene; props: {sorted(boxes)}")
     sidecar_regions = dict(params.regions)
     problems += [f"region {r!r} is not in the scene sidecar; regions there: {sorted(sidecar_regions)}"
                  for r in regions if r not in sidecar_regions]
@@ -102,8 +109,7 @@ def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: T
     table = spec.table
     cx, cy = table.center
     body = np.array([scene.props[b] for b in blocks], dtype=int)
-    geom = np.array([model.geom(b).id for b in blocks], dtype=int)
-    half = np.array([np.asarray(boxes[b].size) / 2 for b in blocks]).reshape(-1, 3)
+    half = np.array([body_half_extents(model, int(i)) for i in body]).reshape(-1, 3)
     qvel = np.array([model.jnt_dofadr[model.body_jntadr[i]] for i in body], dtype=int)
     region_box = np.array([[r.x_m[0] + cx, r.x_m[1] + cx, r.y_m[0] + cy, r.y_m[1] + cy]
                            for r in (sidecar_regions[n] for n in regions)]).reshape(-1, 4)
@@ -113,7 +119,7 @@ def bind_symbols(scene: Scene, task: Task, params: SceneParams, *, tolerances: T
     ))
     static = frozenset(a for a in task.init if a[0] not in task.fluent_predicates)
     return Binding(
-        task=task, blocks=blocks, regions=regions, body=body, geom=geom, half=half, qvel=qvel,
+        task=task, blocks=blocks, regions=regions, body=body, half=half, qvel=qvel,
         table_geom=model.geom(TABLE_GEOM).id, table_top_z=float(table.height),
         table_box=np.array([cx - table.size[0] / 2, cx + table.size[0] / 2, cy - table.size[1] / 2, cy + table.size[1] / 2]),
         region_box=region_box, table_origin=np.array([cx, cy]), fingers=fingers, candidates=candidates,

@@ -197,7 +197,8 @@ def _constants(model: mujoco.MjModel, binding: Binding) -> _Constants:
     if c is None or c.model is not model:
         n, tol = len(binding.blocks), binding.tolerances
         row = np.full(model.ngeom, -1)
-        row[binding.geom] = np.arange(n)
+        for i, body in enumerate(binding.body):  # every geom of the block's body: a mesh prop has many
+            row[model.geom_bodyid == body] = i
         finger_geom = None
         if binding.fingers:
             finger_geom = np.stack([np.isin(model.geom_bodyid, bodies) for bodies in binding.fingers])

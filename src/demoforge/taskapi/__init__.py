@@ -31,7 +31,7 @@ What the pieces receive:
   goal; `generate_family` adds looks, sizes, distractors and the sidecar, deterministically.
 """
 
-from demoforge.sim import IKOptions, nearest_ik, solve_ik, solve_ik_near
+from demoforge.sim import Box, Cylinder, IKOptions, MeshProp, nearest_ik, solve_ik, solve_ik_near
 from demoforge.skills import geometry
 from demoforge.skills.builder import Infeasible, PlanBuilder, SkillBody
 from demoforge.skills.context import Rect, SkillContext, SkillError, SkillFailure, SkillPlan, SkillSettings
@@ -57,8 +57,8 @@ from demoforge.tasks.package import (
 from demoforge.tasks.pddl_text import Atom
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "Atom", "Binding", "Family", "Geometry", "IKOptions", "Infeasible", "JointLimits",
-    "ObjectType", "PlanBuilder", "Predicate", "Rect", "Skill", "SkillBody", "SkillContext", "SkillError",
+    "ENTRY_POINT_GROUP", "Atom", "Binding", "Box", "Cylinder", "Family", "Geometry", "IKOptions", "Infeasible", "JointLimits",
+    "MeshProp", "ObjectType", "PlanBuilder", "Predicate", "Rect", "Skill", "SkillBody", "SkillContext", "SkillError",
     "SkillFailure", "SkillPlan", "SkillSettings", "TaskPackage", "TaskPackageError", "Tolerances", "carry_z",
     "free_spot", "geometry", "grasp", "held_in_tcp", "joint_limits", "load_package", "nearest_ik",
     "other_footprints", "package", "packages", "place_in_area", "place_on", "plan_around", "register",

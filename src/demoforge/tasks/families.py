@@ -243,7 +243,8 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
     init, goal = layout.build(task, rng)
     init += _on_table(distractors) + _upright(distractors)
     problem = f"{name}-{opts.split}-{index:04d}"
-    objects = [(b, "block") for b in blocks] + [(r, "region") for r, _ in layout.regions]
+    types = layout.types + ("block",) * (len(blocks) - len(layout.types))
+    objects = list(zip(blocks, types, strict=False)) + [(r, "region") for r, _ in layout.regions]
     pddl = problem_to_pddl(
         name=problem,
         domain_name=_domain_name(name),

@@ -77,16 +77,29 @@ class Family:
     build: Callable[..., tuple[list, list]]
     regions: tuple = ()  # ((region name, tasks.scene.Region), ...): region objects of every problem
     fixed_n: bool = False  # n is always default_n (a caller giving another n is refused)
+    # PDDL type of each task object, in the order `build` receives them (a subtype of `block` whose
+    # ObjectType builds its prop); objects past the end, and distractors, are `block`s.
+    types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class ObjectType:
-    """A PDDL object type and how a scene realises it. The seam for new object kinds: today the
-    scene builder knows boxes (`block`, a free box prop drawn from the sidecar's `blocks`) and table
-    rectangles (`region`, from the sidecar's `regions`); a package may only use those two."""
+    """A PDDL object type and how a scene realises it.
+
+    The scene builder makes a free prop of every object whose type is `block` or a subtype of it
+    (`(:types cup - block)`): a glyph-marked box for `block` itself, else what the type's `build`
+    returns. Such objects take part in everything a block does: a sidecar entry (colour, role), a
+    drawn size, reset sampling from `on_table`/`face_up`/`yaw`, the built-in predicates (read on the
+    prop's bounding box), the grasp search, the environment state. `region` objects are the table
+    rectangles of the sidecar's `regions`.
+    """
 
     name: str  # PDDL type name
     built_as: str  # what the scene builder makes of an object of this type, in words
+    # (object name, drawn size [m], rgba, material) -> a free prop (`demoforge.sim.Box`, `Cylinder` or `MeshProp`)
+    # named after the object, its frame at the centre of its bounding box (where predicates and skills take the
+    # object's centre; `pos` is set by the scene builder). None: the type is built as a block's box.
+    build: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +216,10 @@ def _shape_problems(package: TaskPackage) -> list[str]:
         if not isinstance(fam, Family) or not callable(fam.build) or not 1 <= fam.min_n <= fam.default_n:
             out.append(f"families[{key!r}]: must be Family(default_n, min_n, build) with 1 <= min_n <= default_n "
                        f"and a callable build, got {fam!r:.80}")
+    for key, typ in package.object_types.items():
+        if not isinstance(typ, ObjectType) or typ.name != key or not (typ.build is None or callable(typ.build)):
+            out.append(f"object_types[{key!r}]: must be ObjectType({key!r}, built_as, build) with build callable or "
+                       f"None, got {typ!r:.80}")
     return out
 
 
@@ -295,6 +312,7 @@ class _Merged(Mapping):
 SKILLS: Mapping[str, Skill] = _Merged("skills")  # operator -> skill, over every package
 PREDICATES: Mapping[str, Predicate] = _Merged("predicates")  # predicate -> evaluator, over every package
 FAMILIES: Mapping[str, Family] = _Merged("families")  # family -> generator, over every package
+OBJECT_TYPES: Mapping[str, ObjectType] = _Merged("object_types")  # PDDL type -> scene realisation, over every package
 
 
 def owner(what: str, key: str) -> TaskPackage | None:
