@@ -28,7 +28,12 @@ What the pieces receive:
 - a predicate evaluator `(geo: Geometry, binding: Binding, *names) -> bool` answers one ground
   atom from the state read once per tick (`Geometry`: block poses, speeds, contacts, held flags).
 - a family's `build(blocks, rng) -> (init atoms, goal atoms)` decides the task blocks' start and
-  goal; `generate_family` adds looks, sizes, distractors and the sidecar, deterministically.
+  goal (`Family(types=...)`: each task object's PDDL type); `generate_family` adds looks, sizes,
+  distractors and the sidecar, deterministically.
+- an object type `ObjectType(name, built_as, build)` of a PDDL subtype of `block` builds its free
+  prop: `build(name, size_m, rgba, material) -> MeshProp | Cylinder | Box`, its frame at the centre
+  of its bounding box; predicates, reset and the grasp search then read it by that box.
+  `examples/tasks/kitchen/` builds a cup, a bowl and a plate as meshes.
 """
 
 from demoforge.sim import Box, Cylinder, IKOptions, MeshProp, nearest_ik, solve_ik, solve_ik_near
