@@ -328,3 +328,16 @@ def test_the_merge_stage_reports_each_episode_it_merges(tmp_path):
     merged = [(e.stage, e.done, e.total) for e in events]
     assert merged == [("merge", k, 3) for k in (1, 2, 3)]
     assert open_dataset(tmp_path / "out").num_episodes == 3
+
+
+def test_a_cluster_gets_the_task_packages_loaded_here(monkeypatch):
+    """Workers on a cluster do not inherit the driver's environment: the executor hands them the
+    DEMOFORGE_* settings (the task packages a run loaded by path among them)."""
+    from demoforge.stage.ray import cluster_env
+    from demoforge.tasks.package import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, "/shared/tasks/kitchen_task.py")
+    monkeypatch.setenv("UNRELATED_SETTING", "x")
+    env = cluster_env()
+    assert env[ENV_VAR] == "/shared/tasks/kitchen_task.py" and env["MUJOCO_GL"] == "egl"
+    assert "UNRELATED_SETTING" not in env

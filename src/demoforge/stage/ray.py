@@ -40,6 +40,11 @@ def _item(run, k: int) -> str:
     return node
 
 
+def cluster_env() -> dict[str, str]:
+    """The environment a cluster's workers get: MuJoCo on EGL and every DEMOFORGE_* variable set here."""
+    return {"MUJOCO_GL": "egl", **{k: v for k, v in sorted(os.environ.items()) if k.startswith("DEMOFORGE_")}}
+
+
 class RayExecutor:
     """Runs a stage's items as Ray tasks (one CPU each). `address`: a cluster's HEAD:PORT; None
     starts a Ray of its own on this machine (never a cluster found by accident)."""
@@ -52,7 +57,9 @@ class RayExecutor:
         self.address, self.max_retries = address, max_retries
         self._started = not ray.is_initialized()
         if self._started and address:
-            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": {"MUJOCO_GL": "egl"}})
+            # A cluster's workers do not inherit this process's environment: hand them demoforge's own
+            # settings (the task packages loaded here, DEMOFORGE_TASK_PACKAGES, among them)
+            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": cluster_env()})
         elif self._started:
             # Its workers inherit this environment; a runtime_env would have Ray start fresh
             # workers for the job instead of the ones it started with itself (about 1.5 s each)
