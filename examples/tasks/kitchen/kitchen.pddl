@@ -7,24 +7,15 @@
 ; (on ?c ?p): the built-in `on`: the cup's bottom on the plate's top, over it, at rest, not held.
 ; (upright ?c): the cup's own up axis within the tilt tolerance of world up (both actions
 ; assert it of the cup, so the simulator checks the cup ends standing).
-; The orientation predicates and relations are declared because every generated problem's init
-; states them (demoforge.tasks.generate_family); no action here changes them.
+; Generated problems hold those of the blocks world's base facts whose predicates are declared
+; here (hand_empty; distractor blocks on_table); the orientation relations are left out.
 (define (domain demoforge-kitchen)
   (:requirements :strips :typing)
   (:types cup bowl plate - block
-          block face angle - object)
-  (:constants
-    px nx py ny pz nz - face
-    yaw0 yaw90 yaw180 yaw270 - angle)
+          block - object)
   (:predicates
     (on_table ?x - block)
-    (clear ?x - block)
     (hand_empty)
-    (face_up ?x - block ?f - face)
-    (yaw ?x - block ?a - angle)
-    (adjacent ?f - face ?g - face)
-    (tip_yaw ?f - face ?g - face ?a - angle ?c - angle)
-    (yaw_step ?a - angle ?c - angle)
     (upright ?c - cup)
     (in ?c - cup ?b - bowl)
     (on ?x - block ?y - block))

@@ -112,8 +112,7 @@ def put_on(b: T.PlanBuilder, args: tuple[str, ...], params: dict) -> T.SkillPlan
 
 def _apart(blocks: list[str]) -> list:
     """Both objects standing on the table; the cup upright."""
-    return [a for x in blocks for a in (("on_table", x), ("clear", x), ("face_up", x, "pz"), ("yaw", x, "yaw0"))] + [
-        ("upright", blocks[0])]
+    return [("on_table", blocks[0]), ("on_table", blocks[1]), ("upright", blocks[0])]
 
 
 def cup_in_bowl(blocks: list[str], rng: np.random.Generator) -> tuple[list, list]:

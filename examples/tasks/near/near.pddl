@@ -3,8 +3,9 @@
 ; (near ?x ?y): both blocks rest upright on the table, their centres within NEAR_M of each other
 ; (symmetric, so place-near adds both ways round). place-near picks ?x up and sets it down beside
 ; ?y, away from every other block, so ?x is near nothing else afterwards.
-; The orientation predicates and relations are declared because every generated problem's init
-; states them (demoforge.tasks.generate_family); no action here changes them.
+; The orientation predicates are declared because near_pair's init stands each block by them, and
+; the relations so that generated problems carry the blocks world's (demoforge.tasks.generate_family
+; adds the base facts a domain declares); no action here changes them.
 (define (domain demoforge-near)
   (:requirements :strips :typing :negative-preconditions :conditional-effects :equality)
   (:types block face angle)

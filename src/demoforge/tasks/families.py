@@ -241,7 +241,8 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
     blocks = [c for c, _ in picked]
     task, distractors = blocks[:n], blocks[n:]
     init, goal = layout.build(task, rng)
-    init += _on_table(distractors) + _upright(distractors)
+    declared = registry.domain_predicates(registry.owner("families", name))
+    init += [a for a in _on_table(distractors) + _upright(distractors) if a[0] in declared]
     problem = f"{name}-{opts.split}-{index:04d}"
     types = layout.types + ("block",) * (len(blocks) - len(layout.types))
     objects = list(zip(blocks, types, strict=False)) + [(r, "region") for r, _ in layout.regions]
@@ -249,7 +250,8 @@ def _one(name: str, opts: FamilyOptions, ranges: dict, n: int, seed: int, index:
         name=problem,
         domain_name=_domain_name(name),
         objects=objects,
-        init=[("hand_empty",), *init, *static_facts()],
+        init=[*[a for a in (("hand_empty",),) if a[0] in declared], *init,
+              *[a for a in static_facts() if a[0] in declared]],
         goal=goal_of_atoms(goal),
     )
     scene = SceneParams(
@@ -280,9 +282,9 @@ def _domain_name(family: str) -> str:
 
 def generate_family(name: str, *, count: int, seed: int, **options) -> list[GeneratedTask]:
     """`count` problems of family `name` (a key of `FAMILIES`, from any registered task package);
-    options: `FamilyOptions`. Every problem's init also holds the blocks world's base facts
-    (hand_empty, the distractors on the table upright, `static_facts`), so a package's domain
-    declares those predicates."""
+    options: `FamilyOptions`. Every problem's init also holds those of the blocks world's base facts
+    (hand_empty, the distractors on the table upright, `static_facts`) whose predicates the family's
+    domain declares."""
     registry.family(name)  # the error lists every family
     opts = _options(name, options)
     n = _check(name, opts, count)

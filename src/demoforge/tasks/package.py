@@ -351,6 +351,20 @@ def domain_name(pkg: TaskPackage) -> str:
     return _DOMAIN_NAMES[key]
 
 
+_PREDICATES: dict[tuple[str, str], frozenset[str]] = {}  # (package name, origin) -> its domain's predicates
+
+
+def domain_predicates(pkg: TaskPackage) -> frozenset[str]:
+    """The predicate names `pkg`'s domain declares, parsed once per registered package."""
+    from demoforge.tasks.parse import parse_domain  # lazy: parse imports this module (the registry is below it)
+
+    key = (pkg.name, pkg.origin)
+    if key not in _PREDICATES:
+        domain = parse_domain(pkg.domain_text(), file=pkg.domain_file())
+        _PREDICATES[key] = frozenset(str(p.name) for p in domain.predicates)
+    return _PREDICATES[key]
+
+
 def package_of_domain(pddl_name: str) -> TaskPackage | None:
     """The registered package whose domain is called `pddl_name` (its `(define (domain NAME))`), or None."""
     _ensure()
