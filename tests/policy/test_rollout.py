@@ -8,7 +8,7 @@ import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.policy import Assist, RolloutSettings, load_policy, rollout
-from demoforge.policy.rollout import free_bodies
+from demoforge.policy.settings import free_bodies
 from demoforge.sim import restore
 
 
@@ -122,18 +122,16 @@ def test_an_out_folder_in_use_is_refused(pnp, tmp_path):
 
 
 def test_episodes_stream_to_the_writer_as_they_end(pnp, tmp_path, monkeypatch):
-    import sys
-
-    ro = sys.modules["demoforge.policy.rollout"]  # the package exports the function under that name
+    from demoforge.dataset import DatasetWriter
 
     events = []
-    add = ro.DatasetWriter.add_episode
+    add = DatasetWriter.add_episode
 
     def logged(self, columns, **kw):
         events.append("write")
         return add(self, columns, **kw)
 
-    monkeypatch.setattr(ro.DatasetWriter, "add_episode", logged)
+    monkeypatch.setattr(DatasetWriter, "add_episode", logged)
     policy = load_policy("tests.policy.scripted:hold")
     reset = policy.reset
     policy.reset = lambda slot, start: (events.append("start"), reset(slot, start))

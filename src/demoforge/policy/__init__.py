@@ -13,7 +13,8 @@ report), `relabel` (failed roll-outs -> expert demonstrations).
 from demoforge.policy.adapters import ExpertPolicy, OnnxPolicy, ReplayPolicy, load_policy
 from demoforge.policy.metrics import alive_ratio, completion_ratio, partial_success
 from demoforge.policy.protocol import EpisodeStartInfo, Policy, PolicyError, PolicySpaces, check_spaces, env_spaces
-from demoforge.policy.rollout import Assist, RolloutSettings, rollout
+from demoforge.policy.rollout import rollout
+from demoforge.policy.settings import Assist, RolloutSettings
 
 __all__ = [
     "Assist", "EpisodeStartInfo", "alive_ratio", "ExpertPolicy", "OnnxPolicy", "Policy", "PolicyError", "PolicySpaces",

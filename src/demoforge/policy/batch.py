@@ -212,7 +212,7 @@ def _problems(spec: BatchSpec, task: TaskSet, out: Path) -> list[Path]:
 
 
 def _run(spec: BatchSpec, policy: PolicyRun, task: TaskSet, out: Path, run_dir: Path) -> None:
-    from demoforge.policy.rollout import RolloutSettings
+    from demoforge.policy.settings import RolloutSettings
 
     loaded = {"policy": policy.spec, "policy_kwargs": policy.args, "like": policy.like,
               "workers": spec.settings["workers"]}  # each worker loads the policy from its spec

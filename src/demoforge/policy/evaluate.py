@@ -29,7 +29,7 @@ from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
 from demoforge.guard import guard_output_dir
 from demoforge.policy.protocol import Policy, PolicyError
-from demoforge.policy.rollout import RolloutSettings
+from demoforge.policy.settings import RolloutSettings
 from demoforge.policy.stage import (
     Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
 )

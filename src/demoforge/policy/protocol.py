@@ -5,7 +5,7 @@
     actions = policy.act(obs)  # obs: {"observation.state": (N, n_arm + 1)}, actions: (N, n_arm + 1)
 
 A policy may also declare `observation.images.<camera>` of shape (H, W, 3): the roll-out
-then renders that camera inline (see `policy.rollout`). Rows of idle slots in `obs` are NaN
+then renders that camera inline (see `policy.driver`). Rows of idle slots in `obs` are NaN
 and their action rows are ignored. An action row is
 the arm command under the dataset's control law followed by gripper closedness [0..1].
 `check_spaces` compares a policy's declared spaces with the env's before any episode

@@ -30,7 +30,7 @@ from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.policy.protocol import PolicyError
-from demoforge.policy.rollout import Assist, apply_assist
+from demoforge.policy.settings import Assist, apply_assist
 from demoforge.raw import EpisodeRecord, own_states, schema
 from demoforge.raw.replay import episode_scene
 from demoforge.sim import ControlLaw, control_step, gripper_closedness, restore, snapshot

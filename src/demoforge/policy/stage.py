@@ -24,6 +24,7 @@ from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.dataset.locks import restart_killed
 from demoforge.policy.adapters import load_policy
+from demoforge.policy.driver import run_policy
 from demoforge.policy.like import like
 from demoforge.policy.metrics import Tally, summary_json, summary_markdown
 from demoforge.policy.protocol import Policy, PolicyError
@@ -103,8 +104,6 @@ class PolicyStage:
         return self.episodes
 
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
-        from demoforge.policy.rollout import run_policy  # lazy: rollout imports this module (a cycle)
-
         part = self.parts()[k]
         run = shard / RUN_DIR
         shutil.rmtree(run, ignore_errors=True)  # an item a kill interrupted starts over
