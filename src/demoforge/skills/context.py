@@ -156,3 +156,11 @@ class SkillPlan:
 def failed(skill: str, args: tuple[str, ...], n_arm: int, params: dict, failure: SkillFailure) -> SkillPlan:
     """A plan with no ticks that carries `failure`."""
     return SkillPlan(skill, args, np.zeros((0, n_arm)), np.zeros(0), np.zeros(0, np.int8), params, failure)
+
+
+class Infeasible(Exception):
+    """Raised inside a skill when a step has no plan; carries the structured failure."""
+
+    def __init__(self, failure: SkillFailure):
+        super().__init__(failure.message)
+        self.failure = failure

@@ -31,7 +31,8 @@ import math
 import numpy as np
 
 from demoforge.skills import geometry as geo
-from demoforge.skills.builder import LINE_STEP, Infeasible, PlanBuilder
+from demoforge.skills.builder import Infeasible, PlanBuilder
+from demoforge.skills.ik_chain import LINE_STEP
 from demoforge.skills.context import SkillError, SkillFailure, SkillPlan
 from demoforge.skills.pick import PAD_HALF, TIP, carry_z, grasp, pinch_width
 from demoforge.skills.place import other_footprints, place_on
