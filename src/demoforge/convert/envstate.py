@@ -22,7 +22,7 @@ def episode_environment_state(ep: Episode, rows: np.ndarray, kind: str = "object
     """((len(rows), width) float32 environment state of `kind` (`demoforge.raw.envstate.KINDS`) at
     the native ticks `rows`, its `ObjectLayout`: the episode's object names and the feature names), from its model rebuilt from
     meta/demoforge/scenes and its draws."""
-    from demoforge.raw.replay import recorded_environment_state  # lazy: builds MuJoCo models; convert needs none
+    from demoforge.replay import recorded_environment_state  # lazy: builds MuJoCo models; convert needs none
 
     root = Path(ep.source)
     if ep.extra.get("problem") is None or ep.extra.get("scene_draw") is None:

@@ -125,7 +125,7 @@ def object_qpos_columns(root: Path, i: int) -> list[int]:
     """Columns of a raw episode's sim.state holding the free objects' qpos, from its rebuilt model.
 
     An integration snapshot starts with time, then qpos (mjSTATE_INTEGRATION order)."""
-    from demoforge.raw.replay import episode_scene  # lazy: builds MuJoCo models; convert loads no simulator
+    from demoforge.replay import episode_scene  # lazy: builds MuJoCo models; convert loads no simulator
 
     try:
         scene = episode_scene(root, i)

@@ -98,8 +98,8 @@ class ShardWriters:
 
     def _bind_recorder(self, result: EpisodeResult):
         """The camera recorder set to this episode's scene and look draw."""
-        from demoforge.raw.replay import record_scene
         from demoforge.render import CameraRecorder, draw_look, load_look, look_seed, look_targets
+        from demoforge.replay import record_scene
 
         scene, _ = record_scene(self.problems[result.problem], EpisodeRecord.from_extras(result.extra))
         look = load_look(self.videos.look)

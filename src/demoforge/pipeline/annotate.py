@@ -158,8 +158,8 @@ def episode_positions(root: Path, episode: int, row: dict, cameras: tuple[str, .
     """goal.position (T, 2 x cameras) float32 and goal.visible (T, cameras) bool of one episode, from
     each row's recorded state through the episode's own cameras (`sizes`: camera -> (width, height)
     [px]; `targets`: the target block of each row, None for none)."""
-    from demoforge.raw.replay import episode_scene, replay_states
     from demoforge.render import look_scene
+    from demoforge.replay import episode_scene, replay_states
     from demoforge.sim.cameras import intrinsics, project, world_T_camera
 
     where = f"{root} episode {episode}"

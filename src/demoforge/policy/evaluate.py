@@ -36,8 +36,8 @@ from demoforge.policy.stage import (
 from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, goal_tick, start_ticks
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.schema import read_vocab
-from demoforge.raw.replay import record_scene
 from demoforge.raw.scene import Problem, recorded_problem
+from demoforge.replay import record_scene
 from demoforge.sim import card_to_dict, restore
 from demoforge.stage.protocol import Progress
 from demoforge.tasks import holds

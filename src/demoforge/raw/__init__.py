@@ -7,12 +7,8 @@ reaches into another to read it. Modules:
 - `episode`: `EpisodeRecord`, the typed per-episode record, and its `FailureCause`
 - `scene`: the scene inputs of each problem (`Problem`, `recorded_problem`)
 - `layout`: `RunLayout`, what a run's episodes share, and the meta files recording it
-- `replay`: rebuild an episode's model and replay its recorded physics states (MuJoCo)
 
-    from demoforge.raw.replay import episode_scene, replay_states
-    for scene in replay_states(root, 3):     # each recorded tick restored into scene.data
-        ...
-
+Replaying an episode in the simulator is `demoforge.replay`'s, above this package.
 This package's `__init__` imports only what needs no simulator and no planner, so a
 reader of raw datasets (bake of a real-robot log) loads neither.
 """

@@ -3,7 +3,7 @@
 `meta/demoforge/scenes/<problem>.json` holds the PDDL problem and domain text, the
 scene sidecar and the robot card (`scene_inputs` writes it, `recorded_problem` reads it back
 as a `Problem`); with an episode's `scene_draw` record the scene builder, a pure function of
-those, rebuilds the very model the episode was stepped in (`demoforge.raw.replay`). A file
+those, rebuilds the very model the episode was stepped in (`demoforge.replay`). A file
 without `robot` was written before cards were recorded, when every scene had the built-in arm.
 """
 
