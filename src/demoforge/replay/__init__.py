@@ -7,9 +7,11 @@ inline videos, policy, doctor, viz, pipeline).
         ...
 
 Modules: `rebuild` (an episode's model rebuilt from its scene inputs and draws, its recorded
-physics states restored tick by tick).
+physics states restored tick by tick), `models` (`EPISODE_MODELS`: what bake, which imports no
+simulator, is given to read rebuilt models with for `--filter-idle` and `--environment-state`).
 """
 
+from demoforge.replay.models import EPISODE_MODELS, ReplayedModels
 from demoforge.replay.rebuild import (
     episode_scene,
     episode_states,
@@ -18,4 +20,7 @@ from demoforge.replay.rebuild import (
     replay_states,
 )
 
-__all__ = ["episode_scene", "episode_states", "record_scene", "recorded_environment_state", "replay_states"]
+__all__ = [
+    "EPISODE_MODELS", "ReplayedModels", "episode_scene", "episode_states", "record_scene", "recorded_environment_state",
+    "replay_states",
+]
