@@ -28,9 +28,9 @@ from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
 from demoforge.errors import DemoforgeError
 from demoforge.execute import SimTask, VecSimEnv
+from demoforge.execute.layout import RunLayout
 from demoforge.execute.record import EpisodeRecorder
 from demoforge.raw import EpisodeRecord, own_states
-from demoforge.raw.layout import RunLayout
 from demoforge.raw.scene import recorded_problem
 from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
 from demoforge.replay import record_scene

@@ -14,10 +14,10 @@ from pathlib import Path
 from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
+from demoforge.execute.layout import RunLayout
 from demoforge.execute.problems import ExecuteError
 from demoforge.execute.runner import EpisodeResult
 from demoforge.raw import EpisodeRecord, FailureCause, schema
-from demoforge.raw.layout import RunLayout
 
 SPLITS = ("success", "failure")
 

@@ -38,6 +38,7 @@ from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.errors import DemoforgeError
 from demoforge.execute.generate import run_problems
+from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.problems import check_goals, start_layout_scene
 from demoforge.execute.record import EpisodeRecorder, goal_words, run_layout
 from demoforge.execute.vecenv import SimTask, VecSimEnv, pddl_task
@@ -60,7 +61,6 @@ from demoforge.policy.protocol import (
 )
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.envstate import environment_state, object_layout
-from demoforge.raw.layout import RunLayout, write_raw_meta
 from demoforge.raw.scene import Problem, problem_robot
 from demoforge.render import CameraRecorder
 from demoforge.sim import CameraRig, card_to_dict, snapshot, tcp_positions

@@ -6,9 +6,10 @@ reaches into another to read it. Modules:
 - `schema`: the per-tick features and meta/demoforge files (no simulator needed)
 - `episode`: `EpisodeRecord`, the typed per-episode record, and its `FailureCause`
 - `scene`: the scene inputs of each problem (`Problem`, `recorded_problem`)
-- `layout`: `RunLayout`, what a run's episodes share, and the meta files recording it
+- `envstate`: the environment state a state-based policy sees, from qpos rows
 
-Replaying an episode in the simulator is `demoforge.replay`'s, above this package.
+Writing the meta files from a run (`RunLayout`) is `demoforge.execute.layout`'s; replaying an
+episode in the simulator is `demoforge.replay`'s; both are above this package.
 This package's `__init__` imports only what needs no simulator and no planner, so a
 reader of raw datasets (bake of a real-robot log) loads neither.
 """
