@@ -31,9 +31,8 @@ from demoforge.execute import SimTask, VecSimEnv
 from demoforge.execute.layout import RunLayout
 from demoforge.execute.record import EpisodeRecorder
 from demoforge.raw import EpisodeRecord, own_states
-from demoforge.raw.scene import recorded_problem
 from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
-from demoforge.replay import record_scene
+from demoforge.replay import record_scene, recorded_problem
 from demoforge.sim import SceneSpec, build_scene, restore
 from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.symbolic import abstract

@@ -19,8 +19,10 @@ import mujoco
 
 import demoforge
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature, write_json_atomic
-from demoforge.raw.scene import Problem, write_scene_inputs
+from demoforge.envs.problem import Problem
+from demoforge.raw.scene import write_scene_inputs
 from demoforge.raw.schema import CONTROLLER_META, VOCAB_META, raw_features
+from demoforge.replay import scene_inputs
 from demoforge.sim import ControlLaw
 from demoforge.sim.controllers import command_size
 from demoforge.tasks.pddl_text import Atom, format_atom
@@ -72,4 +74,4 @@ def write_raw_meta(root: str | Path, layout: RunLayout, problems: list[Problem],
                                                "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
                                                "sim_state_width": layout.n_state,
                                                "sim_state_padding": SIM_STATE_PADDING})
-    write_scene_inputs(root, problems)
+    write_scene_inputs(root, [scene_inputs(p) for p in problems])

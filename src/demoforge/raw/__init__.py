@@ -5,7 +5,8 @@ reaches into another to read it. Modules:
 
 - `schema`: the per-tick features and meta/demoforge files (no simulator needed)
 - `episode`: `EpisodeRecord`, the typed per-episode record, and its `FailureCause`
-- `scene`: the scene inputs of each problem (`Problem`, `recorded_problem`)
+- `scene`: the scene inputs of each problem (`SceneInputs`; the Problem rebuilt from them is
+  `demoforge.replay.recorded_problem`'s)
 - `envstate`: the environment state a state-based policy sees, from qpos rows
 
 Writing the meta files from a run (`RunLayout`) is `demoforge.execute.layout`'s; replaying an
