@@ -10,9 +10,9 @@ reaches into another to read it. Modules:
 - `envstate`: the environment state a state-based policy sees, from qpos rows
 
 Writing the meta files from a run (`RunLayout`) is `demoforge.execute.layout`'s; replaying an
-episode in the simulator is `demoforge.replay`'s; both are above this package.
-This package's `__init__` imports only what needs no simulator and no planner, so a
-reader of raw datasets (bake of a real-robot log) loads neither.
+episode in the simulator is `demoforge.replay`'s; both are above this package. No module here
+imports the simulator or the planner (a contract in pyproject.toml), so a reader of raw
+datasets (bake of a real-robot log) loads neither.
 """
 
 from demoforge.raw.episode import EpisodeRecord, FailureCause, FailureKind, own_states
