@@ -18,6 +18,7 @@ from demoforge.execute.layout import RunLayout
 from demoforge.execute.problems import ExecuteError
 from demoforge.execute.runner import EpisodeResult
 from demoforge.raw import EpisodeRecord, FailureCause, schema
+from demoforge.replay import record_scene
 
 SPLITS = ("success", "failure")
 
@@ -98,8 +99,8 @@ class ShardWriters:
 
     def _bind_recorder(self, result: EpisodeResult):
         """The camera recorder set to this episode's scene and look draw."""
+        # lazy: render (looks, GL canvas) loads only for a run that records videos inline
         from demoforge.render import CameraRecorder, draw_look, load_look, look_seed, look_targets
-        from demoforge.replay import record_scene
 
         scene, _ = record_scene(self.problems[result.problem], EpisodeRecord.from_extras(result.extra))
         look = load_look(self.videos.look)
