@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 from demoforge.dataset import open_dataset  # noqa: E402
 from demoforge.execute import generate, load_problems, start_episode  # noqa: E402
-from demoforge.raw.replay import episode_scene  # noqa: E402
+from demoforge.replay import episode_scene  # noqa: E402
 from demoforge.sim import restore  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path

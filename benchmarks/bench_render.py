@@ -33,11 +33,11 @@ from pathlib import Path
 
 from demoforge.dataset import open_dataset
 from demoforge.execute import generate
-from demoforge.raw.replay import episode_scene
 from demoforge.raw.schema import SIM_STATE
 from demoforge.render import (
     CameraRecorder, RenderConfig, draw_look, look_seed, look_targets, parse_look_arg, render_dataset,
 )
+from demoforge.replay import episode_scene
 from demoforge.sim import restore, state_size
 from demoforge.tasks import generate_family, write_tasks
 from _machine import describe  # benchmarks/_machine.py: this script's folder is on sys.path

@@ -106,6 +106,7 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
     from demoforge.convert import BakeConfig, bake
     from demoforge.dataset import open_dataset
     from demoforge.execute import generate
+    from demoforge.replay import EPISODE_MODELS
     from demoforge.tasks import generate_family, write_tasks
     from demoforge.tasks.package import owner
 
@@ -119,7 +120,7 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
             generate(pddl, work / "gen", episodes_per_problem=per_problem, workers=2, seed=seed,
                      domain=owner("families", family).name)
         if args is None or args.obs == "state":
-            bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True))
+            bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True), models=EPISODE_MODELS)
         else:
             from demoforge.render.stage import RenderConfig, parse_look_arg, render_dataset
 
@@ -128,7 +129,8 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
                 render_dataset(work / "gen" / "success", work / "rendered",
                                RenderConfig(looks=(parse_look_arg(str(look)),), cameras=cameras(args)), workers=2)
             bake([work / "rendered"], baked, BakeConfig(control_freq=rate, environment_state=True,
-                                                        environment_state_kind="goal", cams=cameras(args)))
+                                                        environment_state_kind="goal", cams=cameras(args)),
+                 models=EPISODE_MODELS)
     return baked, open_dataset(baked).num_episodes
 
 

@@ -48,10 +48,11 @@ def test_the_plugin_observes_the_environment_state_kind_its_dataset_was_baked_wi
     from lerobot.utils.import_utils import register_third_party_plugins
 
     from demoforge.convert import BakeConfig, bake
+    from demoforge.replay import EPISODE_MODELS
 
     register_third_party_plugins()
     baked = bake([family_run], tmp_path / "goal", BakeConfig(control_freq=15, environment_state=True,
-                                                             environment_state_kind="goal"))
+                                                             environment_state_kind="goal"), models=EPISODE_MODELS)
     cfg = make_env_config("demoforge", task="pnp", split="train", problems=2, episodes=2, dataset=str(baked))
     assert cfg.features["environment_state"].shape == (10,)  # the target region, no object pose
     with pytest.raises(ValueError, match="environment state kind 'goal'"):

@@ -11,8 +11,8 @@ import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.execute import generate
-from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render import CameraRecorder, RenderConfig, parse_look_arg, render_dataset, segmentation_colour
+from demoforge.replay import episode_scene, replay_states
 from demoforge.tasks import generate_family, write_tasks
 from tests.render.conftest import shorten
 

@@ -162,11 +162,18 @@ def test_bad_rate_and_non_empty_output_are_refused(raw, tmp_path):
         bake([raw], tmp_path / "c", BakeConfig(cams=("top",)))
 
 
-def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path, monkeypatch):
-    import demoforge.convert.episode as episode_module
+class ObjectColumns:
+    """`convert.seams.EpisodeModels` for a synthetic sim.state [time, q, object (x, y)]: no model to
+    rebuild, so it names the object columns."""
 
-    # synthetic sim.state is [time, q, object (x, y)]: no model to rebuild, so name the object columns
-    monkeypatch.setattr(episode_module, "object_qpos_columns", lambda root, i: [4, 5])
+    def object_qpos_columns(self, root, episode):
+        return [4, 5]
+
+    def environment_state(self, root, record, sim_state, kind):
+        raise AssertionError("not asked for")
+
+
+def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path):
     from demoforge.dataset import DatasetWriter
     from demoforge.raw import schema
     from tests.convert._sources import N_STATE, raw_columns
@@ -181,7 +188,8 @@ def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path, monkeypatch):
     with DatasetWriter.create(tmp_path / "raw", fps=60, features=features) as w:
         w.add_episode(cols, task="t", extra={"outcome": "success"})
         w.write_meta_file(schema.CONTROLLER_META, law().to_json())
-    out = bake([tmp_path / "raw"], tmp_path / "out", BakeConfig(convention="joint_pos", filter_idle=True))
+    out = bake([tmp_path / "raw"], tmp_path / "out", BakeConfig(convention="joint_pos", filter_idle=True),
+               models=ObjectColumns())
     ds = open_dataset(out)
     kept = [0, 1, 2, 3, 4, 9, 10, 11]
     np.testing.assert_array_equal(ds.read_episode(0)["observation.state"], cols[schema.STATE][kept])

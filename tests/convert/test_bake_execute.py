@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from demoforge.convert import BakeConfig, bake, read_episode
+from demoforge.convert.episode import BakeError
 from demoforge.dataset import open_dataset
+from demoforge.replay import EPISODE_MODELS
 
 PROBLEM = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "stack_three-all-0000.pddl"
 
@@ -41,12 +43,22 @@ def test_every_convention_of_an_executed_episode(run, tmp_path):
 
 
 def test_filter_idle_on_an_executed_episode_drops_only_dead_ticks(run, tmp_path):
-    ep = read_episode(open_dataset(run / "success"), 0, objects=True)
+    ep = read_episode(open_dataset(run / "success"), 0, objects=True, models=EPISODE_MODELS)
     assert ep.objects.shape[0] == ep.length and ep.objects.shape[1] % 7 == 0 and ep.objects.shape[1] >= 21
-    out = bake([run], tmp_path / "idle", BakeConfig(convention="joint_pos", filter_idle=True))
+    out = bake([run], tmp_path / "idle", BakeConfig(convention="joint_pos", filter_idle=True), models=EPISODE_MODELS)
     record = json.loads((out / "meta/bake.json").read_text())["sources"][0]["episodes"][0]
     assert 0 < record["idle_dropped"] < ep.length // 10
     assert record["ticks_out"] == ep.length - record["idle_dropped"] == open_dataset(out).num_frames
+
+
+def test_options_that_read_rebuilt_models_are_refused_without_them(run, tmp_path):
+    """convert imports no simulator: a bake asked to read rebuilt models without being given them
+    says which option needs them and what to pass, and leaves nothing behind."""
+    for option, config in (("--filter-idle", BakeConfig(filter_idle=True)),
+                           ("--environment-state", BakeConfig(environment_state=True))):
+        with pytest.raises(BakeError, match=f"{option} reads each raw episode's rebuilt MuJoCo model.*EPISODE_MODELS"):
+            bake([run], tmp_path / "out", config)
+        assert not list(tmp_path.iterdir())
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +120,16 @@ def test_cli_bake_of_a_cartesian_delta_run(cartesian_run, tmp_path):
                                    "--quiet", "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "error:" in bad.output and "Bake raw_cmd at 60 Hz" in bad.output
     assert "Traceback" not in bad.output and not (tmp_path / "bad").exists()
+
+
+def test_the_cli_gives_bake_the_models_its_options_read(run, tmp_path):
+    from typer.testing import CliRunner
+
+    from demoforge.cli.main import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["bake", str(run), "--control-space", "joint_pos", "--filter-idle",
+                                      "--environment-state", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    stamp = json.loads((out / "meta/bake.json").read_text())
+    assert stamp["environment_state"]["kind"] == "objects" and stamp["sources"][0]["episodes"][0]["idle_dropped"] > 0

@@ -252,7 +252,7 @@ def raw_run(tmp_path_factory) -> Path:
 
 
 def test_raw_execute_input_gets_raw_episodes_that_replay(raw_run, tmp_path):
-    from demoforge.raw.replay import episode_scene, replay_states
+    from demoforge.replay import episode_scene, replay_states
 
     before = tree_digest(raw_run)
     cfg = CoverageConfig(episodes=4, seed=0)

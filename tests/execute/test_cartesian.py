@@ -13,7 +13,7 @@ from demoforge.cli.main import app
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import ExecuteError, generate, load_problems, run_layout
 from demoforge.policy.replay import replay_dataset
-from demoforge.raw.replay import episode_scene
+from demoforge.replay import episode_scene
 from demoforge.sim import restore
 
 from .test_generate import _outputs

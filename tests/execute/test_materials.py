@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from demoforge.cli.main import app
 from demoforge.dataset import open_dataset
 from demoforge.execute import ExecuteError, generate
-from demoforge.raw.replay import episode_scene
+from demoforge.replay import episode_scene
 from demoforge.sim import MATERIALS, Material
 
 from .test_generate import _outputs

@@ -10,7 +10,7 @@ import pytest
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import generate
 from demoforge.raw import EpisodeRecord, own_states
-from demoforge.raw.replay import episode_scene, replay_states
+from demoforge.replay import episode_scene, replay_states
 from demoforge.sim import snapshot, state_size
 
 from .test_generate import _outputs

@@ -8,9 +8,9 @@ import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import generate
-from demoforge.raw.replay import episode_scene
 from demoforge.execute.shards import InlineVideo
 from demoforge.render import CameraRecorder
+from demoforge.replay import episode_scene
 
 
 @pytest.mark.slow

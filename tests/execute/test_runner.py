@@ -10,7 +10,7 @@ import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import RunnerSettings, generate, load_problems, run_layout
-from demoforge.raw.replay import episode_scene
+from demoforge.replay import episode_scene
 from demoforge.sim import control_step, restore, snapshot, state_size
 from demoforge.symbolic import bind_symbols, abstract
 from demoforge.tasks import holds

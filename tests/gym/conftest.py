@@ -6,6 +6,7 @@ import pytest
 
 from demoforge.convert import BakeConfig, bake
 from demoforge.execute import generate
+from demoforge.replay import EPISODE_MODELS
 from demoforge.tasks import generate_family, write_tasks
 
 
@@ -26,4 +27,4 @@ def family_baked(family_run, tmp_path_factory) -> Path:
     """The run baked to joint_target at 15 Hz with the environment state and two kept columns."""
     out = tmp_path_factory.mktemp("baked") / "pnp"
     return bake([family_run], out, BakeConfig(control_freq=15, environment_state=True,
-                                              keep=("plan.operator", "symbolic.state")))
+                                              keep=("plan.operator", "symbolic.state")), models=EPISODE_MODELS)

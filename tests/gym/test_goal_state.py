@@ -10,12 +10,14 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.dataset import open_dataset
 from demoforge.errors import DemoforgeError
 from demoforge.gym import FamilyEnv, FamilyEnvConfig, environment_state_kind, from_bake
+from demoforge.replay import EPISODE_MODELS
 
 
 @pytest.fixture(scope="module")
 def goal_baked(family_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("goal") / "pnp"
-    return bake([family_run], out, BakeConfig(control_freq=15, environment_state=True, environment_state_kind="goal"))
+    return bake([family_run], out, BakeConfig(control_freq=15, environment_state=True, environment_state_kind="goal"),
+                models=EPISODE_MODELS)
 
 
 def test_the_goal_state_is_the_target_region_and_nothing_of_the_block(goal_baked, family_baked):

@@ -12,6 +12,7 @@ from demoforge.dataset import open_dataset
 from demoforge.execute import generate
 from demoforge.gym import FamilyEnv, FamilyEnvConfig
 from demoforge.raw.envstate import goal_code
+from demoforge.replay import EPISODE_MODELS
 from demoforge.symbolic.orientation import FACES, YAWS
 from demoforge.tasks import generate_family, write_tasks
 
@@ -52,7 +53,7 @@ def flip_run(tmp_path_factory):
 
 
 def test_bake_writes_the_goal_symbol_the_env_observes(flip_run, tmp_path):
-    baked = bake([flip_run], tmp_path / "b", BakeConfig(control_freq=15, environment_state=True))
+    baked = bake([flip_run], tmp_path / "b", BakeConfig(control_freq=15, environment_state=True), models=EPISODE_MODELS)
     reader = open_dataset(baked)
     names = reader.info.features["observation.environment_state"].names
     assert names[-6:] == [f"goal_0.{f}" for f in FACES]

@@ -12,7 +12,6 @@ import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.execute import generate
-from demoforge.raw.replay import episode_scene
 from demoforge.pipeline.annotate import (
     ACTION_KEY,
     POSITION_KEY,
@@ -21,6 +20,7 @@ from demoforge.pipeline.annotate import (
     operator_text,
 )
 from demoforge.render import RenderConfig, parse_look_arg, render_dataset, segmentation_colour
+from demoforge.replay import episode_scene
 from demoforge.tasks import generate_family, write_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -97,8 +97,8 @@ def test_positions_match_segmentation_under_camera_jitter(tmp_path):
 
 @pytest.mark.slow
 def test_positions_equal_a_direct_projection_through_the_look_camera(tmp_path):
-    from demoforge.raw.replay import replay_states
     from demoforge.render import look_scene
+    from demoforge.replay import replay_states
     from demoforge.sim.cameras import CameraRig
 
     paths = write_tasks(generate_family("stack_three", count=1, seed=0), tmp_path / "tasks")

@@ -163,8 +163,8 @@ def _marker(recorder, body: int, camera: str, radius_m: float):
 def test_positions_land_on_a_marker_rendered_at_the_target(run, hz):
     """goal.position of RUN/baked against a magenta sphere drawn at the target's centre by the
     render stage's recorder from the row's recorded state and the episode's look draw."""
-    from demoforge.raw.replay import episode_scene, replay_states
     from demoforge.render.recorder import CameraRecorder
+    from demoforge.replay import episode_scene, replay_states
     from demoforge.sim.cameras import intrinsics, project, world_T_camera
 
     root = run(hz)

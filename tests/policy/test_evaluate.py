@@ -33,9 +33,9 @@ def test_eval_of_a_subset(expert_data, tmp_path):
 
 
 def test_eval_reproduces_the_recorded_randomization_draw(pnp, tmp_path):
-    from demoforge.raw.replay import episode_scene
     from demoforge.policy import rollout
     from demoforge.randomize import RandomizationSpec
+    from demoforge.replay import episode_scene
 
     spec = RandomizationSpec(mass_scale=(0.8, 1.2), damping_scale=(0.8, 1.25), kp_scale=(0.9, 1.1),
                              spawn_jitter=0.02)

@@ -12,7 +12,7 @@ from demoforge.policy import PolicyError, RolloutSettings, rollout
 from demoforge.policy.evaluate import evaluate_from_dataset
 from demoforge.policy.looks import eval_look
 from demoforge.render import CameraRecorder, RenderConfig, loads_look_draw, parse_look_arg, render_dataset
-from demoforge.raw.replay import episode_scene
+from demoforge.replay import episode_scene
 from demoforge.sim import restore
 from tests.policy.scripted import seeing
 

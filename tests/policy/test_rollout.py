@@ -95,7 +95,7 @@ def test_assist_is_applied_as_stated_and_recorded(pnp, tmp_path):
     root = tmp_path / "r" / "dataset"
     reader = open_dataset(root)
     assert col(reader, 0, "assist") == {"floor": 0.25, "steps": 6}
-    from demoforge.raw.replay import episode_scene
+    from demoforge.replay import episode_scene
 
     scene = episode_scene(root, 0)
     bodies, _, weight = free_bodies(scene.model)

@@ -11,9 +11,9 @@ import pytest
 from demoforge.dataset import open_dataset
 from demoforge.execute import generate
 from demoforge.execute.shards import InlineVideo
-from demoforge.raw.replay import episode_scene
 from demoforge.raw.schema import SIM_STATE
 from demoforge.render import CameraRecorder, draw_look, look_from_dict, look_seed, look_targets
+from demoforge.replay import episode_scene
 from demoforge.tasks import generate_family, write_tasks
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("gymnasium_robotics") is None,

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import open_dataset
-from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.raw.schema import SIM_STATE, STATE
 from demoforge.render import (
     CameraRecorder, LookError, draw_look, load_look, look_scene, look_seed, look_targets, segmentation_colour,
 )
+from demoforge.replay import episode_scene, replay_states
 from demoforge.sim import state_size
 
 

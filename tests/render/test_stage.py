@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 from demoforge.cli.main import app
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
-from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render import (
     CameraRecorder, LookError, RenderConfig, draw_look, load_look, look_from_dict, look_seed, look_targets,
     parse_look_arg, render_dataset,
 )
 from demoforge.render.stage import LookRequest
+from demoforge.replay import episode_scene, replay_states
 
 CAMS = ("observation.images.front", "observation.images.wrist")
 

@@ -11,6 +11,7 @@ from demoforge.cli.options import OptionsError, stage_command
 from demoforge.cli.progress import StepProgress
 from demoforge.guard import holds_files
 from demoforge.pipeline.options import BakeOptions
+from demoforge.pipeline.stages import bake_models
 
 @stage_command(BakeOptions)
 def bake(
@@ -33,7 +34,8 @@ def bake(
     workers = auto_workers() if options.workers == "auto" else options.workers
     complete = holds_files(out)  # bake moves OUT into place whole: a non-empty one it accepts is this bake, finished
     with StepProgress("bake", "episodes", quiet=quiet) as progress:
-        root = run_bake(sources, out, options.bake_config(workers), progress=progress)
+        config = options.bake_config(workers)
+        root = run_bake(sources, out, config, progress=progress, models=bake_models(config))
     if complete:
         typer.echo(f"bake: {root} is already complete with these inputs; nothing to do")
         return

@@ -7,7 +7,8 @@
 public seam through which other formats (robomimic HDF5, LeRobot v2.1, a user's) give Episodes
 (`register_reader`, the `demoforge.readers` entry points); `project` is the
 pure convention function; `dead_ticks`/`keep_mask` the idle filter; `write_v21` the
-older layout. See each module's docstring.
+older layout; `EpisodeModels` what a caller passes for the options that read an episode's rebuilt
+MuJoCo model (`seams`: convert imports no simulator). See each module's docstring.
 """
 
 from demoforge.convert.bake import BAKE_PATH, bake, bake_stamp, verify
@@ -19,12 +20,13 @@ from demoforge.convert.filters import IdleFilter, dead_ticks, keep_mask, wanted_
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import FORMATS, BakeConfig, BakePlan, make_plan
 from demoforge.convert.readers import Reader, read_source, reader_for, register_reader
+from demoforge.convert.seams import EpisodeModels
 from demoforge.convert.v21 import write_v21
 
 __all__ = [
     "BAKE_PATH", "CONVENTIONS", "DEFAULT_CONVENTION", "FORMATS", "MODALITY_PATH", "READERS", "BakeConfig",
-    "BakeError", "BakePlan", "CameraRef", "Episode", "IdleFilter", "Projection", "Reader", "bake", "bake_stamp",
-    "dead_ticks", "keep_mask", "make_plan", "modality_json", "output_ticks", "project", "read_episode",
+    "BakeError", "BakePlan", "CameraRef", "Episode", "EpisodeModels", "IdleFilter", "Projection", "Reader", "bake",
+    "bake_stamp", "dead_ticks", "keep_mask", "make_plan", "modality_json", "output_ticks", "project", "read_episode",
     "read_law", "read_source", "reader_for", "register_reader", "source_kind", "stride_for", "valid_rates",
     "verify", "wanted_outcome", "write_v21",
 ]

@@ -34,6 +34,7 @@ from demoforge.convert.filters import dead_ticks, keep_mask
 from demoforge.convert.imports import read_import, imported_sources
 from demoforge.convert.modality import MODALITY_PATH, modality_json
 from demoforge.convert.plan import BakeConfig, BakePlan, make_plan
+from demoforge.convert.seams import EpisodeModels
 from demoforge.convert.stamp import BAKE_PATH
 from demoforge.convert.v21 import write_v21
 from demoforge.dataset.check import check_dataset
@@ -113,11 +114,14 @@ def _source_fingerprint(root: Path) -> dict[str, str]:
 
 
 def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = BakeConfig(), *,
-         workers: int | None = None, progress: Progress | None = None, executor=None) -> Path:
+         workers: int | None = None, progress: Progress | None = None, executor=None,
+         models: EpisodeModels | None = None) -> Path:
     """Bake `sources` into the new root `out` with `run_stage` on `workers` local slots (default
     `config.workers`) or on `executor`; returns `out`. `progress` takes a `ProgressEvent` per
-    baked episode. A killed bake resumes from its finished shards when run again the same way; a
-    finished one (OUT stamped with this same fingerprint) is left as it is."""
+    baked episode. `models` rebuilds raw episodes' models for `config.reads_models`
+    (`demoforge.replay.EPISODE_MODELS`; `convert.seams`). A killed bake resumes from its finished
+    shards when run again the same way; a finished one (OUT stamped with this same fingerprint) is
+    left as it is."""
     out = Path(out)
     if config.max_video_file_s > MAX_VIDEO_FILE_S:
         raise BakeError(f"--max-video-file-seconds {config.max_video_file_s} is over {MAX_VIDEO_FILE_S:.0f} s, past "
@@ -136,14 +140,14 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
         return roots[0]
 
     def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
-        return finished_output(o, BakeStage.name, BakeStage(make_plan(resolved(), config)[0]).fingerprint())
+        return finished_output(o, BakeStage.name, BakeStage(make_plan(resolved(), config, models)[0]).fingerprint())
 
     fresh = not imports.exists()  # not a killed bake's (to resume from) nor a running one's
     try:
         if guard_output_dir(out, sources, error=BakeError, resumable=finished):
             shutil.rmtree(imports, ignore_errors=True)
             return out
-        plan, _ = make_plan(resolved(), config)
+        plan, _ = make_plan(resolved(), config, models)
     except DemoforgeError:  # refused before any episode was baked: leave nothing beside OUT
         if fresh:
             shutil.rmtree(imports, ignore_errors=True)
@@ -198,7 +202,7 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
             for s, i in plan.items[start:stop]:
                 if s not in readers:
                     readers[s] = open_dataset(plan.sources[s])
-                ep = read_episode(readers[s], i, objects=cfg.filter_idle)
+                ep = read_episode(readers[s], i, objects=cfg.filter_idle, models=plan.models)
                 kept = readers[s].read_episode(i, list(plan.kept)) if plan.kept else {}
                 records.append(_bake_episode(plan, writer, ep, s, segments, kept))
                 for seg in segments.iterdir():
@@ -230,7 +234,7 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
         cols[key] = values[:, list(plan.kept_columns[key])] if key in plan.kept_columns else values
     objects = None
     if cfg.environment_state:
-        cols[ENV_STATE], layout = episode_environment_state(ep, rows, cfg.environment_state_kind)
+        cols[ENV_STATE], layout = episode_environment_state(ep, rows, cfg.environment_state_kind, plan.models)
         objects = layout.objects
         if layout.names != plan.features[ENV_STATE].names:
             raise BakeError(f"{ep.source}: episode {ep.index}'s environment state is {layout.names}, the pool's first "

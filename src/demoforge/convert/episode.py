@@ -27,6 +27,7 @@ from typing import Any
 import av
 import numpy as np
 
+from demoforge.convert.seams import EpisodeModels
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import Feature
 from demoforge.dataset.reader import DatasetReader
@@ -113,26 +114,35 @@ def source_kind(ds: DatasetReader) -> str:
     return "demoforge_raw" if (ds.root / CONTROLLER_PATH).is_file() else "lerobot"
 
 
-def read_episode(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
+def read_episode(ds: DatasetReader, i: int, *, objects: bool = False,
+                 models: EpisodeModels | None = None) -> Episode:
     """Episode `i` of an open source dataset as a canonical Episode.
 
-    `objects`: also extract the free objects' poses from the physics state (rebuilds the
-    episode's MuJoCo model; only the idle filter needs them)."""
-    return READERS[source_kind(ds)](ds, i, objects=objects)
+    `objects`: also extract the free objects' poses from the physics state, through the
+    episode's model rebuilt by `models` (only the idle filter needs them)."""
+    return READERS[source_kind(ds)](ds, i, objects=objects, models=models)
 
 
-def object_qpos_columns(root: Path, i: int) -> list[int]:
-    """Columns of a raw episode's sim.state holding the free objects' qpos, from its rebuilt model.
+def no_models(option: str, where: str) -> BakeError:
+    """The error of a bake asked for `option`, which reads rebuilt models, without `models`."""
+    return BakeError(f"{where}: {option} reads each raw episode's rebuilt MuJoCo model, and convert imports no "
+                     "simulator: pass models=demoforge.replay.EPISODE_MODELS to bake (the CLI and `demoforge run` "
+                     "do; convert.seams)")
 
-    An integration snapshot starts with time, then qpos (mjSTATE_INTEGRATION order)."""
-    from demoforge.raw.replay import episode_scene  # lazy: builds MuJoCo models; convert loads no simulator
 
+def object_poses(ds: DatasetReader, i: int, sim: np.ndarray | None, models: EpisodeModels | None) -> np.ndarray:
+    """(T, 7 k) the free objects' qpos in a raw episode's sim.state rows `sim`, their columns
+    read off its model rebuilt by `models`."""
+    if sim is None:
+        raise BakeError(f"{ds.root}: no {schema.SIM_STATE!r} feature; object motion is unknown")
+    if models is None:
+        raise no_models("--filter-idle", f"{ds.root}: episode {i}")
     try:
-        scene = episode_scene(root, i)
+        columns = models.object_qpos_columns(ds.root, i)
     except DemoforgeError as exc:
-        raise BakeError(f"{root}: episode {i}: cannot rebuild its model to tell whether objects move ({exc}); "
+        raise BakeError(f"{ds.root}: episode {i}: cannot rebuild its model to tell whether objects move ({exc}); "
                         "bake without --filter-idle") from exc
-    return [1 + adr + k for _, adr in sorted(scene.prop_qpos.items()) for k in range(7)]
+    return sim[:, columns]
 
 
 def _state_split(ds: DatasetReader, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
@@ -204,7 +214,8 @@ def content_sha256(cols: dict[str, np.ndarray], cameras: dict[str, CameraRef]) -
     return h.hexdigest()
 
 
-def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
+def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False,
+                       models: EpisodeModels | None = None) -> Episode:
     """A raw demoforge episode (see demoforge.raw.schema)."""
     feats = ds.info.features
     missing = [k for k in (schema.STATE, schema.ACTION) if k not in feats]
@@ -219,11 +230,7 @@ def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> E
     cameras = _cameras(ds, i, row)
     extra = episode_extras(row)
     sim = cols.get(schema.SIM_STATE)
-    poses = None
-    if objects:
-        if sim is None:
-            raise BakeError(f"{ds.root}: no {schema.SIM_STATE!r} feature; object motion is unknown")
-        poses = sim[:, object_qpos_columns(ds.root, i)]
+    poses = object_poses(ds, i, sim, models) if objects else None
     return Episode(
         source=ds.root, index=i, reader="demoforge_raw", fps=ds.info.fps, task=row["tasks"][0],
         time=np.arange(q.shape[0]) / ds.info.fps, q=q, gripper=gripper, joint_names=names,
@@ -235,7 +242,8 @@ def read_demoforge_raw(ds: DatasetReader, i: int, *, objects: bool = False) -> E
     )
 
 
-def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode:
+def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False,
+                 models: EpisodeModels | None = None) -> Episode:
     """Any other LeRobot v3 episode: state only is interpreted (see the module docstring)."""
     row, cols = _common(ds, i)
     q, gripper, names = _state_split(ds, cols)
@@ -251,5 +259,5 @@ def read_lerobot(ds: DatasetReader, i: int, *, objects: bool = False) -> Episode
     )
 
 
-# reader name -> function(open dataset, episode index, *, objects) -> Episode
+# reader name -> function(open dataset, episode index, *, objects, models) -> Episode
 READERS = {"demoforge_raw": read_demoforge_raw, "lerobot": read_lerobot}

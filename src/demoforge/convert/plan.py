@@ -12,10 +12,11 @@ from demoforge.convert.conventions import (
     AS_RECORDED, DEFAULT_CONVENTION, REBUILT, Projection, check_convention, command_names, project, stride_for,
 )
 from demoforge.convert.envstate import ENV_STATE, episode_environment_state
-from demoforge.convert.episode import BakeError, read_episode, read_law, source_kind
+from demoforge.convert.episode import BakeError, no_models, read_episode, read_law, source_kind
 from demoforge.convert.filters import IdleFilter, wanted_outcome
 from demoforge.convert.frames import DEPTH_CODING_KEYS, STREAM_KEYS, is_exact
 from demoforge.convert.imports import read_import
+from demoforge.convert.seams import EpisodeModels
 from demoforge.dataset import segmentation
 from demoforge.dataset.depth import PIX_FMT as DEPTH_PIX_FMT
 from demoforge.dataset.depth import DepthCoding, is_depth
@@ -51,6 +52,12 @@ class BakeConfig:
     keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks; ("all",) = every one
     video_auto: bool = False  # `--vcodec auto`: take the sources' own encoding where it can be copied (`auto_video`)
 
+    @property
+    def reads_models(self) -> bool:
+        """Whether the bake reads raw episodes' rebuilt MuJoCo models (--filter-idle,
+        --environment-state), which its caller passes in (`convert.seams.EpisodeModels`)."""
+        return self.filter_idle or self.environment_state
+
     def stamp(self) -> dict[str, Any]:
         """The settings that shape the output (workers excluded: it must not matter; `video_auto`
         is resolved into `video` before a bake runs)."""
@@ -85,6 +92,8 @@ class BakePlan:
     # `auto_video` resolved them; part of the run's identity, so a rerun asking other settings is another run
     kept_columns: dict[str, tuple[int, ...]] = field(default_factory=dict)  # kept per-camera labels cut to the
     # cameras baked (`camera_columns`): key -> the source columns written
+    models: EpisodeModels | None = None  # rebuilds raw episodes' models when `config.reads_models` (not stamped:
+    # the same models whoever passes them)
 
     @property
     def rate(self) -> int:
@@ -246,8 +255,10 @@ def _cut_to_cameras(readers: list[DatasetReader], cams: tuple[str, ...],
     return out
 
 
-def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, Projection]:
-    """Check the pool and the request; returns the plan and the first episode's projection."""
+def make_plan(sources: list[str | Path], config: BakeConfig,
+              models: EpisodeModels | None = None) -> tuple[BakePlan, Projection]:
+    """Check the pool and the request; returns the plan and the first episode's projection.
+    `models`: what rebuilds raw episodes' models, for `config.reads_models` (`convert.seams`)."""
     if not sources:
         raise BakeError("bake: no source datasets given")
     check_convention(config.convention)
@@ -276,6 +287,8 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     if auto:
         config = replace(config, video=auto_video(readers, cams, config, stride), video_auto=False)
     first = read_episode(readers[items[0][0]], items[0][1])
+    if config.filter_idle and models is None and first.reader == "demoforge_raw":  # refused before any shard
+        raise no_models("--filter-idle", str(first.source))
     proj = project(first, config.convention, fps // stride)
     features = {
         schema.STATE: Feature("float32", (len(proj.state_names),), list(proj.state_names)),
@@ -286,7 +299,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
     for key in cams:
         features[key] = camera_feature(key, readers[0].info.features[key], readers[0].root)
     if config.environment_state:
-        poses, layout = episode_environment_state(first, proj.ticks[:1], config.environment_state_kind)
+        poses, layout = episode_environment_state(first, proj.ticks[:1], config.environment_state_kind, models)
         features[ENV_STATE] = Feature("float32", (poses.shape[1],), layout.names)
     kept = _keep_keys(readers, config.keep, features)
     features.update(_kept_features(readers, kept, features))
@@ -296,7 +309,7 @@ def make_plan(sources: list[str | Path], config: BakeConfig) -> tuple[BakePlan, 
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
         action_parts=proj.action_parts, robot_type=pool_robot_type(readers), reader=first.reader,
         kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride, auto=auto)),
-        video_request=request, kept_columns=kept_columns,
+        video_request=request, kept_columns=kept_columns, models=models,
     )
     return plan, proj
 

@@ -2,7 +2,7 @@
 
 Three kinds of input (`input_layout`). A raw execute dataset (`demoforge.raw.schema`),
 rendered or not: coverage episode k starts from input episode k mod N, in that episode's
-rebuilt scene (`raw.replay.record_scene`) at its first recorded state, and is recorded with
+rebuilt scene (`replay.record_scene`) at its first recorded state, and is recorded with
 the execute recorder: sim.state, symbolic.state (the atoms, evaluated every tick),
 raw_command, and plan.operator / plan.phase = -1 (no operator runs: the schema's "none");
 cameras are left to `demoforge render`. A baked dataset (meta/bake.json): episodes start at
@@ -28,12 +28,11 @@ from demoforge.dataset.layout import INDEX_FEATURE_NAMES, DatasetInfo, Feature
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode
 from demoforge.errors import DemoforgeError
 from demoforge.execute import SimTask, VecSimEnv
+from demoforge.execute.layout import RunLayout
 from demoforge.execute.record import EpisodeRecorder
 from demoforge.raw import EpisodeRecord, own_states
-from demoforge.raw.layout import RunLayout
-from demoforge.raw.replay import record_scene
-from demoforge.raw.scene import recorded_problem
 from demoforge.raw.schema import CONTROLLER_PATH, SIM_STATE, SYMBOLIC_STATE, read_vocab
+from demoforge.replay import record_scene, recorded_problem
 from demoforge.sim import SceneSpec, build_scene, restore
 from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.symbolic import abstract

@@ -8,8 +8,9 @@
 Modules: `problems` (inputs, per-episode seeds and start states), `vecenv` (VecSimEnv,
 SimTask), `runner` (the expert), `seams` (what a caller plugs into the expert's episode: its
 planner, goal source and hooks), `record` (the raw dataset rows, see `demoforge.raw.schema`),
-`generate` (shards, workers, merge, resume). Reading a raw dataset back (replay, the typed
-episode record, scene inputs) is `demoforge.raw`.
+`layout` (`RunLayout`: what a run's episodes share, and the meta files recording it),
+`generate` (shards, workers, merge, resume). Reading a raw dataset back (the typed episode
+record, scene inputs) is `demoforge.raw`; replaying it in the simulator, `demoforge.replay`.
 """
 
 from demoforge.execute.generate import GenerateSummary, ProblemTally, generate, resolve_workers

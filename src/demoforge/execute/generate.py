@@ -49,6 +49,8 @@ from typing import ClassVar
 from demoforge.dataset import DatasetMerger
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.envs.materials import MaterialError, material_ref
+from demoforge.envs.problem import problem_robot
+from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, check_skills, load_problems
@@ -58,8 +60,6 @@ from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWri
 from demoforge.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
 from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
-from demoforge.raw.layout import RunLayout, write_raw_meta
-from demoforge.raw.scene import problem_robot
 from demoforge.sim import Material, RobotCard, card_to_dict
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
 from demoforge.tasks.scene import MaterialRef, material_ref_to_json, sidecar_path

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from demoforge.envs.material_lint import lint_materials
 from demoforge.envs.materials import MaterialError, material_arg_problems, named_materials, with_materials
+from demoforge.envs.problem import Problem, problem_robot
 from demoforge.errors import listing
 from demoforge.execute.problems import ExecuteError
-from demoforge.raw.scene import Problem, problem_robot
 from demoforge.sim import SceneSpec
 from demoforge.tasks.scene import EVERY_BLOCK, TABLE, MaterialRef, sidecar_path
 

@@ -1,6 +1,6 @@
 """What a run executes: problems (PDDL files or environment packages) and their episodes.
 
-A `Problem` (`demoforge.raw.scene`) is one PDDL problem with its scene sidecar and, when it came from an
+A `Problem` (`demoforge.envs.problem`) is one PDDL problem with its scene sidecar and, when it came from an
 environment package, the package's profiles and reset states. `start_episode(problem,
 run_seed, episode)` builds everything episode `episode` starts from: a compiled scene,
 its symbol binding, the reset state loaded into `scene.data`, and the JSON records of
@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.envs import load_env_package, open_profile, restore_reset
+from demoforge.envs.problem import Problem
 from demoforge.errors import DemoforgeError, PlanningError, listing
 from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams, check_robot_start
 from demoforge.randomize.scene import draw_to_dict, sample_scene
-from demoforge.raw.scene import Problem
 from demoforge.sim import RobotCard, Scene, panda_card
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import Planner, PlanStatus, holds, load_task, make_planner, scene_from_json, sidecar_path

@@ -1,6 +1,6 @@
 """Recording episodes per the raw dataset contract (`demoforge.raw.schema`).
 
-`run_layout` builds a run's `RunLayout` (`demoforge.raw.layout`): the atom names (sorted
+`run_layout` builds a run's `RunLayout` (`demoforge.execute.layout`): the atom names (sorted
 union over the run's problems), the operator and phase vocabularies, the arm, the control
 law (the robot card's, or the card's gains under another mode) and the physics-state width. `EpisodeRecorder` accumulates one episode's ticks (and
 drops a failed attempt's ticks when the runner restores a snapshot).
@@ -19,9 +19,9 @@ import dataclasses
 
 import numpy as np
 
+from demoforge.execute.layout import RunLayout
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.raw import schema
-from demoforge.raw.layout import RunLayout
 from demoforge.sim import Scene, gripper_closedness, joint_targets, snapshot, state_size
 from demoforge.sim.controllers import MODES
 from demoforge.skills import PHASES

@@ -14,10 +14,11 @@ from pathlib import Path
 from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
+from demoforge.execute.layout import RunLayout
 from demoforge.execute.problems import ExecuteError
 from demoforge.execute.runner import EpisodeResult
 from demoforge.raw import EpisodeRecord, FailureCause, schema
-from demoforge.raw.layout import RunLayout
+from demoforge.replay import record_scene
 
 SPLITS = ("success", "failure")
 
@@ -98,7 +99,7 @@ class ShardWriters:
 
     def _bind_recorder(self, result: EpisodeResult):
         """The camera recorder set to this episode's scene and look draw."""
-        from demoforge.raw.replay import record_scene
+        # lazy: render (looks, GL canvas) loads only for a run that records videos inline
         from demoforge.render import CameraRecorder, draw_look, load_look, look_seed, look_targets
 
         scene, _ = record_scene(self.problems[result.problem], EpisodeRecord.from_extras(result.extra))

@@ -63,7 +63,7 @@ class FamilyEnvConfig:
 
 def family_problems(cfg: FamilyEnvConfig) -> list:
     """The family's problems as execute Problems (parsed from generated text, no files)."""
-    from demoforge.raw.scene import Problem
+    from demoforge.envs.problem import Problem  # lazy: envs loads MuJoCo; the lerobot plugin imports gym for its config
     from demoforge.tasks import library, parse_task
     from demoforge.tasks.families import generate_family
     from demoforge.tasks.package import family as find_family, owner

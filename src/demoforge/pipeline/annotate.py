@@ -61,6 +61,7 @@ from demoforge.dataset.keys import HISTOGRAM_PREFIX, IMAGES_PREFIX, camera_of, e
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
+from demoforge.raw.schema import SIM_STATE
 from demoforge.stage import (
     LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
 )
@@ -158,8 +159,9 @@ def episode_positions(root: Path, episode: int, row: dict, cameras: tuple[str, .
     """goal.position (T, 2 x cameras) float32 and goal.visible (T, cameras) bool of one episode, from
     each row's recorded state through the episode's own cameras (`sizes`: camera -> (width, height)
     [px]; `targets`: the target block of each row, None for none)."""
-    from demoforge.raw.replay import episode_scene, replay_states
+    # lazy: the simulator, only for goal.position and goal.visible; annotate's other labels and names need none
     from demoforge.render import look_scene
+    from demoforge.replay import episode_scene, replay_states
     from demoforge.sim.cameras import intrinsics, project, world_T_camera
 
     where = f"{root} episode {episode}"
@@ -197,8 +199,6 @@ def episode_labels(root: Path, episode: int, reader: DatasetReader, cameras: tup
                    native: DatasetReader | None = None) -> dict[str, np.ndarray]:
     """The label columns (`label_features(cameras)`) of episode `episode` of `root` (see the module
     docstring; `native`: the raw dataset the rows were baked from)."""
-    from demoforge.raw.schema import SIM_STATE
-
     row = reader.episode(episode)
     where = f"{root} episode {episode}"
     length = int(row["length"])

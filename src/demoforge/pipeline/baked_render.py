@@ -42,6 +42,7 @@ from demoforge.guard import claim_temp, guard_output_dir, release_temp
 from demoforge.pipeline.annotate import LABEL_KEYS
 from demoforge.raw.schema import SCENES_DIR, SIM_STATE
 from demoforge.render.stage import RENDER_META
+from demoforge.replay import EPISODE_MODELS
 
 RENDERED_VIDEO = "rendered"  # bake.json records' `video` value: drawn at the baked tick, encoded once
 
@@ -74,7 +75,7 @@ def bake_ticks(source: Path, out: Path, config: BakeConfig) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     tmp = out.with_name(f".{out.name}.ticks-partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    bake([source], tmp, want)
+    bake([source], tmp, want, models=EPISODE_MODELS)
     shutil.copytree(source / SCENES_DIR, tmp / SCENES_DIR)  # render rebuilds each episode's model from them
     tmp.rename(out)
     return out
@@ -86,7 +87,7 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
     `rendered` has, the videos copied without re-encoding, bake.json as baking `source` under `config`
     (keeping the labels) describes it, plus how the cameras were rendered."""
     guard_output_dir(out, [rendered, ticks, source], error=BakeError)
-    plan, _ = make_plan([source], source_config(config))
+    plan, _ = make_plan([source], source_config(config), EPISODE_MODELS)
     reader = open_dataset(rendered)
     render = json.loads((rendered / DEMOFORGE_META_DIR / RENDER_META).read_text(encoding="utf-8"))
     cams = tuple(reader.info.video_keys)

@@ -47,9 +47,9 @@ from demoforge.dataset import DatasetMerger, open_dataset
 from demoforge.dataset.keys import episode_extras
 from demoforge.dataset.layout import INFO_PATH
 from demoforge.execute.generate import GenerateStage
+from demoforge.execute.layout import write_raw_meta
 from demoforge.execute.problems import ExecuteError
 from demoforge.pipeline.baked_render import bake_ticks
-from demoforge.raw.layout import write_raw_meta
 from demoforge.render import RenderConfig
 from demoforge.render.stage import publish_render, render_part
 from demoforge.stage import Progress, chunks, run_stage

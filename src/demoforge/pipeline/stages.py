@@ -169,6 +169,17 @@ def bake_config(config: PipelineConfig, workers: int = 1):
     return config.bake.bake_config(workers)
 
 
+def bake_models(config):
+    """What a bake under `config` (a BakeConfig) rebuilds raw episodes' models with
+    (`convert.seams.EpisodeModels`) when it reads them (--filter-idle, --environment-state);
+    None when it does not, so a real-robot log bakes without MuJoCo."""
+    if not config.reads_models:
+        return None
+    from demoforge.replay import EPISODE_MODELS  # lazy: MuJoCo only for the options that read rebuilt models
+
+    return EPISODE_MODELS
+
+
 def renders_baked_ticks(ctx: RunContext) -> bool:
     """True when the run renders only the ticks its bake keeps (`pipeline.baked_render`): it renders
     and bakes, at a rate below the native one."""
@@ -370,9 +381,9 @@ def stage_bake(ctx: RunContext) -> dict:
         return {"baked": True, "convention": c.bake.control_space, "videos": "copied from the rendered baked ticks",
                 "source": rendered.relative_to(ctx.run_dir).as_posix()}
     source = annotated or ctx.path("dataset/train")
+    config = with_labels(bake_config(c, _workers(ctx, source)), source)
     with _executor(ctx) as executor:
-        bake([source], ctx.path("baked"), with_labels(bake_config(c, _workers(ctx, source)), source),
-             executor=executor)
+        bake([source], ctx.path("baked"), config, executor=executor, models=bake_models(config))
     _provenance(ctx, ctx.path("baked"), [source], "bake")
     return {"baked": True, "convention": c.bake.control_space, "source": source.relative_to(ctx.run_dir).as_posix()}
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import row_extra
+from demoforge.envs.problem import Problem
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
@@ -36,8 +37,7 @@ from demoforge.policy.stage import (
 from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, goal_tick, start_ticks
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.schema import read_vocab
-from demoforge.raw.replay import record_scene
-from demoforge.raw.scene import Problem, recorded_problem
+from demoforge.replay import record_scene, recorded_problem
 from demoforge.sim import card_to_dict, restore
 from demoforge.stage.protocol import Progress
 from demoforge.tasks import holds

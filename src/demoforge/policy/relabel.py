@@ -35,7 +35,7 @@ from demoforge.policy.evaluate import recorded_start, recorded_task
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
 from demoforge.raw import schema
-from demoforge.raw.scene import recorded_problem
+from demoforge.replay import recorded_problem
 from demoforge.stage import (
     LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
 )

@@ -4,7 +4,7 @@
     report = replay_dataset(root, kinematic=True)          # teleport along sim.state
     report.exact, report.episodes[0].max_robot, report.to_json()
 
-Open loop: each episode's model is rebuilt (`execute.episode_scene`: scene draw and
+Open loop: each episode's model is rebuilt (`demoforge.replay.episode_scene`: scene draw and
 physics randomization as recorded), its first `sim.state` row restored, and its
 `raw_command` rows applied tick by tick through the recorded control law
 (meta/demoforge/controller.json) at the recorded rate, with the recorded object assist;
@@ -32,7 +32,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.settings import Assist, apply_assist
 from demoforge.raw import EpisodeRecord, own_states, schema
-from demoforge.raw.replay import episode_scene
+from demoforge.replay import episode_scene
 from demoforge.sim import ControlLaw, control_step, gripper_closedness, restore, snapshot
 
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from demoforge.envs.problem import Problem
 from demoforge.execute.generate import run_problems
+from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.problems import check_goals
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import pddl_task
@@ -30,8 +32,6 @@ from demoforge.policy.settings import RolloutSettings
 from demoforge.policy.stage import (
     Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
 )
-from demoforge.raw.layout import RunLayout, write_raw_meta
-from demoforge.raw.scene import Problem
 from demoforge.stage.protocol import Progress
 
 def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict, *, stage: str = "rollout") -> None:

@@ -5,16 +5,14 @@ reaches into another to read it. Modules:
 
 - `schema`: the per-tick features and meta/demoforge files (no simulator needed)
 - `episode`: `EpisodeRecord`, the typed per-episode record, and its `FailureCause`
-- `scene`: the scene inputs of each problem (`Problem`, `recorded_problem`)
-- `layout`: `RunLayout`, what a run's episodes share, and the meta files recording it
-- `replay`: rebuild an episode's model and replay its recorded physics states (MuJoCo)
+- `scene`: the scene inputs of each problem (`SceneInputs`; the Problem rebuilt from them is
+  `demoforge.replay.recorded_problem`'s)
+- `envstate`: the environment state a state-based policy sees, from qpos rows
 
-    from demoforge.raw.replay import episode_scene, replay_states
-    for scene in replay_states(root, 3):     # each recorded tick restored into scene.data
-        ...
-
-This package's `__init__` imports only what needs no simulator and no planner, so a
-reader of raw datasets (bake of a real-robot log) loads neither.
+Writing the meta files from a run (`RunLayout`) is `demoforge.execute.layout`'s; replaying an
+episode in the simulator is `demoforge.replay`'s; both are above this package. No module here
+imports the simulator or the planner (a contract in pyproject.toml), so a reader of raw
+datasets (bake of a real-robot log) loads neither.
 """
 
 from demoforge.raw.episode import EpisodeRecord, FailureCause, FailureKind, own_states

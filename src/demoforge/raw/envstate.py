@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from demoforge.errors import DemoforgeError
-from demoforge.symbolic.orientation import FACES, YAWS
+from demoforge.tasks.families import FACES, YAWS
 
 POSE = ("x", "y", "z", "qw", "qx", "qy", "qz")
 TO_TCP = ("dx", "dy", "dz")  # object position minus TCP position [m]

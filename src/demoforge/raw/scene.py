@@ -1,91 +1,73 @@
 """A raw dataset's scene inputs: per problem, what rebuilds its models with a scene draw.
 
 `meta/demoforge/scenes/<problem>.json` holds the PDDL problem and domain text, the
-scene sidecar and the robot card (`scene_inputs` writes it, `recorded_problem` reads it back
-as a `Problem`); with an episode's `scene_draw` record the scene builder, a pure function of
-those, rebuilds the very model the episode was stepped in (`demoforge.raw.replay`). A file
-without `robot` was written before cards were recorded, when every scene had the built-in arm.
+scene sidecar and the robot card (`SceneInputs`; `write_scene_inputs` writes them,
+`read_scene_inputs` reads one back); with an episode's `scene_draw` record the scene builder, a
+pure function of those, rebuilds the very model the episode was stepped in (`demoforge.replay`,
+whose `recorded_problem` turns the inputs back into the problem a run executes). The robot card
+is kept here as its JSON record, so the format needs no simulator. A file without `robot` was
+written before cards were recorded, when every scene had the built-in arm.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.raw.schema import SCENES_DIR, RawError
-from demoforge.tasks import SceneParams, Task, parse_task, scene_from_json
-from demoforge.tasks.scene import scene_to_json
-
-if TYPE_CHECKING:
-    from demoforge.envs import EnvProblem
-    from demoforge.randomize.robot_start import RobotStartParams
-    from demoforge.sim import RobotCard
 
 SCENE_SCHEMA = "demoforge.execute.scene/1"  # the name it was first written under; kept so old datasets read
 
 
-@dataclass(frozen=True, eq=False)
-class Problem:
-    """One problem a run executes."""
+@dataclass(frozen=True)
+class SceneInputs:
+    """The scene inputs of one problem: meta/demoforge/scenes/<problem>.json."""
 
-    name: str  # PDDL problem name (unique within a run)
-    task: Task  # parsed problem
-    params: SceneParams  # its scene sidecar
-    problem_text: str  # PDDL problem text as read (recorded in meta/demoforge/scenes/)
-    source: str  # the file or package it came from
-    package: EnvProblem | None = None  # set when it came from an environment package
-    package_root: str | None = None  # that package's folder
-    robot: RobotCard | None = None  # the arm of its scenes; None = the built-in Panda
-    robot_start: RobotStartParams | None = None  # windows of each episode's drawn arm start (PDDL input); None = home
+    problem: str  # PDDL problem name (the file's stem)
+    problem_pddl: str  # PDDL problem text as read
+    domain_pddl: str  # PDDL domain text
+    domain_name: str  # the domain's name
+    scene_sidecar: dict[str, Any]  # the scene sidecar (`demoforge.tasks.scene_to_json`, parsed)
+    source: str  # the file or package the problem came from
+    robot: dict[str, Any] | None  # the robot card (`demoforge.sim.card_to_dict`); None: the built-in Panda
 
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCENE_SCHEMA, "problem": self.problem, "problem_pddl": self.problem_pddl,
+                "domain_pddl": self.domain_pddl, "domain_name": self.domain_name,
+                "scene_sidecar": self.scene_sidecar, "source": self.source, "robot": self.robot}
 
-def problem_robot(problem: Problem) -> RobotCard:
-    """The robot card of `problem`'s scenes."""
-    from demoforge.sim import panda_card  # lazy: raw imports no simulator
-
-    return problem.robot or panda_card()
-
-
-def scene_inputs(problem: Problem) -> dict:
-    """meta/demoforge/scenes/<problem>.json: what rebuilds the problem's models with a draw."""
-    from demoforge.sim import card_to_dict  # lazy: raw imports no simulator
-
-    return {"schema": SCENE_SCHEMA, "problem": problem.name, "problem_pddl": problem.problem_text,
-            "domain_pddl": problem.task.domain_text, "domain_name": problem.task.domain_name,
-            "scene_sidecar": json.loads(scene_to_json(problem.params)), "source": problem.source,
-            "robot": card_to_dict(problem_robot(problem))}
+    @classmethod
+    def from_json(cls, data: Any, *, file: str | Path) -> SceneInputs:
+        """The inputs in `data` (a file's parsed JSON); every missing key named at once."""
+        if not isinstance(data, dict):
+            raise RawError(f"{file}: holds {type(data).__name__}, not the JSON object of a problem's scene inputs")
+        keys = ("problem", "problem_pddl", "domain_pddl", "domain_name", "scene_sidecar", "source")
+        missing = [k for k in keys if k not in data]
+        if missing:
+            raise RawError(f"{file}: scene inputs lack {missing}; rewrite the dataset with demoforge generate")
+        return cls(**{k: data[k] for k in keys}, robot=data.get("robot"))
 
 
-def write_scene_inputs(root: str | Path, problems: list[Problem]) -> None:
+def write_scene_inputs(root: str | Path, inputs: Iterable[SceneInputs]) -> None:
     """Write the scene inputs of each distinct problem under `root`/meta/demoforge/scenes/."""
     folder = Path(root) / SCENES_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    for p in {p.name: p for p in problems}.values():
-        write_json_atomic(folder / f"{p.name}.json", scene_inputs(p))
+    for s in {s.problem: s for s in inputs}.values():
+        write_json_atomic(folder / f"{s.problem}.json", s.to_json())
 
 
-def recorded_problem(root: str | Path, name: str, cache: dict | None = None) -> Problem:
-    """Problem `name` of a raw dataset, rebuilt from meta/demoforge/scenes/<name>.json.
-
-    `cache` (a dict the caller keeps) skips re-parsing a problem already rebuilt."""
-    if cache is not None and name in cache:
-        return cache[name]
+def read_scene_inputs(root: str | Path, name: str) -> SceneInputs:
+    """The scene inputs of problem `name` of the raw dataset at `root`."""
     file = Path(root) / SCENES_DIR / f"{name}.json"
     if not file.is_file():
         raise RawError(f"{file}: missing; the scene inputs of problem {name!r} are needed to rebuild its model")
-    inputs = json.loads(file.read_text(encoding="utf-8"))
-    task = parse_task(inputs["problem_pddl"], domain_text=inputs["domain_pddl"], problem_file=str(file),
-                      domain_file=str(file))
-    params = scene_from_json(json.dumps(inputs["scene_sidecar"]), file=str(file))
-    robot = None
-    if inputs.get("robot") is not None:
-        from demoforge.sim import card_from_dict  # lazy: raw imports no simulator
-
-        robot = card_from_dict(inputs["robot"], where=f"{file}: robot")
-    problem = Problem(name, task, params, inputs["problem_pddl"], str(file), robot=robot)
-    if cache is not None:
-        cache[name] = problem
-    return problem
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RawError(f"{file}: not the JSON of a problem's scene inputs ({exc}); rewrite the dataset "
+                       "with demoforge generate") from None
+    return SceneInputs.from_json(data, file=file)

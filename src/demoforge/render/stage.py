@@ -1,7 +1,7 @@
 """The render stage: a raw dataset in, a new dataset with camera videos out.
 
 For every source episode, every look and every copy of it, the episode's model is rebuilt
-(`demoforge.raw.replay.episode_scene`), a look draw is made (`sample.draw_look`, seeded by run
+(`demoforge.replay.episode_scene`), a look draw is made (`sample.draw_look`, seeded by run
 seed, look name, source episode and copy), the recorded physics states are set tick by tick
 (`replay_states`, no stepping) and the cameras are drawn. The output holds the source's
 columns and episode records plus `observation.images.<camera>` videos (and `_depth`,
@@ -46,8 +46,8 @@ from demoforge.render.canvas import Canvas, blank_model
 from demoforge.render.look import Look, LookError, load_look
 from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
-from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.render.writer_thread import WriterThread
+from demoforge.replay import episode_scene, replay_states
 from demoforge.stage import (
     LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
 )

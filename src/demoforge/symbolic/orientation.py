@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-FACES = ("px", "nx", "py", "ny", "pz", "nz")
-YAWS = ("yaw0", "yaw90", "yaw180", "yaw270")
+from demoforge.tasks.families import FACES, YAWS  # the domain's symbols; raw.envstate encodes the same ones
+
 YAW_RAD = {name: k * np.pi / 2 for k, name in enumerate(YAWS)}
 _AXIS = {"x": 0, "y": 1, "z": 2}
 _REF = {"x": "y", "y": "z", "z": "x"}  # reference axis per up-axis

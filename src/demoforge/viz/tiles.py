@@ -20,9 +20,9 @@ import numpy as np
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.errors import DemoforgeError
-from demoforge.raw.replay import episode_scene, replay_states
 from demoforge.raw.schema import OPERATOR, PHASE, read_vocab
 from demoforge.render.recorder import segmentation_colour
+from demoforge.replay import episode_scene, replay_states
 from demoforge.sim import CameraRig
 from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.viz.text import burn_text

@@ -4,7 +4,9 @@
 (sorted union over the run's problems), the operator and phase vocabularies, the arm,
 the control law and the physics-state width (`demoforge.execute.run_layout` builds it from
 a run's problems). `write_raw_meta` writes controller.json, vocab.json, provenance.json
-and the scene inputs (`demoforge.raw.schema.read_vocab` reads the vocabularies back).
+and the scene inputs (`demoforge.raw.schema.read_vocab` reads the vocabularies back). The file
+names and features are the format's (`demoforge.raw.schema`); this module fills them from a run
+that has a simulator (its control law, MuJoCo's version).
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import mujoco
 
 import demoforge
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature, write_json_atomic
-from demoforge.raw.scene import Problem, write_scene_inputs
+from demoforge.envs.problem import Problem
+from demoforge.raw.scene import write_scene_inputs
 from demoforge.raw.schema import CONTROLLER_META, VOCAB_META, raw_features
+from demoforge.replay import scene_inputs
+from demoforge.sim import ControlLaw
+from demoforge.sim.controllers import command_size
 from demoforge.tasks.pddl_text import Atom, format_atom
-
-if TYPE_CHECKING:
-    from demoforge.sim import ControlLaw
 
 PROVENANCE_META = "provenance.json"
 # how an episode narrower than the dataset's sim.state fills its rows (raw.episode.own_states)
@@ -52,8 +56,6 @@ class RunLayout:
         return self._op_col[name]
 
     def features(self) -> dict[str, Feature]:
-        from demoforge.sim.controllers import command_size  # lazy: raw imports no simulator; a run that writes has one
-
         n = len(self.joint_names)
         return raw_features(n_arm=n, n_command=command_size(self.law, n), n_state=self.n_state, atoms=list(self.atoms),
                             joint_names=list(self.joint_names))
@@ -65,8 +67,6 @@ class RunLayout:
 def write_raw_meta(root: str | Path, layout: RunLayout, problems: list[Problem], *, stage: str, run: dict) -> None:
     """meta/demoforge files of a raw dataset: controller, vocab, provenance (`stage` wrote it
     with settings `run`) and scene inputs."""
-    import mujoco  # only for its version; a raw dataset is written next to a simulator anyway
-
     meta = Path(root) / DEMOFORGE_META_DIR
     write_json_atomic(meta / CONTROLLER_META, json.loads(layout.law.to_json()))
     write_json_atomic(meta / VOCAB_META, layout.vocab())
@@ -74,4 +74,4 @@ def write_raw_meta(root: str | Path, layout: RunLayout, problems: list[Problem],
                                                "mujoco_version": mujoco.__version__, "run": run, "fps": layout.fps,
                                                "sim_state_width": layout.n_state,
                                                "sim_state_padding": SIM_STATE_PADDING})
-    write_scene_inputs(root, problems)
+    write_scene_inputs(root, [scene_inputs(p) for p in problems])
