@@ -3,6 +3,7 @@
 import pytest
 
 from demoforge.tasks import domain_text, parse_task, static_facts
+from demoforge.tasks import package as registry
 from demoforge.tasks.pddl_text import problem_to_pddl
 
 BLOCKS = domain_text("blocks")
@@ -28,3 +29,12 @@ def tower_task():
         goal="(and (on c b) (on b a) (in_region a left) (face_up b nz))",
     )
     return parse_task(text, domain_text=BLOCKS, problem_file="tower.pddl", domain_file="blocks.pddl")
+
+
+@pytest.fixture
+def isolated(monkeypatch):
+    """The registry as it was before the test (packages loaded by a test do not leak into others)."""
+    registry.packages()
+    monkeypatch.setattr(registry, "_PACKAGES", dict(registry._PACKAGES))
+    monkeypatch.setattr(registry, "_LOADED", [])
+    monkeypatch.setenv(registry.ENV_VAR, "")

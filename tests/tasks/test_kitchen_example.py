@@ -22,13 +22,6 @@ pytest.importorskip("coacd")
 pytest.importorskip("trimesh")
 
 
-@pytest.fixture
-def isolated(monkeypatch):
-    """The registry as it was before the test (packages loaded by a test do not leak into others)."""
-    registry.packages()
-    monkeypatch.setattr(registry, "_PACKAGES", dict(registry._PACKAGES))
-    monkeypatch.setattr(registry, "_LOADED", [])
-    monkeypatch.setenv(registry.ENV_VAR, "")
 
 
 @pytest.fixture

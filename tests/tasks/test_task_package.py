@@ -20,13 +20,6 @@ from demoforge.tasks.families import DOMAIN_NAME
 NEAR = Path(__file__).parents[2] / "examples" / "tasks" / "near" / "near_task.py"
 
 
-@pytest.fixture
-def isolated(monkeypatch):
-    """The registry as it was before the test (packages loaded by a test do not leak into others)."""
-    registry.packages()
-    monkeypatch.setattr(registry, "_PACKAGES", dict(registry._PACKAGES))
-    monkeypatch.setattr(registry, "_LOADED", [])
-    monkeypatch.setenv(registry.ENV_VAR, "")
 
 
 def test_the_blocks_world_is_one_registered_package():
