@@ -26,6 +26,10 @@ randomized:train, randomized:test: the last two's gap is what visual randomizati
 Run with the Python 3.12 venv that holds demoforge, the plugin and lerobot (`make lerobot-dev`):
     .venv-lerobot/bin/python benchmarks/bench_train_eval.py --families pnp --demos 100 --steps 3000,6000
     .venv-lerobot/bin/python benchmarks/bench_train_eval.py --obs pixels --families pnp --demos 200 --steps 3000
+A family of a task package of your own: `--task-package examples/tasks/kitchen/kitchen_task.py
+--families cup_in_bowl` (the training and evaluation processes load it too). The same checkpoints
+evaluated another way: `--eval-arg=--policy.n_action_steps=1
+--eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
 The last line is the headline: the best test success per family (the mean over the seeds) and
 what it took.
@@ -217,6 +221,12 @@ def main() -> None:
                     help="an extra lerobot-train argument after the recipe's, e.g. --policy-arg=--policy.use_vae=true "
                          "(repeatable; give --variant too, so the run gets a work folder of its own)")
     ap.add_argument("--variant", default="", help="a name for a changed recipe: its work folder's suffix")
+    ap.add_argument("--eval-arg", action="append", default=[],
+                    help="an extra lerobot-eval argument, e.g. ACT's temporal ensembling: "
+                         "--eval-arg=--policy.n_action_steps=1 --eval-arg=--policy.temporal_ensemble_coeff=0.01 "
+                         "(repeatable; give --eval-variant too: the same checkpoints, evaluated again)")
+    ap.add_argument("--eval-variant", default="", help="a name for changed evaluation arguments: the evaluation "
+                                                       "folders' suffix")
     ap.add_argument("--task-package", action="append", default=[],
                     help="a task package bringing --families of its own (a .py file or a module, repeatable); "
                          "training and evaluation processes load it too")
@@ -261,7 +271,8 @@ def evaluate(py: str, family: str, model: Path, baked: Path, out: Path, log: Pat
         length = [] if args.episode_length is None else [f"--env.episode_length={args.episode_length}"]
         run([py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={model}", "--policy.device=cpu",
              "--env.type=demoforge", f"--env.task={family}", "--env.split=test", f"--env.dataset={baked}",
-             *pixels, *length, f"--eval.n_episodes={args.episodes}", f"--eval.batch_size={min(10, args.episodes)}",
+             *pixels, *length, *args.eval_arg, f"--eval.n_episodes={args.episodes}",
+             f"--eval.batch_size={min(10, args.episodes)}",
              f"--output_dir={out}"], log, args.nice)
     return json.loads((out / "eval_info.json").read_text())
 
@@ -279,6 +290,8 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
         sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
     if args.variant:
         name += f"-{args.variant}"
+    if args.eval_arg and not args.eval_variant:
+        sys.exit("--eval-arg changes the evaluation: give --eval-variant NAME so it does not reuse another's results")
     work = args.work / (name if seed == 0 else f"{name}-seed{seed}")
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -299,7 +312,7 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
         train_cpu = sum(v for k, v in cpu.items() if int(k) <= steps)
         successes = {}
         for key, look in looks.items():
-            tag = "" if look is None else f"-{look.stem}"
+            tag = ("" if look is None else f"-{look.stem}") + (f"-{args.eval_variant}" if args.eval_variant else "")
             out = work / f"eval-{steps}-{args.episodes}{tag}"
             t0 = time.time()
             info = evaluate(py, family, checkpoint(train, steps), baked, out, work / f"{out.name}.log", args, look)
