@@ -24,7 +24,7 @@ from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extr
 from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
-from demoforge.dataset.writer import video_info
+from demoforge.dataset.writer_config import video_info
 from demoforge.errors import DemoforgeError, listing
 from demoforge.raw import schema
 

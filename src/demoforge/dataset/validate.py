@@ -7,7 +7,9 @@ episode is written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -163,3 +165,19 @@ def check_columns(
     if problems:
         raise DatasetError(f"{where}: " + "; ".join(problems))
     return out, length
+
+
+def check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any]:
+    """An episode's `extra` record as a plain dict: string keys without '/', plain JSON values."""
+    if extra is None:
+        return {}
+    out = {}
+    for key, value in extra.items():
+        if not isinstance(key, str) or not key or "/" in key:
+            raise DatasetError(f"episode {episode}: extra key {key!r} must be a non-empty string without '/'")
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(f"episode {episode}: extra {key!r} is not plain JSON ({exc}); convert it") from exc
+        out[key] = value
+    return out
