@@ -112,7 +112,7 @@ def main() -> None:
     try:
         paths = [p for p in write_tasks(generate_family("stack_three", count=args.problems, seed=args.seed), tmp / "tasks")
                  if p.suffix == ".pddl" and p.name != "blocks.pddl"]
-        gen = sys.modules["demoforge.execute.generate"]
+        gen = sys.modules["demoforge.execute.shard_merge"]
         finish, marks = gen.ShardMerge.finish, {}
 
         def timed_finish(self):  # the merge after the last item (earlier items merge as they finish)

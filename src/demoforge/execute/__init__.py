@@ -9,11 +9,12 @@ Modules: `problems` (inputs, per-episode seeds and start states), `vecenv` (VecS
 SimTask), `runner` (the expert), `seams` (what a caller plugs into the expert's episode: its
 planner, goal source and hooks), `record` (the raw dataset rows, see `demoforge.raw.schema`),
 `layout` (`RunLayout`: what a run's episodes share, and the meta files recording it),
-`generate` (shards, workers, merge, resume). Reading a raw dataset back (the typed episode
+`generate` (shards, workers, resume), `run_folder` (run.json, the summary), `shard_merge`
+(the splits merged from the items' shards). Reading a raw dataset back (the typed episode
 record, scene inputs) is `demoforge.raw`; replaying it in the simulator, `demoforge.replay`.
 """
 
-from demoforge.execute.generate import GenerateSummary, ProblemTally, generate, resolve_workers
+from demoforge.execute.generate import ProblemTally, generate, resolve_workers
 from demoforge.execute.problems import (
     EpisodeStart,
     ExecuteError,
@@ -24,6 +25,7 @@ from demoforge.execute.problems import (
     start_episode,
 )
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
+from demoforge.execute.run_folder import GenerateSummary
 from demoforge.execute.runner import EpisodeResult, ExpertEpisode, ExpertRunner, RunnerSettings
 from demoforge.execute.seams import EpisodeHooks, GoalSource, ProblemGoal
 from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
