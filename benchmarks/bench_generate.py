@@ -51,7 +51,7 @@ def _instrument() -> dict[str, float]:
         ("symbolic state, one batch per episode", sys.modules["demoforge.execute.record"], "truth_of_samples"),
         ("abstraction on demand (verify, plan)", sys.modules["demoforge.execute.vecenv"], "abstract"),
         ("episode start (scene draw, build, reset state)", sys.modules["demoforge.execute.vecenv"], "start_episode"),
-        ("skill planning (IK, collision checks)", sys.modules["demoforge.execute.runner"], "plan_skill"),
+        ("skill planning (IK, collision checks)", sys.modules["demoforge.execute.expert_episode"], "plan_skill"),
         ("task planning", sys.modules["demoforge.tasks.planning"].FallbackPlanner, "plan"),
         ("recording rows (with the sample)", sys.modules["demoforge.execute.record"].EpisodeRecorder, "record"),
         ("DatasetWriter.add_episode (shards, then merge)", writer_mod.DatasetWriter, "add_episode"),

@@ -45,13 +45,14 @@ from typing import ClassVar
 
 
 from demoforge.envs.materials import MaterialError, material_ref
+from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
 from demoforge.execute.layout import RunLayout
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, check_skills, load_problems
 from demoforge.execute.record import run_layout
 from demoforge.execute.run_folder import MERGING_DIR, GenerateSummary, finished_run, item_dir, run_record
-from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.execute.runner import ExpertRunner
 from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.guard import refuse_overlap

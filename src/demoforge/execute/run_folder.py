@@ -14,7 +14,7 @@ from pathlib import Path
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.envs.problem import problem_robot
 from demoforge.execute.problems import ExecuteError, Problem
-from demoforge.execute.runner import RunnerSettings
+from demoforge.execute.expert_episode import RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally
 from demoforge.randomize import RandomizationSpec, spec_to_dict
 from demoforge.randomize.robot_start import params_to_dict
