@@ -43,7 +43,8 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, IN
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.render.apply import look_targets
 from demoforge.render.canvas import Canvas, blank_model
-from demoforge.render.look import Look, LookError, load_look
+from demoforge.render.look import Look, LookError
+from demoforge.render.look_file import load_look
 from demoforge.render.recorder import DEPTH_RANGE_M, LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
 from demoforge.render.writer_thread import WriterThread
