@@ -5,14 +5,15 @@
                           cameras=("front", "wrist"))
     render_dataset("runs/x/success", "runs/x/rendered", config, workers=2)
 
-Modules: `look` (the YAML record), `look_file` (reading one), `sample` (seeded per-copy draws,
-JSON), `apply` (a render-only model under a draw), `canvas` (one GL context re-bound per model),
-`recorder` (CameraRecorder: a scene's cameras under a draw, also for inline recording),
-`writer_thread`, `stage`.
+Modules: `config` (RenderConfig), `look` (the YAML record), `look_file` (reading one), `sample`
+(seeded per-copy draws, JSON), `apply` (a render-only model under a draw), `canvas` (one GL
+context re-bound per model), `recorder` (CameraRecorder: a scene's cameras under a draw, also for
+inline recording), `writer_thread`, `stage`.
 """
 
 from demoforge.render.apply import look_scene, look_targets
 from demoforge.render.canvas import Canvas
+from demoforge.render.config import LookRequest, RenderConfig, parse_look_arg
 from demoforge.render.look import (
     BlocksLook,
     CameraLook,
@@ -27,10 +28,7 @@ from demoforge.render.sample import LookTargets, draw_look, dumps_look_draw, loa
 from demoforge.render.stage import (
     RENDER_META,
     SOURCE_EXTRA,
-    LookRequest,
-    RenderConfig,
     RenderSummary,
-    parse_look_arg,
     render_dataset,
 )
 
