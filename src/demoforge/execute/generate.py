@@ -256,6 +256,8 @@ def generate(
     run.json; every pair of named materials is contact-linted first (`check_materials`), its
     warnings passed to `warn` (default: printed to stderr). `run_with`: what runs the stage, `run_stage`'s
     signature (the pipeline's pipelined schedule runs the render's items with it, `pipeline.pipelined`)."""
+    # One function: the public entry point; most of its length is the docstring of its options and
+    # the checks that refuse bad arguments before a worker starts. The work is run_item's and GenerateStage's.
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:

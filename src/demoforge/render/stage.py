@@ -95,6 +95,8 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
     what `source`'s episode 0 is in the dataset whose render this is (its look draws, render_source
     and reference paths name that episode); `extras(row)`: an episode row's records as that dataset
     has them."""
+    # One function: the scene prefetch thread, the GL canvas, the writer thread and the dataset writer
+    # share one lifetime, opened here and released in one try/finally; split, each piece would need them all.
     if (root / INFO_PATH).is_file():
         return  # finished before the run was interrupted
     reader = open_dataset(source)
