@@ -111,6 +111,8 @@ def _cast_column(key: str, ft: Feature, arr: np.ndarray, frame: int | None,
                  problems: list[str]) -> np.ndarray | None:
     """Feature `key`'s column (a leading time axis) cast to its feature's dtype and shape, or None
     with what is wrong with it appended to `problems`."""
+    # One function: one branch per feature kind (depth map, text, camera, numeric), each a short run of
+    # checks that stops at the column's first problem; side by side they show what each kind accepts.
     if ft.dtype == "video" and is_depth(ft.info):
         want = (ft.shape[0], ft.shape[1])
         if arr.ndim == 4 and arr.shape[-1] == 1:
