@@ -51,7 +51,7 @@ def _instrument() -> dict[str, float]:
         ("symbolic state, one batch per episode", sys.modules["demoforge.execute.record"], "truth_of_samples"),
         ("abstraction on demand (verify, plan)", sys.modules["demoforge.execute.vecenv"], "abstract"),
         ("episode start (scene draw, build, reset state)", sys.modules["demoforge.execute.vecenv"], "start_episode"),
-        ("skill planning (IK, collision checks)", sys.modules["demoforge.execute.runner"], "plan_skill"),
+        ("skill planning (IK, collision checks)", sys.modules["demoforge.execute.expert_episode"], "plan_skill"),
         ("task planning", sys.modules["demoforge.tasks.planning"].FallbackPlanner, "plan"),
         ("recording rows (with the sample)", sys.modules["demoforge.execute.record"].EpisodeRecorder, "record"),
         ("DatasetWriter.add_episode (shards, then merge)", writer_mod.DatasetWriter, "add_episode"),
@@ -112,7 +112,7 @@ def main() -> None:
     try:
         paths = [p for p in write_tasks(generate_family("stack_three", count=args.problems, seed=args.seed), tmp / "tasks")
                  if p.suffix == ".pddl" and p.name != "blocks.pddl"]
-        gen = sys.modules["demoforge.execute.generate"]
+        gen = sys.modules["demoforge.execute.shard_merge"]
         finish, marks = gen.ShardMerge.finish, {}
 
         def timed_finish(self):  # the merge after the last item (earlier items merge as they finish)

@@ -126,7 +126,7 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
         if args is None or args.obs == "state":
             bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True), models=EPISODE_MODELS)
         else:
-            from demoforge.render.stage import RenderConfig, parse_look_arg, render_dataset
+            from demoforge.render import RenderConfig, parse_look_arg, render_dataset
 
             look = look_file(args.train_look, args.image_size, work / "looks")
             if not (work / "rendered" / "meta" / "info.json").is_file():

@@ -34,7 +34,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
     """Every shared input, by name (see the module docstring)."""
     from demoforge.convert import BakeConfig, bake
     from demoforge.envs import build_env_package
-    from demoforge.render.stage import RenderConfig, parse_look_arg, render_dataset
+    from demoforge.render import RenderConfig, parse_look_arg, render_dataset
 
     base = tmp_path_factory.mktemp("world")
     tasks = base / "tasks"

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from demoforge.dataset.check import Problem, check_dataset
+from demoforge.dataset.check import check_dataset
+from demoforge.dataset.problem import Problem
 
 from tests.lerobot_fixtures import FIXTURES
 NAMES = ["lerobot044_video", "lerobot061_state_only", "lerobot061_video"]

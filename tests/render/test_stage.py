@@ -19,7 +19,7 @@ from demoforge.render import (
     CameraRecorder, LookError, RenderConfig, draw_look, load_look, look_from_dict, look_seed, look_targets,
     parse_look_arg, render_dataset,
 )
-from demoforge.render.stage import LookRequest
+from demoforge.render.config import LookRequest
 from demoforge.replay import episode_scene, replay_states
 
 CAMS = ("observation.images.front", "observation.images.wrist")

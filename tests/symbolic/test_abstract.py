@@ -12,7 +12,7 @@ from demoforge.symbolic import abstract
 from demoforge.symbolic import predicates as P
 from demoforge.symbolic.abstract import BLOCKS_PREDICATES, abstract_per_atom, abstract_truth, truth_of_samples
 from demoforge.tasks import generate_family, write_tasks
-from demoforge.tasks.package import Predicate
+from demoforge.tasks.package_records import Predicate
 
 
 def _problem_paths(tmp_path, family):

@@ -11,7 +11,8 @@ import typer
 from demoforge.cli.progress import StepProgress
 from demoforge.cli.ranges import finite
 from demoforge.convert.readers import registered
-from demoforge.dataset.check import Problem, check_dataset, v21_info
+from demoforge.dataset.check import check_dataset, v21_info
+from demoforge.dataset.problem import Problem
 from demoforge.dataset.hdf5 import DATA, OBS, demo_names, require_h5py
 from demoforge.dataset.reader import open_dataset, summarize
 from demoforge.errors import DatasetError, DemoforgeError

@@ -25,7 +25,7 @@ def look_sheet(
 ) -> None:
     """Render one task scene under DRAWS draws of a look into a PNG contact sheet."""
     # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.render.look import load_look
+    from demoforge.render.look_file import load_look
     from demoforge.render.sheet import SheetSettings, sheet_image, write_png
 
     look_file = [look] if Path(look).is_file() else []

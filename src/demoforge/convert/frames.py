@@ -29,7 +29,7 @@ from demoforge.dataset.layout import Feature
 from demoforge.dataset.remux import EncodedVideo
 from demoforge.dataset.video import SegmentEncoder, VideoSettings
 from demoforge.dataset.yuv import planar_histogram
-from demoforge.dataset.writer import video_info
+from demoforge.dataset.writer_config import video_info
 
 T = TypeVar("T")
 

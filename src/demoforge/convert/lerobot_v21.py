@@ -35,6 +35,8 @@ def _jsonl(path: Path) -> list[dict]:
 
 def read_lerobot_v21(path: str | Path) -> Iterator[Episode]:
     """The dataset's episodes in episodes.jsonl order, one at a time."""
+    # One function: a generator whose refusals run before the first episode and whose loop turns one
+    # episodes.jsonl row into one Episode; the loop is that one record's construction.
     root = Path(path)
     raw = v21_info(root)
     if raw is None:

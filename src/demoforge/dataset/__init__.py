@@ -1,8 +1,9 @@
 """LeRobot v3.0 dataset I/O: layout, writer, reader, stats, video, merge and check."""
 
-from demoforge.dataset.check import Problem, check_dataset
+from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import DatasetInfo, Feature, read_info
 from demoforge.dataset.merge import DatasetMerger, merge_datasets
+from demoforge.dataset.problem import Problem
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.remux import EncodedVideo
 from demoforge.dataset.video import VideoSettings

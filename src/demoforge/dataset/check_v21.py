@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from demoforge.dataset import decode
-from demoforge.dataset.check import Problem, check_info_fields
+from demoforge.dataset.check import check_info_fields
+from demoforge.dataset.problem import Problem
 from demoforge.dataset.layout import CODEBASE_VERSION, INDEX_FEATURE_NAMES, INFO_PATH, DatasetInfo
 from demoforge.errors import DemoforgeError
 

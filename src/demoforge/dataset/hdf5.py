@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from demoforge.dataset.check import Problem
+from demoforge.dataset.problem import Problem
 from demoforge.errors import DatasetError
 
 INSTALL = "pip install 'demoforge[hdf5]'"

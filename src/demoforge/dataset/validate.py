@@ -7,7 +7,9 @@ episode is written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -90,69 +92,9 @@ def check_columns(
         arr = np.asarray(columns[key])
         if frame is not None:
             arr = arr[None, ...]
-        if ft.dtype == "video" and is_depth(ft.info):
-            want = (ft.shape[0], ft.shape[1])
-            if arr.ndim == 4 and arr.shape[-1] == 1:
-                arr = arr[..., 0]
-            if arr.ndim != 3 or arr.shape[1:] != want:
-                problems.append(f"feature {key!r}: depth frames of shape {arr.shape[1:]}, expected {want} [m]")
-                continue
-            if not np.issubdtype(arr.dtype, np.floating):
-                problems.append(f"feature {key!r}: depth dtype {arr.dtype}, expected float metres")
-                continue
-            bad = ~np.isfinite(arr) | (arr < 0)
-            if bad.any():
-                t = _first_bad_frame(bad)
-                problems.append(f"feature {key!r}: depth value {arr[t][bad[t]][0]} at frame "
-                                f"{frame if frame is not None else t}; depths must be finite and >= 0 [m]")
-                continue
-            arr = arr.astype(np.float32, copy=False)
-        elif ft.dtype == "string":
-            if arr.ndim == 2 and arr.shape[1] == 1:
-                arr = arr[:, 0]
-            if arr.ndim != 1:
-                problems.append(f"feature {key!r}: shape {arr.shape[1:]} per frame, expected one text")
-                continue
-            arr = arr.astype(object)
-            bad = [t for t, v in enumerate(arr) if not isinstance(v, str)]
-            if bad:
-                at = frame if frame is not None else bad[0]
-                problems.append(f"feature {key!r}: {arr[bad[0]]!r} ({type(arr[bad[0]]).__name__}) at frame {at} is "
-                                f"not a string ({len(bad)} frame(s) affected); give every frame a str")
-                continue
-        elif ft.dtype == "video":
-            want = (ft.shape[0], ft.shape[1], 3)
-            if arr.ndim != 4 or arr.shape[1:] != want:
-                got = arr.shape[1:] if frame is None else arr.shape[1:]
-                problems.append(f"feature {key!r}: frames of shape {got}, expected {want} (H, W, 3) RGB")
-                continue
-            if arr.dtype != np.uint8:
-                problems.append(f"feature {key!r}: dtype {arr.dtype}, expected uint8 RGB in 0..255")
-                continue
-        else:
-            n = ft.shape[0]
-            if arr.ndim == 1 and n == 1:
-                arr = arr[:, None]
-            if arr.ndim != 2 or arr.shape[1] != n:
-                problems.append(f"feature {key!r}: shape {arr.shape[1:] if arr.ndim else ()} per frame, expected ({n},)")
-                continue
-            target = np.dtype(ft.dtype)
-            if arr.dtype != target:
-                same_kind = np.can_cast(arr.dtype, target, casting="same_kind")
-                if target == np.bool_ or arr.dtype == np.bool_ or not same_kind:
-                    problems.append(f"feature {key!r}: dtype {arr.dtype} cannot be stored as {ft.dtype}; convert it")
-                    continue
-            if np.issubdtype(arr.dtype, np.floating):
-                bad = ~np.isfinite(arr)
-                if bad.any():
-                    t = _first_bad_frame(bad)
-                    at = frame if frame is not None else t
-                    problems.append(
-                        f"feature {key!r}: non-finite value {arr[t][bad[t]][0]} at frame {at} "
-                        f"({int(bad.any(axis=1).sum())} frame(s) affected); fix the source instead of recording it"
-                    )
-                    continue
-            arr = arr.astype(target, copy=False)
+        arr = _cast_column(key, ft, arr, frame, problems)
+        if arr is None:
+            continue
         out[key] = arr
         lengths[key] = arr.shape[0]
     if len(set(lengths.values())) > 1:
@@ -163,3 +105,91 @@ def check_columns(
     if problems:
         raise DatasetError(f"{where}: " + "; ".join(problems))
     return out, length
+
+
+def _cast_column(key: str, ft: Feature, arr: np.ndarray, frame: int | None,
+                 problems: list[str]) -> np.ndarray | None:
+    """Feature `key`'s column (a leading time axis) cast to its feature's dtype and shape, or None
+    with what is wrong with it appended to `problems`."""
+    # One function: one branch per feature kind (depth map, text, camera, numeric), each a short run of
+    # checks that stops at the column's first problem; side by side they show what each kind accepts.
+    if ft.dtype == "video" and is_depth(ft.info):
+        want = (ft.shape[0], ft.shape[1])
+        if arr.ndim == 4 and arr.shape[-1] == 1:
+            arr = arr[..., 0]
+        if arr.ndim != 3 or arr.shape[1:] != want:
+            problems.append(f"feature {key!r}: depth frames of shape {arr.shape[1:]}, expected {want} [m]")
+            return None
+        if not np.issubdtype(arr.dtype, np.floating):
+            problems.append(f"feature {key!r}: depth dtype {arr.dtype}, expected float metres")
+            return None
+        bad = ~np.isfinite(arr) | (arr < 0)
+        if bad.any():
+            t = _first_bad_frame(bad)
+            problems.append(f"feature {key!r}: depth value {arr[t][bad[t]][0]} at frame "
+                            f"{frame if frame is not None else t}; depths must be finite and >= 0 [m]")
+            return None
+        arr = arr.astype(np.float32, copy=False)
+    elif ft.dtype == "string":
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        if arr.ndim != 1:
+            problems.append(f"feature {key!r}: shape {arr.shape[1:]} per frame, expected one text")
+            return None
+        arr = arr.astype(object)
+        bad = [t for t, v in enumerate(arr) if not isinstance(v, str)]
+        if bad:
+            at = frame if frame is not None else bad[0]
+            problems.append(f"feature {key!r}: {arr[bad[0]]!r} ({type(arr[bad[0]]).__name__}) at frame {at} is "
+                            f"not a string ({len(bad)} frame(s) affected); give every frame a str")
+            return None
+    elif ft.dtype == "video":
+        want = (ft.shape[0], ft.shape[1], 3)
+        if arr.ndim != 4 or arr.shape[1:] != want:
+            got = arr.shape[1:] if frame is None else arr.shape[1:]
+            problems.append(f"feature {key!r}: frames of shape {got}, expected {want} (H, W, 3) RGB")
+            return None
+        if arr.dtype != np.uint8:
+            problems.append(f"feature {key!r}: dtype {arr.dtype}, expected uint8 RGB in 0..255")
+            return None
+    else:
+        n = ft.shape[0]
+        if arr.ndim == 1 and n == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2 or arr.shape[1] != n:
+            problems.append(f"feature {key!r}: shape {arr.shape[1:] if arr.ndim else ()} per frame, expected ({n},)")
+            return None
+        target = np.dtype(ft.dtype)
+        if arr.dtype != target:
+            same_kind = np.can_cast(arr.dtype, target, casting="same_kind")
+            if target == np.bool_ or arr.dtype == np.bool_ or not same_kind:
+                problems.append(f"feature {key!r}: dtype {arr.dtype} cannot be stored as {ft.dtype}; convert it")
+                return None
+        if np.issubdtype(arr.dtype, np.floating):
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                t = _first_bad_frame(bad)
+                at = frame if frame is not None else t
+                problems.append(
+                    f"feature {key!r}: non-finite value {arr[t][bad[t]][0]} at frame {at} "
+                    f"({int(bad.any(axis=1).sum())} frame(s) affected); fix the source instead of recording it"
+                )
+                return None
+        arr = arr.astype(target, copy=False)
+    return arr
+
+
+def check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any]:
+    """An episode's `extra` record as a plain dict: string keys without '/', plain JSON values."""
+    if extra is None:
+        return {}
+    out = {}
+    for key, value in extra.items():
+        if not isinstance(key, str) or not key or "/" in key:
+            raise DatasetError(f"episode {episode}: extra key {key!r} must be a non-empty string without '/'")
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(f"episode {episode}: extra {key!r} is not plain JSON ({exc}); convert it") from exc
+        out[key] = value
+    return out

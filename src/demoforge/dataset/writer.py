@@ -13,86 +13,30 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from demoforge.dataset import assemble, segmentation
+from demoforge.dataset import assemble
+from demoforge.dataset.camera_encoding import CameraEncoding
 from demoforge.dataset.datafiles import DataFiles, FileCursor
-from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset.layout import (
     DEFAULT_CHUNKS_SIZE, DEFAULT_DATA_FILE_SIZE_MB, DEFAULT_VIDEO_FILE_DURATION_S,
-    DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file, index_features,
+    DEFAULT_VIDEO_FILE_SIZE_MB, DEMOFORGE_META_DIR, INFO_PATH, Feature, chunk_file,
     write_json_atomic,
 )
 from demoforge.dataset.stats import numeric_stats
 from demoforge.dataset.tables import data_schema, data_table, fsync_file, write_parquet_atomic
-from demoforge.dataset.validate import check_columns, check_features, check_task
+from demoforge.dataset.validate import check_columns, check_extra, check_features, check_task
 from demoforge.dataset.remux import EncodedVideo, extract_segment
-from demoforge.dataset.video import SegmentEncoder, VideoSettings
-from demoforge.dataset.locks import STAGING_DIR, lock_staging
+from demoforge.dataset.video import VideoSettings
+from demoforge.dataset.writer_config import WriterConfig
+from demoforge.dataset.locks import STAGING_DIR, create_staging, lock_staging, recover_staging
 from demoforge.errors import DatasetError, EmptyDatasetError
 
 _MB = 1024 * 1024
-_BATCH = 16  # camera frames per encoder call (and per add_frame hand-off to an encoder lane)
-
-
-@dataclass(frozen=True)
-class WriterConfig:
-    """Everything fixed when a dataset is created; stored in staging so resume needs only the root."""
-
-    fps: int  # frames per second [Hz]
-    features: dict[str, Feature]  # user features (index features are added)
-    robot_type: str | None = None
-    video: VideoSettings = field(default_factory=VideoSettings)
-    data_file_size_mb: float = DEFAULT_DATA_FILE_SIZE_MB  # start a new data file past this size
-    video_file_size_mb: float = DEFAULT_VIDEO_FILE_SIZE_MB  # start a new mp4 past this size
-    video_file_duration_s: float = DEFAULT_VIDEO_FILE_DURATION_S  # start a new mp4 before this length [s]
-    chunks_size: int = DEFAULT_CHUNKS_SIZE  # files per chunk folder
-
-    def all_features(self) -> dict[str, Feature]:
-        """User features with video info blocks filled in, then the index features."""
-        out = {}
-        for key, ft in self.features.items():
-            if ft.dtype == "video":
-                ft = Feature("video", ft.shape, ["height", "width", "channels"],
-                             video_info(key, ft, fps=self.fps, video=self.video))
-            out[key] = ft
-        out.update(index_features())
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fps": self.fps, "features": {k: f.to_json() for k, f in self.features.items()},
-            "robot_type": self.robot_type, "video": self.video.to_json(),
-            "data_file_size_mb": self.data_file_size_mb, "video_file_size_mb": self.video_file_size_mb,
-            "video_file_duration_s": self.video_file_duration_s, "chunks_size": self.chunks_size,
-        }
-
-    @staticmethod
-    def from_json(raw: dict[str, Any]) -> "WriterConfig":
-        raw = dict(raw)
-        raw["features"] = {k: Feature.from_json(k, v) for k, v in raw["features"].items()}
-        raw["video"] = VideoSettings.from_json(raw["video"])
-        return WriterConfig(**raw)
-
-
-def video_info(key: str, ft: Feature, *, fps: int, video: VideoSettings) -> dict[str, Any]:
-    """The info block video feature `key` gets when written at `fps` with `video`: depth maps
-    and segmentation maps have their own lossless coding, other cameras follow `video`; a
-    complete block (one with `video.codec`, e.g. carried over by merge) is kept as it is."""
-    given = dict(ft.info or {})
-    if "video.codec" in given:
-        return given
-    height, width = ft.shape[0], ft.shape[1]
-    if is_depth(given):
-        return DepthCoding.from_info(given).info_block(fps=fps, height=height, width=width, g=video.gop(fps))
-    if segmentation.is_segmentation(key, given):
-        return segmentation.info_block(fps=fps, height=height, width=width, g=video.gop(fps))
-    return video.info_block(fps=fps, height=height, width=width, is_depth_map=bool(given.get("is_depth_map", False)))
 
 
 class DatasetWriter:
@@ -107,19 +51,14 @@ class DatasetWriter:
         self._video_keys = [k for k, f in self._user.items() if f.dtype == "video"]
         self._schema = data_schema(self._features)
         self._records: list[dict[str, Any]] = []  # per episode: placement only (see _remember)
-        self._depth = {k: DepthCoding.from_info(self._features[k].info) for k in self._video_keys
-                       if is_depth(self._features[k].info)}
-        self._segmentation = {k for k in self._video_keys if segmentation.is_segmentation(k, self._features[k].info)}
-        self._video_hists = {k: self._empty_hist(k) for k in self._video_keys}  # dataset-wide pixels
+        self._cams = CameraEncoding(root / STAGING_DIR / "videos", self._user, self._features,
+                                    video=config.video, fps=config.fps)
+        self._video_hists = {k: self._cams.empty_hist(k) for k in self._video_keys}  # dataset-wide pixels
         self._extra_keys: set[str] = set()
         self._tasks: dict[str, int] = {}
         self._data_cursor = FileCursor()
         self._video_cursors = {k: FileCursor() for k in self._video_keys}
-        self._frame_buffer: dict[str, list[np.ndarray]] | None = None
-        self._frame_encoders: dict[str, SegmentEncoder] = {}
-        self._frame_batches: dict[str, np.ndarray] = {}  # camera frames not yet handed to a lane
-        self._frame_jobs: dict[str, list[Future]] = {}  # per camera: encoded batches -> histograms
-        self._frame_lanes: dict[str, ThreadPoolExecutor] = {}  # one thread per camera: frames stay in order
+        self._frame_buffer: dict[str, list[np.ndarray]] | None = None  # non-camera columns, frame by frame
         self._frame_task: str | None = None
         self._frame_n = 0  # frames in the episode being recorded frame by frame
         self._finalized = False
@@ -152,31 +91,9 @@ class DatasetWriter:
             data_file_size_mb=data_file_size_mb, video_file_size_mb=video_file_size_mb,
             video_file_duration_s=video_file_duration_s, chunks_size=chunks_size,
         )
-        staging, unborn = root / STAGING_DIR, root / (STAGING_DIR + ".new")
         made_root = not root.exists()
-        if unborn.is_dir():  # a create killed before its staging was whole: nothing in it to keep
-            os.close(lock_staging(unborn))  # unless another create is making it right now
-            shutil.rmtree(unborn)
-        if root.exists() and any(root.iterdir()):
-            if staging.exists():
-                os.close(lock_staging(staging))  # a live writer gets the lock error, not the "non-empty" one
-            raise DatasetError(
-                f"{root}: not empty; choose a new root, or call DatasetWriter.resume({str(root)!r}) "
-                "to continue an interrupted run"
-            )
-        # The staging folder is built under another name and renamed into place whole, so a
-        # staging folder always has its config: a run killed in here leaves nothing to resume.
-        fd = lock_staging(unborn)
-        try:
-            for sub in ("data", "episodes",
-                        *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")):
-                (unborn / sub).mkdir(parents=True, exist_ok=True)
-            write_json_atomic(unborn / "config.json", config.to_json())
-            os.rename(unborn, staging)  # the lock is on the file, which moves with the folder
-        except BaseException:  # a full disk before the first episode: nothing to keep, nothing locked
-            os.close(fd)
-            shutil.rmtree(unborn, ignore_errors=True)
-            raise
+        fd = create_staging(root, config.to_json(), folders=(
+            "data", "episodes", *(f"videos/{k}" for k in config.features if config.features[k].dtype == "video")))
         writer = cls(root, config, fd)
         writer._made_root = made_root
         if data_as_added:
@@ -199,22 +116,9 @@ class DatasetWriter:
             os.close(fd)
             raise DatasetError(f"{staging / 'config.json'}: unreadable ({exc}); the run cannot be resumed") from exc
         writer = cls(root, config, fd)
-        writer._recover()
+        for record in recover_staging(staging):
+            writer._remember(record)
         return writer
-
-    def _recover(self) -> None:
-        staging = self.root / STAGING_DIR
-        n = 0
-        while (staging / "episodes" / f"{n:06d}.json").is_file():
-            record = json.loads((staging / "episodes" / f"{n:06d}.json").read_text())
-            self._remember(record)
-            n += 1
-        keep = {f"{i:06d}" for i in range(n)}
-        for path in staging.rglob("*"):
-            if path.is_file() and path.parent != staging and path.name.split(".")[0] not in keep:
-                path.unlink()  # the episode in progress when the run died, or temporary files
-            elif path.is_file() and path.name.endswith((".tmp", ".part")):
-                path.unlink()
 
     def __enter__(self) -> "DatasetWriter":
         return self
@@ -261,12 +165,12 @@ class DatasetWriter:
             raise DatasetError(f"episode {episode}: encoded videos {unknown} are not video features {self._video_keys}")
         expected = {k: f for k, f in self._user.items() if k not in encoded}
         cols, length = check_columns(columns, expected, episode=episode)
-        extra = _check_extra(extra, episode)
+        extra = check_extra(extra, episode)
         hists = {}
         for key, video in sorted(encoded.items()):
-            seg = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
+            seg = self._cams.segment_path(episode, key)
             try:
-                count, hists[key] = extract_segment(video, seg, fps=self.config.fps, depth=key in self._depth)
+                count, hists[key] = extract_segment(video, seg, fps=self.config.fps, depth=key in self._cams.depth)
             except BaseException:
                 seg.unlink(missing_ok=True)
                 raise
@@ -280,58 +184,23 @@ class DatasetWriter:
         # SVT-AV1 and x264 cameras are encoded on threads of their own (the encoders and NumPy
         # release the GIL) and the data rows written on another, so the largest camera does not
         # hold up the episode and the disk's sync latency overlaps the encoding; other cameras
-        # (_threaded) are encoded here, one after the other.
+        # (CameraEncoding.threaded) are encoded here, one after the other.
+        depth = self._cams.depth
         to_encode = [k for k in self._video_keys if k not in encoded]
-        frames = {k: self._depth[k].quantize(cols[k]) if k in self._depth else cols[k] for k in to_encode}
+        frames = {k: depth[k].quantize(cols[k]) if k in depth else cols[k] for k in to_encode}
         # the largest camera first: it is the episode's critical path
-        threaded = sorted((k for k in to_encode if self._threaded(k)), key=lambda k: -np.prod(self._user[k].shape))
+        threaded = sorted((k for k in to_encode if self._cams.threaded(k)), key=lambda k: -np.prod(self._user[k].shape))
         task_index, start = self._next_indices(task)
         if not threaded:  # nothing to overlap
-            hists.update({k: self._encode_camera(episode, k, frames[k]) for k in to_encode})
+            hists.update({k: self._cams.encode_episode(episode, k, frames[k]) for k in to_encode})
             return self._commit(episode, length, task, extra, hists,
                                 self._stage_data(episode, cols, length, task_index, start))
         with ThreadPoolExecutor(max_workers=1 + len(threaded), thread_name_prefix="episode") as pool:
             staged = pool.submit(self._stage_data, episode, cols, length, task_index, start)
-            segments = {k: pool.submit(self._encode_camera, episode, k, frames[k]) for k in threaded}
-            hists.update({k: self._encode_camera(episode, k, frames[k]) for k in to_encode if k not in segments})
+            segments = {k: pool.submit(self._cams.encode_episode, episode, k, frames[k]) for k in threaded}
+            hists.update({k: self._cams.encode_episode(episode, k, frames[k]) for k in to_encode if k not in segments})
         hists.update({k: job.result() for k, job in segments.items()})
         return self._commit(episode, length, task, extra, hists, staged.result())
-
-    def _threaded(self, key: str) -> bool:
-        """Whether a camera is encoded and counted on helper threads.
-
-        SVT-AV1, and libx264 with cpu-independent=1 (VideoSettings.codec_options), give the
-        same bytes whatever the scheduling (tests/dataset/test_video_determinism.py). Without
-        that flag libx264 gave a few distinct outputs per 100 identical runs, many more while
-        helper threads worked. Depth and segmentation (x265, lossless) are encoded here."""
-        return (key not in self._depth and key not in self._segmentation
-                and self.config.video.codec in ("av1", "h264"))
-
-    def _encode_camera(self, episode: int, key: str, frames: np.ndarray) -> np.ndarray:
-        """Encode one camera's episode into its staged segment, synced; returns its histogram."""
-        enc = self._open_segment(episode, key)
-        try:
-            for start in range(0, len(frames), _BATCH):
-                enc.add_frames(frames[start:start + _BATCH])
-            return self._finish_segment(enc)
-        except BaseException:
-            enc.abort()
-            raise
-
-    @staticmethod
-    def _finish_segment(enc: SegmentEncoder) -> np.ndarray:
-        enc.close()
-        fsync_file(enc.path)
-        return enc.histogram
-
-    def _encode_batch(self, key: str, enc: SegmentEncoder, frames: np.ndarray) -> None:
-        """Encode a few frames of one camera (depth in metres)."""
-        if key in self._depth:
-            frames = self._depth[key].quantize(frames)
-        enc.add_frames(frames)
-
-    def _empty_hist(self, key: str) -> np.ndarray:
-        return np.zeros((1, 4096) if key in self._depth else (3, 256), np.int64)
 
     def add_frame(self, frame: Mapping[str, np.ndarray], *, task: str) -> None:
         """Append one frame to the episode in progress; camera frames are encoded at once."""
@@ -347,16 +216,7 @@ class DatasetWriter:
                 "call save_episode() before starting the next task"
             )
         cols, _ = check_columns(frame, self._user, episode=episode, frame=self._frame_n)
-        slot = self._frame_n % _BATCH
-        for key in self._video_keys:
-            if key not in self._frame_encoders:
-                self._frame_encoders[key] = self._open_segment(episode, key)
-                self._frame_jobs[key] = []
-            if slot == 0:  # a fresh batch: the lane may still be reading the previous one
-                self._frame_batches[key] = np.empty((_BATCH, *cols[key].shape[1:]), cols[key].dtype)
-            self._frame_batches[key][slot] = cols[key][0]  # copied: callers may reuse their buffers
-            if slot == _BATCH - 1:
-                self._submit_batch(key, _BATCH)
+        self._cams.add_frame(episode, self._frame_n, cols)
         for key, values in self._frame_buffer.items():
             value = cols[key][0]
             values.append(value.copy() if isinstance(value, np.ndarray) else value)  # callers may reuse buffers
@@ -368,46 +228,20 @@ class DatasetWriter:
         episode = len(self._records)
         if self._frame_buffer is None:
             raise DatasetError(f"episode {episode}: no frames added; call add_frame() first")
-        extra = _check_extra(extra, episode)
+        extra = check_extra(extra, episode)
         cols = {k: np.stack(v) for k, v in self._frame_buffer.items()}
         length = self._frame_n
         task = self._frame_task
-        if length % _BATCH:
-            for key in self._video_keys:
-                self._submit_batch(key, length % _BATCH)
+        self._cams.flush(length)
         try:
-            # each lane flushes and syncs its camera's segment while the data rows are written here
-            for key in self._video_keys:
-                self._submit(key, self._finish_segment, self._frame_encoders[key])
+            self._cams.finish()  # each lane flushes and syncs its camera's segment while the rows are written here
             staged = self._stage_data(episode, cols, length, *self._next_indices(task))
-            hists = {}
-            for key in self._video_keys:
-                for job in self._frame_jobs[key]:
-                    hists[key] = job.result()  # a failed batch fails the episode; the last job is the segment's
+            hists = self._cams.histograms()
         except BaseException:
             self._abort_frames()
             raise
         self._end_frames()
         return self._commit(episode, length, task, extra, hists, staged)
-
-    def _submit_batch(self, key: str, n: int) -> None:
-        """Hand the camera's first n buffered frames to its encoder lane."""
-        jobs = self._frame_jobs[key]
-        if len(jobs) >= 2:
-            jobs[-2].result()  # at most two batches in flight per camera: bounded memory
-        batch, enc = self._frame_batches.pop(key)[:n], self._frame_encoders[key]
-        self._submit(key, self._encode_batch, key, enc, batch)
-
-    def _submit(self, key: str, fn, *args) -> None:
-        """Run fn(*args) on the camera's lane (in order), or here for a camera encoded in this thread."""
-        if not self._threaded(key):
-            done: Future = Future()
-            done.set_result(fn(*args))
-            self._frame_jobs[key].append(done)
-            return
-        if key not in self._frame_lanes:
-            self._frame_lanes[key] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"encode-{key}")
-        self._frame_jobs[key].append(self._frame_lanes[key].submit(fn, *args))
 
     def clear_episode(self) -> None:
         """Drop the frames of the episode in progress."""
@@ -477,26 +311,13 @@ class DatasetWriter:
         if self._discarded:
             raise DatasetError(f"{self.root}: the writer was discarded (nothing of it is kept); create a new one")
 
-    def _open_segment(self, episode: int, key: str) -> SegmentEncoder:
-        h, w, _ = self._user[key].shape
-        path = self.root / STAGING_DIR / "videos" / key / f"{episode:06d}.mp4"
-        return SegmentEncoder(path, settings=self.config.video, fps=self.config.fps, height=h, width=w,
-                              depth=key in self._depth, segmentation=key in self._segmentation)
-
     def _abort_frames(self) -> None:
-        jobs = [job for key_jobs in self._frame_jobs.values() for job in key_jobs]
-        for job in jobs:
-            job.cancel()
-        wait(jobs)  # an encoder must not be closed while a lane still uses it
-        for enc in self._frame_encoders.values():
-            enc.abort()
+        self._cams.abort()
         self._end_frames()
 
     def _end_frames(self) -> None:
-        for lane in self._frame_lanes.values():
-            lane.shutdown()
-        self._frame_buffer, self._frame_encoders, self._frame_batches, self._frame_jobs = None, {}, {}, {}
-        self._frame_lanes, self._frame_task, self._frame_n = {}, None, 0
+        self._cams.end()
+        self._frame_buffer, self._frame_task, self._frame_n = None, None, 0
 
     def _next_indices(self, task: str) -> tuple[int, int]:
         """The next episode's task index and the dataset index of its first frame."""
@@ -532,7 +353,7 @@ class DatasetWriter:
         task_index, start = self._next_indices(task)
         videos = {}
         for key in self._video_keys:
-            seg = staging / "videos" / key / f"{episode:06d}.mp4"
+            seg = self._cams.segment_path(episode, key)
             videos[key] = {"bytes": seg.stat().st_size, "histogram": hists[key].tolist()}
         record = {
             "episode_index": episode, "task": task, "task_index": task_index, "length": length,
@@ -574,18 +395,3 @@ class DatasetWriter:
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
-
-
-def _check_extra(extra: Mapping[str, Any] | None, episode: int) -> dict[str, Any]:
-    if extra is None:
-        return {}
-    out = {}
-    for key, value in extra.items():
-        if not isinstance(key, str) or not key or "/" in key:
-            raise DatasetError(f"episode {episode}: extra key {key!r} must be a non-empty string without '/'")
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise DatasetError(f"episode {episode}: extra {key!r} is not plain JSON ({exc}); convert it") from exc
-        out[key] = value
-    return out

@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from demoforge.dataset.check import Problem
+from demoforge.dataset.problem import Problem
 from demoforge.dataset.layout import DatasetInfo
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.findings import Evidence, Finding

@@ -111,6 +111,8 @@ def _bake_stamp(root: Path) -> dict[str, Any] | None:
 def input_layout(root: Path, info: DatasetInfo, limits) -> Layout:
     """What coverage episodes for the dataset at `root` are written as (see the module docstring);
     every reason it cannot be done is reported at once."""
+    # One function: every reason the layout cannot be written is collected before any is raised, and
+    # the layout's fields depend on the dataset kind (raw, baked, state/action) decided midway.
     n = len(limits.names)
     problems, notes = [], []
     state = info.features.get(STATE)

@@ -186,6 +186,8 @@ def scan_dataset(root: Path, info: DatasetInfo, episodes: pa.Table, cfg: DoctorC
                  limits: JointLimits | None, *, progress: Progress | None = None) -> Scan:
     """Stream every data file once; see the module docstring. `progress` takes a "doctor" episode event
     as episodes are summarized (or found unreadable), and one more at the end with done == total."""
+    # One function: one streaming pass over every data file; its accumulators (feature sums, occupancy,
+    # out-of-limit counts, summaries) are shared by the nested finish() and the loop over files.
     keys = numeric_keys(info)
     success = success_keys(info)
     ids = episodes.column("episode_index").to_pylist()

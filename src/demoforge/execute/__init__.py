@@ -6,14 +6,16 @@
     summary.successes, summary.failure_kinds(), summary.roots["success"]
 
 Modules: `problems` (inputs, per-episode seeds and start states), `vecenv` (VecSimEnv,
-SimTask), `runner` (the expert), `seams` (what a caller plugs into the expert's episode: its
-planner, goal source and hooks), `record` (the raw dataset rows, see `demoforge.raw.schema`),
+SimTask), `runner` (the expert's envs stepped together), `expert_episode` (one episode: plan,
+skills, verify, recover), `seams` (what a caller plugs into the expert's episode: its planner,
+goal source and hooks), `record` (the raw dataset rows, see `demoforge.raw.schema`),
 `layout` (`RunLayout`: what a run's episodes share, and the meta files recording it),
-`generate` (shards, workers, merge, resume). Reading a raw dataset back (the typed episode
+`generate` (shards, workers, resume), `run_folder` (run.json, the summary), `shard_merge`
+(the splits merged from the items' shards). Reading a raw dataset back (the typed episode
 record, scene inputs) is `demoforge.raw`; replaying it in the simulator, `demoforge.replay`.
 """
 
-from demoforge.execute.generate import GenerateSummary, ProblemTally, generate, resolve_workers
+from demoforge.execute.generate import ProblemTally, generate, resolve_workers
 from demoforge.execute.problems import (
     EpisodeStart,
     ExecuteError,
@@ -24,7 +26,9 @@ from demoforge.execute.problems import (
     start_episode,
 )
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
-from demoforge.execute.runner import EpisodeResult, ExpertEpisode, ExpertRunner, RunnerSettings
+from demoforge.execute.run_folder import GenerateSummary
+from demoforge.execute.expert_episode import EpisodeResult, ExpertEpisode, RunnerSettings
+from demoforge.execute.runner import ExpertRunner
 from demoforge.execute.seams import EpisodeHooks, GoalSource, ProblemGoal
 from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
 

@@ -34,71 +34,36 @@ episode (episodes are written in index order, so the shards' episode counts say 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 
-from demoforge.dataset import DatasetMerger
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.envs.materials import MaterialError, material_ref
-from demoforge.envs.problem import problem_robot
-from demoforge.execute.layout import RunLayout, write_raw_meta
+from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
+from demoforge.execute.layout import RunLayout
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, check_skills, load_problems
 from demoforge.execute.record import run_layout
-from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.execute.run_folder import MERGING_DIR, GenerateSummary, finished_run, item_dir, run_record
+from demoforge.execute.runner import ExpertRunner
+from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.guard import refuse_overlap
-from demoforge.randomize import RandomizationSpec, apply_to_scene_params, spec_to_dict
-from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
-from demoforge.sim import Material, RobotCard, card_to_dict
-from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage, stamp_dataset
-from demoforge.tasks.scene import MaterialRef, material_ref_to_json, sidecar_path
+from demoforge.randomize import RandomizationSpec, apply_to_scene_params
+from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.sim import Material, RobotCard
+from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
+from demoforge.tasks.scene import MaterialRef
 from demoforge.sim.controllers import MODES
 
-RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
-MERGING_DIR = ".merging"  # OUT/.merging/<split>: a split being merged, moved to OUT/<split> when complete
 FAILURE_KINDS = ("planning", "ik", "collision", "physics", "timeout")
-
-
-@dataclass(frozen=True)
-class GenerateSummary:
-    """What a run produced."""
-
-    out: Path  # OUT
-    problems: dict[str, ProblemTally]  # by problem, in run order
-    roots: dict[str, Path | None]  # split -> merged root (None: no episodes of that split)
-
-    @property
-    def episodes(self) -> int:
-        return sum(t.success + t.failure for t in self.problems.values())
-
-    @property
-    def successes(self) -> int:
-        return sum(t.success for t in self.problems.values())
-
-    def failure_kinds(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for t in self.problems.values():
-            for k, n in t.kinds.items():
-                out[k] = out.get(k, 0) + n
-        return dict(sorted(out.items()))
-
-    def to_json(self) -> dict:
-        return {"episodes": self.episodes, "successes": self.successes,
-                "problems": {n: asdict(t) for n, t in self.problems.items()}, "failure_kinds": self.failure_kinds(),
-                "roots": {k: None if v is None else k for k, v in self.roots.items()}}
-
-
 
 
 def resolve_workers(workers: int | str, n_items: int) -> int:
@@ -113,85 +78,6 @@ def resolve_workers(workers: int | str, n_items: int) -> int:
     if n < 1:
         raise ExecuteError(f"workers: {n} must be >= 1 (or 'auto')")
     return n
-
-
-def _item_dir(out: Path, k: int, name: str) -> Path:
-    return out / ".shards" / f"{k:04d}-{name}"
-
-
-def input_identity(path: str | Path) -> dict:
-    """A run input as recorded in run.json: its resolved path and the hash of its content (a PDDL
-    file with its sidecar, or a package's manifest), so any spelling of the same input is the
-    same run and the recorded bytes do not depend on the spelling."""
-    path = Path(path)
-    files = ([path / "manifest.json"] if path.is_dir()
-             else [path, sidecar_path(path)])
-    digest = hashlib.sha256()
-    for f in files:
-        digest.update(f.read_bytes() if f.is_file() else b"")
-    return {"path": str(path.resolve()), "sha256": digest.hexdigest()}
-
-
-def _domain_identity(domain: str | Path) -> str | dict:
-    """A library domain's name, or a domain file's identity."""
-    path = Path(domain)
-    if not path.is_file():
-        return str(domain)
-    return {"path": str(path.resolve()), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-
-
-def _run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
-                settings: RunnerSettings, randomization: RandomizationSpec | None,
-                videos: InlineVideo | None = None, domain: str | Path = "blocks",
-                control_law: str | None = None, materials: Mapping[str, MaterialRef] | None = None) -> dict:
-    card = problem_robot(problems[0])
-    record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
-              "domain": _domain_identity(domain), "robot": card_to_dict(card),
-              "problems": [p.name for p in problems],
-              "episodes_per_problem": episodes, "seed": seed, "settings": asdict(settings),
-              "randomization": None if randomization is None else spec_to_dict(randomization)}
-    if videos is not None:
-        record["videos"] = asdict(videos)
-    if control_law is not None and control_law != card.controller.mode:  # the card's own law is not recorded twice
-        record["control_law"] = control_law
-    if materials:  # absent without --material, so such runs keep their run.json
-        record["materials"] = {prop: material_ref_to_json(m) for prop, m in sorted(materials.items())}
-    starts = [p.robot_start for p in problems if p.robot_start is not None]
-    if starts:  # absent when every episode starts at home, so such runs keep their run.json
-        record["robot_start"] = params_to_dict(starts[0])
-    return record
-
-
-def open_run_folder(out: Path, record: dict) -> None:
-    """Make OUT the folder of the run `record` describes: a new folder, or that same run's
-    folder to resume (its merged splits are rebuilt from the shards); anything else is refused."""
-    run_file = out / "run.json"
-    if out.exists() and not out.is_dir():
-        raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
-    if run_file.is_file():
-        try:
-            old = json.loads(run_file.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            old = None
-        if old != record:
-            keys = sorted(k for k in set(record) | set(old if isinstance(old, dict) else {})
-                          if not isinstance(old, dict) or old.get(k) != record.get(k))
-            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}; differing: {', '.join(keys)}); use "
-                               "a new --out, or rerun with the same problems, episodes, seed, robot and settings to "
-                               "resume it")
-        for split in (*SPLITS, MERGING_DIR):
-            if (out / split).exists():
-                shutil.rmtree(out / split)
-    elif out.exists() and any(out.iterdir()):
-        raise ExecuteError(f"{out}: exists and is not a run folder of this command; choose a new --out")
-    new = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        write_json_atomic(run_file, record)
-    except BaseException:
-        if new:  # nothing of the run is in it yet (a full disk): leave no folder that blocks the rerun
-            shutil.rmtree(out, ignore_errors=True)
-        raise
 
 
 def run_problems(inputs: list[str], *, domain: str, randomization: RandomizationSpec | None,
@@ -230,7 +116,7 @@ class RunSpec:
 
     def problem_shard(self, p: int) -> Path:
         """Problem `p`'s shard folder: success/, failure/ and, once they are final, done.json (its tally)."""
-        return _item_dir(self.out, p, self.problems[p].name)
+        return item_dir(self.out, p, self.problems[p].name)
 
     def groups(self) -> list[range]:
         """Work item k's problems: contiguous runs of `per_item` (the last may be shorter)."""
@@ -257,7 +143,7 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
     writers: dict[int, ShardWriters] = {}
     tallies: dict[int, ProblemTally] = {}
     for p in group:
-        folder = _item_dir(run.out, p, run.problems[p].name)
+        folder = item_dir(run.out, p, run.problems[p].name)
         if (folder / "done.json").is_file():
             tallies[p] = ProblemTally(**json.loads((folder / "done.json").read_text()))
             continue
@@ -328,10 +214,10 @@ class GenerateStage:
 
     def run_item(self, k: int, shard: Path, progress: Progress | None) -> dict:
         if self.run.per_item == 1:  # the item's shard is its problem's (a group's holds only its done.json)
-            assert shard == _item_dir(self.run.out, k, self.run.problems[k].name), shard
+            assert shard == item_dir(self.run.out, k, self.run.problems[k].name), shard
         return asdict(run_item(self.run, k, progress, self.after_skill))
 
-    def merger(self, out: Path, threads: int) -> "ShardMerge":
+    def merger(self, out: Path, threads: int) -> ShardMerge:
         for split in (*SPLITS, MERGING_DIR):  # a resumed run's partial splits are rebuilt from the shards
             if (out / split).exists():
                 shutil.rmtree(out / split)
@@ -370,6 +256,8 @@ def generate(
     run.json; every pair of named materials is contact-linted first (`check_materials`), its
     warnings passed to `warn` (default: printed to stderr). `run_with`: what runs the stage, `run_stage`'s
     signature (the pipeline's pipelined schedule runs the render's items with it, `pipeline.pipelined`)."""
+    # One function: the public entry point; most of its length is the docstring of its options and
+    # the checks that refuse bad arguments before a worker starts. The work is run_item's and GenerateStage's.
     refuse_in_worker_start_up("generate")
     problems_msg = []
     if episodes_per_problem < 1:
@@ -414,7 +302,7 @@ def generate(
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
             check_inline_video(record_videos, problems)
-        record = _run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
+        record = run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
                              domain, control_law, materials)
         if runner is not ExpertRunner:
             record["runner"] = {"class": f"{runner.__module__}.{runner.__qualname__}", "options": runner_options or {}}
@@ -447,109 +335,3 @@ def check_inline_video(videos: InlineVideo, problems: list[Problem]) -> None:
     if missing:
         raise ExecuteError(f"--record-videos: cameras {missing} are not in the scene of {problems[0].name}; cameras: "
                            f"{', '.join(sorted(scene.cameras))}")
-
-
-def finished_run(out: Path, record: dict, problems: list[Problem]) -> GenerateSummary | None:
-    """The summary of OUT when it holds this same run, finished (a rerun is a no-op that removes
-    any shards a kill after the merge left behind); None otherwise."""
-    try:
-        same = json.loads((out / "run.json").read_text(encoding="utf-8")) == record
-        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if not same:
-        return None
-    shutil.rmtree(out / ".shards", ignore_errors=True)
-    tallies = {name: ProblemTally(**t) for name, t in summary["problems"].items()}
-    roots = {split: out / split if (out / split / "meta" / "info.json").is_file() else None for split in SPLITS}
-    return GenerateSummary(out, tallies, roots)
-
-
-class ShardMerge:
-    """A run's splits merged from its items' shards in problem order, item by item as they
-    finish (`feed`), so the merge of the first items overlaps the last ones; `finish` merges
-    the rest and writes the splits' metadata and OUT/summary.json. The bytes depend only on
-    the shards, not on when they were fed. Used as a context manager: an exception leaves the
-    partial splits (a rerun rebuilds them)."""
-
-    def __init__(self, out: Path, problems: list[Problem], layout: RunLayout, record: dict, *, threads: int = 1):
-        self.out, self.problems, self.layout, self.record = out, problems, layout, record
-        self.threads = threads  # the finish's threads (the run's slots: free once the items are done)
-        self.next = 0  # items[:next] are merged
-        self._mergers: dict[str, DatasetMerger] = {}
-        self._shards: dict[str, list[Path]] = {split: [] for split in SPLITS}
-
-    def __enter__(self) -> "ShardMerge":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None:
-            for merger in self._mergers.values():
-                merger.__exit__(exc_type, exc, tb)
-
-    def add(self, k: int, shard: Path, result: dict) -> None:
-        """The stage merger's hand-over (`demoforge.stage.Merger`): item `k` is final."""
-        self.feed()
-
-    def backlog(self) -> int:
-        """How many items from `next` on are finished and not merged yet."""
-        k = self.next
-        while k < len(self.problems) and (_item_dir(self.out, k, self.problems[k].name) / "done.json").is_file():
-            k += 1
-        return k - self.next
-
-    def feed(self) -> int:
-        """Merge every item from `next` on whose shards are final; returns how many."""
-        fed = 0
-        while self.next < len(self.problems):
-            folder = _item_dir(self.out, self.next, self.problems[self.next].name)
-            if not (folder / "done.json").is_file():
-                break
-            for split in SPLITS:
-                shard = folder / split
-                if (shard / "meta" / "info.json").is_file():
-                    if split not in self._mergers:
-                        self._mergers[split] = DatasetMerger(self.out / MERGING_DIR / split)
-                    self._mergers[split].add(shard)
-                    self._shards[split].append(shard)
-            self.next += 1
-            fed += 1
-        return fed
-
-    def finish(self) -> GenerateSummary:
-        self.feed()
-        if self.next < len(self.problems):
-            raise ExecuteError(f"{_item_dir(self.out, self.next, self.problems[self.next].name)}: the item is not "
-                               "finished; rerun the same command to resume it")
-        roots: dict[str, Path | None] = {split: None for split in SPLITS}
-        mergers = [(split, self._mergers[split]) for split in SPLITS if split in self._mergers]
-        if self.threads > 1 and len(mergers) > 1:  # the splits side by side
-            with ThreadPoolExecutor(max_workers=len(mergers), thread_name_prefix="merge-finish") as pool:
-                list(pool.map(lambda m: m.finish(threads=self.threads), [m for _, m in mergers]))
-        else:
-            for _, merger in mergers:
-                merger.finish(threads=self.threads)
-        for split, merger in mergers:
-            stamp_dataset(merger.out, "generate", self.record)
-            merger.out.replace(self.out / split)  # a split appears whole or not at all
-            _write_meta(self.out / split, self.out, self.problems, self.layout, self.record, self._shards[split])
-            roots[split] = self.out / split
-        shutil.rmtree(self.out / MERGING_DIR, ignore_errors=True)
-        tallies = {p.name: ProblemTally(**json.loads((_item_dir(self.out, k, p.name) / "done.json").read_text()))
-                   for k, p in enumerate(self.problems)}
-        summary = GenerateSummary(self.out, tallies, roots)
-        write_json_atomic(self.out / "summary.json", summary.to_json())
-        shutil.rmtree(self.out / ".shards")  # merged: a rerun finds summary.json and does nothing
-        return summary
-
-
-def _write_meta(root: Path, out: Path, problems: list[Problem], layout: RunLayout, record: dict,
-                shards: list[Path]) -> None:
-    meta = root / DEMOFORGE_META_DIR
-    merge_file = meta / "merge.json"
-    if merge_file.is_file():  # shard roots relative to OUT, so the bytes do not depend on where OUT is
-        merged = json.loads(merge_file.read_text())
-        for src, shard in zip(merged["sources"], shards, strict=True):
-            src["root"] = shard.relative_to(out).as_posix()
-        write_json_atomic(merge_file, merged)
-    write_raw_meta(root, layout, problems, stage="execute", run=record)

@@ -51,6 +51,8 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
     have the arm it was built with, and a `robot` other than that one is refused. `robot_start`:
     the windows each PDDL episode's arm start is drawn from (None: home); a package's reset
     states hold the starts it was built with, so windows given with one are refused."""
+    # One function: one loop over the given paths (package folder or PDDL file with its sidecar) that
+    # collects every bad path's message into one list, so all are reported at once.
     out: list[Problem] = []
     problems: list[str] = []
     if robot_start is not None:

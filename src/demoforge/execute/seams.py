@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from demoforge.tasks import Atom, Step, make_planner
 
 if TYPE_CHECKING:
-    from demoforge.execute.runner import EpisodeResult, ExpertEpisode
+    from demoforge.execute.expert_episode import EpisodeResult, ExpertEpisode
     from demoforge.execute.vecenv import PddlEpisode
     from demoforge.raw import FailureCause
     from demoforge.tasks import Planner

@@ -16,7 +16,7 @@ from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.execute.layout import RunLayout
 from demoforge.execute.problems import ExecuteError
-from demoforge.execute.runner import EpisodeResult
+from demoforge.execute.expert_episode import EpisodeResult
 from demoforge.raw import EpisodeRecord, FailureCause, schema
 from demoforge.replay import record_scene
 

@@ -101,6 +101,8 @@ def config_name(repo_id: str) -> str:
 
 def config_module(src: BakedSource, *, repo_id: str, horizon: int) -> str:
     """Python source of the openpi training config for this export (see its docstring)."""
+    # One function: it is one f-string, the template of the generated file; cut into pieces, the
+    # file's text would be spread over fragments that only read right together.
     slots = image_slots(src.rgb_keys)
     mask = src.delta_mask
     delta = f"_transforms.make_bool_mask({bool_mask_args(mask)})" if any(mask) else "None"

@@ -26,11 +26,8 @@ from demoforge.pipeline.options import (
     ExecuteOptions,
     RenderOptions,
     TasksOptions,
-    robot_option,
-    robot_start_option,
-    seed_option,
-    task_packages_option,
 )
+from demoforge.pipeline.shared_options import robot_option, robot_start_option, seed_option, task_packages_option
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")

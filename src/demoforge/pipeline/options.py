@@ -22,103 +22,16 @@ from typing import Any
 
 from demoforge.errors import DemoforgeError
 from demoforge.pipeline.fields import MAX_SEED, option
+from demoforge.pipeline.option_values import (
+    convention_choices, family_value, materials_value, mode_choices, motion_profile_choices, randomization_value,
+)
+from demoforge.pipeline.shared_options import (
+    robot_option, robot_start_option, seed_option, task_packages_option, workers_option,
+)
 
 MAX_PROBLEMS = 100_000
 MAX_EPISODES = 1_000_000
 MAX_ENVS = 1024
-
-
-def _family(value: str, where: str) -> str:
-    """A family some registered task package provides; the error lists them and how to add one."""
-    from demoforge.tasks.package import family
-
-    family(value)
-    return value
-
-
-def _conventions():
-    from demoforge.convert import CONVENTIONS
-
-    return tuple(sorted(CONVENTIONS))
-
-
-def _modes():
-    from demoforge.sim.controllers import MODES
-
-    return MODES
-
-
-def _motion_profiles():
-    from demoforge.skills import PROFILES
-
-    return tuple(sorted(PROFILES))
-
-
-def _robot_start(value: Any, where: str) -> dict | None:
-    """`robot_start` as stored: the full windows (true = the defaults; a path = a spec file), or None."""
-    from demoforge.randomize.robot_start import load_robot_start, params_from_dict, params_to_dict
-
-    if value is False:
-        return None
-    if isinstance(value, str):
-        return params_to_dict(load_robot_start(value))
-    return params_to_dict(params_from_dict(value, where=where))
-
-
-def _randomization(value: Any, where: str) -> dict | None:
-    """`randomization` as stored: the spec's enabled fields (a path = a spec file), or None."""
-    from demoforge.randomize import load_spec
-    from demoforge.randomize.spec import spec_from_dict, spec_to_dict
-
-    if value is False:
-        return None
-    spec = load_spec(value) if isinstance(value, str) else spec_from_dict(value, where=where)
-    return spec_to_dict(spec)
-
-
-def _materials(value: Any, where: str) -> tuple[str, ...]:
-    """`material` as stored: canonical PROP=MATERIAL entries (sorted; custom materials as sorted JSON)."""
-    from demoforge.envs.materials import materials_to_args, parse_material_args
-
-    return materials_to_args(parse_material_args(value, where=where))
-
-
-def seed_option():
-    return option(0, "Seed of environment packages, execution and look draws; the output does not depend on "
-                     "--envs or --workers.", range=(0, MAX_SEED), shared=True)
-
-
-def workers_option():
-    return option(1, "Worker processes, or 'auto' (one per core, at most one per work item); the output does not "
-                     "depend on it.", kind="workers", shared=True, run_default="auto")
-
-
-def robot_option():
-    return option(None, "Arm of the scenes: a built-in robot card (panda, ur5e_2f85) or a card YAML [default: "
-                        "panda]; an environment package has the arm it was built with.", kind="str", shared=True)
-
-
-def robot_start_option():
-    return option(None, "Each reset state's (or PDDL episode's) arm starts at a pose drawn from windows instead of "
-                        "home: --robot-start (the defaults, README 'Robot start') or --robot-start-spec FILE.yaml "
-                        "(RobotStartParams fields); YAML: true or a mapping.", kind="mapping", shared=True,
-                  normalize=_robot_start)
-
-
-def _task_packages(value, where: str) -> tuple[str, ...]:
-    """Load each task package as the option is read, so every later field (a family's name) and
-    stage sees what it brings."""
-    from demoforge.tasks.package import load_package
-
-    for spec in value:
-        load_package(spec)
-    return tuple(value)
-
-
-def task_packages_option():
-    return option((), "Task package to load before anything else: a .py file or a module that defines PACKAGE "
-                      "(demoforge.taskapi); repeatable.", flag="--task-package", shared=True, normalize=_task_packages,
-                  metavar="SPEC")
 
 
 @dataclass(frozen=True)
@@ -127,7 +40,7 @@ class TasksOptions:
 
     task_packages: tuple[str, ...] = task_packages_option()  # first: the families below may come from one
     family: str = option("stack_three", "Task family of any loaded task package (`demoforge tasks list`).",
-                         normalize=_family)
+                         normalize=family_value)
     problems: int = option(2, "Problems generated.", range=(1, MAX_PROBLEMS), stage_aliases=("--count",),
                            stage_required=True)
     task_seed: int = option(0, "Seed of the task generator; same seed and options give byte-identical files.",
@@ -154,7 +67,7 @@ class TasksOptions:
                                                    "PROP is table or blocks (every block); MATERIAL a preset (steel, "
                                                    "wood, plastic, rubber, foam) or a custom JSON object (README "
                                                    "'Materials'); repeatable.", stage_aliases=("--material",),
-                                               metavar="PROP=MATERIAL", normalize=_materials)
+                                               metavar="PROP=MATERIAL", normalize=materials_value)
 
     def family_options(self) -> dict[str, Any]:
         """`generate_family`'s options."""
@@ -215,14 +128,15 @@ class ExecuteOptions:
     max_episode_s: float = option(180.0, "An episode still running after this is a timeout failure [s].",
                                   range=(0.0, 3600.0), low_open=True)
     motion_profile: str = option("medium", "Expert arm speed: slow, medium or fast (fractions of the robot card's "
-                                           "joint velocity, acceleration and jerk limits).", choices=_motion_profiles)
+                                           "joint velocity, acceleration and jerk limits).",
+                                  choices=motion_profile_choices)
     control_law: str | None = option(None, "How the arm is commanded and what raw_command holds: joint_position "
                                            "(joint targets) or cartesian_delta (TCP deltas per tick through "
                                            "differential IK) [default: the robot card's law].", kind="str",
-                                     choices=_modes)
+                                     choices=mode_choices)
     randomization: dict | None = option(None, "Physics randomization spec (a YAML file, see "
                                               "examples/randomize/physics.yaml; YAML config: a path or a mapping).",
-                                        kind="mapping", normalize=_randomization, metavar="SPEC.yaml")
+                                        kind="mapping", normalize=randomization_value, metavar="SPEC.yaml")
     randomize: tuple[str, ...] = option((), "FIELD=VALUE override of the randomization spec (YAML value), e.g. "
                                             "--randomize mass_scale=[0.9,1.1]; repeatable.", metavar="FIELD=VALUE")
     record_videos: tuple[str, ...] = option((), "Render these cameras while generating, comma-separated (e.g. "
@@ -238,7 +152,7 @@ class ExecuteOptions:
                                            "plastic, rubber, foam) or a custom JSON object with solref, solimp, "
                                            "friction and density; over the sidecars' own; each new pair is "
                                            "contact-linted first (README 'Materials'); repeatable.",
-                                       metavar="PROP=MATERIAL", normalize=_materials)
+                                       metavar="PROP=MATERIAL", normalize=materials_value)
     seed: int = seed_option()
     workers: int | str = workers_option()
     robot: str | None = robot_option()
@@ -381,7 +295,7 @@ class BakeOptions:
 
     control_space: str | None = option("joint_target", "Action convention: joint_target, joint_pos, joint_vel, "
                                                        "raw_cmd, or as_recorded (the source's own action column); "
-                                                       "run: none = no bake.", kind="str", choices=_conventions,
+                                                       "run: none = no bake.", kind="str", choices=convention_choices,
                                        aliases=("--convention",), run_aliases=("--bake",),
                                        old_keys=("bake_convention",), run_default=None, optional=True)
     control_freq: int | None = option(None, "Output rate [Hz]; must divide the native rate [default: native].",

@@ -44,9 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, run_domain
-from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
+from demoforge.pipeline.run_files import copy_source_meta, problem_files, write_stage_provenance
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
     "tasks": ["tasks"], "envs": ["envs"], "execute": ["execute"], "render": ["render"],
@@ -67,28 +66,6 @@ class RunContext:
 
     def path(self, rel: str) -> Path:
         return self.run_dir / rel
-
-
-def problem_files(ctx: RunContext) -> list[Path]:
-    """The run's problem PDDL files (sidecars beside them), sorted by name."""
-    folder = ctx.path("tasks")
-    if folder.is_dir():
-        from demoforge.tasks import DOMAINS
-
-        domains = set(DOMAINS.values())
-        return sorted(p for p in folder.glob("*.pddl") if p.name not in domains)
-    if ctx.config.tasks.problem_files:
-        return sorted(Path(p) for p in ctx.config.tasks.problem_files)
-    raise PipelineError(f"{folder}: no task folder; run the tasks stage (do not --skip tasks) or give problem_files")
-
-
-def pddl_files(ctx: RunContext) -> list[Path]:
-    """Problem files and the domain file (for provenance)."""
-    probs = problem_files(ctx)
-    from demoforge.tasks import DOMAINS
-
-    domains = sorted(p for p in {probs[0].parent / d for d in DOMAINS.values()} if p.is_file()) if probs else []
-    return domains + probs
 
 
 def stage_tasks(ctx: RunContext) -> dict:
@@ -221,17 +198,6 @@ def stage_render(ctx: RunContext) -> dict:
             "ticks": "baked" if ticks else "native"}
 
 
-def looks_used(ctx: RunContext) -> list[dict]:
-    out = []
-    for text, req in zip(ctx.config.render.looks, ctx.config.render.look_requests(), strict=True):
-        path = Path(req.file)
-        entry = {"pass": text, "look": req.look.name, "copies": req.copies}
-        if path.is_file():
-            entry["sha256"] = sha256_file(path)
-        out.append(entry)
-    return out
-
-
 def train_sources(ctx: RunContext) -> list[Path]:
     rendered = ctx.path("render/success")
     if ctx.config.runs("render") and ctx.config.render.looks and (rendered / "meta/info.json").is_file() \
@@ -241,29 +207,6 @@ def train_sources(ctx: RunContext) -> list[Path]:
     if not (source / "meta/info.json").is_file():
         raise PipelineError(f"{source}: execution produced no successful episodes; nothing to train on")
     return [source]
-
-
-def _provenance(ctx: RunContext, root: Path, sources: list[Path], stage: str) -> None:
-    files = pddl_files(ctx)
-    looks = looks_used(ctx) if ctx.config.runs("render") else []
-    write_provenance(root, provenance_record(ctx.config, ctx.run_dir, files, sources, looks, stage), files)
-
-
-def _copy_source_meta(source: Path, root: Path) -> None:
-    """merge_datasets writes only its own merge.json under meta/demoforge; the stages' records
-    (controller law, vocabulary, scenes, render looks) are the same for every source of a
-    run, so the first source's are carried over for bake, replay and annotate to find."""
-    src, dst = source / DEMOFORGE_META_DIR, root / DEMOFORGE_META_DIR
-    if not src.is_dir():
-        return
-    for entry in sorted(src.iterdir()):
-        if entry.name in ("merge.json", "pipeline"):
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, dst / entry.name, dirs_exist_ok=True)
-        else:
-            dst.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(entry, dst / entry.name)
 
 
 def merge_datasets(sources: list[Path], out: Path):
@@ -285,14 +228,14 @@ def stage_merge(ctx: RunContext) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     sources = train_sources(ctx)
     info = merge_datasets(sources, out / "train")
-    _copy_source_meta(sources[0], out / "train")
-    _provenance(ctx, out / "train", sources, "merge")
+    copy_source_meta(sources[0], out / "train")
+    write_stage_provenance(ctx, out / "train", sources, "merge")
     record = {"train_episodes": info.total_episodes, "failure_episodes": 0}
     failures = ctx.path("execute/failure")
     if (failures / "meta/info.json").is_file():
         finfo = merge_datasets([failures], out / "failures")
-        _copy_source_meta(failures, out / "failures")
-        _provenance(ctx, out / "failures", [failures], "merge")
+        copy_source_meta(failures, out / "failures")
+        write_stage_provenance(ctx, out / "failures", [failures], "merge")
         record["failure_episodes"] = finfo.total_episodes
     ctx.notes["merge"] = f"train {record['train_episodes']} episodes, failures {record['failure_episodes']}"
     return record
@@ -336,8 +279,8 @@ def stage_annotate(ctx: RunContext) -> dict:
     with _executor(ctx) as executor:
         record = annotate_dataset(source, out, native=native, warn=ctx.echo, workers=_workers(ctx, source),
                                   executor=executor)
-    _copy_source_meta(source, out)
-    _provenance(ctx, out, [source], "annotate")
+    copy_source_meta(source, out)
+    write_stage_provenance(ctx, out, [source], "annotate")
     ctx.notes["annotate"] = (f"goal labels at {record['rows']} of {source.relative_to(ctx.run_dir).as_posix()}, "
                              f"cameras {record['cameras']}")
     return record
@@ -377,14 +320,14 @@ def stage_bake(ctx: RunContext) -> dict:
 
         rendered = annotated or ctx.path("render/success")
         write_baked(rendered, ctx.path("render/ticks"), ctx.path("execute/success"), ctx.path("baked"), bake_config(c))
-        _provenance(ctx, ctx.path("baked"), [rendered], "bake")
+        write_stage_provenance(ctx, ctx.path("baked"), [rendered], "bake")
         return {"baked": True, "convention": c.bake.control_space, "videos": "copied from the rendered baked ticks",
                 "source": rendered.relative_to(ctx.run_dir).as_posix()}
     source = annotated or ctx.path("dataset/train")
     config = with_labels(bake_config(c, _workers(ctx, source)), source)
     with _executor(ctx) as executor:
         bake([source], ctx.path("baked"), config, executor=executor, models=bake_models(config))
-    _provenance(ctx, ctx.path("baked"), [source], "bake")
+    write_stage_provenance(ctx, ctx.path("baked"), [source], "bake")
     return {"baked": True, "convention": c.bake.control_space, "source": source.relative_to(ctx.run_dir).as_posix()}
 
 

@@ -27,7 +27,8 @@ from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute.record import run_layout
-from demoforge.execute.runner import EpisodeResult, ExpertRunner, RunnerSettings
+from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
+from demoforge.execute.runner import ExpertRunner
 from demoforge.execute.vecenv import VecSimEnv
 from demoforge.dataset.locks import restart_killed
 from demoforge.guard import guard_output_dir

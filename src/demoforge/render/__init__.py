@@ -5,13 +5,15 @@
                           cameras=("front", "wrist"))
     render_dataset("runs/x/success", "runs/x/rendered", config, workers=2)
 
-Modules: `look` (the YAML record), `sample` (seeded per-copy draws, JSON), `apply` (a
-render-only model under a draw), `canvas` (one GL context re-bound per model), `recorder`
-(CameraRecorder: a scene's cameras under a draw, also for inline recording), `writer_thread`, `stage`.
+Modules: `config` (RenderConfig), `look` (the YAML record), `look_file` (reading one), `sample`
+(seeded per-copy draws, JSON), `apply` (a render-only model under a draw), `canvas` (one GL
+context re-bound per model), `recorder` (CameraRecorder: a scene's cameras under a draw, also for
+inline recording), `writer_thread`, `stage`.
 """
 
 from demoforge.render.apply import look_scene, look_targets
 from demoforge.render.canvas import Canvas
+from demoforge.render.config import LookRequest, RenderConfig, parse_look_arg
 from demoforge.render.look import (
     BlocksLook,
     CameraLook,
@@ -19,19 +21,14 @@ from demoforge.render.look import (
     Look,
     LookError,
     SurfaceLook,
-    load_look,
-    look_from_dict,
-    shipped_looks,
 )
+from demoforge.render.look_file import load_look, look_from_dict, shipped_looks
 from demoforge.render.recorder import LOOK_EXTRA, CameraRecorder, camera_key, segmentation_colour
 from demoforge.render.sample import LookTargets, draw_look, dumps_look_draw, loads_look_draw, look_seed
 from demoforge.render.stage import (
     RENDER_META,
     SOURCE_EXTRA,
-    LookRequest,
-    RenderConfig,
     RenderSummary,
-    parse_look_arg,
     render_dataset,
 )
 

@@ -43,6 +43,8 @@ def _quat_z(angle: float) -> list[float]:
 def build_panda_spec() -> mujoco.MjSpec:
     """The arm as an MjSpec: joints `joint1..7`, fingers `finger_joint1/2`, site `tcp`,
     camera `wrist`, actuators `actuator1..7` and `gripper`, keyframe `home`."""
+    # One function: it builds one MjSpec top to bottom (base, links, hand, fingers, tendon, actuators,
+    # home key) in the order an MJCF file would list them; each part is a few lines.
     spec = mujoco.MjSpec()
     spec.modelname = "panda_primitives"
     spec.compiler.autolimits = True

@@ -57,6 +57,8 @@ def record_settle(
     model: mujoco.MjModel, *, settle_s: float = 1.0, keyframe: str | int | None = None
 ) -> SettleTrace:
     """Step a copy of `model` for `settle_s` [s]; row k of the trace describes the state before step k+1."""
+    # One function: the step loop fills preallocated per-step arrays and contact records that the tail
+    # turns into per-pair tables; split, those arrays would be handed between the pieces.
     m = copy.copy(model)  # MjModel copies are deep: the caller's flags stay as they were
     m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
     d = mujoco.MjData(m)

@@ -12,7 +12,7 @@ from demoforge.sim import command_toward, control_step
 from demoforge.skills.builder import run_skill
 from demoforge.skills.context import SkillContext, SkillError, SkillPlan
 from demoforge.tasks import package as registry
-from demoforge.tasks.package import Skill
+from demoforge.tasks.package_records import Skill
 
 __all__ = ["SKILLS", "Skill", "execute", "get_skill", "plan_skill"]
 

@@ -125,6 +125,8 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     itself (generate's run folder) is refused when it holds another run, and kept (but emptied, or
     removed when the run made it, when a bad input stops the run before anything finished). `executor`:
     `LocalExecutor(1)` by default (closed here only when made here)."""
+    # One function: the lock, the work folder and the executor are taken and released around the whole
+    # run in one try/finally; this is the one owner of fingerprint, resume and ordered merge.
     from demoforge.stage.local import LocalExecutor  # lazy: the local executor imports this module (a cycle)
 
     out = Path(out)

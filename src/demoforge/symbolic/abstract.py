@@ -22,7 +22,7 @@ from demoforge.symbolic import predicates as P
 from demoforge.symbolic.binding import Binding
 from demoforge.symbolic.orientation import FACES, YAWS
 from demoforge.tasks import package as registry
-from demoforge.tasks.package import Predicate
+from demoforge.tasks.package_records import Predicate
 from demoforge.tasks.pddl_text import Atom, format_atom
 
 _ATOM_SETS = 4096  # distinct truth vectors remembered per binding (an episode visits a few dozen)

@@ -46,19 +46,8 @@ from demoforge.skills.timing import JointLimits, joint_limits, time_path
 from demoforge.skills.transit import plan_around
 from demoforge.symbolic.binding import Binding, Tolerances
 from demoforge.symbolic.predicates import Geometry
-from demoforge.tasks.package import (
-    ENTRY_POINT_GROUP,
-    Family,
-    ObjectType,
-    Predicate,
-    Skill,
-    TaskPackage,
-    TaskPackageError,
-    load_package,
-    package,
-    packages,
-    register,
-)
+from demoforge.tasks.package import ENTRY_POINT_GROUP, load_package, package, packages, register
+from demoforge.tasks.package_records import Family, ObjectType, Predicate, Skill, TaskPackage, TaskPackageError
 from demoforge.tasks.pddl_text import Atom
 
 __all__ = [

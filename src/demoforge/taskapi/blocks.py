@@ -6,7 +6,7 @@ from demoforge.skills import flip, pick, place, region, rotate
 from demoforge.symbolic.abstract import BLOCKS_PREDICATES
 from demoforge.tasks.families import BLOCKS_FAMILIES, DOMAIN
 from demoforge.tasks.library import shipped_domain
-from demoforge.tasks.package import ObjectType, Skill, TaskPackage
+from demoforge.tasks.package_records import ObjectType, Skill, TaskPackage
 
 SKILLS = (
     Skill("pick-up", ("?x",), pick.pick_up),

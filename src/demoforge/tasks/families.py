@@ -21,7 +21,7 @@ from demoforge.errors import TaskError
 from demoforge.guard import guard_output_dir
 from demoforge.tasks import library
 from demoforge.tasks import package as registry
-from demoforge.tasks.package import Family
+from demoforge.tasks.package_records import Family
 from demoforge.tasks.pddl_text import Atom, goal_of_atoms, problem_to_pddl
 from demoforge.tasks.scene import (
     SIDECAR_SUFFIX, BlockLook, Interval, Region, SceneParams, materials_problems, scene_problems, scene_to_json,

@@ -136,6 +136,8 @@ def _domain_hint(name: str) -> str:
 
 def check_problem(domain: Domain, problem: Problem, text: str, file: str) -> list[str]:
     """Problems of a parsed problem against its domain: names, types, arities."""
+    # One function: one pass over the problem's objects and atoms that reports every problem at once;
+    # the per-atom checks share the name and signature tables built before the loop.
     problems = []
     if problem.domain_name != domain.name:
         problems.append(

@@ -23,6 +23,8 @@ from demoforge.viz.tiles import VizError
 
 def plot_episode(root: str | Path, episode: int, out: str | Path, *, dpi: int = 100) -> Path:
     """Write the episode's signal plot to `out` (PNG); returns the path."""
+    # One function: one figure drawn panel by panel (arm, gripper, labels, atoms) on a shared time axis;
+    # each panel is a few lines over the same columns.
     try:
         import matplotlib
         matplotlib.use("Agg")
