@@ -63,7 +63,6 @@ from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
 from demoforge.tasks.scene import MaterialRef
 from demoforge.sim.controllers import MODES
 
-FAILURE_KINDS = ("planning", "ik", "collision", "physics", "timeout")
 
 
 def resolve_workers(workers: int | str, n_items: int) -> int:

@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from demoforge.dataset.layout import write_json_atomic
 from demoforge.envs.problem import problem_robot
-from demoforge.execute.problems import ExecuteError, Problem
+from demoforge.execute.problems import Problem
 from demoforge.execute.expert_episode import RunnerSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally
 from demoforge.randomize import RandomizationSpec, spec_to_dict
@@ -101,38 +100,6 @@ def run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: 
     if starts:  # absent when every episode starts at home, so such runs keep their run.json
         record["robot_start"] = params_to_dict(starts[0])
     return record
-
-
-def open_run_folder(out: Path, record: dict) -> None:
-    """Make OUT the folder of the run `record` describes: a new folder, or that same run's
-    folder to resume (its merged splits are rebuilt from the shards); anything else is refused."""
-    run_file = out / "run.json"
-    if out.exists() and not out.is_dir():
-        raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
-    if run_file.is_file():
-        try:
-            old = json.loads(run_file.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            old = None
-        if old != record:
-            keys = sorted(k for k in set(record) | set(old if isinstance(old, dict) else {})
-                          if not isinstance(old, dict) or old.get(k) != record.get(k))
-            raise ExecuteError(f"{out}: holds a run with other inputs ({run_file}; differing: {', '.join(keys)}); use "
-                               "a new --out, or rerun with the same problems, episodes, seed, robot and settings to "
-                               "resume it")
-        for split in (*SPLITS, MERGING_DIR):
-            if (out / split).exists():
-                shutil.rmtree(out / split)
-    elif out.exists() and any(out.iterdir()):
-        raise ExecuteError(f"{out}: exists and is not a run folder of this command; choose a new --out")
-    new = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        write_json_atomic(run_file, record)
-    except BaseException:
-        if new:  # nothing of the run is in it yet (a full disk): leave no folder that blocks the rerun
-            shutil.rmtree(out, ignore_errors=True)
-        raise
 
 
 def finished_run(out: Path, record: dict, problems: list[Problem]) -> GenerateSummary | None:

@@ -58,9 +58,10 @@ import numpy as np
 
 from demoforge.dataset import DatasetReader, DatasetWriter, EncodedVideo, Feature, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, IMAGES_PREFIX, camera_of, episode_extras, image_key, row_extra
-from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, INFO_PATH
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH
 from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
+from demoforge.pipeline.run_files import copy_source_meta
 from demoforge.raw.schema import SIM_STATE
 from demoforge.stage import (
     LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
@@ -273,27 +274,10 @@ class AnnotateStage:
         def merge(shards: list[Path], results: list[dict]) -> Path:
             merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
             merge_shards(shards, merged)
-            _copy_records(self.source, merged)
+            copy_source_meta(self.source, merged, keep=True)
             return publish_dataset(merged, out, self.name, self.fingerprint())
 
         return MergeAtEnd(merge)
-
-
-def _copy_records(source: Path, root: Path) -> None:
-    """The source's records under meta/demoforge (controller law, vocabulary, scene inputs, render
-    looks, earlier stages' stamps) into `root`, so the annotated dataset bakes, replays and renders
-    as its source does; the shards' own merge record and the pipeline's provenance are not copied."""
-    src, dst = source / DEMOFORGE_META_DIR, root / DEMOFORGE_META_DIR
-    if not src.is_dir():
-        return
-    for entry in sorted(src.iterdir()):
-        if entry.name in ("merge.json", "pipeline") or (dst / entry.name).exists() and not entry.is_dir():
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, dst / entry.name, dirs_exist_ok=True)
-        else:
-            dst.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(entry, dst / entry.name)
 
 
 def _annotate(source: Path, out: Path, episodes: list[int], cameras: tuple[str, ...], native: Path | None,

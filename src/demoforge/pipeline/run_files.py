@@ -57,15 +57,17 @@ def write_stage_provenance(ctx: RunContext, root: Path, sources: list[Path], sta
     write_provenance(root, provenance_record(ctx.config, ctx.run_dir, files, sources, looks, stage), files)
 
 
-def copy_source_meta(source: Path, root: Path) -> None:
+def copy_source_meta(source: Path, root: Path, *, keep: bool = False) -> None:
     """merge_datasets writes only its own merge.json under meta/demoforge; the stages' records
     (controller law, vocabulary, scenes, render looks) are the same for every source of a
-    run, so the first source's are carried over for bake, replay and annotate to find."""
+    run, so the first source's are carried over for bake, replay and annotate to find (the
+    shards' merge record and the pipeline's provenance are not). `keep`: a file `root` already
+    holds is left as it is."""
     src, dst = source / DEMOFORGE_META_DIR, root / DEMOFORGE_META_DIR
     if not src.is_dir():
         return
     for entry in sorted(src.iterdir()):
-        if entry.name in ("merge.json", "pipeline"):
+        if entry.name in ("merge.json", "pipeline") or keep and (dst / entry.name).exists() and not entry.is_dir():
             continue
         if entry.is_dir():
             shutil.copytree(entry, dst / entry.name, dirs_exist_ok=True)
