@@ -119,3 +119,27 @@ def test_a_kitchen_run_renders_bakes_passes_the_doctor_and_loads_in_real_lerobot
     assert dump.meta["num_episodes"] == 2 and dump.meta["num_frames"] == ds.info.total_frames
     want = np.concatenate([ds.read_episode(i, ["observation.state"])["observation.state"] for i in ds.episode_indices])
     np.testing.assert_array_equal(dump.columns["observation.state"].reshape(want.shape), want)
+
+
+def test_a_cup_off_the_plates_centre_is_still_on_it(kitchen):
+    """The built-in `on` reaches as far as the support's top face: a flat plate's radius, not its
+    thickness (the smallest of its half extents), so a cup set down 3 cm off its centre is on it."""
+    from demoforge.envs import build_task_scene
+    from demoforge.randomize.scene import bake_profiles
+    from demoforge.symbolic.predicates import measure, on
+    from demoforge.tasks import generate_family, parse_task
+
+    generated = generate_family("cup_on_plate", count=1, seed=0)[0]
+    task = parse_task(generated.problem_pddl, domain_text=kitchen.domain_text(), problem_file="p.pddl")
+    scene, binding = build_task_scene(task, generated.scene, bake_profiles(generated.scene, 1, 0)[0])
+    cup, plate = (n for n, t in sorted(task.objects, key=lambda o: o[1]) if t in ("cup", "plate"))
+    model, data = scene.model, scene.data
+    i, j = binding.blocks.index(cup), binding.blocks.index(plate)
+    plate_pos = data.xpos[binding.body[j]].copy()
+    for offset, expected in ((0.03, True), (0.09, False)):
+        adr = int(model.jnt_qposadr[model.body_jntadr[binding.body[i]]])
+        data.qpos[adr:adr + 3] = plate_pos + [offset, 0.0, binding.half[j][2] + binding.half[i][2] + 1e-4]
+        data.qpos[adr + 3:adr + 7] = (1.0, 0.0, 0.0, 0.0)
+        data.qvel[:] = 0.0
+        mujoco.mj_forward(model, data)
+        assert on(measure(model, data, binding), binding, cup, plate) is expected, offset

@@ -7,8 +7,8 @@ quantities of one state (cheap, every tick) and `geometry` derives the rest for 
 of samples at once (`stack_samples`); `measure` is the two for one state.
 
 - on(x, y): x lies flat (some face within `tilt_rad` of up), its lowest point within `z_gap_m`
-  of y's highest, its centre over y's top face (horizontal offset <= `support_frac` x y's
-  smaller half edge), it is slower than `rest_speed_mps` and not held.
+  of y's highest, its centre over y's top face (horizontal offset <= `support_frac` x the smaller
+  half edge of y's top face), it is slower than `rest_speed_mps` and not held.
 - on_table(x): x lies flat, its lowest point within `z_gap_m` of the table top, its centre
   over the table, at rest and not held. A block balanced on an edge is on nothing.
 - holding(x): a geom of every finger touches x, and x touches neither the table nor a block.
@@ -149,7 +149,11 @@ def geometry(model: mujoco.MjModel, binding: Binding, s: Sample) -> Geometry:
     yaw_code = np.where(flat & (off <= c.yaw_tol), step, -1)  # index into YAWS, -1 when tilted or between
     gap = np.abs(bottom[..., :, None] - top[..., None, :]) <= c.z_gap
     d = pos[..., :, None, :2] - pos[..., None, :, :2]
-    over = (d * d).sum(axis=-1) <= c.support_sq
+    # y's reach: the smaller half edge of its top face (its two axes other than the one up; a flat
+    # plate's is its radius, not its thickness)
+    side = np.where(np.arange(3) == axis[..., None], np.inf, binding.half).min(axis=-1)
+    reach = binding.tolerances.support_frac * side
+    over = (d * d).sum(axis=-1) <= (reach * np.abs(reach))[..., None, :]
     on_geom = gap & over & c.not_self & flat[..., :, None]
     x, y = pos[..., 0], pos[..., 1]
     tx0, tx1, ty0, ty1 = binding.table_box
@@ -188,7 +192,6 @@ class _Constants:
     cos_tilt: float
     yaw_tol: float
     z_gap: float
-    support_sq: np.ndarray  # (1, B) squared horizontal reach of y's support [m^2]
     names: tuple[dict[str, int], dict[str, int]]
 
 
@@ -202,9 +205,8 @@ def _constants(model: mujoco.MjModel, binding: Binding) -> _Constants:
         finger_geom = None
         if binding.fingers:
             finger_geom = np.stack([np.isin(model.geom_bodyid, bodies) for bodies in binding.fingers])
-        reach = tol.support_frac * binding.half.min(axis=1)[None, :] if n else np.zeros((1, 0))
         c = _CACHE[binding] = _Constants(
-            model, n, row, finger_geom, binding.qvel[:, None] + np.arange(3), ~np.eye(n, dtype=bool), float(np.cos(tol.tilt_rad)), tol.yaw_rad, tol.z_gap_m, reach * np.abs(reach),
+            model, n, row, finger_geom, binding.qvel[:, None] + np.arange(3), ~np.eye(n, dtype=bool), float(np.cos(tol.tilt_rad)), tol.yaw_rad, tol.z_gap_m,
             ({b: i for i, b in enumerate(binding.blocks)}, {r: i for i, r in enumerate(binding.regions)}))
     return c
 
