@@ -14,6 +14,7 @@ import functools
 import os
 import platform
 import re
+import resource
 import subprocess
 import sys
 
@@ -124,3 +125,9 @@ def describe() -> str:
     """One line: CPU model, cores, Python, GL renderer, encoder build, load average."""
     return (f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
             f"{gl_renderer()}; {encoder_build()}; {load()}")
+
+
+def cpu_s() -> float:
+    """CPU seconds [s] of this process and its finished children, user and system."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import tempfile
 import time
 from pathlib import Path
@@ -26,14 +25,9 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 from demoforge.execute import generate  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 from demoforge.tasks.package import load_package, owner  # noqa: E402
-from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
+from _machine import cpu_s, describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 BLOCKS = ("stack_three", "unstack", "pnp", "flip", "rotate")
-
-
-def cpu_s() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
