@@ -42,9 +42,12 @@ def max_image(draw: dict) -> tuple[int, int]:
 
 
 def look_targets(scene: Scene) -> LookTargets:
-    """The blocks (free box props) and cameras of `scene` that a look draw refers to."""
-    blocks = {p.name: tuple(float(c) for c in p.rgba[:3]) for p in scene.spec.props if isinstance(p, Box) and p.free}
-    return LookTargets(blocks=blocks, cameras=tuple(scene.cameras))
+    """The free props (blocks, and a task package's other objects) and cameras of `scene` that a look
+    draw refers to."""
+    free = [p for p in scene.spec.props if p.free]
+    return LookTargets(blocks={p.name: tuple(float(c) for c in p.rgba[:3]) for p in free},
+                       cameras=tuple(scene.cameras),
+                       no_glyphs=frozenset(p.name for p in free if not isinstance(p, Box)))
 
 
 def _photo(surface: dict, *, sky: bool) -> np.ndarray:
@@ -104,6 +107,9 @@ def _surface_geom(mj: mujoco.MjSpec, geom: str, name: str, surface: dict) -> Non
 def _blocks(mj: mujoco.MjSpec, blocks: dict, letters: dict[str, str | None]) -> None:
     for name in sorted(blocks):
         item = blocks[name]
+        if name not in letters:  # a cylinder or mesh prop: every geom of its body in the drawn colour
+            _recolour_body(mj, name, item)
+            continue
         try:
             g = mj.geom(name)
         except (KeyError, ValueError):
@@ -117,6 +123,20 @@ def _blocks(mj: mujoco.MjSpec, blocks: dict, letters: dict[str, str | None]) -> 
         if "specular" in item:
             mat = mj.material(g.material) if g.material else _block_material(mj, g, name, None, rgb=item["rgb"])
             mat.specular, mat.shininess = item["specular"], item["shininess"]
+
+
+def _recolour_body(mj: mujoco.MjSpec, name: str, item: dict) -> None:
+    body = mj.body(name)
+    if body is None:
+        raise LookError(f"look draw: object {name!r} is not a body of the scene")
+    if item["glyph"] is not None:
+        raise LookError(f"look draw: object {name!r} is not a box; a glyph is drawn on a box only")
+    for g in body.geoms:
+        g.rgba = [*item["rgb"], 1.0]  # a geom's own colour wins over its material's
+        if "specular" in item:  # a material of its own per geom: one the scene shares would change others
+            mat = mj.add_material(name=f"look/{g.name}", rgba=[*item["rgb"], 1.0])
+            mat.specular, mat.shininess = item["specular"], item["shininess"]
+            g.material = mat.name
 
 
 def _block_material(mj: mujoco.MjSpec, g, name: str, atlas: np.ndarray | None, *, rgb=None):

@@ -47,8 +47,11 @@ _FMT = "%.10g"
 class LookTargets:
     """What a draw refers to in one scene."""
 
-    blocks: dict[str, tuple[float, float, float]]  # free box prop name -> its built colour [0..1 RGB]
+    blocks: dict[str, tuple[float, float, float]]  # free prop name -> its built colour [0..1 RGB]
     cameras: tuple[str, ...]  # named cameras (fixed ones and the wrist camera)
+    # Free props that are not boxes (a task package's cylinders and meshes): recoloured like the
+    # blocks, but a glyph is drawn on a box's six faces only.
+    no_glyphs: frozenset[str] = frozenset()
 
 
 def _q(x: float) -> float:
@@ -119,7 +122,9 @@ def _blocks(rng: np.random.Generator, look: Look, targets: LookTargets) -> dict:
         if len(letters) < len(names):
             raise LookError(f"look {look.name!r}: blocks.glyphs.{look.split} has {len(letters)} letters for "
                             f"{len(names)} blocks {names}; give at least {len(names)} distinct letters")
-        glyphs = [letters[int(i)] for i in rng.permutation(len(letters))[:len(names)]]
+        faced = [n for n in names if n not in targets.no_glyphs]
+        drawn = dict(zip(faced, (letters[int(i)] for i in rng.permutation(len(letters))[:len(faced)]), strict=True))
+        glyphs = [drawn.get(n) for n in names]
     out = {}
     for name, rgb, glyph in zip(names, colours, glyphs, strict=True):
         h, s, v = colorsys.rgb_to_hsv(*rgb)
