@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import tempfile
 import time
@@ -37,15 +36,10 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 from demoforge.dataset import open_dataset  # noqa: E402
 from demoforge.pipeline import config_from_dict, run_pipeline  # noqa: E402
-from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
+from _machine import cpu_s, describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
 CAMERAS = ["front", "side"]
 BAKE_HZ = 30
-
-
-def cpu_seconds() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def frames(root: Path) -> int:
@@ -112,9 +106,9 @@ def _run(args, cores: int, k: int, schedule: str) -> tuple[float, float, float]:
         "render_schedule": schedule,
         **({} if args.problems_per_process is None else {"problems_per_process": args.problems_per_process})})
     try:
-        cpu0, t0 = cpu_seconds(), time.perf_counter()
+        cpu0, t0 = cpu_s(), time.perf_counter()
         result = run_pipeline(config, echo=lambda s: None)
-        wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
+        wall, cpu = time.perf_counter() - t0, cpu_s() - cpu0
         run = result.run_dir
         rendered = run / "render" / "success"
         successes = open_dataset(result.final).num_episodes

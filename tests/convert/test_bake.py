@@ -1,6 +1,5 @@
 import hashlib
 import json
-from pathlib import Path
 
 import av
 import numpy as np

@@ -29,7 +29,7 @@ from demoforge.symbolic import Binding
 from demoforge.symbolic.abstract import truth_of_samples
 from demoforge.symbolic.predicates import sample, stack_samples
 from demoforge.tasks import Task, goal_atoms
-from demoforge.tasks.pddl_text import Atom, format_atom
+from demoforge.tasks.pddl_text import format_atom
 
 
 def run_layout(problems: list[Problem], *, fps: int = 60, control_law: str | None = None) -> RunLayout:

@@ -36,8 +36,8 @@ from demoforge.skills.ik_chain import LINE_STEP
 from demoforge.skills.context import SkillError, SkillFailure, SkillPlan
 from demoforge.skills.pick import PAD_HALF, TIP, carry_z, grasp, pinch_width
 from demoforge.skills.place import other_footprints, place_on
+from demoforge.tasks.families import FACES  # the domain's face constants: sign and block axis
 
-FACES = ("px", "nx", "py", "ny", "pz", "nz")  # the domain's face constants: sign and block axis
 # Grasp tilts: the hand turns through 90 degrees about k from -alpha to 90 - alpha, so a small
 # alpha leans the hand little at the grasp and much at the release, a large one the other way
 # round; which end the arm leans cheaply depends on where k points (along joint 6's axis, in
