@@ -188,3 +188,15 @@ def test_inconsistent_init_facts_are_all_reported():
 
 def test_reset_options_are_records():
     assert dataclasses.is_dataclass(ResetOptions) and ResetOptions().attempts >= 1
+
+
+def test_a_stacked_objects_jitter_scales_with_its_supports_top_face():
+    from demoforge.symbolic.orientation import block_rotation
+    from demoforge.symbolic.reset import _top_half_edge
+
+    plate = np.array([0.08, 0.08, 0.01])  # a plate lying flat: its top face is 16 cm across
+    assert _top_half_edge(plate, block_rotation("pz", "yaw0")) == pytest.approx(0.08)
+    brick = np.array([0.06, 0.02, 0.03])
+    assert _top_half_edge(brick, block_rotation("pz", "yaw0")) == pytest.approx(0.02)
+    assert _top_half_edge(brick, block_rotation("px", "yaw0")) == pytest.approx(0.02)  # x up: y, z lie flat
+    assert _top_half_edge(brick, block_rotation("py", "yaw0")) == pytest.approx(0.03)  # y up: x, z lie flat
