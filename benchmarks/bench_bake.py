@@ -9,8 +9,9 @@ below uses the same settings). Then, each timed as wall-clock seconds:
 
 1. demoforge `bake` to joint_vel at --rate Hz (decode, decimate, encode streaming, plus
    the data columns, hashing, stats, check) against `ffmpeg` decoding the same mp4,
-   selecting every (60 / rate)-th frame and encoding it with the same x264 settings
-   (target: demoforge <= 1.2x ffmpeg's time);
+   selecting every (60 / rate)-th frame and encoding it with the same x264 settings,
+   demoforge's (one encoder thread and `cpu-independent`: what keeps its bytes reproducible)
+   (target: demoforge <= 1.2x ffmpeg's time); for scale, ffmpeg again with x264's own threads;
 2. the reference pipeline's way, for scale: ffmpeg writing the kept frames as PNG files,
    then a second ffmpeg encoding the PNGs;
 3. demoforge's remux path (native rate, same settings: packets copied) against its
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -44,7 +44,7 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.dataset import DatasetWriter, Feature, VideoSettings
 from demoforge.raw import schema
 from demoforge.sim import ControlLaw
-from _machine import describe, load  # benchmarks/_machine.py: this script's folder is on sys.path
+from _machine import cpu_s, describe, load  # benchmarks/_machine.py: this script's folder is on sys.path
 
 FPS = 60
 N_ARM = 7
@@ -86,27 +86,26 @@ def write_source(root: Path, seconds: float, height: int, width: int) -> Path:
     return root
 
 
-def _cpu_s() -> float:
-    """CPU time of this process and its reaped children [s] (the ffmpeg runs are children)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 CPU: dict[str, float] = {}  # CPU seconds of each timed section, by label
 
 
 def timed(fn, label: str | None = None) -> float:
     """Wall seconds of fn(); its CPU seconds (steadier on a shared machine) go to CPU[label]."""
-    t0, c0 = time.perf_counter(), _cpu_s()
+    t0, c0 = time.perf_counter(), cpu_s()
     fn()
     if label:
-        CPU[label] = _cpu_s() - c0
+        CPU[label] = cpu_s() - c0
     return time.perf_counter() - t0
 
 
-def x264_args(fps: int) -> list[str]:
-    g = SETTINGS.gop(fps)
-    return ["-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-g", str(g), "-bf", "0", "-pix_fmt", "yuv420p"]
+def x264_args(fps: int, *, same_threads: bool = True) -> list[str]:
+    """ffmpeg's encoder arguments for demoforge's own x264 options at `fps` (GOP, crf, preset, no
+    B-frames, one thread, cpu-independent: what keeps the bake's bytes reproducible); with
+    `same_threads=False` ffmpeg picks its own threads, as a user's plain ffmpeg call would."""
+    opts = SETTINGS.codec_options(fps)
+    if not same_threads:
+        opts.pop("threads")
+    return ["-c:v", "libx264", *(a for k, v in opts.items() for a in (f"-{k}", v)), "-pix_fmt", "yuv420p"]
 
 
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec from the forked parent's size.
@@ -177,6 +176,9 @@ def main() -> None:
         ff = timed(lambda: subprocess.run(
             [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
              *x264_args(args.rate), str(work / "ffmpeg.mp4")], check=True), "ffmpeg")
+        ff_own = timed(lambda: subprocess.run(
+            [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
+             *x264_args(args.rate, same_threads=False), str(work / "ffmpeg-own.mp4")], check=True), "ffmpeg-own")
         (work / "png").mkdir()
         png = timed(lambda: (
             subprocess.run([ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-fps_mode", "passthrough",
@@ -188,6 +190,8 @@ def main() -> None:
         print(f"joint_vel at {args.rate} Hz ({kept} frames out):")
         print(f"  demoforge bake                {df:8.2f} s  {n / df:8.1f} source frames/s  CPU {CPU['bake']:7.2f} s")
         print(f"  ffmpeg decode-select-encode   {ff:8.2f} s  {n / ff:8.1f} source frames/s  CPU {CPU['ffmpeg']:7.2f} s")
+        print(f"  ffmpeg, its own x264 threads  {ff_own:8.2f} s  {n / ff_own:8.1f} source frames/s  "
+              f"CPU {CPU['ffmpeg-own']:7.2f} s  (for scale: x264 with frame threads)")
         print(f"  ffmpeg via PNG staging        {png:8.2f} s  {n / png:8.1f} source frames/s")
         ratio = df / ff
         print(f"  demoforge / ffmpeg time: {ratio:.2f}x (target <= {TARGET_FFMPEG}x "
