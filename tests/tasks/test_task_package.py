@@ -128,7 +128,7 @@ def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
 
 def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     """Written only against demoforge.taskapi; 4 episodes, at least 3 succeed."""
-    from demoforge.check import check_task_family
+    from demoforge.determinism import check_task_family
     from demoforge.execute import generate
 
     res = CliRunner().invoke(app, ["tasks", "list", "--json", "--task-package", str(NEAR)])

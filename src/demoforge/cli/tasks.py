@@ -38,7 +38,7 @@ def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSO
     from demoforge.symbolic.predicates import EVALUATORS
     from demoforge.tasks import parse_domain
     from demoforge.tasks.package import packages
-    from demoforge.tasks.validate import changed_atoms
+    from demoforge.tasks.check import changed_atoms
 
     _load(task_packages)
     out = {"packages": {}, "domains": {}, "families": {}, "object_types": {}}

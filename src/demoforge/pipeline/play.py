@@ -44,7 +44,7 @@ from demoforge.execute.problems import STREAMS, episode_seed
 from demoforge.tasks import goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 from demoforge.tasks.simulate import Step, apply
-from demoforge.tasks.validate import type_of
+from demoforge.tasks.check import type_of
 
 IGNORED_IN_GOALS = ("hand_empty", "holding", "clear")  # implied by the placement atoms
 WALK_STEPS = 6  # longest random walk before a goal is read off [steps]

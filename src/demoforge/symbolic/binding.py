@@ -19,7 +19,7 @@ from demoforge.sim import Scene, body_half_extents
 from demoforge.tasks.parse import Task
 from demoforge.tasks.pddl_text import Atom
 from demoforge.tasks.scene import SceneParams
-from demoforge.tasks.validate import is_subtype, signatures
+from demoforge.tasks.check import is_subtype, signatures
 
 TABLE_GEOM = "table_top"
 

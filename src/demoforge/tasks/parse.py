@@ -20,7 +20,7 @@ from pddl.parser.problem import ProblemParser
 from demoforge.errors import TaskError, listing
 from demoforge.tasks import library
 from demoforge.tasks.pddl_text import Atom, format_atom, format_formula, problem_to_pddl
-from demoforge.tasks.validate import ROOT_TYPE, changed_atoms, check_domain, check_problem, is_subtype, locate, signatures, type_of
+from demoforge.tasks.check import ROOT_TYPE, changed_atoms, check_domain, check_problem, is_subtype, locate, signatures, type_of
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pddl.logic.terms import Variable
 from demoforge.errors import PlanningError
 from demoforge.tasks.parse import Task
 from demoforge.tasks.pddl_text import Atom, format_atom
-from demoforge.tasks.validate import is_subtype, type_of
+from demoforge.tasks.check import is_subtype, type_of
 
 State = frozenset[Atom]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from demoforge.check.core import CheckReport, DeterminismError, Harness
+from demoforge.determinism.core import CheckReport, DeterminismError, Harness
 from demoforge.sim import snapshot
 from demoforge.skills import SKILLS, Skill, SkillContext, plan_skill
 from demoforge.skills.builder import SkillBody, run_skill

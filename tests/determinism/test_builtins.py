@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from demoforge.check import check_planner, check_policy, check_skill, check_task_family
+from demoforge.determinism import check_planner, check_policy, check_skill, check_task_family
 from demoforge.policy import ExpertPolicy, RolloutSettings, rollout
 from demoforge.skills import SKILLS
 from demoforge.tasks import FAMILIES, PLANNERS, generate_family, write_tasks

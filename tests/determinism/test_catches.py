@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from demoforge.check import (
+from demoforge.determinism import (
     DeterminismError, DeterminismWarning, check_planner, check_policy, check_skill, check_task_family,
     first_difference,
 )

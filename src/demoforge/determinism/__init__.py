@@ -1,6 +1,6 @@
 """Determinism checks for the plug-in points, in the spirit of Gymnasium's `check_env`.
 
-    from demoforge.check import check_task_family, check_skill, check_planner, check_policy
+    from demoforge.determinism import check_task_family, check_skill, check_planner, check_policy
     check_task_family("pnp")                                   # or a callable (count=, seed=, **options)
     check_skill("put-down", fixture, ["red"])                  # fixture: () -> SkillContext, a fresh scene
     check_planner("pymimir", "tasks/pnp-all-0000.pddl")        # or a factory () -> Planner
@@ -13,11 +13,11 @@ it leaves its inputs alone. A failure raises `DeterminismError` naming the plug-
 difference and the fix; a pass returns a `CheckReport`.
 """
 
-from demoforge.check.core import CheckReport, DeterminismError, DeterminismWarning, first_difference
-from demoforge.check.planner import check_planner
-from demoforge.check.policy import check_policy
-from demoforge.check.skill import check_skill
-from demoforge.check.task import check_reset_state, check_task_family
+from demoforge.determinism.core import CheckReport, DeterminismError, DeterminismWarning, first_difference
+from demoforge.determinism.planner import check_planner
+from demoforge.determinism.policy import check_policy
+from demoforge.determinism.skill import check_skill
+from demoforge.determinism.task import check_reset_state, check_task_family
 
 __all__ = [
     "CheckReport", "DeterminismError", "DeterminismWarning", "check_planner", "check_policy", "check_reset_state",

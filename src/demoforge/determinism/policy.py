@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.check.core import CheckReport, DeterminismError, Harness, fail, first_difference
+from demoforge.determinism.core import CheckReport, DeterminismError, Harness, fail, first_difference
 from demoforge.dataset import open_dataset
 from demoforge.policy import EpisodeStartInfo, Policy, RolloutSettings, load_policy, rollout
 

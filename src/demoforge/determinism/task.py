@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from demoforge.check.core import CheckReport, DeterminismError, Harness
+from demoforge.determinism.core import CheckReport, DeterminismError, Harness
 from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import bake_profiles
 from demoforge.symbolic import ResetState, reset_rng, sample_reset_state

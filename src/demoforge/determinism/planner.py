@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from demoforge.check.core import CheckReport, DeterminismError, Harness, fail, first_difference
+from demoforge.determinism.core import CheckReport, DeterminismError, Harness, fail, first_difference
 from demoforge.tasks import PLANNERS, Planner, PlanResult, PlanStatus, Task, load_task, make_planner, problem_text
 from demoforge.tasks.simulate import State
 
