@@ -16,7 +16,7 @@ from demoforge.dataset.problem import Problem
 from demoforge.dataset.hdf5 import DATA, OBS, demo_names, require_h5py
 from demoforge.dataset.reader import open_dataset, summarize
 from demoforge.errors import DatasetError, DemoforgeError
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.stage import finished_output, run_stage
 from demoforge.stage.merge import MergeStage
 

@@ -55,7 +55,7 @@ from demoforge.execute.run_folder import MERGING_DIR, GenerateSummary, finished_
 from demoforge.execute.runner import ExpertRunner
 from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
-from demoforge.guard import refuse_overlap
+from demoforge.dataset.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.sim import Material, RobotCard

@@ -27,7 +27,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_a
 from demoforge.errors import listing
 from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.stage import (
     LocalExecutor, MergeAtEnd, Progress, chunks, finished_output, run_stage, stamp_dataset,
 )

@@ -59,7 +59,7 @@ import numpy as np
 from demoforge.dataset import DatasetReader, DatasetWriter, EncodedVideo, Feature, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, IMAGES_PREFIX, camera_of, episode_extras, image_key, row_extra
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
 from demoforge.pipeline.run_files import copy_source_meta
 from demoforge.raw.schema import SIM_STATE

@@ -16,7 +16,7 @@ from demoforge.dataset import merge_datasets
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.errors import DemoforgeError
-from demoforge.guard import LOCK_NAME, OutputError, hold_folder, release_temp
+from demoforge.dataset.guard import LOCK_NAME, OutputError, hold_folder, release_temp
 from demoforge.stage.protocol import Progress, ProgressEvent, Stage, check_items
 
 RUN_FILE = "run.json"  # WORK/run.json: the fingerprint of the run the folder holds
