@@ -214,11 +214,7 @@ def merge_datasets(sources: list[Path], out: Path):
     from demoforge.stage import run_stage
     from demoforge.stage.merge import MergeStage
 
-    from demoforge.errors import DatasetError
-    from demoforge.dataset.guard import guard_output_dir
-
-    guard_output_dir(out, sources, what="merge output", error=DatasetError)
-    run_stage(MergeStage(tuple(Path(s) for s in sources)), out)
+    run_stage(MergeStage(tuple(Path(s) for s in sources)), out)  # guards OUT against the sources
     return open_dataset(out).info
 
 
