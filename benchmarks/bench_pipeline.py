@@ -36,7 +36,7 @@ from pathlib import Path
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 from demoforge.pipeline import config_from_dict, run_pipeline  # noqa: E402
-from demoforge.pipeline.backends.local import execute_local  # noqa: E402
+from demoforge.pipeline.execution import execute_problems, executor_for  # noqa: E402
 from demoforge.pipeline.provenance import dataset_hash  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
@@ -61,12 +61,8 @@ def execute(base: Path, name: str, pddl: list[str], episodes: int, workers: int,
             last_item[:] = [time.perf_counter()]
 
     start = time.perf_counter()
-    if backend == "ray":
-        from demoforge.pipeline.backends.ray import execute_ray
-
-        summary = execute_ray(config, pddl, config.run_dir / "execute", progress)
-    else:
-        summary = execute_local(config, pddl, config.run_dir / "execute", progress)
+    with executor_for(backend, config.ray_address) as executor:
+        summary = execute_problems(config, pddl, config.run_dir / "execute", progress, executor=executor)
     end = time.perf_counter()
     digest = dataset_hash(summary.roots["success"]) if summary.roots["success"] else ""
     return end - start, last_item[0] - start, summary.episodes, digest
@@ -103,7 +99,7 @@ def main() -> None:
             runs["w1"].append(execute(base, f"w1-{r}", pddl, args.episodes, 1))
             runs["w2"].append(execute(base, f"w2-{r}", pddl, args.episodes, 2))
             if ray is not None:  # a fresh Ray per run (up only while it runs), on 2 CPUs, as
-                t0 = time.perf_counter()  # execute_ray starts one (its workers inherit MUJOCO_GL)
+                t0 = time.perf_counter()  # executor_for starts one (its workers inherit MUJOCO_GL)
                 ray.init(address="local", num_cpus=2, log_to_driver=False, include_dashboard=False)
                 ray_start.append(time.perf_counter() - t0)
                 runs["ray"].append(execute(base, f"ray-{r}", pddl, args.episodes, 2, backend="ray"))

@@ -110,7 +110,7 @@ def test_an_environment_package_refuses_materials(pnp, tmp_path):
 
 
 def test_the_run_config_key_reaches_generate(pnp):
-    from demoforge.pipeline.backends.local import generate_options
+    from demoforge.pipeline.execution import generate_options
     from demoforge.pipeline.config import config_from_dict
 
     config = config_from_dict({"experiment_id": "m", "execute": {"material": ["blocks=steel", "table=rubber"]}})

@@ -3,7 +3,7 @@ second node, each with its own raylet and object store, all on this machine): ge
 annotate and bake spread over both nodes, and the output is the local backend's, byte for byte.
 
 Run in a child process, like the other Ray tests: a driver process keeps Ray state between
-sessions (see test_backends_ray_local.py)."""
+sessions (see test_ray_of_its_own.py)."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def test_refusals(raw, rendered, tmp_path):
         (RenderConfig(looks=(plain, small)), tmp_path / "b", raw, "camera 'front' different image sizes"),
         (RenderConfig(looks=()), tmp_path / "c", raw, "no looks given"),
         (RenderConfig(looks=(plain,)), rendered, raw, "not empty"),
-        (RenderConfig(looks=(plain,)), raw / "inside", raw, "outside the source"),
+        (RenderConfig(looks=(plain,)), raw / "inside", raw, "lies inside the input"),
         (RenderConfig(looks=(plain,)), tmp_path / "d", rendered, "already has video features"),
     ]
     for config, out, source, message in cases:

@@ -263,7 +263,7 @@ def test_ray_executor_bakes_with_every_setting_as_the_local_pool_does(tmp_path):
 def test_a_second_live_run_into_the_same_output_is_refused_and_leaves_the_first_intact(tmp_path):
     """The work folder beside OUT is held by its live run: a second run of the same stage into the
     same OUT is refused (it would otherwise replace or mix into the first one's shards)."""
-    from demoforge.guard import hold_folder, release_temp
+    from demoforge.dataset.guard import hold_folder, release_temp
 
     stage = Words("ab", n=3)
     out = tmp_path / "out.txt"

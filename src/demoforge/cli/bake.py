@@ -9,7 +9,7 @@ import typer
 
 from demoforge.cli.options import OptionsError, stage_command
 from demoforge.cli.progress import StepProgress
-from demoforge.guard import holds_files
+from demoforge.dataset.guard import holds_files
 from demoforge.pipeline.options import BakeOptions
 from demoforge.pipeline.stages import bake_models
 

@@ -15,9 +15,9 @@ from demoforge.dataset.check import check_dataset, v21_info
 from demoforge.dataset.problem import Problem
 from demoforge.dataset.hdf5 import DATA, OBS, demo_names, require_h5py
 from demoforge.dataset.reader import open_dataset, summarize
-from demoforge.errors import DatasetError, DemoforgeError
-from demoforge.guard import guard_output_dir
-from demoforge.stage import finished_output, run_stage
+from demoforge.errors import DemoforgeError
+from demoforge.dataset.guard import holds_files
+from demoforge.stage import run_stage
 from demoforge.stage.merge import MergeStage
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -100,13 +100,10 @@ def merge(
 ) -> None:
     """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
     with StepProgress("merge", "episodes", quiet=quiet) as progress:
-        # the stage runner's shape (fingerprint of the sources, one run at a time, rerun to finish)
+        # the stage runner's shape (OUT guarded, fingerprint of the sources, one run at a time, rerun to finish)
         stage = MergeStage(tuple(sources), video_file_duration_s, progress=progress)
-        # before the work folder beside it; OUT stamped with this merge's fingerprint is this merge, finished
-        complete = guard_output_dir(out, sources, what="--out", error=DatasetError,
-                                    resumable=lambda o: finished_output(o, stage.name, stage.fingerprint()))
-        if not complete:
-            run_stage(stage, out)
+        complete = holds_files(out)  # run_stage refuses a non-empty OUT unless it is this merge, finished
+        run_stage(stage, out)
     if complete:
         typer.echo(f"merge: {out} is already complete with these inputs; nothing to do")
         return

@@ -15,7 +15,7 @@ from demoforge.doctor import DoctorConfig, run_doctor, write_report
 from demoforge.doctor.config import MAX_BINS
 from demoforge.doctor.report import coverage_plot
 from demoforge.pipeline.options import DoctorOptions
-from demoforge.guard import guard_output_dir, guard_output_file, write_file
+from demoforge.dataset.guard import guard_output_dir, guard_output_file, write_file
 
 
 @stage_command(DoctorOptions)

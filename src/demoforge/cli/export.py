@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from demoforge.cli.progress import StepProgress
-from demoforge.guard import holds_files
+from demoforge.dataset.guard import holds_files
 
 
 def export(

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from demoforge.cli.ranges import MAX_SEED
-from demoforge.guard import guard_output_file
+from demoforge.dataset.guard import guard_output_file
 
 
 def look_sheet(

@@ -13,7 +13,7 @@ import typer
 
 from demoforge.cli.progress import StepProgress
 from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODE_INDEX, MAX_EPISODES, MAX_SEED, finite
-from demoforge.guard import guard_output_dir, guard_output_file, write_file
+from demoforge.dataset.guard import guard_output_dir, guard_output_file, write_file
 
 POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | module:factory | file.py:factory "
                "(the factory returns an object with spaces, reset(slot, start), act(observations)).")

@@ -43,11 +43,9 @@ from demoforge.dataset.layout import INFO_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.writer import DatasetWriter
 from demoforge.errors import DemoforgeError, listing
-from demoforge.guard import guard_output_dir
 from demoforge.raw import schema
 from demoforge.stage import (
-    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, finished_output, merge_shards, run_stage,
-    stamp_dataset,
+    LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, run_stage, stamp_dataset, work_folder,
 )
 
 MAX_VIDEO_FILE_S = 1000.0  # lerobot's float32 timestamps stop matching frames past ~1024 s
@@ -60,11 +58,18 @@ class BakeStage:
     order, stamped, verified and moved to OUT. A killed bake keeps its finished shards."""
 
     plan: BakePlan
+    given: tuple[Path, ...] = ()  # the sources as the caller named them: run_stage guards OUT against them
     name: ClassVar[str] = "bake"
     error: ClassVar[type] = BakeError
 
     def parts(self) -> list[range]:
         return chunks(len(self.plan.items))
+
+    def inputs(self) -> tuple[Path, ...]:
+        return self.given
+
+    def finished(self, out: Path) -> Path:
+        return out  # this bake, finished: nothing to do
 
     def fingerprint(self) -> dict:
         sources = [_source_fingerprint(Path(p)) for p in self.plan.sources]
@@ -132,33 +137,19 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
 
     # a source in another format than LeRobot v3.0 is read through its reader into an import beside OUT
     imports = import_folder(out)
-    roots: list[list[Path]] = []  # the sources as bake reads them, resolved once
-
-    def resolved() -> list[Path]:
-        if not roots:
-            roots.append(imported_sources(sources, imports, video=config.video))
-        return roots[0]
-
-    def finished(o: Path) -> bool:  # planned only for a non-empty OUT; it returns at once when True
-        return finished_output(o, BakeStage.name, BakeStage(make_plan(resolved(), config, models)[0]).fingerprint())
-
     fresh = not imports.exists()  # not a killed bake's (to resume from) nor a running one's
     try:
-        if guard_output_dir(out, sources, error=BakeError, resumable=finished):
-            shutil.rmtree(imports, ignore_errors=True)
-            return out
-        plan, _ = make_plan(resolved(), config, models)
-    except DemoforgeError:  # refused before any episode was baked: leave nothing beside OUT
-        if fresh:
+        plan, _ = make_plan(imported_sources(sources, imports, video=config.video), config, models)
+        stage = BakeStage(plan, tuple(Path(s) for s in sources))
+        if executor is not None:
+            result = run_stage(stage, out, executor=executor, progress=progress)
+        else:
+            with LocalExecutor(min(workers, len(stage.parts()))) as local:
+                result = run_stage(stage, out, executor=local, progress=progress)
+    except DemoforgeError:  # refused, or failed before any shard to resume from: leave nothing beside OUT
+        if fresh and not work_folder(out, BakeStage.name).exists():
             shutil.rmtree(imports, ignore_errors=True)
         raise
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = BakeStage(plan)
-    if executor is not None:
-        result = run_stage(stage, out, executor=executor, progress=progress)
-    else:
-        with LocalExecutor(min(workers, len(stage.parts()))) as local:
-            result = run_stage(stage, out, executor=local, progress=progress)
     shutil.rmtree(imports, ignore_errors=True)  # kept only while the bake is unfinished, to resume from
     return result
 

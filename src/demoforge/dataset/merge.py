@@ -28,7 +28,7 @@ from demoforge.dataset.video import VideoSettings
 from demoforge.dataset.locks import STAGING_DIR, lock_staging
 from demoforge.dataset.writer import DatasetWriter
 from demoforge.errors import DatasetError, listing
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 
 # Settings that must agree for packets to be copied into one stream.
 _STREAM_KEYS = ("video.codec", "video.pix_fmt", "video.height", "video.width", "video.g", "video.crf", "video.preset")

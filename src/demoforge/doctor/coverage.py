@@ -120,6 +120,9 @@ class CoverageStage:
     def fingerprint(self) -> dict:
         return self.fingerprint_
 
+    def inputs(self) -> tuple[Path, ...]:
+        return (self.src,)
+
     def items(self) -> list[str]:
         return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
 

@@ -22,7 +22,7 @@ from demoforge.doctor.findings import Finding
 from demoforge.doctor.registry import CHECKS, DoctorError
 from demoforge.doctor.run import DoctorResult
 from demoforge.errors import DemoforgeError
-from demoforge.guard import write_file
+from demoforge.dataset.guard import write_file
 
 MAX_TRACED_EPISODES = 4  # flagged episodes whose traces are plotted
 _COLOURS = {"error": "#c0392b", "warning": "#d68910", "info": "#2e86c1"}

@@ -48,7 +48,7 @@ import mujoco
 import numpy as np
 
 import demoforge
-from demoforge.guard import LOCK_NAME, claim_temp, overlap, release_temp
+from demoforge.dataset.guard import LOCK_NAME, claim_temp, overlap, release_temp
 from demoforge.errors import DemoforgeError, listing
 from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.robot_start import (

@@ -55,7 +55,6 @@ from demoforge.execute.run_folder import MERGING_DIR, GenerateSummary, finished_
 from demoforge.execute.runner import ExpertRunner
 from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
-from demoforge.guard import refuse_overlap
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.sim import Material, RobotCard
@@ -197,11 +196,15 @@ class GenerateStage:
     run: RunSpec
     record: dict  # run.json: the run's inputs and settings
     after_skill: Callable | None = None  # a hook of the expert (one slot only: it is not sent to workers)
+    sources: tuple[str, ...] = ()  # the problem files, package folders and domain file read: OUT may not overlap them
     name: ClassVar[str] = "generate"
     error: ClassVar[type] = ExecuteError
 
     def fingerprint(self) -> dict:
         return self.record
+
+    def inputs(self) -> tuple[str, ...]:
+        return self.sources
 
     def items(self) -> list[str]:
         if self.run.per_item == 1:
@@ -296,7 +299,6 @@ def generate(
                                 robot_start=robot_start, materials=materials)
         check_materials(problems, warn=warn or print_warning)
         layout = run_layout(problems, fps=round(settings.control_hz), control_law=control_law)
-        refuse_overlap(out, [*inputs, *([domain] if Path(domain).is_file() else [])], error=ExecuteError)
         check_skills(problems)
         check_goals(problems, time_budget_s=settings.plan_budget_s)
         if record_videos is not None:
@@ -308,12 +310,11 @@ def generate(
         summary = finished_run(out, record, problems)
         if summary is not None:
             return summary
-        if out.exists() and not out.is_dir():
-            raise ExecuteError(f"--out {out}: is a file, not a folder; choose a folder path")
         per_item = problems_per_item(len(problems), problems_per_process, executor.slots)
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
                       record_videos, runner, dict(runner_options or {}), per_item)
-        return run_with(GenerateStage(run, record, after_skill), out, work=out, executor=executor,
+        sources = (*inputs, *([domain] if Path(domain).is_file() else []))  # run_stage guards OUT against them
+        return run_with(GenerateStage(run, record, after_skill, sources), out, work=out, executor=executor,
                         progress=progress)
     finally:
         if local is not None:

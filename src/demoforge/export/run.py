@@ -27,10 +27,7 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_a
 from demoforge.errors import listing
 from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
-from demoforge.guard import guard_output_dir
-from demoforge.stage import (
-    LocalExecutor, MergeAtEnd, Progress, chunks, finished_output, run_stage, stamp_dataset,
-)
+from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, chunks, run_stage, stamp_dataset
 
 EXPORT_PATH = f"{DEMOFORGE_META_DIR}/export.json"
 STAGE = "export"  # its stamp's name (`stamp_dataset`): a rerun with the same inputs finds it and does nothing
@@ -109,6 +106,12 @@ class ExportStage:
     def fingerprint(self) -> dict:
         return _fingerprint(self.source, self.config.trainer, self.config.horizon(), self.repo_id)
 
+    def inputs(self) -> tuple[Path, ...]:
+        return (self.source,)
+
+    def finished(self, out: Path) -> Path:
+        return out  # this export, finished: nothing to do
+
     def items(self) -> list[str]:
         return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
 
@@ -179,15 +182,9 @@ def export(source: str | Path, out: str | Path, config: ExportConfig, *, workers
     check_config(config)
     if not (isinstance(workers, int) and workers >= 1):
         raise ExportError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
-    horizon = config.horizon()
-    repo_id = config.repo_id or out.resolve().name
-    if guard_output_dir(out, [source], error=ExportError, resumable=lambda o: (source / INFO_PATH).is_file() and
-                        finished_output(o, STAGE, _fingerprint(source, config.trainer, horizon, repo_id))):
-        return out  # this export, finished: nothing to do
     src = read_source(source)
-    TRAINERS[config.trainer].check(src, horizon)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = ExportStage(source, config, repo_id, open_dataset(source).num_episodes)
+    TRAINERS[config.trainer].check(src, config.horizon())
+    stage = ExportStage(source, config, config.repo_id or out.resolve().name, open_dataset(source).num_episodes)
     if executor is not None:
         return run_stage(stage, out, executor=executor, progress=progress)
     with LocalExecutor(min(workers, len(stage.parts()))) as local:

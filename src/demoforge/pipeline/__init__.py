@@ -8,7 +8,8 @@ render passes -> merge -> annotate -> bake -> doctor, with resume markers and pr
 
 Modules: `config` (the validated record), `stages` (one function per stage, the run folder
 layout), `state` (.pipeline_state markers), `provenance`, `runner`, `annotate` (goal.action,
-goal.position), `play` (chained goals without resets), `backends` (local, ray), `demo`.
+goal.position), `play` (chained goals without resets), `execution` (a run's executor, local or Ray,
+and its execute stage), `demo`.
 """
 
 from demoforge.pipeline.config import (

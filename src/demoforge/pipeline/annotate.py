@@ -59,7 +59,6 @@ import numpy as np
 from demoforge.dataset import DatasetReader, DatasetWriter, EncodedVideo, Feature, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, IMAGES_PREFIX, camera_of, episode_extras, image_key, row_extra
 from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH
-from demoforge.guard import guard_output_dir
 from demoforge.pipeline.config import PipelineError
 from demoforge.pipeline.run_files import copy_source_meta
 from demoforge.raw.schema import SIM_STATE
@@ -255,6 +254,9 @@ class AnnotateStage:
                 "native": None if self.native is None else {"root": str(self.native.resolve()),
                                                             "info_sha256": info(self.native)}}
 
+    def inputs(self) -> tuple[Path, ...]:
+        return (self.source,) if self.native is None else (self.source, self.native)
+
     def items(self) -> list[str]:
         return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
 
@@ -312,8 +314,6 @@ def annotate_dataset(source: str | Path, out: str | Path, *, native: str | Path 
     module docstring)."""
     source, out = Path(source), Path(out)
     native = None if native is None else Path(native)
-    guard_sources = [source] + ([native] if native is not None else [])
-    guard_output_dir(out, guard_sources, error=PipelineError)
     reader = open_dataset(source)
     clash = sorted(set(LABEL_KEYS) & set(reader.info.features))
     if clash:

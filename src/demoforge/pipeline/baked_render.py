@@ -38,7 +38,7 @@ from demoforge.convert.plan import KEEP_ALL, make_plan
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
-from demoforge.guard import claim_temp, guard_output_dir, release_temp
+from demoforge.dataset.guard import claim_temp, guard_output_dir, release_temp
 from demoforge.pipeline.annotate import LABEL_KEYS
 from demoforge.raw.schema import SCENES_DIR, SIM_STATE
 from demoforge.render.stage import RENDER_META

@@ -68,6 +68,9 @@ class PipelinedStage:
     name: ClassVar[str] = "generate"
     error: ClassVar[type] = ExecuteError
 
+    def inputs(self) -> tuple[str, ...]:
+        return self.generate.inputs()
+
     def fingerprint(self) -> dict:
         # generate's own: either schedule resumes the other's generate items; the render's settings
         # are guarded by the pipeline (a resume must match the saved config's output fields)

@@ -35,8 +35,6 @@ they continue them byte-identically themselves (execute and render shards).
 
 from __future__ import annotations
 
-import contextlib
-
 import json
 import shutil
 from collections.abc import Callable
@@ -45,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, run_domain
+from demoforge.pipeline.execution import execute_problems, executor_for
 from demoforge.pipeline.run_files import copy_source_meta, problem_files, write_stage_provenance
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
@@ -114,11 +113,11 @@ def execute_inputs(ctx: RunContext) -> list[str]:
 
 
 def stage_execute(ctx: RunContext) -> dict:
-    from demoforge.pipeline.backends import get_backend
-
     c = ctx.config
-    summary = get_backend(c.backend)(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress,
-                                     run_with=pipelined_render(ctx))
+    run_with = pipelined_render(ctx)
+    with _executor(ctx) as executor:
+        summary = execute_problems(c, execute_inputs(ctx), ctx.path("execute"), ctx.progress, executor=executor,
+                                   run_with=run_with)
     ctx.notes["execute"] = (f"{summary.episodes} episodes, {summary.successes} successes, "
                             f"failures by kind {summary.failure_kinds()}")
     return {"episodes": summary.episodes, "successes": summary.successes, "failure_kinds": summary.failure_kinds()}
@@ -215,11 +214,7 @@ def merge_datasets(sources: list[Path], out: Path):
     from demoforge.stage import run_stage
     from demoforge.stage.merge import MergeStage
 
-    from demoforge.errors import DatasetError
-    from demoforge.guard import guard_output_dir
-
-    guard_output_dir(out, sources, what="merge output", error=DatasetError)
-    run_stage(MergeStage(tuple(Path(s) for s in sources)), out)
+    run_stage(MergeStage(tuple(Path(s) for s in sources)), out)  # guards OUT against the sources
     return open_dataset(out).info
 
 
@@ -241,18 +236,9 @@ def stage_merge(ctx: RunContext) -> dict:
     return record
 
 
-@contextlib.contextmanager
 def _executor(ctx: RunContext):
-    """Where a stage's work items run: the local pool of the run's workers (None), or under
-    `backend: ray` the Ray executor, so render, annotate and bake run on the cluster as execute
-    does, each stage object carrying every setting."""
-    if ctx.config.backend != "ray":
-        yield None
-        return
-    from demoforge.stage.ray import RayExecutor
-
-    with RayExecutor(ctx.config.ray_address) as executor:
-        yield executor
+    """Where a stage's work items run: the run's backend (`execution.executor_for`)."""
+    return executor_for(ctx.config.backend, ctx.config.ray_address)
 
 
 def _workers(ctx: RunContext, source: Path) -> int:

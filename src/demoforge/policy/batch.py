@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 
 from demoforge.dataset.layout import write_json_atomic
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.protocol import PolicyError
 
 SPEC_COPY = "batch.yaml"  # the spec as given, kept in OUT: a rerun must give the same

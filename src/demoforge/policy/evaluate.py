@@ -28,7 +28,7 @@ from demoforge.envs.problem import Problem
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.settings import RolloutSettings
 from demoforge.policy.stage import (

@@ -31,7 +31,7 @@ from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
 from demoforge.execute.runner import ExpertRunner
 from demoforge.execute.vecenv import VecSimEnv
 from demoforge.dataset.locks import restart_killed
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.evaluate import recorded_start, recorded_task
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta

@@ -25,7 +25,7 @@ from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.problems import check_goals
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import pddl_task
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.hdf5 import HDF5_NAME, check_output_format, write_rollout_hdf5
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.settings import RolloutSettings

@@ -21,7 +21,7 @@ import av
 import numpy as np
 
 from demoforge.envs import build_task_scene
-from demoforge.guard import write_file
+from demoforge.dataset.guard import write_file
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.randomize.scene import bake_profiles
 from demoforge.render.apply import look_targets

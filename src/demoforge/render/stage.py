@@ -175,7 +175,7 @@ def _render_shard(source: Path, root: Path, items: list, config: RenderConfig, f
         canvas.close()
 
 
-def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
+def _check_source(source: Path) -> None:
     info = open_dataset(source).info
     if info.video_keys:
         raise LookError(f"{source}: already has video features {info.video_keys}; render a state-only raw "
@@ -184,8 +184,6 @@ def _check_source(source: Path, out: Path, config: RenderConfig) -> None:
     for name in (LOOK_EXTRA, SOURCE_EXTRA, REFERENCE_EXTRA):
         if extra_column(name) in names:
             raise LookError(f"{source}: episodes already carry {extra_column(name)}; render the raw source instead")
-    if out.resolve() == source.resolve() or source.resolve() in out.resolve().parents:
-        raise LookError(f"--out {out}: must be a new folder outside the source {source}")
 
 
 def _fingerprint(source: Path, config: RenderConfig, shards: int) -> str:
@@ -204,13 +202,6 @@ def _finished(out: Path, fingerprint: str) -> bool:
         return json.loads(record.read_text(encoding="utf-8")).get("fingerprint") == fingerprint
     except (ValueError, UnicodeDecodeError, AttributeError):
         return False
-
-
-def _check_out(out: Path) -> None:
-    """`out` must be new (or empty): an interrupted render continues from its shards beside it."""
-    if out.exists() and any(out.iterdir()):
-        raise LookError(f"--out {out}: not empty (and not a finished render with these same arguments); "
-                        "choose a new folder")
 
 
 def _copy_meta(source: Path, out: Path, config: RenderConfig, items: list) -> None:
@@ -257,6 +248,9 @@ class RenderStage:
 
     def fingerprint(self) -> dict:
         return {"stage": "render", "fingerprint": _fingerprint(self.source, self.config, 0)}
+
+    def inputs(self) -> tuple[Path, ...]:
+        return (self.source,)
 
     def items(self) -> list[str]:
         return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
@@ -321,15 +315,12 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     check_config(config)
     if not (isinstance(workers, int) and workers >= 1):
         raise LookError(f"workers {workers!r} must be an integer >= 1")
-    _check_source(source, out, config)
-    if out.exists() and not out.is_dir():
-        raise LookError(f"--out {out}: is a file, not a folder; choose a folder path that does not exist")
+    _check_source(source)
     items = _items(source, config)
     if not items:
         raise LookError(f"{source}: no episodes to render")
     if _finished(out, _fingerprint(source, config, 0)):  # the same render, rerun: nothing to do
         return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)
-    _check_out(out)
     stage = RenderStage(source, config, tuple(items))
     if executor is not None:
         run_stage(stage, out, executor=executor, progress=progress)

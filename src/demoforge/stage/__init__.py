@@ -13,10 +13,15 @@ an interrupted run left there or starting it over, and return a small JSON resul
 `merger(out, threads)` (an object that takes the finished shards in item order, `add(k, shard,
 result)`, and writes `out` on `finish()`; `MergeAtEnd` wraps a merge of all shards at once), and
 optionally `needs(k)` (earlier items that must be final before item k starts, for an item that
-reads their shards: a local slot waits for them, Ray submits the item once they are).
+reads their shards: a local slot waits for them, Ray submits the item once they are), `inputs()`
+(the paths it reads) and `finished(out)` (what a rerun on its own published OUT returns).
 
 `run_stage` owns the rest, the same for every stage:
 
+- The output guard (`dataset.guard`), first, before anything is written: OUT is not, does not
+  hold and does not lie inside an input, is not a file nor under one, and is absent or empty
+  unless it is this same run, published (then the stage's `finished(out)` is returned, if it has
+  one, else it is refused too). Each refusal names the path and the fix, as the stage's error.
 - Fingerprint and resume. The work folder WORK holds `run.json` (the fingerprint) and
   `.shards/<k>-<label>/`, one shard per item; a shard is final once `run_stage` has written its
   `done.json` (the item's result), after `run_item` returned. A killed run keeps every final
@@ -40,8 +45,10 @@ reads their shards: a local slot waits for them, Ray submits the item once they 
 
 from demoforge.stage.local import LocalExecutor, refuse_in_worker_start_up
 from demoforge.stage.protocol import MergeAtEnd, Merger, Progress, ProgressEvent, Stage, StageError, chunks
-from demoforge.stage.runner import finished_output, merge_shards, publish_dataset, run_stage, stamp_dataset
+from demoforge.stage.runner import (
+    finished_output, guard_output, merge_shards, publish_dataset, run_stage, stamp_dataset, work_folder,
+)
 
 __all__ = ["LocalExecutor", "MergeAtEnd", "Merger", "Progress", "ProgressEvent", "Stage", "StageError", "chunks",
-           "finished_output", "merge_shards", "publish_dataset", "refuse_in_worker_start_up", "stamp_dataset",
-           "run_stage"]
+           "finished_output", "guard_output", "merge_shards", "publish_dataset", "refuse_in_worker_start_up",
+           "stamp_dataset", "run_stage", "work_folder"]

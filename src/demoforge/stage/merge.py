@@ -37,6 +37,12 @@ class MergeStage:
                                               for s in self.sources],
                 "video_file_duration_s": self.video_file_duration_s}
 
+    def inputs(self) -> tuple[Path, ...]:
+        return self.sources
+
+    def finished(self, out: Path):
+        return open_dataset(out).info  # this merge, finished: its info, as the merge returns
+
     def items(self) -> list[str]:
         return [f"source-{k}" for k in range(len(self.sources))]
 

@@ -48,6 +48,10 @@ class Stage(Protocol):
     # OUT for the same command to resume; False where an item is too cheap to keep (merge).
     # Optional `needs(k) -> Sequence[int]` (default none): earlier items that must be final before
     # item k starts (an item that reads their shards); the executors hold k back until they are.
+    # Optional `inputs() -> Sequence[Path]` (default none): the files and folders the stage reads;
+    # `run_stage` refuses an OUT that is, holds or lies inside one (`guard_output`).
+    # Optional `finished(out) -> Any`: what a rerun returns when OUT is this same run, published
+    # (`finished_output`); without it such an OUT is refused as any other non-empty one.
 
     def fingerprint(self) -> dict:
         """Everything that decides the output (JSON; never the worker count): a resume must match it."""

@@ -16,7 +16,7 @@ from demoforge.dataset import merge_datasets
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.errors import DemoforgeError
-from demoforge.guard import LOCK_NAME, OutputError, hold_folder, release_temp
+from demoforge.dataset.guard import LOCK_NAME, OutputError, guard_output_dir, hold_folder, release_temp
 from demoforge.stage.protocol import Progress, ProgressEvent, Stage, check_items
 
 RUN_FILE = "run.json"  # WORK/run.json: the fingerprint of the run the folder holds
@@ -116,22 +116,46 @@ def _forget(work: Path, existed: bool) -> None:
             work.rmdir()
 
 
+def work_folder(out: Path, stage: str) -> Path:
+    """`run_stage`'s default work folder for `stage` into `out`: `.OUT.<stage>-shards` beside it."""
+    return out.parent / f".{out.name}.{stage}-shards"
+
+
+def guard_output(stage: Stage, out: Path, *, new_root: bool) -> bool:
+    """Refuse an `out` the stage may not write (`dataset.guard.guard_output_dir`, raised as the
+    stage's error) before anything is written: one that is, holds or lies inside one of the stage's
+    `inputs()`, is a file or lies under one. A new root (the stage publishes its dataset at `out`)
+    must be absent or empty, unless it is this same run, published, and the stage says what a
+    rerun returns then (its `finished`): True. A run folder the stage names (`new_root` False:
+    generate's OUT) is `open_work`'s to accept or refuse."""
+    inputs = list(getattr(stage, "inputs", tuple)())
+    if not new_root:
+        guard_output_dir(out, inputs, error=stage.error, resumable=lambda _: True)
+        return False
+    finished = None if getattr(stage, "finished", None) is None else (
+        lambda o: finished_output(o, stage.name, stage.fingerprint()))
+    return guard_output_dir(out, inputs, error=stage.error, resumable=finished)
+
+
 def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=None,
               progress: Progress | None = None) -> Any:
-    """Run `stage` into `out` (see `demoforge.stage`); returns what its merge returns.
+    """Run `stage` into `out` (see `demoforge.stage`); returns what its merge returns, or what its
+    `finished(out)` returns when `out` is this same run, published.
 
-    `work`: the run folder of fingerprint and shards; by default `.OUT.<stage>-shards` beside
-    `out` (replaced when it holds another run, removed once merged). A `work` that is `out`
-    itself (generate's run folder) is refused when it holds another run, and kept (but emptied, or
-    removed when the run made it, when a bad input stops the run before anything finished). `executor`:
-    `LocalExecutor(1)` by default (closed here only when made here)."""
+    `out` is guarded first (`guard_output`). `work`: the run folder of fingerprint and shards; by
+    default `.OUT.<stage>-shards` beside `out` (replaced when it holds another run, removed once
+    merged). A `work` that is `out` itself (generate's run folder) is refused when it holds another
+    run, and kept (but emptied, or removed when the run made it, when a bad input stops the run before
+    anything finished). `executor`: `LocalExecutor(1)` by default (closed here only when made here)."""
     # One function: the lock, the work folder and the executor are taken and released around the whole
-    # run in one try/finally; this is the one owner of fingerprint, resume and ordered merge.
+    # run in one try/finally; this is the one owner of the output guard, fingerprint, resume and ordered merge.
     from demoforge.stage.local import LocalExecutor  # lazy: the local executor imports this module (a cycle)
 
     out = Path(out)
     own_work = work is None
-    work = out.parent / f".{out.name}.{stage.name}-shards" if work is None else Path(work)
+    if guard_output(stage, out, new_root=own_work):
+        return stage.finished(out)
+    work = work_folder(out, stage.name) if work is None else Path(work)
     made = executor is None
     executor = LocalExecutor(1) if made else executor
     lock = None

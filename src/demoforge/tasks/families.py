@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.errors import TaskError
-from demoforge.guard import guard_output_dir
+from demoforge.dataset.guard import guard_output_dir
 from demoforge.tasks import library
 from demoforge.tasks import package as registry
 from demoforge.tasks.package_records import Family

@@ -16,7 +16,7 @@ import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import ACTION, STATE, row_extra
-from demoforge.guard import write_file
+from demoforge.dataset.guard import write_file
 from demoforge.raw.schema import OPERATOR, PHASE, SYMBOLIC_STATE, read_vocab
 from demoforge.viz.tiles import VizError
 

@@ -2,7 +2,12 @@
 inside one of the command's inputs, and an existing output is refused unless it is the same
 run being resumed.
 
-    from demoforge.guard import guard_output_dir, guard_output_file
+`run_stage` applies it to every stage's output (the stage names its inputs), so a stage never
+calls it; the commands that write outside a stage call it themselves: a report or image file,
+a folder of several outputs. It lives in the dataset package, the lowest that writes outputs
+(`merge_datasets` refuses a root over its sources), so every package above can use it.
+
+    from demoforge.dataset.guard import guard_output_dir, guard_output_file
     guard_output_dir(out, [source], what="--out")                 # a new folder (or empty)
     guard_output_dir(out, inputs, resumable=is_our_run)           # or the same run, resumed
     guard_output_file(json_out, [dataset], what="--json")         # a report file

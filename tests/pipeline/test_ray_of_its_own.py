@@ -22,7 +22,7 @@ _CHILD = """
 import json, sys
 import ray
 from demoforge.pipeline import config_from_dict
-from demoforge.pipeline.backends import get_backend
+from demoforge.pipeline.execution import execute_problems, executor_for
 from demoforge.pipeline.provenance import dataset_hash
 
 pddl, runs, play = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "play"
@@ -32,7 +32,8 @@ for backend in ("local", "ray"):
                                "envs": 1, "backend": backend, "progress": False,
                                **({"play": True, "play_goals": 2} if play else {})})
     config.run_dir.mkdir(parents=True)
-    summary = get_backend(backend)(config, pddl, config.run_dir / "execute")
+    with executor_for(backend, config.ray_address) as executor:
+        summary = execute_problems(config, pddl, config.run_dir / "execute", executor=executor)
     outs[backend] = {"episodes": summary.episodes,
                      **{split: dataset_hash(root) for split, root in summary.roots.items() if root is not None}}
 print(json.dumps({**outs, "ray_left_running": ray.is_initialized()}))
