@@ -17,7 +17,7 @@ from demoforge.replay import episode_scene
 from demoforge.sim import restore
 
 from .test_generate import _outputs
-from .test_runner import Nudger, _extras, _replays_exactly
+from .test_expert_loop import Nudger, _extras, _replays_exactly
 
 LAW = "cartesian_delta"
 

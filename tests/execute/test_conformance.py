@@ -7,7 +7,7 @@ from demoforge.dataset import open_dataset
 from demoforge.execute import RunnerSettings, generate
 from tests.conformance.lerobot_harness import lerobot_python_or_skip, probe_many, require_dump
 
-from .test_runner import Nudger
+from .test_expert_loop import Nudger
 
 
 @pytest.mark.conformance

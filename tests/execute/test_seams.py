@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from demoforge.errors import DemoforgeError
-from demoforge.execute import EpisodeHooks, ExecuteError, ExpertRunner, RunnerSettings, load_problems, run_layout
+from demoforge.execute import EpisodeHooks, ExecuteError, ExpertLoop, RunnerSettings, load_problems, run_layout
 from demoforge.execute.seams import DEFAULT_PLANNER
 from demoforge.tasks import PLANNERS, FallbackPlanner, goal_atoms, make_planner
 
@@ -31,7 +31,7 @@ class OtherRegion:
 def _run(problems, **kwargs) -> list:
     out = []
     layout = run_layout(problems)
-    ExpertRunner(problems, layout, num_envs=1, seed=0, episodes=[(0, 0)], **kwargs).run(out.append)
+    ExpertLoop(problems, layout, num_envs=1, seed=0, episodes=[(0, 0)], **kwargs).run(out.append)
     return out
 
 
@@ -88,7 +88,7 @@ def test_the_failure_hook_gets_the_typed_cause(pnp):
 def test_after_skill_is_given_once(pnp):
     problems = load_problems(pnp[:1])
     with pytest.raises(ExecuteError, match="not both"):
-        ExpertRunner(problems, run_layout(problems), num_envs=1, seed=0, episodes=[(0, 0)],
+        ExpertLoop(problems, run_layout(problems), num_envs=1, seed=0, episodes=[(0, 0)],
                      after_skill=lambda *a: None, hooks=EpisodeHooks(after_skill=lambda *a: None))
 
 

@@ -175,13 +175,13 @@ def test_generate_play_cli_writes_play_episodes_independent_of_workers(two_famil
     ds = open_dataset(tmp_path / "a" / "success")
     assert [len(json.loads(ds.episode(i)["demoforge/play"])) for i in ds.episode_indices] == [2, 2]
     run = json.loads((tmp_path / "a" / "run.json").read_text())
-    assert run["runner"] == {"class": "demoforge.pipeline.play.PlayRunner", "options": {"goals": 2}}
+    assert run["expert"] == {"class": "demoforge.pipeline.play.PlayLoop", "options": {"goals": 2}}
 
 
 def test_play_keeps_its_own_goal_and_result_hooks():
     from demoforge.execute import EpisodeHooks
-    from demoforge.pipeline.play import PlayRunner
+    from demoforge.pipeline.play import PlayLoop
 
     with pytest.raises(ExecuteError, match=r"hooks \['on_result'\] are play's own"):
-        PlayRunner([], None, num_envs=1, episodes=[], goals=2, seed=0,
+        PlayLoop([], None, num_envs=1, episodes=[], goals=2, seed=0,
                    hooks=EpisodeHooks(on_result=lambda episode, result: result))

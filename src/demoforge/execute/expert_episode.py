@@ -7,7 +7,7 @@ compared with the operator's effects applied to the state before the step (adds 
 hold, deletes must not, nothing else may change). On a mismatch, or when the skill
 cannot be planned, the pre-skill snapshot is restored, the failed attempt's frames are
 dropped from the recording and the step is retried with fresh parameters, up to
-`max_retries` times; then the runner re-plans from the abstraction of the current
+`max_retries` times; then the expert loop re-plans from the abstraction of the current
 (settled) state, up to `max_replans` times. An episode succeeds only if the goal holds
 in the final, settled state; otherwise its cause is {skill, step, predicate, kind}.
 
@@ -37,7 +37,7 @@ from demoforge.tasks.pddl_text import format_atom
 
 @dataclass(frozen=True)
 class RunnerSettings:
-    """Recovery limits and timing of the expert runner."""
+    """Recovery limits and timing of the expert loop."""
 
     max_retries: int = 3  # extra attempts of one step, each from the pre-skill snapshot with new parameters
     max_replans: int = 2  # re-plans from the current abstraction once a step's attempts are used up

@@ -52,7 +52,7 @@ from demoforge.execute.pool import refuse_in_worker_start_up
 from demoforge.execute.problems import ExecuteError, Problem, check_goals, check_skills, load_problems
 from demoforge.execute.record import run_layout
 from demoforge.execute.run_folder import MERGING_DIR, GenerateSummary, finished_run, item_dir, run_record
-from demoforge.execute.runner import ExpertRunner
+from demoforge.execute.expert_loop import ExpertLoop
 from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params
@@ -104,12 +104,12 @@ class RunSpec:
     layout: RunLayout
     episodes: int  # episodes per problem
     seed: int
-    envs: int  # env slots of each item's runner
+    envs: int  # env slots of each item's expert loop
     settings: RunnerSettings
     randomization: RandomizationSpec | None = None
     videos: InlineVideo | None = None
-    runner: type[ExpertRunner] = ExpertRunner  # the expert each item runs (play data's chains goals)
-    runner_options: dict = field(default_factory=dict)  # its keyword arguments beyond ExpertRunner's
+    expert: type[ExpertLoop] = ExpertLoop  # the expert each item runs (play data's chains goals)
+    expert_options: dict = field(default_factory=dict)  # its keyword arguments beyond ExpertLoop's
     per_item: int = 1  # problems per work item (`problem_groups`)
 
     def problem_shard(self, p: int) -> Path:
@@ -133,7 +133,7 @@ def problems_per_item(n_problems: int, per_process: int, slots: int) -> int:
 
 
 def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill=None) -> ProblemTally:
-    """Run work item `k` (the problems `run.groups()[k]`, their episodes sharing the runner's envs)
+    """Run work item `k` (the problems `run.groups()[k]`, their episodes sharing the expert loop's envs)
     in this process, continuing their shards if interrupted; returns the item's tally. Each
     problem's shards are final (its done.json written) as soon as its last episode is in, so a
     kill loses none of its finished problems."""
@@ -168,9 +168,9 @@ def run_item(run: RunSpec, k: int, progress: Progress | None = None, after_skill
     queue = [(j, e) for j, p in enumerate(running) for e in range(writers[p].next_episode, run.episodes)]
     try:
         if queue:
-            run.runner([run.problems[p] for p in running], run.layout, num_envs=run.envs, seed=run.seed,
+            run.expert([run.problems[p] for p in running], run.layout, num_envs=run.envs, seed=run.seed,
                        episodes=queue, settings=run.settings, after_skill=after_skill,
-                       randomization=run.randomization, **run.runner_options).run(on_episode)
+                       randomization=run.randomization, **run.expert_options).run(on_episode)
         for p in writers:
             if not (writers[p].folder / "done.json").is_file():  # resumed with every episode already in
                 writers[p].finalize(tallies[p])
@@ -233,8 +233,8 @@ def generate(
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
     robot: RobotCard | None = None, control_law: str | None = None,
-    robot_start: RobotStartParams | None = None, runner: type[ExpertRunner] = ExpertRunner,
-    runner_options: dict | None = None, executor=None, problems_per_process: int = 8,
+    robot_start: RobotStartParams | None = None, expert: type[ExpertLoop] = ExpertLoop,
+    expert_options: dict | None = None, executor=None, problems_per_process: int = 8,
     materials: Mapping[str, MaterialRef | Material | dict] | None = None, warn: Callable[[str], None] | None = None,
     run_with: Callable = run_stage,
 ) -> GenerateSummary:
@@ -248,8 +248,8 @@ def generate(
     joint motion sent as TCP deltas through the differential-IK controller); None: the robot
     card's law. It is stamped in each split's meta/demoforge/controller.json. `robot_start`:
     the windows each PDDL episode's arm start is drawn from (None: home), recorded in run.json.
-    `runner` (a module-level ExpertRunner subclass, so workers can import it) with
-    `runner_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
+    `expert` (a module-level ExpertLoop subclass, so workers can import it) with
+    `expert_options`: another expert, recorded in run.json (`demoforge.pipeline.play`).
     `executor`: where the items run (a `demoforge.stage` executor, e.g. `RayExecutor`); by
     default `workers` local slots. `problems_per_process`: how many problems a work item holds at
     most, their episodes sharing its `envs` (`problems_per_item`); the bytes never depend on it.
@@ -305,14 +305,14 @@ def generate(
             check_inline_video(record_videos, problems)
         record = run_record(inputs, problems, episodes_per_problem, seed, settings, randomization, record_videos,
                              domain, control_law, materials)
-        if runner is not ExpertRunner:
-            record["runner"] = {"class": f"{runner.__module__}.{runner.__qualname__}", "options": runner_options or {}}
+        if expert is not ExpertLoop:
+            record["expert"] = {"class": f"{expert.__module__}.{expert.__qualname__}", "options": expert_options or {}}
         summary = finished_run(out, record, problems)
         if summary is not None:
             return summary
         per_item = problems_per_item(len(problems), problems_per_process, executor.slots)
         run = RunSpec(out, tuple(problems), layout, episodes_per_problem, seed, envs, settings, randomization,
-                      record_videos, runner, dict(runner_options or {}), per_item)
+                      record_videos, expert, dict(expert_options or {}), per_item)
         sources = (*inputs, *([domain] if Path(domain).is_file() else []))  # run_stage guards OUT against them
         return run_with(GenerateStage(run, record, after_skill, sources), out, work=out, executor=executor,
                         progress=progress)

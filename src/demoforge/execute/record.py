@@ -3,7 +3,7 @@
 `run_layout` builds a run's `RunLayout` (`demoforge.execute.layout`): the atom names (sorted
 union over the run's problems), the operator and phase vocabularies, the arm, the control
 law (the robot card's, or the card's gains under another mode) and the physics-state width. `EpisodeRecorder` accumulates one episode's ticks (and
-drops a failed attempt's ticks when the runner restores a snapshot).
+drops a failed attempt's ticks when the expert loop restores a snapshot).
 
 sim.state width: a dataset feature has one shape, so a run mixing problems of several MuJoCo
 state sizes (flip, pnp and unstack problems: one block, one block and two regions, three blocks)

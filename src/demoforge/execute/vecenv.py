@@ -13,7 +13,7 @@ live abstraction, and a user brings their own without PDDL. Episodes come from a
 in canonical order, (task, episode index), and each episode's randomness derives from
 (seed, task name, episode index) only, so which slot runs it never matters. An env whose
 episode ends (success with `terminate_on_success`, `max_ticks`, or `finish(i)` from a
-client such as the expert runner) takes the next queued episode at once, without
+client such as the expert loop) takes the next queued episode at once, without
 waiting for the others; `info["final_*"]` then describe the episode that ended.
 
 With `randomization=spec` every reset draws physics randomization for that env from the

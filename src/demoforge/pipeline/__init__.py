@@ -7,7 +7,7 @@ render passes -> merge -> annotate -> bake -> doctor, with resume markers and pr
     result.final, result.doctor_summary
 
 Modules: `config` (the validated record), `stages` (one function per stage, the run folder
-layout), `state` (.pipeline_state markers), `provenance`, `runner`, `annotate` (goal.action,
+layout), `state` (.pipeline_state markers), `provenance`, `run` (`run_pipeline`), `annotate` (goal.action,
 goal.position), `play` (chained goals without resets), `execution` (a run's executor, local or Ray,
 and its execute stage), `demo`.
 """
@@ -20,7 +20,7 @@ from demoforge.pipeline.config import (
     dump_config,
     resolve_config,
 )
-from demoforge.pipeline.runner import PipelineResult, run_pipeline
+from demoforge.pipeline.run import PipelineResult, run_pipeline
 
 __all__ = [
     "STAGES", "PipelineConfig", "PipelineError", "PipelineResult", "config_from_dict", "dump_config",

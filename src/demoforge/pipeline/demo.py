@@ -19,7 +19,7 @@ from demoforge.pipeline.config import (
     output_fields,
     saved_output_fields,
 )
-from demoforge.pipeline.runner import CONFIG_FILE, PipelineResult, run_pipeline
+from demoforge.pipeline.run import CONFIG_FILE, PipelineResult, run_pipeline
 from demoforge.pipeline.stages import STAGE_OUTPUTS
 from demoforge.pipeline.state import STATE_DIR
 

@@ -226,7 +226,7 @@ class PipelinedMerge:
         return summary
 
 
-def pipelined_runner(render: RenderConfig, ticks: BakeConfig | None, render_dir: Path) -> Callable:
+def pipelined_run_with(render: RenderConfig, ticks: BakeConfig | None, render_dir: Path) -> Callable:
     """What runs generate's stage under the pipelined schedule (`generate`'s `run_with`): `run_stage`
     on `PipelinedStage`, with generate's progress events only (the run's display counts problems).
     `ticks`: the run's BakeConfig when it renders and bakes (its ticks are rendered when it bakes below

@@ -17,7 +17,7 @@ goes to the failure split with the goals it reached.
 
 This is the expert's episode (`demoforge.execute.ExpertEpisode`) with a goal source that
 samples the next goals (`PlayGoals`) and hooks that keep and record the segments, run by
-`generate` itself (its `runner`, `PlayRunner`): workers, resume, randomization and inline
+`generate` itself (its `expert`, `PlayLoop`): workers, resume, randomization and inline
 videos as there, and the bytes do not depend on the worker or env count.
 """
 
@@ -34,7 +34,7 @@ from demoforge.errors import PlanningError
 from demoforge.execute import (
     EpisodeHooks,
     ExecuteError,
-    ExpertRunner,
+    ExpertLoop,
     GenerateSummary,
     RunnerSettings,
     generate,
@@ -123,7 +123,7 @@ class PlayGoals:
     def of_episode(cls, goals: int, seed: int, start) -> PlayGoals:
         """The source of the episode `start` (an `EpisodeStart`) of a run with `seed`: a fifth child of
         the episode's seed (after execute's STREAMS) draws its goals, so they depend only on (run
-        seed, problem, episode), not on which other problems share the runner."""
+        seed, problem, episode), not on which other problems share the expert loop."""
         streams = episode_seed(seed, start.problem.name, start.episode).spawn(len(STREAMS) + 1)
         return cls(goals, np.random.default_rng(streams[-1]))
 
@@ -154,14 +154,14 @@ PLAY_HOOKS = EpisodeHooks(on_goal_reached=lambda episode, state: episode.goals.g
                           on_result=lambda episode, result: episode.goals.label(episode, result))
 
 
-class PlayRunner(ExpertRunner):
-    """The expert runner with play's goal source and hooks: episodes chain `goals` goals. A named
+class PlayLoop(ExpertLoop):
+    """The expert loop with play's goal source and hooks: episodes chain `goals` goals. A named
     class, so `generate` records it in run.json and workers build it by name."""
 
     def __init__(self, *args, goals: int, seed: int, hooks: EpisodeHooks = EpisodeHooks(), **kwargs):
         taken = [n for n in ("on_goal_reached", "on_result") if getattr(hooks, n) is not None]
         if taken:
-            raise ExecuteError(f"PlayRunner: hooks {taken} are play's own; give only after_skill and on_failure")
+            raise ExecuteError(f"PlayLoop: hooks {taken} are play's own; give only after_skill and on_failure")
         hooks = dataclasses.replace(hooks, on_goal_reached=PLAY_HOOKS.on_goal_reached, on_result=PLAY_HOOKS.on_result)
         super().__init__(*args, seed=seed, goal_source=functools.partial(PlayGoals.of_episode, goals, seed),
                          hooks=hooks, **kwargs)
@@ -184,5 +184,5 @@ def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_pro
     return generate(inputs, out, episodes_per_problem=episodes_per_problem, envs=envs, workers=workers, seed=seed,
                     settings=settings, domain=domain, progress=progress, randomization=randomization,
                     record_videos=record_videos, robot=robot, control_law=control_law, robot_start=robot_start,
-                    runner=PlayRunner, runner_options={"goals": goals}, problems_per_process=problems_per_process,
+                    expert=PlayLoop, expert_options={"goals": goals}, problems_per_process=problems_per_process,
                     executor=executor, materials=materials, **run_with)

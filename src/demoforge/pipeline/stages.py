@@ -133,11 +133,11 @@ def pipelined_render(ctx: RunContext) -> Callable | None:
         ctx.echo("execute: render_schedule pipelined does not apply: execute records videos inline; the render "
                  "stage runs after it")
         return None
-    from demoforge.pipeline.pipelined import pipelined_runner
+    from demoforge.pipeline.pipelined import pipelined_run_with
 
     ticks = bake_config(c) if c.bake.control_space is not None and c.runs("bake") else None
     ctx.notes["render"] = "pipelined with execute"
-    return pipelined_runner(c.render.render_config(), ticks, ctx.path("render"))
+    return pipelined_run_with(c.render.render_config(), ticks, ctx.path("render"))
 
 
 def bake_config(config: PipelineConfig, workers: int = 1):

@@ -28,7 +28,7 @@ from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute.record import run_layout
 from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
-from demoforge.execute.runner import ExpertRunner
+from demoforge.execute.expert_loop import ExpertLoop
 from demoforge.execute.vecenv import VecSimEnv
 from demoforge.dataset.locks import restart_killed
 from demoforge.dataset.guard import guard_output_dir
@@ -101,12 +101,12 @@ def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, s
         unique = list({p.name: p for p in problems}.values())
         layout = run_layout(unique, fps=reader.info.fps)
         queue = [(j, 0) for j in range(len(starts))]
-        runner = ExpertRunner(unique, layout, num_envs=envs, seed=0, episodes=queue, settings=settings)
-        tasks = [recorded_task(root, k, tick, p, max_ticks=runner.max_ticks + 1, cache=cache,
+        loop = ExpertLoop(unique, layout, num_envs=envs, seed=0, episodes=queue, settings=settings)
+        tasks = [recorded_task(root, k, tick, p, max_ticks=loop.max_ticks + 1, cache=cache,
                                terminate_on_success=False, index=j)
                  for j, ((k, tick, _, _), p) in enumerate(zip(starts, problems, strict=True))]
-        runner.env = VecSimEnv(tasks, envs, episodes=queue, seed=0, control_hz=settings.control_hz)
-        runner.problems = problems
+        loop.env = VecSimEnv(tasks, envs, episodes=queue, seed=0, control_hz=settings.control_hz)
+        loop.problems = problems
         pending: dict[int, EpisodeResult] = {}
         nxt = 0
         with DatasetWriter.create(dataset, fps=layout.fps, features=layout.features(),
@@ -130,7 +130,7 @@ def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, s
                     if progress is not None:
                         progress(ProgressEvent("relabel", "episode", name, nxt, len(starts), success=bool(r.success)))
 
-            runner.run(on_episode)
+            loop.run(on_episode)
             if not written:  # the expert failed from every start: no dataset
                 writer.discard()
         if written:

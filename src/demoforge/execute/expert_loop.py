@@ -1,4 +1,4 @@
-"""ExpertRunner: the expert's episodes of many problems on one VecSimEnv, every env stepped
+"""ExpertLoop: the expert's episodes of many problems on one VecSimEnv, every env stepped
 together, each slot refilled with the next episode as its episode ends. One episode's planning,
 skills, verification and recovery is `demoforge.execute.expert_episode.ExpertEpisode`."""
 
@@ -20,7 +20,7 @@ from demoforge.randomize import RandomizationSpec
 from demoforge.sim import command_size
 
 
-class ExpertRunner:
+class ExpertLoop:
     """Runs `episodes` episodes of each problem on `num_envs` envs and hands each finished
     episode to `on_episode` (in completion order; the caller orders them). Each episode gets a
     planner from `planner`, a goal source from `goal_source(start)` (None: the problem's goal
@@ -34,7 +34,7 @@ class ExpertRunner:
                  hooks: EpisodeHooks = EpisodeHooks()):
         if after_skill is not None:
             if hooks.after_skill is not None:
-                raise ExecuteError("ExpertRunner: give after_skill or hooks.after_skill, not both")
+                raise ExecuteError("ExpertLoop: give after_skill or hooks.after_skill, not both")
             hooks = dataclasses.replace(hooks, after_skill=slot_after_skill(after_skill))
         self.problems, self.layout, self.settings = problems, layout, settings
         self.planner, self.goal_source, self.hooks = planner, goal_source, hooks

@@ -1,4 +1,4 @@
-"""The expert runner: verification catches an injected failure, retries restore the snapshot,
+"""The expert loop: verification catches an injected failure, retries restore the snapshot,
 a forced re-plan, the goal check and the failure split's cause record."""
 
 import json
