@@ -69,5 +69,6 @@ def test_rollout_cli_takes_like(family_run, family_baked, tmp_path, monkeypatch)
     r = CliRunner().invoke(app, ["rollout", *args, "--out", str(tmp_path / "r")])
     assert r.exit_code == 0, r.output
     assert "2 episodes: success 1.000" in r.output
-    r = CliRunner().invoke(app, ["rollout", *args[:-1], str(tmp_path), "--out", str(tmp_path / "s")])
+    (tmp_path / "plain").mkdir()  # not a baked dataset (and not holding OUT: that is refused first)
+    r = CliRunner().invoke(app, ["rollout", *args[:-1], str(tmp_path / "plain"), "--out", str(tmp_path / "s")])
     assert r.exit_code == 2 and "meta/bake.json" in r.output

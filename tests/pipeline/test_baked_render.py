@@ -5,6 +5,7 @@ baking gives, one video frame per row, and the same look draws."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -122,3 +123,32 @@ def test_write_baked_refuses_a_render_of_other_ticks(runs, tmp_path):
     before = (run / "render" / "ticks" / "meta" / "bake.json").stat().st_mtime_ns
     assert bake_ticks(raw, run / "render" / "ticks", config) == run / "render" / "ticks"  # kept, not baked again
     assert (run / "render" / "ticks" / "meta" / "bake.json").stat().st_mtime_ns == before
+
+
+def test_write_baked_is_a_stage_whose_out_run_stage_guards(runs, tmp_path, monkeypatch):
+    from demoforge.stage import runner
+
+    result, _, _ = runs
+    run = result.run_dir
+    inputs = (run / "annotated", run / "render" / "ticks", run / "execute" / "success")
+    config = BakeConfig(convention="joint_target", control_freq=HZ, keep=LABEL_KEYS)
+    seen, guard = [], runner.guard_output_dir
+
+    def spy(out, ins=(), **kw):
+        seen.append(out)
+        return guard(out, ins, **kw)
+
+    monkeypatch.setattr(runner, "guard_output_dir", spy)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("precious")
+    for out, message in ((inputs[1] / "out", f"--out {inputs[1] / 'out'}: lies inside the input {inputs[1]}"),
+                         (tmp_path / "full", f"--out {tmp_path / 'full'}: exists and is not empty")):
+        with pytest.raises(BakeError, match=re.escape(message)):
+            write_baked(*inputs, out, config)
+        assert seen[-1] == out
+    assert not (inputs[1] / "out").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["full"]
+    assert write_baked(*inputs, tmp_path / "baked", config) == tmp_path / "baked"  # the run's bytes again
+    for p in (run / "baked").rglob("*"):
+        if p.is_file() and "pipeline" not in p.parts:  # the pipeline's provenance is written after the stage
+            assert (tmp_path / "baked" / p.relative_to(run / "baked")).read_bytes() == p.read_bytes(), p
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baked", "full"]  # no work folder left

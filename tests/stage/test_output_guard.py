@@ -111,3 +111,81 @@ def test_a_run_folder_the_stage_names_is_guarded_against_its_inputs_only(tmp_pat
         run_stage(Reads(src), src / "run", work=src / "run")
     out = tmp_path / "run"
     assert run_stage(Reads(src), out, work=out) == "merged"  # its own run folder (generate's): open_work's to judge
+
+
+@dataclass(frozen=True)
+class InFolder(Reads):
+    """`Reads` whose OUT is a run folder: it publishes OUT/data beside OUT/summary.txt (a roll-out's
+    shape), resumes what the rule `resumable` accepts, and logs when `prepare` runs."""
+
+    fail: int | None = None  # the item that raises (a run that stops there)
+    log: Path | None = None
+    dataset: ClassVar[str] = "data"
+
+    def resumable(self, out: Path) -> bool:
+        return (out / "killed-before-the-stage").exists()
+
+    def prepare(self) -> None:
+        if self.log is not None:
+            self.log.write_text("prepared", encoding="utf-8")
+
+    def finished(self, out: Path) -> str:
+        return (out / "summary.txt").read_text(encoding="utf-8")
+
+    def run_item(self, k: int, shard: Path, progress) -> dict:
+        if k == self.fail:
+            raise StageError(f"item {k} failed")
+        return super().run_item(k, shard, progress)
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        def merge(shards, results):
+            data = out / self.dataset
+            (data / INFO_PATH).parent.mkdir(parents=True)
+            (data / INFO_PATH).write_text("{}")
+            stamp_dataset(data, self.name, self.fingerprint())
+            (out / "summary.txt").write_text(f"{len(shards)} items", encoding="utf-8")
+            return "merged"
+
+        return MergeAtEnd(merge)
+
+
+def test_a_run_folder_stage_is_guarded_as_a_whole_before_anything_is_written(tmp_path):
+    src, log = tmp_path / "src", tmp_path / "prepared"
+    src.mkdir()
+    with pytest.raises(StageError, match=re.escape(f"--out {src / 'run'}: lies inside the input {src}")):
+        run_stage(InFolder(src, log=log), src / "run")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("precious")
+    with pytest.raises(StageError, match=re.escape(f"--out {tmp_path / 'full'}: exists and is not empty")):
+        run_stage(InFolder(src, log=log), tmp_path / "full")
+    assert _files(tmp_path) == ["full", "full/keep.txt", "src"]  # not even prepared
+    out = tmp_path / "out"
+    with pytest.raises(StageError, match="item 0 failed"):
+        run_stage(InFolder(src, fail=0, log=log), out)
+    assert log.exists() and not out.exists()  # nothing to resume: the folder the run made is gone
+
+
+def test_a_run_folder_a_killed_run_left_resumes_and_a_finished_one_is_returned(tmp_path):
+    src, log = tmp_path / "src", tmp_path / "prepared"
+    src.mkdir()
+    out = tmp_path / "out"
+    with pytest.raises(StageError, match="item 1 failed"):
+        run_stage(InFolder(src, fail=1), out)
+    assert [p.name for p in out.iterdir()] == [".data.reads-shards"]  # item 0, final, kept for the rerun
+    assert run_stage(InFolder(src), out) == "merged"
+    assert _files(out) == ["data", "data/meta", "data/meta/demoforge", "data/meta/demoforge/stages",
+                           "data/meta/demoforge/stages/reads.json", "data/meta/info.json", "summary.txt"]
+    (out / ".data.reads-shards").mkdir()  # as a kill after publishing leaves it
+    assert run_stage(InFolder(src, log=log), out) == "2 items"  # finished: the stage says what it returns
+    assert not log.exists() and not (out / ".data.reads-shards").exists()
+    with pytest.raises(StageError, match="exists and is not empty"):
+        run_stage(InFolder(src, n=3), out)  # other settings: another run
+
+
+def test_a_run_folder_the_stage_rule_accepts_is_gone_on_with(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "killed-before-the-stage").write_text("")
+    assert run_stage(InFolder(src), out) == "merged"

@@ -27,6 +27,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -38,11 +39,11 @@ from demoforge.convert.plan import KEEP_ALL, make_plan
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
-from demoforge.dataset.guard import claim_temp, guard_output_dir, release_temp
 from demoforge.pipeline.annotate import LABEL_KEYS
 from demoforge.raw.schema import SCENES_DIR, SIM_STATE
 from demoforge.render.stage import RENDER_META
 from demoforge.replay import EPISODE_MODELS
+from demoforge.stage import MergeAtEnd, run_stage
 
 RENDERED_VIDEO = "rendered"  # bake.json records' `video` value: drawn at the baked tick, encoded once
 
@@ -85,8 +86,88 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
     """Write the baked dataset `out` from `rendered` (the render of `bake_ticks`'s `ticks` of
     `source`, or that render annotated): every column but the carried sim.state, the goal labels
     `rendered` has, the videos copied without re-encoding, bake.json as baking `source` under `config`
-    (keeping the labels) describes it, plus how the cameras were rendered."""
-    guard_output_dir(out, [rendered, ticks, source], error=BakeError)
+    (keeping the labels) describes it, plus how the cameras were rendered. A stage of one item
+    (`BakedRender`): `run_stage` guards `out` (never over the three inputs) before anything is written."""
+    return run_stage(BakedRender(Path(rendered), Path(ticks), Path(source), config), Path(out))
+
+
+@dataclasses.dataclass(frozen=True)
+class BakedRender:
+    """`write_baked` as a stage (`demoforge.stage`): its one item writes the dataset into its shard,
+    the merge stamps it and moves it to OUT."""
+
+    rendered: Path
+    ticks: Path
+    source: Path
+    config: BakeConfig
+    name: ClassVar[str] = "bake"
+    error: ClassVar[type] = BakeError
+
+    def inputs(self) -> tuple[Path, ...]:
+        return (self.rendered, self.ticks, self.source)
+
+    def fingerprint(self) -> dict:
+        return {"stage": "bake", "rendered": str(self.rendered.resolve()), "ticks": str(self.ticks.resolve()),
+                "source": str(self.source.resolve()), "config": _plain(self.config.stamp())}
+
+    def items(self) -> list[str]:
+        return ["baked"]
+
+    def total(self) -> None:
+        return None
+
+    def prepare(self) -> None:
+        _layout(self.rendered, self.source, self.config)  # a render of other ticks is refused before any work
+
+    def run_item(self, k: int, shard: Path, progress) -> dict:
+        """The baked dataset at SHARD/v3, and its episodes' bake.json records."""
+        lay = _layout(self.rendered, self.source, self.config)
+        reader, render = lay["reader"], lay["render"]
+        ticks_records = {r["baked_episode"]: r for r in
+                         json.loads((self.ticks / BAKE_PATH).read_text(encoding="utf-8"))["sources"][0]["episodes"]}
+        keys = [*lay["plan"].features, *lay["labels"]]
+        records = []
+        v3 = shard / "v3"
+        shutil.rmtree(v3, ignore_errors=True)  # an item a kill interrupted starts over
+        with DatasetWriter.create(v3, fps=lay["plan"].rate, features=lay["features"],
+                                  robot_type=lay["plan"].robot_type, video=VideoSettings.from_json(render["video"]),
+                                  video_file_duration_s=self.config.max_video_file_s) as writer:
+            for n, item in zip(reader.episode_indices, render["episodes"], strict=True):
+                row = reader.episode(n)
+                writer.add_episode(reader.read_episode(n, keys), task=self.config.task or row["tasks"][0],
+                                   extra=episode_extras(row), encoded=_videos(reader, n, row))
+                records.append({**ticks_records[item["source_episode"]], "baked_episode": n,
+                                "video": {k: RENDERED_VIDEO for k in lay["cams"]},
+                                "render": {"look": item["look"], "copy": item["copy"]}})
+        return {"episodes": len(records), "records": records}
+
+    def merger(self, out: Path, threads: int) -> MergeAtEnd:
+        return MergeAtEnd(lambda shards, results: self._publish(shards[0], results[0]["records"], out))
+
+    def _publish(self, shard: Path, records: list[dict], out: Path) -> Path:
+        lay = _layout(self.rendered, self.source, self.config)
+        render, labels, plan = lay["render"], lay["labels"], lay["plan"]
+        kept = plan.kept + tuple(k for k in labels if k not in plan.kept)
+        plan = dataclasses.replace(plan, camera_keys=lay["cams"], features=lay["features"], kept=kept,
+                                   config=_with_keep(plan.config, self.config, labels))
+        stamp = bake_stamp(plan, records)
+        video = VideoSettings.from_json(render["video"])
+        stamp["video"].update(encoder=video.encoder, settings=video.to_json())
+        stamp["rendered"] = {
+            "how": f"the baked ticks rendered from their {SIM_STATE}, one frame per row, encoded once",
+            "cameras": render["cameras"], "seed": render["seed"], "depth": render["depth"],
+            "segmentation": render["segmentation"],
+            "looks": [{"file": r["file"], "copies": r["copies"], "name": r["look"]["name"]} for r in render["looks"]],
+        }
+        shutil.rmtree(shard / "v21", ignore_errors=True)  # a merge a kill interrupted converts again
+        publish(plan, stamp, shard, out)
+        return out
+
+
+def _layout(rendered: Path, source: Path, config: BakeConfig) -> dict:
+    """What `BakedRender` reads of its inputs: the bake plan of `source`, the render's reader and
+    record, its cameras, columns and goal labels; a render that is not of the ticks `source` bakes
+    to, or lacks the labels `config` keeps, is refused."""
     plan, _ = make_plan([source], source_config(config), EPISODE_MODELS)
     reader = open_dataset(rendered)
     render = json.loads((rendered / DEMOFORGE_META_DIR / RENDER_META).read_text(encoding="utf-8"))
@@ -101,43 +182,8 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
         raise BakeError(f"{rendered}: {reader.info.fps} Hz with columns {have} is not a render of the ticks "
                         f"{source} bakes to at {plan.rate} Hz (columns {sorted(plan.features)} and {SIM_STATE}); "
                         "render the output of bake_ticks")
-    ticks_records = {r["baked_episode"]: r for r in
-                     json.loads((ticks / BAKE_PATH).read_text(encoding="utf-8"))["sources"][0]["episodes"]}
-    label_features = {k: reader.info.features[k] for k in labels}
-    features = {**plan.features, **label_features, **{k: reader.info.features[k] for k in cams}}  # videos as rendered
-    keys = [*plan.features, *labels]
-    records = []
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.bake-partial"
-    lock = claim_temp(tmp)
-    try:
-        v3 = tmp / "v3"
-        video = VideoSettings.from_json(render["video"])
-        with DatasetWriter.create(v3, fps=plan.rate, features=features, robot_type=plan.robot_type, video=video,
-                                  video_file_duration_s=config.max_video_file_s) as writer:
-            for n, item in zip(reader.episode_indices, render["episodes"], strict=True):
-                row = reader.episode(n)
-                writer.add_episode(reader.read_episode(n, keys), task=config.task or row["tasks"][0],
-                                   extra=episode_extras(row), encoded=_videos(reader, n, row))
-                records.append({**ticks_records[item["source_episode"]], "baked_episode": n,
-                                "video": {k: RENDERED_VIDEO for k in cams},
-                                "render": {"look": item["look"], "copy": item["copy"]}})
-        kept = plan.kept + tuple(k for k in labels if k not in plan.kept)
-        plan = dataclasses.replace(plan, camera_keys=cams, features=features, kept=kept,
-                                   config=_with_keep(plan.config, config, labels))
-        stamp = bake_stamp(plan, records)
-        stamp["video"].update(encoder=video.encoder, settings=video.to_json())
-        stamp["rendered"] = {
-            "how": f"the baked ticks rendered from their {SIM_STATE}, one frame per row, encoded once",
-            "cameras": render["cameras"], "seed": render["seed"], "depth": render["depth"],
-            "segmentation": render["segmentation"],
-            "looks": [{"file": r["file"], "copies": r["copies"], "name": r["look"]["name"]} for r in render["looks"]],
-        }
-        publish(plan, stamp, tmp, out)
-    finally:
-        release_temp(lock)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    features = {**plan.features, **{k: reader.info.features[k] for k in (*labels, *cams)}}  # videos as rendered
+    return {"plan": plan, "reader": reader, "render": render, "cams": cams, "labels": labels, "features": features}
 
 
 def _with_keep(applied: BakeConfig, asked: BakeConfig, labels: tuple[str, ...]) -> BakeConfig:

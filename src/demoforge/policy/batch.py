@@ -251,6 +251,7 @@ def run_batch(spec: BatchSpec, out: str | Path, *, score_only: bool = False, lim
     write OUT/summary.json and OUT/SUMMARY.md from every finished run. Returns the summary."""
     out = Path(out)
     inputs = [spec.file, *(p.like for p in spec.policies if p.like is not None)]
+    # OUT holds several runs, not one stage's output: the batch guards it; run_stage guards each run in it
     guard_output_dir(out, inputs, error=PolicyError, resumable=lambda o: _same_spec(spec, o))
     if score_only and not _same_spec(spec, out):
         raise PolicyError(f"--score-only: {out} holds no batch run of {spec.file}; run it without --score-only first")

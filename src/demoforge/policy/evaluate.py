@@ -28,12 +28,9 @@ from demoforge.envs.problem import Problem
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
-from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.settings import RolloutSettings
-from demoforge.policy.stage import (
-    Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
-)
+from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage, run_policy_stage
 from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, goal_tick, start_ticks
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.schema import read_vocab
@@ -167,16 +164,14 @@ def evaluate_from_dataset(policy: Policy | str, root: str | Path, out: str | Pat
             "seed": int(seed), "max_ticks": settings.max_ticks}
     built = eval_plan(**args)  # the inputs are read (and refused) before anything is written
     tasks, problems = built[0], built[1]
-    stage = PolicyStage("eval", Plan(eval_plan, args), load, len(tasks), settings, envs, 0,
-                        policy if isinstance(policy, str) else spec, f"Evaluation from {root.name}", look, built=built)
-    if (done := finished_run(out, stage)) is not None:
-        return done
-    stage.live = policy if load is None else load.load()  # a bad policy is named before any work
-    guard_output_dir(out, [root, *([] if like is None else [like])], error=PolicyError,
-                     resumable=lambda o: resumable_run(o, stage))
-    names = list(dict.fromkeys(p.name for p in problems))
     more = None if starts == (FIRST,) else functools.partial(_by_start, starts=tuple(starts))
-    return run_policy_stage(stage, out, names, summary_header(stage), workers=workers, progress=progress, more=more)
+    # run_stage guards OUT (never over the source or --like), then the stage loads the policy
+    stage = PolicyStage("eval", Plan(eval_plan, args), load, len(tasks), settings, envs, 0,
+                        policy if isinstance(policy, str) else spec, f"Evaluation from {root.name}", look,
+                        live=None if load is not None else policy, built=built,
+                        reads=(str(root), *([] if like is None else [str(like)])),
+                        names=tuple(dict.fromkeys(p.name for p in problems)), more=more)
+    return run_policy_stage(stage, out, workers=workers, progress=progress)
 
 
 def _by_start(dataset: Path, *, starts: tuple[Start, ...]) -> tuple[dict, str]:

@@ -15,7 +15,6 @@ OUT/summary.json.
 
 from __future__ import annotations
 
-import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,21 +29,16 @@ from demoforge.execute.record import run_layout
 from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
 from demoforge.execute.expert_loop import ExpertLoop
 from demoforge.execute.vecenv import VecSimEnv
-from demoforge.dataset.locks import restart_killed
-from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.evaluate import recorded_start, recorded_task
 from demoforge.policy.protocol import PolicyError
 from demoforge.policy.rollout import write_meta
+from demoforge.policy.stage import DATASET, restart_killed_run
 from demoforge.raw import schema
 from demoforge.replay import recorded_problem
 from demoforge.stage import (
     LocalExecutor, MergeAtEnd, Progress, ProgressEvent, chunks, merge_shards, publish_dataset, run_stage,
 )
 from demoforge.tasks import make_planner
-
-
-# a killed run's OUT (its dataset unfinished, no summary) is started over by the next run
-_KILLED = functools.partial(restart_killed, writes={"dataset"}, finished="summary.json")
 
 
 def failure_tick(root: Path, k: int, *, plan_budget_s: float = 1.0, cache: dict | None = None) -> int | None:
@@ -142,8 +136,12 @@ def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, s
 @dataclass
 class RelabelStage:
     """Relabeling as a stage (`demoforge.stage`): work items are contiguous runs of the failed
-    episodes (`chunks`: not depending on the worker count); each item finds its failure states and
-    runs the expert from them into its own shard; the shards with episodes are merged in order."""
+    episodes (`chunks`: not depending on the worker count; one empty item when none failed, so
+    every run goes through `run_stage`); each item finds its failure states and runs the expert
+    from them into its own shard; the shards with episodes are merged in order into OUT/dataset,
+    and OUT/summary.json is written from the items' results. OUT is the stage's run folder
+    (`dataset`): `run_stage` refuses one over its source, a file, or one holding anything but this
+    run's work folder (or a run killed before the stage, `resumable`: started over)."""
 
     root: Path
     failed: tuple[int, ...]
@@ -151,16 +149,23 @@ class RelabelStage:
     settings: RunnerSettings
     name: ClassVar[str] = "relabel"
     error: ClassVar[type] = PolicyError
+    dataset: ClassVar[str] = DATASET  # OUT/dataset, beside OUT/summary.json
 
     def parts(self) -> list[range]:
-        return chunks(len(self.failed), least=2)
+        return chunks(len(self.failed), least=2) or [range(0)]
+
+    def inputs(self) -> tuple[Path, ...]:
+        return (self.root,)
+
+    def resumable(self, out: Path) -> bool:
+        return restart_killed_run(out)
 
     def fingerprint(self) -> dict:
         return {"stage": "relabel", "source": str(self.root.resolve()), "failed": list(self.failed),
                 "envs": self.envs, "settings": {k: v for k, v in self.settings.__dict__.items()}}
 
     def items(self) -> list[str]:
-        return [f"failed-{r.start}-{r.stop - 1}" for r in self.parts()]
+        return [f"failed-{r.start}-{r.stop - 1}" if r else "none-failed" for r in self.parts()]
 
     def total(self) -> int:
         return len(self.failed)
@@ -175,7 +180,7 @@ class RelabelStage:
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._merge(shards, results, out))
 
-    def _merge(self, shards: list[Path], results: list[dict], out: Path) -> list[dict]:
+    def _merge(self, shards: list[Path], results: list[dict], out: Path) -> dict:
         kept = [s for s, r in zip(shards, results, strict=True) if r["relabeled"]]
         if kept:
             merged = shards[0].parent.parent / "merged"
@@ -186,8 +191,14 @@ class RelabelStage:
                 if path.is_file() and not target.exists():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, target)
-            publish_dataset(merged, out, self.name, self.fingerprint())
-        return results
+            publish_dataset(merged, out / DATASET, self.name, self.fingerprint())
+        summary = {"source": str(self.root), "failed": list(self.failed), "unreachable": [], "relabeled": 0,
+                   "expert_failed": [], "starts": []}
+        for r in results:
+            for key in ("unreachable", "starts", "expert_failed", "relabeled"):
+                summary[key] += r[key]
+        write_json_atomic(out / "summary.json", summary)
+        return summary
 
 
 def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: RunnerSettings = RunnerSettings(),
@@ -198,21 +209,6 @@ def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: R
     root, out = Path(rollouts), Path(out)
     if envs < 1 or not (isinstance(workers, int) and workers >= 1):
         raise PolicyError(f"envs {envs} and workers {workers} must be >= 1")
-    failed = failed_episodes(root)
-    work = f".dataset.{RelabelStage.name}-shards"
-    guard_output_dir(out, [root], error=PolicyError,
-                     resumable=lambda o: {p.name for p in o.iterdir()} <= {work} or _KILLED(o))
-    summary = {"source": str(root), "failed": failed, "unreachable": [], "relabeled": 0, "expert_failed": [],
-               "starts": []}
-    out.mkdir(parents=True, exist_ok=True)
-    if failed:
-        stage = RelabelStage(root, tuple(failed), envs, settings)
-        with LocalExecutor(min(workers, len(stage.parts()))) as local:
-            results = run_stage(stage, out / "dataset", executor=local, progress=progress)
-        for r in results:
-            summary["unreachable"] += r["unreachable"]
-            summary["starts"] += r["starts"]
-            summary["expert_failed"] += r["expert_failed"]
-            summary["relabeled"] += r["relabeled"]
-    write_json_atomic(out / "summary.json", summary)
-    return summary
+    stage = RelabelStage(root, tuple(failed_episodes(root)), envs, settings)
+    with LocalExecutor(min(workers, len(stage.parts()))) as local:
+        return run_stage(stage, out, executor=local, progress=progress)  # it guards OUT first

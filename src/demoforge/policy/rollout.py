@@ -25,14 +25,12 @@ from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.problems import check_goals
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import pddl_task
-from demoforge.dataset.guard import guard_output_dir
 from demoforge.policy.hdf5 import HDF5_NAME, check_output_format, write_rollout_hdf5
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.settings import RolloutSettings
-from demoforge.policy.stage import (
-    Plan, PolicyLoad, PolicyStage, finished_run, resumable_run, run_policy_stage, summary_header,
-)
+from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage, run_policy_stage
 from demoforge.stage.protocol import Progress
+
 
 def write_meta(root: Path, problems: list[Problem], layout: RunLayout, run: dict, *, stage: str = "rollout") -> None:
     """meta/demoforge files of a raw execute dataset (controller, vocab, provenance, scenes)."""
@@ -77,16 +75,14 @@ def rollout(policy: Policy | str, inputs: list[str | Path], out: str | Path, *, 
                                "control_hz": settings.control_hz})
     built = rollout_plan(**plan.args)  # the inputs are read (and refused) before anything is written
     problems = built[1]
+    # run_stage guards OUT (never over the problems or --like), then the stage loads the policy and
+    # checks the goals (one true at the start or unreachable makes every episode meaningless)
     stage = PolicyStage("rollout", plan, load, len(problems) * episodes, settings, envs, seed,
-                        policy if isinstance(policy, str) else spec, "Roll-out", look, randomization, built=built)
-    if (done := finished_run(out, stage)) is not None:
-        return _hdf5_too(out, done, output_format)
-    stage.live = policy if load is None else load.load()  # loaded here first: a bad policy is named before any work
-    guard_output_dir(out, [*inputs, *([] if like is None else [like])], error=PolicyError,
-                     resumable=lambda o: resumable_run(o, stage))
-    check_goals(problems)  # a goal true at the start or unreachable makes every episode meaningless
-    return _hdf5_too(out, run_policy_stage(stage, out, [p.name for p in problems], summary_header(stage),
-                                           workers=workers, progress=progress), output_format)
+                        policy if isinstance(policy, str) else spec, "Roll-out", look, randomization,
+                        live=None if load is not None else policy, built=built,
+                        reads=(*inputs, *([] if like is None else [str(like)])),
+                        names=tuple(p.name for p in problems), check=check_goals)
+    return _hdf5_too(out, run_policy_stage(stage, out, workers=workers, progress=progress), output_format)
 
 
 def _hdf5_too(out: Path, summary: dict, output_format: str) -> dict:

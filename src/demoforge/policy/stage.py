@@ -6,6 +6,11 @@ and the shards are merged in order into OUT/dataset, whose summary is then count
 merged episodes. So the bytes do not depend on `--workers`, a killed run keeps its finished
 items and the same command resumes it, and a worker's progress arrives as `ProgressEvent`s.
 
+OUT is the stage's run folder (its `dataset`): `run_stage` guards it as a whole, refusing an OUT
+over or inside an input, a file, or one holding anything but this run (its work folder while it
+runs; a run killed before the stage, `resumable`, is started over); this run finished is returned
+by `finished` (its summary, written again when a kill came between the dataset and it).
+
 A worker builds its episodes from the run's inputs (`plan`, a module-level function and its
 plain arguments) and loads the policy from its spec: a live policy object stays in the process
 that made it, so more than one worker needs the policy as a spec (`PolicyLoad`).
@@ -28,7 +33,7 @@ from demoforge.policy.driver import run_policy
 from demoforge.policy.like import like
 from demoforge.policy.metrics import Tally, summary_json, summary_markdown
 from demoforge.policy.protocol import Policy, PolicyError
-from demoforge.stage import MergeAtEnd, Progress, chunks, finished_output, run_stage
+from demoforge.stage import MergeAtEnd, Progress, chunks, run_stage
 from demoforge.stage.local import LocalExecutor
 from demoforge.stage.runner import publish_dataset
 
@@ -36,7 +41,7 @@ DATASET = "dataset"  # OUT/dataset
 RUN_DIR = "run"  # SHARD/run: one item's run_policy output (its dataset and summary)
 METRICS = ("success", "partial_success", "completion_ratio", "full_completion", "alive_ratio")
 # a killed run's OUT from before the stage (its dataset unfinished, no summary) is started over
-_KILLED = functools.partial(restart_killed, writes={DATASET}, finished="summary.json")
+restart_killed_run = functools.partial(restart_killed, writes={DATASET}, finished="summary.json")
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,12 @@ class PolicyStage:
     randomization: Any = None
     live: Policy | None = None  # the caller's policy object, or the one a worker loaded (never pickled)
     built: tuple | None = None  # `plan.build`'s result in this process (never pickled: it holds live scenes)
+    reads: tuple[str, ...] = ()  # the paths the run reads (problems or source dataset, --like): never under OUT
+    names: tuple[str, ...] = ()  # the problems in the summary's order
+    more: Callable[[Path], tuple[dict, str]] | None = None  # more(dataset): further figures, their SUMMARY.md part
+    check: Callable[[list], None] | None = None  # check(problems) once OUT is guarded (roll-out: `check_goals`)
     error: ClassVar[type] = PolicyError
+    dataset: ClassVar[str] = DATASET  # OUT is a run folder: the dataset, its summary (`run_stage`'s `published`)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "live": None, "built": None}  # a worker loads and builds its own
@@ -96,6 +106,28 @@ class PolicyStage:
                 "args": _plain(self.plan.args), "envs": self.envs, "seed": self.seed, "settings": _plain(self.settings),
                 "look": None if self.look is None else _plain(self.look),
                 "randomization": _plain(self.randomization)}
+
+    def inputs(self) -> tuple[str, ...]:
+        return self.reads
+
+    def finished(self, out: Path) -> dict:
+        """This run's summary: OUT/dataset is this run, published (the summary written once more
+        when a kill came before it)."""
+        import json
+
+        if not (out / "summary.json").is_file():
+            return write_summary(self, out)
+        return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+    def resumable(self, out: Path) -> bool:
+        return restart_killed_run(out)  # a run from before the stage: started over
+
+    def prepare(self) -> None:
+        """Load the policy and check the problems before any work: a bad one is named first."""
+        if self.live is None:
+            self.live = self.load.load()
+        if self.check is not None:
+            self.check(self.built[1])
 
     def items(self) -> list[str]:
         return [f"episodes-{r.start}-{r.stop - 1}" for r in self.parts()]
@@ -122,8 +154,8 @@ class PolicyStage:
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._merge(shards, out))
 
-    def _merge(self, shards: list[Path], out: Path) -> Path:
-        merged = shards[0].parent.parent / "merged"  # in the work folder: OUT appears whole or not at all
+    def _merge(self, shards: list[Path], out: Path) -> dict:
+        merged = shards[0].parent.parent / "merged"  # in the work folder: OUT/dataset appears whole or not at all
         shutil.rmtree(merged, ignore_errors=True)
         if len(shards) == 1:
             shutil.copytree(shards[0] / RUN_DIR / DATASET, merged)
@@ -137,7 +169,8 @@ class PolicyStage:
                 if path.is_file() and not target.exists():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, target)
-        return publish_dataset(merged, out, self.name, self.fingerprint())
+        publish_dataset(merged, out / DATASET, self.name, self.fingerprint())
+        return write_summary(self, out)
 
 
 def _plain(value: Any) -> Any:
@@ -178,49 +211,23 @@ def summary_header(stage: PolicyStage) -> dict:
             "reference_ticks": stage.settings.horizon}
 
 
-def finished_run(out: Path, stage: PolicyStage) -> dict | None:
-    """The summary of OUT when it is this same run, finished (a rerun has nothing to do)."""
-    import json
-
-
-    summary = out / "summary.json"
-    if summary.is_file() and finished_output(out / DATASET, stage.name, stage.fingerprint()):
-        return json.loads(summary.read_text(encoding="utf-8"))
-    return None
-
-
-def resumable_run(out: Path, stage: PolicyStage) -> bool:
-    """OUT holds only what an interrupted run of `stage` left: its shards folder (resumed by the
-    stage), its finished dataset without a summary (the summary is written again), or an
-    unfinished dataset of a run from before the stage (started over)."""
-    names = {p.name for p in out.iterdir()}
-    if DATASET in names and not finished_output(out / DATASET, stage.name, stage.fingerprint()):
-        return _KILLED(out)
-    return bool(names) and names <= {f".{DATASET}.{stage.name}-shards", DATASET, "SUMMARY.md"} or _KILLED(out)
-
-
-def run_policy_stage(stage: PolicyStage, out: Path, names: list[str], header: dict, *, workers: int,
-                     progress: Progress | None = None, more: Callable[[Path], tuple[dict, str]] | None = None) -> dict:
-    """Run `stage` into OUT/dataset on `workers` local slots; write and return OUT's summary
-    (`more(dataset)`: further figures and their SUMMARY.md section)."""
-    if workers > 1 and stage.load is None:
-        raise PolicyError(f"policy {stage.spec!r}: --workers {workers} loads the policy in each worker, so give it "
-                          "as a spec (expert, PATH.onnx, replay:DATASET, module:factory, file.py:factory), not "
-                          "as an object")
-
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        if not finished_output(out / DATASET, stage.name, stage.fingerprint()):  # else only its summary is missing
-            with LocalExecutor(min(workers, len(stage.parts()))) as local:
-                run_stage(stage, out / DATASET, executor=local, progress=progress)
-    except PolicyError:  # the policy's fault or bad input: nothing half-written (a kill keeps its shards)
-        if made:
-            shutil.rmtree(out, ignore_errors=True)
-        raise
-    summary = count_summary(out / DATASET, header, names)
-    figures, section = more(out / DATASET) if more is not None else ({}, "")
+def write_summary(stage: PolicyStage, out: Path) -> dict:
+    """Count OUT's summary from OUT/dataset (and `stage.more`'s figures); write SUMMARY.md, then
+    summary.json, which marks the run finished; return it."""
+    summary = count_summary(out / DATASET, summary_header(stage), list(stage.names))
+    figures, section = stage.more(out / DATASET) if stage.more is not None else ({}, "")
     summary.update(figures)
     (out / "SUMMARY.md").write_text(summary_markdown(summary) + section, encoding="utf-8")
     write_json_atomic(out / "summary.json", summary)  # last: it marks the run finished
     return summary
+
+
+def run_policy_stage(stage: PolicyStage, out: Path, *, workers: int, progress: Progress | None = None) -> dict:
+    """Run `stage` into its run folder OUT on `workers` local slots (`run_stage` guards OUT, and
+    returns a finished run's summary as it is); return OUT's summary."""
+    if workers > 1 and stage.load is None:
+        raise PolicyError(f"policy {stage.spec!r}: --workers {workers} loads the policy in each worker, so give it "
+                          "as a spec (expert, PATH.onnx, replay:DATASET, module:factory, file.py:factory), not "
+                          "as an object")
+    with LocalExecutor(min(workers, len(stage.parts()))) as local:
+        return run_stage(stage, out, executor=local, progress=progress)

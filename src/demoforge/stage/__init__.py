@@ -14,21 +14,26 @@ an interrupted run left there or starting it over, and return a small JSON resul
 result)`, and writes `out` on `finish()`; `MergeAtEnd` wraps a merge of all shards at once), and
 optionally `needs(k)` (earlier items that must be final before item k starts, for an item that
 reads their shards: a local slot waits for them, Ray submits the item once they are), `inputs()`
-(the paths it reads) and `finished(out)` (what a rerun on its own published OUT returns).
+(the paths it reads), `finished(out)` (what a rerun on its own published OUT returns), `dataset`
+(OUT is a run folder holding the dataset at OUT/<dataset> beside the stage's own files: a
+roll-out's summary), `resumable(out)` (what else an interrupted run of it left) and `prepare()`
+(what must be read and refused once OUT is guarded, before anything is written: a policy).
 
 `run_stage` owns the rest, the same for every stage:
 
 - The output guard (`dataset.guard`), first, before anything is written: OUT is not, does not
   hold and does not lie inside an input, is not a file nor under one, and is absent or empty
   unless it is this same run, published (then the stage's `finished(out)` is returned, if it has
-  one, else it is refused too). Each refusal names the path and the fix, as the stage's error.
+  one, else it is refused too), or holds what a killed run left (a run folder's work folder, or
+  what the stage's `resumable(out)` accepts: the run goes on). Each refusal names the path and the
+  fix, as the stage's error. No stage calls the guard itself.
 - Fingerprint and resume. The work folder WORK holds `run.json` (the fingerprint) and
   `.shards/<k>-<label>/`, one shard per item; a shard is final once `run_stage` has written its
   `done.json` (the item's result), after `run_item` returned. A killed run keeps every final
   shard (and what the stage keeps of an unfinished one); the same command resumes: final items
-  are skipped, the others run again. WORK is `.OUT.<stage>-shards` beside OUT (another run's is
-  replaced, and it is removed once merged), or a folder the stage names (generate's OUT: another
-  run there is refused).
+  are skipped, the others run again. WORK is `.OUT.<stage>-shards` beside OUT (in it for a run
+  folder: `.<dataset>.<stage>-shards`; another run's is replaced, and it is removed once merged),
+  or a folder the stage names (generate's OUT: another run there is refused).
 - The worker pool. An executor runs the items: `LocalExecutor(workers)` (this process plus
   spawned workers, each taking the next item when free) or `RayExecutor(address)` (Ray tasks; the
   whole stage, every setting, is shipped to them). Both run any stage.

@@ -52,6 +52,15 @@ class Stage(Protocol):
     # `run_stage` refuses an OUT that is, holds or lies inside one (`guard_output`).
     # Optional `finished(out) -> Any`: what a rerun returns when OUT is this same run, published
     # (`finished_output`); without it such an OUT is refused as any other non-empty one.
+    # Optional `dataset: str` (default none: OUT is the dataset): OUT is a run folder the command
+    # names, the stage publishing its dataset at OUT/<dataset> beside files of its own (a summary,
+    # written by its merger, which is given OUT); its work folder is OUT/.<dataset>.<name>-shards, so
+    # an OUT holding only that is a killed run, resumed. The guard and `finished` apply to OUT.
+    # Optional `resumable(out) -> bool` (default False): a non-empty OUT the guard would refuse holds
+    # what an interrupted run of the stage left, for it to go on with (the rule may clear it: a run
+    # from before the stage, started over).
+    # Optional `prepare() -> None`: called once the guard let the run go on, before anything is
+    # written: what is costly to read and must be refused first (a policy is loaded).
 
     def fingerprint(self) -> dict:
         """Everything that decides the output (JSON; never the worker count): a resume must match it."""

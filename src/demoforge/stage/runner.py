@@ -116,25 +116,66 @@ def _forget(work: Path, existed: bool) -> None:
             work.rmdir()
 
 
+def _drop(work: Path, folder: Path | None) -> None:
+    """Remove a work folder of ours that holds nothing to resume, and the run folder `folder` it
+    lies in when this run made it (and nothing else is in it): a rerun finds OUT as it was."""
+    shutil.rmtree(work, ignore_errors=True)
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _drop_left(work: Path) -> None:
+    """Remove the work folder a run killed after publishing left (unless a live run holds it)."""
+    if not work.is_dir():
+        return
+    try:
+        lock = hold_folder(work)
+    except OutputError:
+        return
+    shutil.rmtree(work, ignore_errors=True)
+    release_temp(lock)
+
+
 def work_folder(out: Path, stage: str) -> Path:
     """`run_stage`'s default work folder for `stage` into `out`: `.OUT.<stage>-shards` beside it."""
     return out.parent / f".{out.name}.{stage}-shards"
 
 
+def published(stage: Stage, out: Path) -> Path:
+    """Where `stage` publishes its dataset for `out`: OUT itself, or OUT/<dataset> for a stage
+    whose OUT is a run folder (its optional `dataset`: a roll-out's OUT holds its summary too)."""
+    name = getattr(stage, "dataset", None)
+    return out if name is None else out / name
+
+
 def guard_output(stage: Stage, out: Path, *, new_root: bool) -> bool:
     """Refuse an `out` the stage may not write (`dataset.guard.guard_output_dir`, raised as the
     stage's error) before anything is written: one that is, holds or lies inside one of the stage's
-    `inputs()`, is a file or lies under one. A new root (the stage publishes its dataset at `out`)
-    must be absent or empty, unless it is this same run, published, and the stage says what a
-    rerun returns then (its `finished`): True. A run folder the stage names (`new_root` False:
-    generate's OUT) is `open_work`'s to accept or refuse."""
+    `inputs()`, is a file or lies under one. A new root (the stage publishes its dataset at `out`,
+    or in it: `published`) must be absent or empty, unless the stage's dataset there is this same
+    run, published, and the stage says what a rerun returns then (its `finished`): True; or it
+    holds only what an interrupted run left: its work folder (a run folder's), or what the stage's
+    `resumable(out)` accepts: False, the run goes on. A run folder the stage names (`new_root`
+    False: generate's OUT) is `open_work`'s to accept or refuse."""
     inputs = list(getattr(stage, "inputs", tuple)())
     if not new_root:
         guard_output_dir(out, inputs, error=stage.error, resumable=lambda _: True)
         return False
-    finished = None if getattr(stage, "finished", None) is None else (
-        lambda o: finished_output(o, stage.name, stage.fingerprint()))
-    return guard_output_dir(out, inputs, error=stage.error, resumable=finished)
+    root = published(stage, out)
+    finished = []  # set when OUT is this same run, finished
+
+    def accepted(o: Path) -> bool:
+        if getattr(stage, "finished", None) is not None and finished_output(root, stage.name, stage.fingerprint()):
+            finished.append(True)
+            return True
+        if root != out and {p.name for p in o.iterdir()} <= {work_folder(root, stage.name).name}:
+            return True  # a run folder holding only its killed run's work folder: resumed
+        resumable = getattr(stage, "resumable", None)
+        return resumable is not None and resumable(o)
+
+    guard_output_dir(out, inputs, error=stage.error, resumable=accepted)
+    return bool(finished)
 
 
 def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=None,
@@ -144,9 +185,12 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
 
     `out` is guarded first (`guard_output`). `work`: the run folder of fingerprint and shards; by
     default `.OUT.<stage>-shards` beside `out` (replaced when it holds another run, removed once
-    merged). A `work` that is `out` itself (generate's run folder) is refused when it holds another
-    run, and kept (but emptied, or removed when the run made it, when a bad input stops the run before
-    anything finished). `executor`: `LocalExecutor(1)` by default (closed here only when made here)."""
+    merged), or `OUT/.<dataset>.<stage>-shards` for a stage whose OUT is a run folder (`published`;
+    OUT is removed too when the run made it and a failure leaves nothing in it to resume). A `work`
+    that is `out` itself (generate's run folder) is refused when it holds another run, and kept (but
+    emptied, or removed when the run made it, when a bad input stops the run before anything
+    finished). The stage's optional `prepare()` runs once the guard let the run go on, before
+    anything is written. `executor`: `LocalExecutor(1)` by default (closed here only when made here)."""
     # One function: the lock, the work folder and the executor are taken and released around the whole
     # run in one try/finally; this is the one owner of the output guard, fingerprint, resume and ordered merge.
     from demoforge.stage.local import LocalExecutor  # lazy: the local executor imports this module (a cycle)
@@ -154,15 +198,20 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     out = Path(out)
     own_work = work is None
     if guard_output(stage, out, new_root=own_work):
+        _drop_left(work_folder(published(stage, out), stage.name))
         return stage.finished(out)
-    work = work_folder(out, stage.name) if work is None else Path(work)
-    made = executor is None
-    executor = LocalExecutor(1) if made else executor
+    work = work_folder(published(stage, out), stage.name) if work is None else Path(work)
+    made = own_work and work.parent == out and not out.exists()  # a run folder this run makes (holding WORK)
+    local = executor is None
+    executor = LocalExecutor(1) if local else executor
     lock = None
     try:
         labels = tuple(stage.items())
         check_items(stage, labels)
         record = stage.fingerprint()  # the inputs are read (and refused) before anything is written
+        prepare = getattr(stage, "prepare", None)
+        if prepare is not None:
+            prepare()
         existed = work.exists()
         if own_work:  # a folder of ours beside OUT: one live run at a time (a second is refused, not mixed in)
             try:
@@ -175,7 +224,7 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
             if own_work and not existed:
                 release_temp(lock)
                 lock = None
-                shutil.rmtree(work, ignore_errors=True)
+                _drop(work, out if made else None)
             raise
         run = StageRun(stage, work, labels)
         finished = [k for k in range(len(labels)) if (run.shard(k) / DONE_FILE).is_file()]
@@ -203,12 +252,12 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
                 if own_work:
                     release_temp(lock)
                     lock = None
-                    shutil.rmtree(work, ignore_errors=True)
+                    _drop(work, out if made else None)
                 elif isinstance(exc, DemoforgeError):  # bad input: its rerun has other inputs
                     _forget(work, existed)
             raise
     finally:
-        if made:
+        if local:
             executor.close()
         if lock is not None:
             release_temp(lock)
