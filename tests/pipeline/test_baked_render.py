@@ -31,8 +31,8 @@ def runs(tmp_path_factory):
     execute/success: render every 60 Hz tick, annotate every tick, then bake at 30 Hz keeping the labels."""
     out = tmp_path_factory.mktemp("baked-render")
     config = resolve_config(None, {"experiment_id": "run", "out_dir": str(out), "smoke_test": True,
-                                   "render_passes": ["plain"], "bake_convention": "joint_target",
-                                   "bake_control_freq": HZ, "workers": 1})
+                                   "looks": ["plain"], "control_space": "joint_target",
+                                   "control_freq": HZ, "workers": 1})
     lines: list[str] = []
     result = run_pipeline(config, echo=lines.append)
     raw = result.run_dir / "execute" / "success"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from demoforge.cli.main import app
 from demoforge.pipeline import PipelineError, config_from_dict
 from demoforge.pipeline.config import STAGES, PipelineConfig
-from demoforge.pipeline.fields import specs
+from demoforge.fields import specs
 from demoforge.pipeline.options import STAGE_OPTIONS
 
 # stage -> the command that runs it alone (`family` of tasks gen is its FAMILY argument)
@@ -35,10 +35,8 @@ def test_every_stage_field_is_a_flag_of_run_and_of_its_command_and_a_yaml_key():
         for spec in specs(cls):
             if spec.stage and (stage, spec.name) not in POSITIONAL:
                 assert spec.flag in stage_flags, (stage, spec.flag)
-                assert set(spec.aliases) | set(spec.stage_aliases) <= stage_flags, (stage, spec.name)
             if spec.run:
                 assert spec.flag in run_flags, (stage, spec.flag)
-                assert set(spec.aliases) | set(spec.run_aliases) <= run_flags, (stage, spec.name)
                 key = spec.name if spec.shared else f"{stage}.{spec.name}"
                 assert key in _yaml_keys(), key
     for spec in specs(PipelineConfig):
@@ -55,15 +53,14 @@ def test_run_flags_are_unique_across_stages():
     from demoforge.cli.options import run_fields
 
     for spec in run_fields():
-        for flag in (spec.flag, *spec.aliases, *spec.run_aliases):
-            assert flag not in seen, f"{flag}: {seen.get(flag)} and {spec.name}"
-            seen[flag] = spec.name
+        assert spec.flag not in seen, f"{spec.flag}: {seen.get(spec.flag)} and {spec.name}"
+        seen[spec.flag] = spec.name
 
 
 def test_stage_options_set_from_flags_and_yaml_land_in_the_saved_config(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("execute:\n  max_retries: 5\n  motion_profile: slow\nbake:\n  crf: 30\ndistractors: 1\n"
-                   "bake_control_freq: 30\n")
+                   "control_freq: 30\n")
     res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg),
                                    "--max-retries", "1", "--split", "train", "--block-size", "0.03,0.04",
                                    "--control-space", "joint_pos", "--filter-idle", "--fail-on", "warning",
@@ -102,7 +99,9 @@ def test_nested_and_flat_keys_and_their_conflicts():
         config_from_dict({"experiment_id": "x", "execute": {"seed": 3}})
     with pytest.raises(PipelineError, match="unknown key 'look'"):
         config_from_dict({"experiment_id": "x", "render": {"look": ["plain"]}})
-    assert config_from_dict({"experiment_id": "x", "render": {"render_passes": ["plain"]}}).render.looks == ("plain",)
+    for old in ("render_passes", "bake_convention", "bake_control_freq", "doctor_fail_on"):  # the older flat keys
+        with pytest.raises(PipelineError, match=f"unknown key '{old}'"):
+            config_from_dict({"experiment_id": "x", old: None})
 
 
 def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):

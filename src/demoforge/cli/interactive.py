@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from demoforge.pipeline.config import STAGES, PipelineConfig, config_from_dict, dump_config
-from demoforge.pipeline.fields import FieldSpec, parse_text, specs, to_plain, to_text
+from demoforge.fields import FieldSpec, parse_text, specs, to_plain, to_text
 from demoforge.pipeline.options import STAGE_OPTIONS
 
 _NOT_EDITED = ("experiment_id", "skip", "smoke_test")  # given on the command line / chosen stage by stage / a preset

@@ -86,7 +86,7 @@ def gen(
     out: Path = typer.Option(..., "--out", help="Output folder (domain, NAME.pddl, NAME.scene.json)."),
     options: TasksOptions = None,
 ) -> None:
-    """Generate --problems (--count) problems of FAMILY with their scene sidecars. Every option is
+    """Generate --problems problems of FAMILY with their scene sidecars. Every option is
     also a key of `demoforge run` (its tasks stage) under the same name."""
     tasks = generate_family(family, count=options.problems, seed=options.task_seed, **options.family_options())
     written = write_tasks(tasks, out)

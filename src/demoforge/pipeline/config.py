@@ -8,7 +8,6 @@ here, so the record saved with a run (`RUN/config.yaml`) is exactly what ran.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +15,9 @@ from typing import Any
 
 import yaml
 
+from demoforge import fields
 from demoforge.errors import DemoforgeError
-from demoforge.pipeline.fields import collect, option, options_dict, specs, to_plain
+from demoforge.fields import build, collect, option, options_dict, run_record, specs, to_plain
 from demoforge.pipeline.options import (
     STAGE_OPTIONS,
     BakeOptions,
@@ -27,7 +27,8 @@ from demoforge.pipeline.options import (
     RenderOptions,
     TasksOptions,
 )
-from demoforge.pipeline.shared_options import robot_option, robot_start_option, seed_option, task_packages_option
+from demoforge.fields import robot_option, seed_option
+from demoforge.pipeline.shared_options import robot_start_option, task_packages_option
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
@@ -42,12 +43,7 @@ class PipelineError(DemoforgeError):
 
 SMOKE_HELP = ("one problem with fixed scene parameters (block size 0.04 m, table offset 0 m, friction 0.9: one "
               "scene profile), two reset states, two episodes, front camera only; randomization off (no physics "
-              "randomization, no robot start windows); looks are the --look/--render-pass given")
-
-
-def run_record(cls):
-    """`cls` with its defaults under `demoforge run`."""
-    return cls(**{s.name: s.default_for(True) for s in specs(cls)})
+              "randomization, no robot start windows); looks are the --look given")
 
 
 def _experiment_id(value: str, where: str) -> str:
@@ -116,21 +112,16 @@ SMOKE: dict[str, dict[str, Any]] = {
     "": {"robot_start": None},
 }
 
-def _owners() -> dict[str, tuple[str, str]]:
-    """Flat key (field name or older key) -> (stage, field) of every stage field that is not shared."""
-    owners = {}
-    for stage, cls in STAGE_OPTIONS.items():
-        for spec in specs(cls):
-            if spec.run and not spec.shared:
-                for key in (spec.name, *spec.old_keys):
-                    owners[key] = (stage, spec.name)
-    return owners
+def _owners() -> dict[str, str]:
+    """Flat key (field name) -> stage of every stage field that is not shared."""
+    return {spec.name: stage for stage, cls in STAGE_OPTIONS.items() for spec in specs(cls)
+            if spec.run and not spec.shared}
 
 
 def nest(raw: dict[str, Any], source: str = "config") -> dict[str, Any]:
-    """`raw` with every stage field under its stage's mapping and older keys renamed (`envs: 2`
-    -> `execute: {envs: 2}`, `bake_convention` -> `bake: {control_space}`), so a file and the
-    flags merge key by key. Unknown keys stay where they are for `config_from_dict` to report."""
+    """`raw` with every stage field under its stage's mapping (`envs: 2` -> `execute: {envs: 2}`),
+    so a file and the flags merge key by key. Unknown keys stay where they are for
+    `config_from_dict` to report."""
     if not isinstance(raw, dict):
         return raw
     top_names = {s.name for s in specs(PipelineConfig)}
@@ -138,18 +129,15 @@ def nest(raw: dict[str, Any], source: str = "config") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if key in STAGE_OPTIONS and isinstance(value, dict):
-            old = {o: s.name for s in specs(STAGE_OPTIONS[key]) for o in s.old_keys}
             section = out.setdefault(key, {})
-            for k, v in value.items():
-                if old.get(k, k) in section:
-                    raise PipelineError(f"{source}: {key}.{old.get(k, k)} is given twice")
-                section[old.get(k, k)] = v
+            for k in set(section) & set(value):
+                raise PipelineError(f"{source}: {key}.{k} is given twice (also as a top-level key)")
+            section.update(value)
         elif key not in top_names and key in owners:
-            stage, name = owners[key]
-            section = out.setdefault(stage, {})
-            if name in section:
-                raise PipelineError(f"{source}: {key} is given twice (also under {stage}:)")
-            section[name] = value
+            section = out.setdefault(owners[key], {})
+            if key in section:
+                raise PipelineError(f"{source}: {key} is given twice (also under {owners[key]}:)")
+            section[key] = value
         else:
             out[key] = value
     return out
@@ -168,8 +156,7 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
     """Sort `raw`'s keys into the run's own values and each stage's: a stage's mapping
-    (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`, and the older
-    flat keys such as `bake_convention`)."""
+    (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`)."""
     top_names = {s.name for s in specs(PipelineConfig)}
     owners = _owners()
     top, stages, problems = {}, {stage: {} for stage in STAGE_OPTIONS}, []
@@ -177,8 +164,7 @@ def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, 
         if key in STAGE_OPTIONS and isinstance(value, dict):
             names = {s.name: s for s in specs(STAGE_OPTIONS[key]) if s.run}
             for k, v in value.items():
-                old = {o: s.name for s in names.values() for o in s.old_keys}
-                name = old.get(k, k)
+                name = k
                 if name not in names:
                     problems.append(f"{source}: {key}: unknown key {k!r}; keys: "
                                     f"{', '.join(n for n, s in names.items() if not s.shared)}")
@@ -192,10 +178,9 @@ def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, 
         elif key in top_names:
             top[key] = value
         elif key in owners:
-            stage, name = owners[key]
-            if name in stages[stage]:
-                problems.append(f"{source}: {key} is given twice (also under {stage}:)")
-            stages[stage][name] = value
+            if key in stages[owners[key]]:
+                problems.append(f"{source}: {key} is given twice (also under {owners[key]}:)")
+            stages[owners[key]][key] = value
         else:
             problems.append(f"{source}: unknown key {key!r}; keys: {', '.join(sorted(top_names))}, a stage's "
                             f"mapping ({', '.join(STAGE_OPTIONS)}) or a stage field (see `demoforge run --help`)")
@@ -222,15 +207,15 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
         problems += [f"{source}: {p}" for p in bad]
         if not bad:
             names = {s.name for s in specs(cls)}
-            records[stage] = cls(**{**values, **{k: v for k, v in shared.items() if k in names}})
+            records[stage] = build(cls, {**values, **{k: v for k, v in shared.items() if k in names}})
     if smoke:
-        records = {stage: dataclasses.replace(r, **SMOKE.get(stage, {})) for stage, r in records.items()}
+        records = {stage: fields.replace(r, **SMOKE.get(stage, {})) for stage, r in records.items()}
         top.update(SMOKE[""])
         if "tasks" in records:
-            records["tasks"] = dataclasses.replace(records["tasks"], problem_files=records["tasks"].problem_files[:1])
+            records["tasks"] = fields.replace(records["tasks"], problem_files=records["tasks"].problem_files[:1])
         for stage in ("envs", "execute"):
             if stage in records:
-                records[stage] = dataclasses.replace(records[stage], robot_start=None)
+                records[stage] = fields.replace(records[stage], robot_start=None)
     for stage, record in records.items():
         problems += [f"{source}: {stage}: {p}" for p in record.check()]
     if len(records) == len(STAGE_OPTIONS):
@@ -269,7 +254,7 @@ def _run_problems(top: dict[str, Any], records: dict[str, Any]) -> list[str]:
         else:
             if card.wrist_camera is None and render.looks and "wrist" in render.cameras:
                 problems.append(f"render.cameras (--cameras): robot {card.name!r} has no wrist camera; render other "
-                                "cameras (e.g. --camera front)")
+                                "cameras (e.g. --cameras front)")
     return problems
 
 
@@ -325,8 +310,7 @@ def output_fields(config: PipelineConfig) -> dict[str, Any]:
 
 
 def saved_output_fields(path: Path) -> dict[str, Any]:
-    """The output-shaping fields of a run's saved config (`RUN/config.yaml`, nested or in the older
-    flat keys), for a resume to compare."""
+    """The output-shaping fields of a run's saved config (`RUN/config.yaml`), for a resume to compare."""
     raw = load_yaml(path)
     try:
         return output_fields(config_from_dict(raw, str(path)))

@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from demoforge.errors import DemoforgeError
-from demoforge.pipeline.fields import MAX_SEED, option
+from demoforge.fields import MAX_SEED, option
 from demoforge.pipeline.option_values import (
     convention_choices, family_value, materials_value, mode_choices, motion_profile_choices, randomization_value,
 )
-from demoforge.pipeline.shared_options import (
-    robot_option, robot_start_option, seed_option, task_packages_option, workers_option,
-)
+from demoforge.fields import robot_option, seed_option, workers_option
+from demoforge.pipeline.shared_options import robot_start_option, task_packages_option
 
 MAX_PROBLEMS = 100_000
 MAX_EPISODES = 1_000_000
@@ -41,10 +40,10 @@ class TasksOptions:
     task_packages: tuple[str, ...] = task_packages_option()  # first: the families below may come from one
     family: str = option("stack_three", "Task family of any loaded task package (`demoforge tasks list`).",
                          normalize=family_value)
-    problems: int = option(2, "Problems generated.", range=(1, MAX_PROBLEMS), stage_aliases=("--count",),
+    problems: int = option(2, "Problems generated.", range=(1, MAX_PROBLEMS),
                            stage_required=True)
     task_seed: int = option(0, "Seed of the task generator; same seed and options give byte-identical files.",
-                            range=(0, MAX_SEED), stage_aliases=("--seed",), stage_required=True)
+                            range=(0, MAX_SEED), stage_required=True)
     n: int | None = option(None, "Task blocks (tower height for stack_n/unstack) [default: the family's].",
                            kind="int", range=(1, 100))
     distractors: int = option(0, "Extra blocks on the table, not in the goal.", range=(0, 20))
@@ -66,7 +65,7 @@ class TasksOptions:
     sidecar_material: tuple[str, ...] = option((), "Contact material written into every sidecar, PROP=MATERIAL: "
                                                    "PROP is table or blocks (every block); MATERIAL a preset (steel, "
                                                    "wood, plastic, rubber, foam) or a custom JSON object (README "
-                                                   "'Materials'); repeatable.", stage_aliases=("--material",),
+                                                   "'Materials'); repeatable.",
                                                metavar="PROP=MATERIAL", normalize=materials_value)
 
     def family_options(self) -> dict[str, Any]:
@@ -141,8 +140,7 @@ class ExecuteOptions:
                                             "--randomize mass_scale=[0.9,1.1]; repeatable.", metavar="FIELD=VALUE")
     record_videos: tuple[str, ...] = option((), "Render these cameras while generating, comma-separated (e.g. "
                                                 "front,wrist); frames come from the recorded states.")
-    video_look: str = option("plain", "Look of --record-videos: a shipped look name or a YAML file.",
-                             stage_aliases=("--look",))
+    video_look: str = option("plain", "Look of --record-videos: a shipped look name or a YAML file.")
     play: bool = option(False, "Play data: after the problem's goal, chain goals sampled from the reached state (a "
                                "random walk over every operator of the domain) in one episode without resets.")
     play_goals: int | None = option(None, "Goals per --play episode, the problem's own first; each may take the "
@@ -221,10 +219,10 @@ class RenderOptions:
 
     looks: tuple[str, ...] = option((), "Look: plain, randomized:N, a shipped look name or LOOK.yaml[:N] (N copies "
                                         "per episode); repeatable; run: none given = no render stage output.",
-                                    flag="--look", run_aliases=("--render-pass",), old_keys=("render_passes",),
+                                    flag="--look",
                                     stage_required=True, metavar="LOOK[:N]")
     cameras: tuple[str, ...] = option(("front", "wrist"), "Cameras rendered; repeat or give a comma list "
-                                                          "(front,wrist).", aliases=("--camera",))
+                                                          "(front,wrist).")
     image_size: str | None = option(None, "Image size of every look's cameras, WIDTHxHEIGHT [px] or one number "
                                           "(96); per camera CAMERA=WxH, comma-separated (96,front=224x224) "
                                           "[default: each look's].", kind="str", metavar="WxH")
@@ -295,11 +293,9 @@ class BakeOptions:
 
     control_space: str | None = option("joint_target", "Action convention: joint_target, joint_pos, joint_vel, "
                                                        "raw_cmd, or as_recorded (the source's own action column); "
-                                                       "run: none = no bake.", kind="str", choices=convention_choices,
-                                       aliases=("--convention",), run_aliases=("--bake",),
-                                       old_keys=("bake_convention",), run_default=None, optional=True)
+                                                       "run: none = no bake.", kind="str", choices=convention_choices, run_default=None, optional=True)
     control_freq: int | None = option(None, "Output rate [Hz]; must divide the native rate [default: native].",
-                                      kind="int", range=(1, 10_000), old_keys=("bake_control_freq",))
+                                      kind="int", range=(1, 10_000))
     cams: tuple[str, ...] | None = option(None, "Camera views to keep: --cams front --cams wrist, or --cams "
                                                 "front,wrist [default: all].", kind="list")
     task: str | None = option(None, "Task string for every episode [default: each episode's own].", kind="str")
@@ -361,8 +357,7 @@ class DoctorOptions:
     """The doctor stage: checks D001-D014 on the final dataset (`demoforge doctor`)."""
 
     fail_on: str | None = option("error", "warning or error: exit 1 on findings at least this grave; run: none = "
-                                          "never.", kind="str", choices=("warning", "error"),
-                                 run_aliases=("--doctor-fail-on",), old_keys=("doctor_fail_on",), run_default=None,
+                                          "never.", kind="str", choices=("warning", "error"), run_default=None,
                                  optional=True)
     checks: tuple[str, ...] | None = option(None, "Codes to run, comma-separated [default: all].", kind="list")
     bins: int = option(10, "D007: bins per joint across its limits.", range=(2, 1000))  # doctor.config.MAX_BINS

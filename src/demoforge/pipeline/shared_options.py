@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demoforge.pipeline.fields import MAX_SEED, option
+from demoforge.fields import option
 
 
 def _robot_start(value: Any, where: str) -> dict | None:
@@ -18,21 +18,6 @@ def _robot_start(value: Any, where: str) -> dict | None:
     if isinstance(value, str):
         return params_to_dict(load_robot_start(value))
     return params_to_dict(params_from_dict(value, where=where))
-
-
-def seed_option():
-    return option(0, "Seed of environment packages, execution and look draws; the output does not depend on "
-                     "--envs or --workers.", range=(0, MAX_SEED), shared=True)
-
-
-def workers_option():
-    return option(1, "Worker processes, or 'auto' (one per core, at most one per work item); the output does not "
-                     "depend on it.", kind="workers", shared=True, run_default="auto")
-
-
-def robot_option():
-    return option(None, "Arm of the scenes: a built-in robot card (panda, ur5e_2f85) or a card YAML [default: "
-                        "panda]; an environment package has the arm it was built with.", kind="str", shared=True)
 
 
 def robot_start_option():

@@ -13,7 +13,7 @@ Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
     RUN/dataset/failures/       failed episodes, a separate split
     RUN/annotated/              the train split with goal.action, goal.position and goal.visible (pipeline.annotate);
                                 when only the baked ticks were rendered, render/success labelled instead
-    RUN/baked/                  annotated (else train) baked to bake_convention, the goal labels kept (demoforge bake;
+    RUN/baked/                  annotated (else train) baked to bake.control_space, the goal labels kept (demoforge bake;
                                 or the annotated render/success without sim.state, videos copied, when only the baked
                                 ticks were rendered)
     RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
@@ -176,7 +176,7 @@ def stage_render(ctx: RunContext) -> dict:
 
     c = ctx.config
     if not c.render.looks:
-        return {"rendered": False, "reason": "no looks (render_passes)"}
+        return {"rendered": False, "reason": "no looks (render.looks)"}
     from demoforge.pipeline.pipelined import PARTS_MERGE
 
     shutil.rmtree(ctx.path("render") / PARTS_MERGE, ignore_errors=True)  # a killed pipelined run's partial merge
@@ -313,7 +313,7 @@ def stage_bake(ctx: RunContext) -> dict:
 
     c = ctx.config
     if c.bake.control_space is None:
-        return {"baked": False, "reason": "no control_space (bake_convention)"}
+        return {"baked": False, "reason": "no control_space (bake.control_space)"}
     annotated = labelled(ctx)
     if renders_baked_ticks(ctx):
         from demoforge.pipeline.baked_render import write_baked

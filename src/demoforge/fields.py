@@ -1,15 +1,19 @@
-"""Option records whose fields say how they are set: help, range or choices, and flag names.
+"""Config fields that say how they are set: help, range or choices, and their one flag.
 
     @dataclass(frozen=True)
-    class ExecuteOptions:
+    class ExecuteConfig:
         envs: int = option(1, "Environments stepped together per worker.", range=(1, 1024), run_default=2)
 
-One definition gives a field its YAML key (the field name), its command-line flag (`--envs`,
-the name with '-' for '_', unless `flag=` says otherwise), its default, its help and its
-checks. `specs(cls)` lists the fields as `FieldSpec`s; `parse_text` turns a command-line
+Each stage's config record (`convert.BakeConfig`, `render.RenderConfig`, `doctor.DoctorConfig`,
+...) declares its fields with `option`, next to the code that reads them. One definition gives a
+field its YAML key (the field name), its command-line flag (`--envs`, the name with '-' for '_',
+unless `flag=` says otherwise), its default, its help and its checks; `nested(Record)` takes
+another record's option fields in as the stage's own (the expert runner's limits in the execute
+stage's config). `specs(cls)` lists the fields as `FieldSpec`s; `parse_text` turns a command-line
 string into a value; `collect` checks a mapping of values (from YAML or parsed flags) and lists
-every problem, each naming the key and its flag. `demoforge.cli.options` builds the typer
-options of a stage command and of `demoforge run` from the same specs.
+every problem, each naming the key and its flag; `build` makes the record. `demoforge.cli.options`
+builds the typer options of a stage command and of `demoforge run` from the same specs, and
+`demoforge.pipeline.config` the run config.
 """
 
 from __future__ import annotations
@@ -39,11 +43,7 @@ class FieldSpec:
     range: tuple | None  # (low, high) of an int or float; None bound = open
     low_open: bool  # a float's low bound is excluded
     choices: tuple | Callable[[], tuple] | None  # allowed values (of each item of a list)
-    flag: str  # the command-line flag
-    aliases: tuple[str, ...]  # older flags still accepted, by the stage command and by run
-    stage_aliases: tuple[str, ...]  # older flags accepted by the stage command only (run uses the name elsewhere)
-    run_aliases: tuple[str, ...]  # older flags accepted by run only
-    old_keys: tuple[str, ...]  # older YAML keys of `demoforge run` configs, still accepted
+    flag: str  # the command-line flag, the same on the stage command and on `demoforge run`
     shared: bool  # one value for the whole run (seed, workers, robot): set at the run config's top level
     run: bool  # settable from `demoforge run`
     stage: bool  # an option of the stage command
@@ -51,6 +51,7 @@ class FieldSpec:
     run_default: Any  # the default under `demoforge run` (_NO: `default`)
     normalize: Callable[[Any, str], Any] | None  # (value, label) -> stored value; raises DemoforgeError
     metavar: str | None
+    owner: str | None = None  # the field of the record that holds this one's nested record (`nested`); None: its own
 
     def choice_values(self) -> tuple | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -58,17 +59,15 @@ class FieldSpec:
     def default_for(self, run: bool) -> Any:
         return self.run_default if run and self.run_default is not _NO else self.default
 
-    def label(self, run: bool = False) -> str:
-        """How a problem names the field: its key and its flags (those of run, or of the stage command)."""
-        flags = (self.flag, *self.aliases, *(self.run_aliases if run else self.stage_aliases))
-        return f"{self.name} ({', '.join(flags)})"
+    def label(self) -> str:
+        """How a problem names the field: its key and its flag."""
+        return f"{self.name} ({self.flag})"
 
 
 def option(default: Any, help: str, *, kind: str | None = None, optional: bool | None = None,
            range: tuple | None = None, low_open: bool = False, choices=None, flag: str | None = None,
-           aliases: tuple[str, ...] = (), stage_aliases: tuple[str, ...] = (), run_aliases: tuple[str, ...] = (),
-           old_keys: tuple[str, ...] = (), shared: bool = False, run: bool = True, stage: bool = True,
-           stage_required: bool = False, run_default: Any = _NO, normalize=None, metavar: str | None = None):
+           shared: bool = False, run: bool = True, stage: bool = True, stage_required: bool = False,
+           run_default: Any = _NO, normalize=None, metavar: str | None = None):
     """A dataclass field carrying its FieldSpec metadata (the name is filled in by `specs`)."""
     if kind is None:
         sample = default if default is not None else run_default
@@ -76,19 +75,27 @@ def option(default: Any, help: str, *, kind: str | None = None, optional: bool |
         if kind is None:
             raise TypeError(f"option({default!r}): give kind=")
     meta = dict(kind=kind, default=default, help=help, optional=default is None if optional is None else optional,
-                range=range, low_open=low_open, choices=choices, flag=flag, aliases=aliases,
-                stage_aliases=stage_aliases, run_aliases=run_aliases, old_keys=old_keys, shared=shared, run=run,
-                stage=stage, stage_required=stage_required, run_default=run_default, normalize=normalize,
-                metavar=metavar)
+                range=range, low_open=low_open, choices=choices, flag=flag, shared=shared, run=run, stage=stage,
+                stage_required=stage_required, run_default=run_default, normalize=normalize, metavar=metavar)
     if isinstance(default, (dict, list)):
         return field(default_factory=lambda: default, metadata={"option": meta})
     return field(default=default, metadata={"option": meta})
 
 
+def nested(cls):
+    """A field holding a `cls` record whose option fields are set as the outer record's own (same
+    keys and flags, no prefix); its other fields keep their defaults."""
+    return field(default_factory=cls, metadata={"nested": cls})
+
+
 def specs(cls) -> list[FieldSpec]:
-    """The option fields of `cls`, in declaration order (fields without metadata are not options)."""
+    """The option fields of `cls`, in declaration order, a nested record's in its place (fields
+    without metadata are not options)."""
     out = []
     for f in dataclasses.fields(cls):
+        if "nested" in f.metadata:
+            out += [dataclasses.replace(s, owner=f.name) for s in specs(f.metadata["nested"])]
+            continue
         meta = f.metadata.get("option")
         if meta is not None:
             out.append(FieldSpec(name=f.name, **{**meta, "flag": meta["flag"] or "--" + f.name.replace("_", "-")}))
@@ -97,6 +104,41 @@ def specs(cls) -> list[FieldSpec]:
 
 def spec_of(cls, name: str) -> FieldSpec:
     return next(s for s in specs(cls) if s.name == name)
+
+
+def build(cls, values: dict[str, Any]):
+    """A `cls` record from option values by field name (as `collect` gives them), nested records
+    made from theirs."""
+    own, inner = {}, {}
+    for spec in specs(cls):
+        if spec.name in values:
+            (inner.setdefault(spec.owner, {}) if spec.owner else own)[spec.name] = values[spec.name]
+    for f in dataclasses.fields(cls):
+        if f.name in values and "option" not in f.metadata and "nested" not in f.metadata:
+            own[f.name] = values[f.name]  # a field the stage sets itself (no flag)
+    return cls(**own, **{name: next(f for f in dataclasses.fields(cls) if f.name == name).metadata["nested"](**v)
+                         for name, v in inner.items()})
+
+
+def value_of(record, spec: FieldSpec) -> Any:
+    """The field's value in `record` (inside its nested record where it has one)."""
+    return getattr(getattr(record, spec.owner) if spec.owner else record, spec.name)
+
+
+def run_record(cls):
+    """`cls` with its defaults under `demoforge run`."""
+    return build(cls, {s.name: s.default_for(True) for s in specs(cls)})
+
+
+def replace(record, **changes):
+    """`record` with option fields changed by name, those of a nested record included (as
+    `dataclasses.replace`)."""
+    owners = {s.name: s.owner for s in specs(type(record))}
+    own, inner = {}, {}
+    for name, value in changes.items():
+        (inner.setdefault(owners[name], {}) if owners.get(name) else own)[name] = value
+    own.update({owner: dataclasses.replace(getattr(record, owner), **v) for owner, v in inner.items()})
+    return dataclasses.replace(record, **own)
 
 
 # ---- command-line text -> value -------------------------------------------------------------
@@ -263,7 +305,7 @@ def collect(cls, values: dict[str, Any], *, run: bool = False, prefix: str = "")
             except DemoforgeError as exc:
                 problem = "\n    ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         if problem is not None:
-            problems.append(f"{prefix}{spec.label(run)}: {problem}")
+            problems.append(f"{prefix}{spec.label()}: {problem}")
         else:
             out[spec.name] = value
     return out, problems
@@ -281,5 +323,21 @@ def to_plain(value: Any) -> Any:
 def options_dict(record, *, shared: bool = True) -> dict[str, Any]:
     """The run-settable option fields of `record` as plain YAML values (without the shared ones
     unless `shared`)."""
-    return {s.name: to_plain(getattr(record, s.name)) for s in specs(type(record))
-            if s.run and (shared or not s.shared)}
+    return {s.name: to_plain(value_of(record, s)) for s in specs(type(record)) if s.run and (shared or not s.shared)}
+
+
+# ---- the fields every stage that takes them shares (`shared=True`: one value per run) ----------
+
+def seed_option():
+    return option(0, "Seed of environment packages, execution and look draws; the output does not depend on "
+                     "--envs or --workers.", range=(0, MAX_SEED), shared=True)
+
+
+def workers_option():
+    return option(1, "Worker processes, or 'auto' (one per core, at most one per work item); the output does not "
+                     "depend on it.", kind="workers", shared=True, run_default="auto")
+
+
+def robot_option():
+    return option(None, "Arm of the scenes: a built-in robot card (panda, ur5e_2f85) or a card YAML [default: "
+                        "panda]; an environment package has the arm it was built with.", kind="str", shared=True)
