@@ -311,6 +311,25 @@ def collect(cls, values: dict[str, Any], *, run: bool = False, prefix: str = "")
     return out, problems
 
 
+def record_problems(record) -> list[str]:
+    """What is wrong with the option fields of `record` as a library caller built it (not through
+    `collect`): the same checks a flag or a YAML key gets, for its `__post_init__` to raise."""
+    problems = []
+    for spec in specs(type(record)):
+        if spec.owner is None:
+            _, problem = check_value(spec, getattr(record, spec.name))
+            if problem is not None:
+                problems.append(f"{spec.label()}: {problem}")
+    return problems
+
+
+def stage_problems(record) -> list[str]:
+    """What the stage would refuse that no one field shows (a family's block count, a look file,
+    an encoder setting): the record's own `refusals()`, when it has one."""
+    own = getattr(record, "refusals", None)
+    return own() if own is not None else []
+
+
 def to_plain(value: Any) -> Any:
     """A stored value as YAML writes it (tuples as lists)."""
     if isinstance(value, tuple):

@@ -23,7 +23,7 @@ import typer
 
 from demoforge.errors import DemoforgeError
 from demoforge.pipeline.config import PipelineConfig
-from demoforge.fields import FieldSpec, build, collect, parse_text, specs, to_text
+from demoforge.fields import FieldSpec, build, collect, parse_text, specs, stage_problems, to_text
 from demoforge.pipeline.options import STAGE_OPTIONS
 
 
@@ -118,7 +118,7 @@ def stage_command(cls, *, exclude: tuple[str, ...] = ()):
             problems = problems + bad
             options = build(cls, checked) if not problems else None
             if options is not None:
-                problems += options.check()
+                problems += stage_problems(options)
             if problems:
                 raise OptionsError("invalid options:\n  " + "\n  ".join(problems))
             return fn(**kwargs, options=options)

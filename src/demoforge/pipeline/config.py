@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 
 from demoforge import fields
+from demoforge.doctor.config import DoctorConfig
 from demoforge.errors import DemoforgeError
-from demoforge.fields import build, collect, option, options_dict, run_record, specs, to_plain
+from demoforge.fields import build, collect, option, options_dict, run_record, specs, stage_problems, to_plain
 from demoforge.pipeline.options import (
     STAGE_OPTIONS,
     BakeOptions,
-    DoctorOptions,
     EnvsOptions,
     ExecuteOptions,
     RenderOptions,
@@ -81,7 +81,7 @@ class PipelineConfig:
     execute: ExecuteOptions = field(default_factory=lambda: run_record(ExecuteOptions))
     render: RenderOptions = field(default_factory=lambda: run_record(RenderOptions))
     bake: BakeOptions = field(default_factory=lambda: run_record(BakeOptions))
-    doctor: DoctorOptions = field(default_factory=lambda: run_record(DoctorOptions))
+    doctor: DoctorConfig = field(default_factory=lambda: run_record(DoctorConfig))
 
     @property
     def run_dir(self) -> Path:
@@ -217,7 +217,7 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
             if stage in records:
                 records[stage] = fields.replace(records[stage], robot_start=None)
     for stage, record in records.items():
-        problems += [f"{source}: {stage}: {p}" for p in record.check()]
+        problems += [f"{source}: {stage}: {p}" for p in stage_problems(record)]
     if len(records) == len(STAGE_OPTIONS):
         problems += [f"{source}: {p}" for p in _run_problems(top, records)]
     if problems:

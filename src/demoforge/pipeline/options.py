@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from demoforge.doctor.config import DoctorConfig
 from demoforge.errors import DemoforgeError
 from demoforge.fields import MAX_SEED, option
 from demoforge.pipeline.option_values import (
@@ -77,7 +78,7 @@ class TasksOptions:
                 "friction": self.friction, "placement_x_m": self.placement_x, "placement_y_m": self.placement_y,
                 "materials": tuple(sorted(parse_material_args(self.sidecar_material).items()))}
 
-    def check(self) -> list[str]:
+    def refusals(self) -> list[str]:
         from pathlib import Path
 
         from demoforge.tasks import generate_family
@@ -108,7 +109,7 @@ class EnvsOptions:
     robot: str | None = robot_option()
     robot_start: dict | None = robot_start_option()
 
-    def check(self) -> list[str]:
+    def refusals(self) -> list[str]:
         return []
 
 
@@ -192,7 +193,7 @@ class ExecuteOptions:
     def goals(self) -> int:
         return 3 if self.play_goals is None else self.play_goals
 
-    def check(self) -> list[str]:
+    def refusals(self) -> list[str]:
         problems = []
         for what, make in (("runner settings", self.runner_settings), ("randomize", self.randomization_spec)):
             try:
@@ -256,7 +257,7 @@ class RenderOptions:
                             segmentation=self.segmentation, seed=self.seed, episodes=episodes,
                             reference_video=self.reference_video)
 
-    def check(self) -> list[str]:
+    def refusals(self) -> list[str]:
         from demoforge.sim.scene import SceneSpec
 
         problems = []
@@ -338,7 +339,7 @@ class BakeOptions:
         """The codec a re-encode uses: `auto` re-encodes in h264 where it cannot copy."""
         return "h264" if self.vcodec == "auto" else self.vcodec
 
-    def check(self) -> list[str]:
+    def refusals(self) -> list[str]:
         from demoforge.dataset.video import VideoSettings
 
         problems = []
@@ -352,32 +353,6 @@ class BakeOptions:
         return problems
 
 
-@dataclass(frozen=True)
-class DoctorOptions:
-    """The doctor stage: checks D001-D014 on the final dataset (`demoforge doctor`)."""
-
-    fail_on: str | None = option("error", "warning or error: exit 1 on findings at least this grave; run: none = "
-                                          "never.", kind="str", choices=("warning", "error"), run_default=None,
-                                 optional=True)
-    checks: tuple[str, ...] | None = option(None, "Codes to run, comma-separated [default: all].", kind="list")
-    bins: int = option(10, "D007: bins per joint across its limits.", range=(2, 1000))  # doctor.config.MAX_BINS
-    max_action_speed: float = option(3.0, "D008: bound on |d action/dt| [unit/s].", range=(0.0, 1e6), low_open=True)
-    decode_video: bool = option(False, "D006: decode every frame, not only demux.")
-
-    def doctor_config(self):
-        from demoforge.doctor import DoctorConfig
-
-        return DoctorConfig(bins=self.bins, max_action_speed=self.max_action_speed, decode_video=self.decode_video)
-
-    def check(self) -> list[str]:
-        if self.checks is None:
-            return []
-        from demoforge.doctor.registry import CHECKS
-
-        bad = [c for c in self.checks if c.upper() not in CHECKS]
-        return [f"checks (--checks): {bad} are not doctor checks; checks: {', '.join(sorted(CHECKS))}"] if bad else []
-
-
 # Stage name -> its options record (the stages without options, merge and annotate, are absent).
 STAGE_OPTIONS: dict[str, type] = {"tasks": TasksOptions, "envs": EnvsOptions, "execute": ExecuteOptions,
-                                  "render": RenderOptions, "bake": BakeOptions, "doctor": DoctorOptions}
+                                  "render": RenderOptions, "bake": BakeOptions, "doctor": DoctorConfig}

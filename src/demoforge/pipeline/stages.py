@@ -359,7 +359,7 @@ def stage_doctor(ctx: RunContext) -> dict:
     robot = ctx.config.robot
     options = ctx.config.doctor
     result = run_doctor(root, robot=robot if robot is not None and robot.endswith((".yaml", ".yml")) else None,
-                        config=options.doctor_config(), checks=options.checks)
+                        config=options, checks=options.checks)
     out = ctx.path("doctor")
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "doctor.json", result.to_json())
