@@ -38,7 +38,7 @@ def runs(tmp_path_factory):
     raw = result.run_dir / "execute" / "success"
     render_dataset(raw, out / "rendered60", RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",), seed=0))
     annotate_dataset(out / "rendered60", out / "annotated60", warn=lines.append)
-    slow = bake([out / "annotated60"], out / "slow", BakeConfig(convention="joint_target", control_freq=HZ,
+    slow = bake([out / "annotated60"], out / "slow", BakeConfig(control_space="joint_target", control_freq=HZ,
                                                                  keep=LABEL_KEYS))
     return result, slow, lines
 
@@ -115,7 +115,7 @@ def test_one_frame_per_row_drawn_at_the_baked_tick(runs):
 def test_write_baked_refuses_a_render_of_other_ticks(runs, tmp_path):
     result, slow, _ = runs
     run = result.run_dir
-    raw, config = run / "execute" / "success", BakeConfig(convention="joint_target", control_freq=HZ)
+    raw, config = run / "execute" / "success", BakeConfig(control_space="joint_target", control_freq=HZ)
     with pytest.raises(BakeError, match="is not a render of the ticks"):
         write_baked(slow.parent / "rendered60", run / "render" / "ticks", raw, tmp_path / "out", config)
     assert not (tmp_path / "out").exists()

@@ -34,7 +34,8 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.convert.bake import BAKE_PATH, bake_stamp, publish
 from demoforge.convert.conventions import stride_for
 from demoforge.convert.episode import BakeError
-from demoforge.convert.plan import KEEP_ALL, make_plan
+from demoforge.convert.config import KEEP_ALL
+from demoforge.convert.plan import make_plan
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
@@ -114,7 +115,7 @@ def write_baked(rendered: Path, ticks: Path, source: Path, out: Path, config: Ba
         v3 = tmp / "v3"
         video = VideoSettings.from_json(render["video"])
         with DatasetWriter.create(v3, fps=plan.rate, features=features, robot_type=plan.robot_type, video=video,
-                                  video_file_duration_s=config.max_video_file_s) as writer:
+                                  video_file_duration_s=config.max_video_file_seconds) as writer:
             for n, item in zip(reader.episode_indices, render["episodes"], strict=True):
                 row = reader.episode(n)
                 writer.add_episode(reader.read_episode(n, keys), task=config.task or row["tasks"][0],

@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 
 from demoforge import fields
+from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
 from demoforge.errors import DemoforgeError
 from demoforge.fields import build, collect, option, options_dict, run_record, specs, stage_problems, to_plain
 from demoforge.pipeline.options import (
     STAGE_OPTIONS,
-    BakeOptions,
     EnvsOptions,
     ExecuteOptions,
     RenderOptions,
@@ -80,7 +80,7 @@ class PipelineConfig:
     envs: EnvsOptions = field(default_factory=lambda: run_record(EnvsOptions))
     execute: ExecuteOptions = field(default_factory=lambda: run_record(ExecuteOptions))
     render: RenderOptions = field(default_factory=lambda: run_record(RenderOptions))
-    bake: BakeOptions = field(default_factory=lambda: run_record(BakeOptions))
+    bake: BakeConfig = field(default_factory=lambda: run_record(BakeConfig))
     doctor: DoctorConfig = field(default_factory=lambda: run_record(DoctorConfig))
 
     @property

@@ -1,5 +1,5 @@
 """What the stage option records' values are checked against or stored as: the registries they
-choose from (families, conventions, control modes, motion profiles), read when asked, and the
+choose from (families, control modes, motion profiles), read when asked, and the
 stored form of a randomization spec and of --material entries."""
 
 from __future__ import annotations
@@ -13,12 +13,6 @@ def family_value(value: str, where: str) -> str:
 
     family(value)
     return value
-
-
-def convention_choices():
-    from demoforge.convert import CONVENTIONS  # lazy: the converters, kept off `demoforge --help`
-
-    return tuple(sorted(CONVENTIONS))
 
 
 def mode_choices():

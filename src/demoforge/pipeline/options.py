@@ -20,11 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
 from demoforge.errors import DemoforgeError
 from demoforge.fields import MAX_SEED, option
 from demoforge.pipeline.option_values import (
-    convention_choices, family_value, materials_value, mode_choices, motion_profile_choices, randomization_value,
+    family_value, materials_value, mode_choices, motion_profile_choices, randomization_value,
 )
 from demoforge.fields import robot_option, seed_option, workers_option
 from demoforge.pipeline.shared_options import robot_start_option, task_packages_option
@@ -288,71 +289,6 @@ class RenderOptions:
         return problems
 
 
-@dataclass(frozen=True)
-class BakeOptions:
-    """The bake stage: raw episodes -> a training dataset under one convention at one rate (`demoforge bake`)."""
-
-    control_space: str | None = option("joint_target", "Action convention: joint_target, joint_pos, joint_vel, "
-                                                       "raw_cmd, or as_recorded (the source's own action column); "
-                                                       "run: none = no bake.", kind="str", choices=convention_choices, run_default=None, optional=True)
-    control_freq: int | None = option(None, "Output rate [Hz]; must divide the native rate [default: native].",
-                                      kind="int", range=(1, 10_000))
-    cams: tuple[str, ...] | None = option(None, "Camera views to keep: --cams front --cams wrist, or --cams "
-                                                "front,wrist [default: all].", kind="list")
-    task: str | None = option(None, "Task string for every episode [default: each episode's own].", kind="str")
-    include_failures: bool = option(False, "Bake failed episodes too.")
-    filter_idle: bool = option(False, "Drop dead ticks (robot and objects static, no command intent); keeps each "
-                                      "run's first.")
-    vcodec: str = option("auto", "Video codec: auto (the sources' own encoding, their packets copied, when every "
-                                 "frame is kept at the native rate; else h264), h264, hevc or av1.")
-    crf: int = option(23, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).", range=(0, 63))
-    gop_seconds: float = option(0.25, "Keyframe interval [s].", range=(0.0, 60.0), low_open=True)
-    pix_fmt: str = option("yuv420p", "Pixel format of the output videos.")
-    max_video_file_seconds: float = option(800.0, "Start a new mp4 before this length [s].", range=(0.0, 1000.0),
-                                           low_open=True)
-    lerobot_format: str = option("v3.0", "Output layout: v3.0 or v2.1.", choices=("v3.0", "v2.1"))
-    environment_state: bool = option(False, "Add observation.environment_state: the task's object poses, as the "
-                                            "demoforge lerobot env observes them (raw demoforge sources).")
-    environment_state_kind: str = option("objects", "What --environment-state holds: objects (every goal object's "
-                                                    "and distractor's pose) or goal (only the regions the goal names: "
-                                                    "the task, not its state, for a policy that sees the objects).",
-                                         choices=("objects", "goal"))
-    keep: tuple[str, ...] = option((), "Source per-tick columns to carry through, comma-separated (e.g. "
-                                       "next.reward,goal.position), or 'all': every one the bake does not write "
-                                       "itself. Columns left behind are named in a note.")
-    workers: int | str = workers_option()
-
-    def bake_config(self, workers: int = 1):
-        """The convert library's BakeConfig (`workers`: the resolved count)."""
-        from demoforge.convert import BakeConfig
-        from demoforge.dataset.video import VideoSettings
-
-        return BakeConfig(
-            convention=self.control_space, control_freq=self.control_freq, cams=self.cams, task=self.task,
-            include_failures=self.include_failures, filter_idle=self.filter_idle, workers=workers,
-            video=VideoSettings(codec=self._codec(), crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt),
-            max_video_file_s=self.max_video_file_seconds, lerobot_format=self.lerobot_format,
-            environment_state=self.environment_state, environment_state_kind=self.environment_state_kind,
-            keep=self.keep, video_auto=self.vcodec == "auto")
-
-    def _codec(self) -> str:
-        """The codec a re-encode uses: `auto` re-encodes in h264 where it cannot copy."""
-        return "h264" if self.vcodec == "auto" else self.vcodec
-
-    def refusals(self) -> list[str]:
-        from demoforge.dataset.video import VideoSettings
-
-        problems = []
-        if self.environment_state_kind != "objects" and not self.environment_state:
-            problems.append(f"--environment-state-kind {self.environment_state_kind} needs --environment-state "
-                            "(without it no environment state is written)")
-        try:  # checked even when a run does not bake (control_space none): it was given for a reason
-            VideoSettings(codec=self._codec(), crf=self.crf, gop_s=self.gop_seconds, pix_fmt=self.pix_fmt)
-        except DemoforgeError as exc:
-            problems.append(str(exc))
-        return problems
-
-
 # Stage name -> its options record (the stages without options, merge and annotate, are absent).
 STAGE_OPTIONS: dict[str, type] = {"tasks": TasksOptions, "envs": EnvsOptions, "execute": ExecuteOptions,
-                                  "render": RenderOptions, "bake": BakeOptions, "doctor": DoctorConfig}
+                                  "render": RenderOptions, "bake": BakeConfig, "doctor": DoctorConfig}

@@ -142,8 +142,10 @@ def pipelined_render(ctx: RunContext) -> Callable | None:
 
 
 def bake_config(config: PipelineConfig, workers: int = 1):
-    """The bake stage's BakeConfig."""
-    return config.bake.bake_config(workers)
+    """The bake stage's BakeConfig on `workers` local slots (the run's own count may be 'auto')."""
+    import dataclasses
+
+    return dataclasses.replace(config.bake, workers=workers)
 
 
 def bake_models(config):
@@ -297,7 +299,7 @@ def with_labels(config, source: Path):
     annotate's columns without being asked (`--keep all` carries them already)."""
     import dataclasses
 
-    from demoforge.convert.plan import KEEP_ALL
+    from demoforge.convert.config import KEEP_ALL
     from demoforge.dataset import open_dataset
     from demoforge.pipeline.annotate import LABEL_KEYS
 
