@@ -19,12 +19,12 @@ from demoforge import fields
 from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
 from demoforge.errors import DemoforgeError
+from demoforge.render.config import RenderConfig
 from demoforge.fields import build, collect, option, options_dict, run_record, specs, stage_problems, to_plain
 from demoforge.pipeline.options import (
     STAGE_OPTIONS,
     EnvsOptions,
     ExecuteOptions,
-    RenderOptions,
     TasksOptions,
 )
 from demoforge.fields import robot_option, seed_option
@@ -79,7 +79,7 @@ class PipelineConfig:
     tasks: TasksOptions = field(default_factory=lambda: run_record(TasksOptions))
     envs: EnvsOptions = field(default_factory=lambda: run_record(EnvsOptions))
     execute: ExecuteOptions = field(default_factory=lambda: run_record(ExecuteOptions))
-    render: RenderOptions = field(default_factory=lambda: run_record(RenderOptions))
+    render: RenderConfig = field(default_factory=lambda: run_record(RenderConfig))
     bake: BakeConfig = field(default_factory=lambda: run_record(BakeConfig))
     doctor: DoctorConfig = field(default_factory=lambda: run_record(DoctorConfig))
 

@@ -23,16 +23,14 @@ from typing import Any
 from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
 from demoforge.errors import DemoforgeError
-from demoforge.fields import MAX_SEED, option
+from demoforge.render.config import RenderConfig
+from demoforge.fields import MAX_ENVS, MAX_EPISODES, MAX_PROBLEMS, MAX_SEED, option
 from demoforge.pipeline.option_values import (
     family_value, materials_value, mode_choices, motion_profile_choices, randomization_value,
 )
 from demoforge.fields import robot_option, seed_option, workers_option
 from demoforge.pipeline.shared_options import robot_start_option, task_packages_option
 
-MAX_PROBLEMS = 100_000
-MAX_EPISODES = 1_000_000
-MAX_ENVS = 1024
 
 
 @dataclass(frozen=True)
@@ -215,80 +213,6 @@ class ExecuteOptions:
         return problems
 
 
-@dataclass(frozen=True)
-class RenderOptions:
-    """The render stage: replay recorded states under looks into camera videos (`demoforge render`)."""
-
-    looks: tuple[str, ...] = option((), "Look: plain, randomized:N, a shipped look name or LOOK.yaml[:N] (N copies "
-                                        "per episode); repeatable; run: none given = no render stage output.",
-                                    flag="--look",
-                                    stage_required=True, metavar="LOOK[:N]")
-    cameras: tuple[str, ...] = option(("front", "wrist"), "Cameras rendered; repeat or give a comma list "
-                                                          "(front,wrist).")
-    image_size: str | None = option(None, "Image size of every look's cameras, WIDTHxHEIGHT [px] or one number "
-                                          "(96); per camera CAMERA=WxH, comma-separated (96,front=224x224) "
-                                          "[default: each look's].", kind="str", metavar="WxH")
-    depth: bool = option(False, "Also write <camera>_depth videos (metres as 12-bit lossless codes).")
-    segmentation: bool = option(False, "Also write <camera>_segmentation videos.")
-    episodes: str | None = option(None, "Source episodes to render, e.g. 0,2,5-7 [default: all].", kind="str",
-                                  run=False)
-    reference_video: str | None = option(None, "Record each episode's reference video path (recorded, not opened) in "
-                                               "demoforge/reference_video: a path or a template naming "
-                                               "{episode_index} or {source_episode}, e.g. "
-                                               "refs/episode_{source_episode:06d}.mp4.", kind="str", run=False,
-                                         metavar="PATH")
-    seed: int = seed_option()
-    workers: int | str = workers_option()
-
-    def look_requests(self):
-        import dataclasses
-
-        from demoforge.render import parse_look_arg
-        from demoforge.render.look import parse_image_sizes, sized_look
-
-        every, own = parse_image_sizes(self.image_size) if self.image_size else (None, {})
-        return tuple(dataclasses.replace(r, look=sized_look(r.look, every, own))
-                     for r in (parse_look_arg(text) for text in self.looks))
-
-    def render_config(self, episodes: tuple[int, ...] | None = None):
-        """The render library's RenderConfig (`episodes`: the parsed --episodes)."""
-        from demoforge.render import RenderConfig
-
-        return RenderConfig(looks=self.look_requests(), cameras=self.cameras, depth=self.depth,
-                            segmentation=self.segmentation, seed=self.seed, episodes=episodes,
-                            reference_video=self.reference_video)
-
-    def refusals(self) -> list[str]:
-        from demoforge.sim.scene import SceneSpec
-
-        problems = []
-        known = sorted({c.name for c in SceneSpec().cameras} | {"wrist"})
-        bad = [c for c in self.cameras if c not in known]
-        if bad:
-            problems.append(f"cameras (--cameras): {bad} are not cameras of the scene; cameras: {', '.join(known)}")
-        if len(set(self.cameras)) != len(self.cameras):
-            problems.append(f"cameras (--cameras): {list(self.cameras)} must be distinct")
-        for text in self.looks:
-            try:
-                from demoforge.render import parse_look_arg
-
-                parse_look_arg(text)
-            except DemoforgeError as exc:
-                problems.append(f"looks (--look): {text!r}: {exc}")
-        if self.image_size:
-            from demoforge.render.look import parse_image_sizes
-
-            try:
-                _, own = parse_image_sizes(self.image_size)
-            except DemoforgeError as exc:
-                problems.append(f"image_size (--image-size): {exc}")
-            else:
-                if set(own) - set(self.cameras):
-                    problems.append(f"image_size (--image-size): {sorted(set(own) - set(self.cameras))} are not "
-                                    f"among the rendered cameras {list(self.cameras)}")
-        return problems
-
-
 # Stage name -> its options record (the stages without options, merge and annotate, are absent).
 STAGE_OPTIONS: dict[str, type] = {"tasks": TasksOptions, "envs": EnvsOptions, "execute": ExecuteOptions,
-                                  "render": RenderOptions, "bake": BakeConfig, "doctor": DoctorConfig}
+                                  "render": RenderConfig, "bake": BakeConfig, "doctor": DoctorConfig}

@@ -138,7 +138,7 @@ def pipelined_render(ctx: RunContext) -> Callable | None:
 
     ticks = bake_config(c) if c.bake.control_space is not None and c.runs("bake") else None
     ctx.notes["render"] = "pipelined with execute"
-    return pipelined_runner(c.render.render_config(), ticks, ctx.path("render"))
+    return pipelined_runner(c.render, ticks, ctx.path("render"))
 
 
 def bake_config(config: PipelineConfig, workers: int = 1):
@@ -185,7 +185,7 @@ def stage_render(ctx: RunContext) -> dict:
     source = ctx.path("execute/success")
     if not (source / "meta/info.json").is_file():
         raise PipelineError(f"{source}: no successful episodes to render")
-    config = c.render.render_config()
+    config = c.render
     n_eps = json.loads((source / "meta/info.json").read_text())["total_episodes"]
     ticks = renders_baked_ticks(ctx)
     if ticks:
