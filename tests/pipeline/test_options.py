@@ -10,9 +10,8 @@ from typer.testing import CliRunner
 
 from demoforge.cli.main import app
 from demoforge.pipeline import PipelineError, config_from_dict
-from demoforge.pipeline.config import STAGES, PipelineConfig
+from demoforge.pipeline.config import STAGE_CONFIGS, STAGES, PipelineConfig
 from demoforge.fields import specs
-from demoforge.pipeline.options import STAGE_OPTIONS
 
 # stage -> the command that runs it alone (`family` of tasks gen is its FAMILY argument)
 COMMANDS = {"tasks": ("tasks", "gen"), "envs": ("env", "build"), "execute": ("generate",), "render": ("render",),
@@ -30,7 +29,7 @@ def _flags(path: tuple[str, ...]) -> set[str]:
 
 def test_every_stage_field_is_a_flag_of_run_and_of_its_command_and_a_yaml_key():
     run_flags = _flags(("run",))
-    for stage, cls in STAGE_OPTIONS.items():
+    for stage, cls in STAGE_CONFIGS.items():
         stage_flags = _flags(COMMANDS[stage])
         for spec in specs(cls):
             if spec.stage and (stage, spec.name) not in POSITIONAL:
@@ -45,7 +44,7 @@ def test_every_stage_field_is_a_flag_of_run_and_of_its_command_and_a_yaml_key():
 
 def _yaml_keys() -> set[str]:
     saved = config_from_dict({"experiment_id": "k"}).to_dict()
-    return {f"{k}.{kk}" for k, v in saved.items() if k in STAGE_OPTIONS for kk in v} | set(saved)
+    return {f"{k}.{kk}" for k, v in saved.items() if k in STAGE_CONFIGS for kk in v} | set(saved)
 
 
 def test_run_flags_are_unique_across_stages():
@@ -126,7 +125,7 @@ def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):
 def test_interactive_mode_chooses_stages_and_edits_options(tmp_path):
     # stages: tasks yes, envs no, execute..doctor: Enter (as configured: all run); run options: no;
     # tasks options: yes -> problems 3, task_seed 7, the rest Enter; execute options: no; bake and doctor: no.
-    n_tasks = sum(1 for s in specs(STAGE_OPTIONS["tasks"]) if s.run and not s.shared)
+    n_tasks = sum(1 for s in specs(STAGE_CONFIGS["tasks"]) if s.run and not s.shared)
     answers = ["y", "n", "", "", "", "", "", "", "n", "y", "", "3", "7"] + [""] * (n_tasks - 3)
     answers += ["n", "n", "n", "n", "n"]  # edit execute, render, bake, doctor? start the run? no
     res = CliRunner().invoke(app, ["run", "--experiment-id", "i", "--out-dir", str(tmp_path), "-i"],

@@ -2,8 +2,8 @@
 field, its name, help, default and range from the field's metadata, so a stage command and
 `demoforge run` cannot drift apart.
 
-    @stage_command(ExecuteOptions)
-    def generate(inputs: list[Path] = typer.Argument(...), ..., options: ExecuteOptions = None) -> None:
+    @stage_command(ExecuteConfig)
+    def generate(inputs: list[Path] = typer.Argument(...), ..., options: ExecuteConfig = None) -> None:
         ...  # `options`: the checked record (every problem of the flags is reported at once, exit 2)
 
 Every option is read as text (a flag as a bool) and parsed by `fields.parse_text`,
@@ -22,9 +22,8 @@ from typing import Any
 import typer
 
 from demoforge.errors import DemoforgeError
-from demoforge.pipeline.config import PipelineConfig
+from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig
 from demoforge.fields import FieldSpec, build, collect, parse_text, specs, stage_problems, to_text
-from demoforge.pipeline.options import STAGE_OPTIONS
 
 
 class OptionsError(DemoforgeError):
@@ -131,7 +130,7 @@ def stage_command(cls, *, exclude: tuple[str, ...] = ()):
 def run_fields() -> list[FieldSpec]:
     """Every flag of `demoforge run`: the run's own fields and every stage's (shared ones once)."""
     out = [s for s in specs(PipelineConfig)]
-    for cls in STAGE_OPTIONS.values():
+    for cls in STAGE_CONFIGS.values():
         out += [s for s in specs(cls) if s.run and not s.shared]
     return out
 

@@ -18,17 +18,16 @@ import yaml
 from demoforge import fields
 from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
+from demoforge.envs.config import EnvsConfig
 from demoforge.errors import DemoforgeError
-from demoforge.render.config import RenderConfig
-from demoforge.fields import build, collect, option, options_dict, run_record, specs, stage_problems, to_plain
-from demoforge.pipeline.options import (
-    STAGE_OPTIONS,
-    EnvsOptions,
-    ExecuteOptions,
-    TasksOptions,
+from demoforge.execute.config import ExecuteConfig
+from demoforge.fields import (
+    build, collect, option, options_dict, robot_option, run_record, seed_option, specs, stage_problems, to_plain,
 )
-from demoforge.fields import robot_option, seed_option
-from demoforge.pipeline.shared_options import robot_start_option, task_packages_option
+from demoforge.pipeline.tasks_config import TasksConfig
+from demoforge.randomize.robot_start import robot_start_option
+from demoforge.render.config import RenderConfig
+from demoforge.tasks.package import task_packages_option
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
@@ -39,6 +38,11 @@ SPEED_FIELDS = ("workers", "envs", "backend", "ray_address", "progress", "render
 
 class PipelineError(DemoforgeError):
     """A pipeline config or run that cannot go ahead."""
+
+
+# Stage name -> its config record, owned by the stage's package (merge and annotate take none).
+STAGE_CONFIGS: dict[str, type] = {"tasks": TasksConfig, "envs": EnvsConfig, "execute": ExecuteConfig,
+                                  "render": RenderConfig, "bake": BakeConfig, "doctor": DoctorConfig}
 
 
 SMOKE_HELP = ("one problem with fixed scene parameters (block size 0.04 m, table offset 0 m, friction 0.9: one "
@@ -55,7 +59,7 @@ def _experiment_id(value: str, where: str) -> str:
 @dataclass(frozen=True)
 class PipelineConfig:
     """Everything `demoforge run` is told: the run's own fields, the shared ones (seed, workers,
-    robot, robot_start) and one options record per stage (`demoforge.pipeline.options`)."""
+    robot, robot_start) and each stage's config record (`STAGE_CONFIGS`)."""
 
     experiment_id: str = option(None, "Run name; the run folder is OUT_DIR/ID.", kind="str", optional=False,
                                 normalize=_experiment_id)
@@ -76,9 +80,9 @@ class PipelineConfig:
                                   choices=RENDER_SCHEDULES)
     smoke_test: bool = option(False, "The smallest run: " + SMOKE_HELP + ".")
     progress: bool = option(True, "Live progress line on a terminal.")
-    tasks: TasksOptions = field(default_factory=lambda: run_record(TasksOptions))
-    envs: EnvsOptions = field(default_factory=lambda: run_record(EnvsOptions))
-    execute: ExecuteOptions = field(default_factory=lambda: run_record(ExecuteOptions))
+    tasks: TasksConfig = field(default_factory=lambda: run_record(TasksConfig))
+    envs: EnvsConfig = field(default_factory=lambda: run_record(EnvsConfig))
+    execute: ExecuteConfig = field(default_factory=lambda: run_record(ExecuteConfig))
     render: RenderConfig = field(default_factory=lambda: run_record(RenderConfig))
     bake: BakeConfig = field(default_factory=lambda: run_record(BakeConfig))
     doctor: DoctorConfig = field(default_factory=lambda: run_record(DoctorConfig))
@@ -96,7 +100,7 @@ class PipelineConfig:
     def to_dict(self) -> dict[str, Any]:
         """The YAML of `RUN/config.yaml`: the run's fields, then one mapping per stage (shared fields at the top)."""
         out = options_dict(self)
-        for stage in STAGE_OPTIONS:
+        for stage in STAGE_CONFIGS:
             out[stage] = options_dict(getattr(self, stage), shared=False)
         return out
 
@@ -114,7 +118,7 @@ SMOKE: dict[str, dict[str, Any]] = {
 
 def _owners() -> dict[str, str]:
     """Flat key (field name) -> stage of every stage field that is not shared."""
-    return {spec.name: stage for stage, cls in STAGE_OPTIONS.items() for spec in specs(cls)
+    return {spec.name: stage for stage, cls in STAGE_CONFIGS.items() for spec in specs(cls)
             if spec.run and not spec.shared}
 
 
@@ -128,7 +132,7 @@ def nest(raw: dict[str, Any], source: str = "config") -> dict[str, Any]:
     owners = _owners()
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        if key in STAGE_OPTIONS and isinstance(value, dict):
+        if key in STAGE_CONFIGS and isinstance(value, dict):
             section = out.setdefault(key, {})
             for k in set(section) & set(value):
                 raise PipelineError(f"{source}: {key}.{k} is given twice (also as a top-level key)")
@@ -147,7 +151,7 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """`over`'s keys replace `base`'s, stage mapping by stage mapping (both nested by `nest`)."""
     out = dict(base)
     for key, value in over.items():
-        if key in STAGE_OPTIONS and isinstance(value, dict) and isinstance(out.get(key), dict):
+        if key in STAGE_CONFIGS and isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = {**out[key], **value}
         else:
             out[key] = value
@@ -159,10 +163,10 @@ def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, 
     (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`)."""
     top_names = {s.name for s in specs(PipelineConfig)}
     owners = _owners()
-    top, stages, problems = {}, {stage: {} for stage in STAGE_OPTIONS}, []
+    top, stages, problems = {}, {stage: {} for stage in STAGE_CONFIGS}, []
     for key, value in raw.items():
-        if key in STAGE_OPTIONS and isinstance(value, dict):
-            names = {s.name: s for s in specs(STAGE_OPTIONS[key]) if s.run}
+        if key in STAGE_CONFIGS and isinstance(value, dict):
+            names = {s.name: s for s in specs(STAGE_CONFIGS[key]) if s.run}
             for k, v in value.items():
                 name = k
                 if name not in names:
@@ -183,7 +187,7 @@ def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, 
             stages[owners[key]][key] = value
         else:
             problems.append(f"{source}: unknown key {key!r}; keys: {', '.join(sorted(top_names))}, a stage's "
-                            f"mapping ({', '.join(STAGE_OPTIONS)}) or a stage field (see `demoforge run --help`)")
+                            f"mapping ({', '.join(STAGE_CONFIGS)}) or a stage field (see `demoforge run --help`)")
     return top, stages, problems
 
 
@@ -202,7 +206,7 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
         problems.append(f"{source}: experiment_id: must be given (pass --experiment-id)")
     shared = {k: top.get(k) for k in SHARED}
     records = {}
-    for stage, cls in STAGE_OPTIONS.items():
+    for stage, cls in STAGE_CONFIGS.items():
         values, bad = collect(cls, stage_raw[stage], run=True, prefix=f"{stage}.")
         problems += [f"{source}: {p}" for p in bad]
         if not bad:
@@ -218,7 +222,7 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
                 records[stage] = fields.replace(records[stage], robot_start=None)
     for stage, record in records.items():
         problems += [f"{source}: {stage}: {p}" for p in stage_problems(record)]
-    if len(records) == len(STAGE_OPTIONS):
+    if len(records) == len(STAGE_CONFIGS):
         problems += [f"{source}: {p}" for p in _run_problems(top, records)]
     if problems:
         raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
@@ -302,7 +306,7 @@ def output_fields(config: PipelineConfig) -> dict[str, Any]:
     """The fields that shape a run's outputs (what a resume must match), flat: `execute.envs`."""
     flat = {}
     for key, value in config.to_dict().items():
-        if key in STAGE_OPTIONS:
+        if key in STAGE_CONFIGS:
             flat.update({f"{key}.{k}": v for k, v in value.items()})
         else:
             flat[key] = value

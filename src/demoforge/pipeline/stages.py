@@ -96,10 +96,8 @@ def stage_tasks(ctx: RunContext) -> dict:
 def stage_envs(ctx: RunContext) -> dict:
     from demoforge.envs import build_env_package
 
-    from demoforge.randomize.robot_start import params_from_dict
-
     c = ctx.config.envs
-    starts = None if c.robot_start is None else params_from_dict(c.robot_start)
+    starts = c.robot_start_params()
     manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
                                  out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts,
                                  domain=run_domain(ctx.config))
