@@ -45,9 +45,9 @@ class BakeConfig:
     idle: IdleFilter = field(default_factory=IdleFilter)  # tolerances of the dead-tick test (library only)
     vcodec: str = option(AUTO_CODEC, "Video codec: auto (the sources' own encoding, their packets copied, when every "
                                      "frame is kept at the native rate; else h264), h264, hevc or av1.")
-    crf: int = option(23, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).", range=(0, 63))
-    gop_seconds: float = option(0.25, "Keyframe interval [s].", range=(0.0, 60.0), low_open=True)
-    pix_fmt: str = option("yuv420p", "Pixel format of the output videos.")
+    crf: int = option(VideoSettings.crf, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).", range=(0, 63))
+    gop_seconds: float = option(VideoSettings.gop_s, "Keyframe interval [s].", range=(0.0, 60.0), low_open=True)
+    pix_fmt: str = option(VideoSettings.pix_fmt, "Pixel format of the output videos.")
     preset: str | None = option(None, "Encoder speed preset (x264: ultrafast ... veryslow; av1: 0-13) [default: the "
                                       "encoder's].", kind="str")
     max_video_file_seconds: float = option(DEFAULT_VIDEO_FILE_DURATION_S, "Start a new mp4 before this length [s].",
@@ -68,7 +68,7 @@ class BakeConfig:
     def video(self) -> VideoSettings:
         """The encoder a re-encode uses: the codec asked for, h264 under `auto` (where the sources
         cannot be copied); `make_plan` resolves `auto` into `BakePlan.video`."""
-        return VideoSettings(codec="h264" if self.vcodec == AUTO_CODEC else self.vcodec, crf=self.crf,
+        return VideoSettings(codec=VideoSettings.codec if self.vcodec == AUTO_CODEC else self.vcodec, crf=self.crf,
                              gop_s=self.gop_seconds, pix_fmt=self.pix_fmt, preset=self.preset)
 
     @property
