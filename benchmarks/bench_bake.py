@@ -171,7 +171,8 @@ def main() -> None:
               f"libx264 crf 23 veryfast g={SETTINGS.gop(FPS)}; written in {t:.1f} s")
 
         df = timed(lambda: bake([work / "raw"], work / "vel",
-                                BakeConfig(control_space="joint_vel", control_freq=args.rate, vcodec="h264", preset="veryfast")), "bake")
+                                BakeConfig(control_space="joint_vel", control_freq=args.rate, vcodec="h264",
+                                           preset="veryfast")), "bake")
         select = f"select=not(mod(n\\,{stride})),setpts=N/{args.rate}/TB"
         ff = timed(lambda: subprocess.run(
             [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),

@@ -1,4 +1,4 @@
-"""One options record per stage: every field settable from `run`'s flags, the YAML config and the
+"""One config record per stage: every field settable from `run`'s flags, the YAML config and the
 stage's own command under one name; up-front validation; `run -i`; what --smoke-test switches off."""
 
 from __future__ import annotations

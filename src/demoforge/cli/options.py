@@ -27,7 +27,7 @@ from demoforge.fields import FieldSpec, build, collect, parse_text, specs, stage
 
 
 class OptionsError(DemoforgeError):
-    """Command-line options that do not make a valid options record."""
+    """Command-line options that do not make a valid stage config record."""
 
 
 def help_text(spec: FieldSpec, run: bool) -> str:

@@ -4,8 +4,8 @@
     bake(["raw/"], "train/", BakeConfig(control_space="joint_vel", control_freq=15))
 
 `BakeConfig` (`config`) is the bake's one config record, its fields also the options of
-`demoforge bake` and of a run's `bake:` stage. `read_episode` turns any LeRobot v3 episode into a canonical `Episode`, and `readers` is the
-public seam through which other formats (robomimic HDF5, LeRobot v2.1, a user's) give Episodes
+`demoforge bake` and of a run's `bake:` stage. `read_episode` turns any LeRobot v3 episode into a
+canonical `Episode`, and `readers` is the public seam through which other formats (robomimic HDF5, LeRobot v2.1, a user's) give Episodes
 (`register_reader`, the `demoforge.readers` entry points); `project` is the
 pure convention function; `dead_ticks`/`keep_mask` the idle filter; `write_v21` the
 older layout; `EpisodeModels` what a caller passes for the options that read an episode's rebuilt

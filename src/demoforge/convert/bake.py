@@ -124,8 +124,8 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     left as it is."""
     out = Path(out)
     if config.max_video_file_seconds > MAX_VIDEO_FILE_S:
-        raise BakeError(f"--max-video-file-seconds {config.max_video_file_seconds} is over {MAX_VIDEO_FILE_S:.0f} s, past "
-                        "which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
+        raise BakeError(f"--max-video-file-seconds {config.max_video_file_seconds} is over {MAX_VIDEO_FILE_S:.0f} s, "
+                        "past which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
     workers = config.workers if workers is None else workers
     workers = auto_workers() if workers == "auto" else workers
     if not (isinstance(workers, int) and workers >= 1):

@@ -45,7 +45,8 @@ class BakeConfig:
     idle: IdleFilter = field(default_factory=IdleFilter)  # tolerances of the dead-tick test (library only)
     vcodec: str = option(AUTO_CODEC, "Video codec: auto (the sources' own encoding, their packets copied, when every "
                                      "frame is kept at the native rate; else h264), h264, hevc or av1.")
-    crf: int = option(VideoSettings.crf, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).", range=(0, 63))
+    crf: int = option(VideoSettings.crf, "Constant rate factor of the encoder (h264 and hevc take 0-51, av1 0-63).",
+                      range=(0, 63))
     gop_seconds: float = option(VideoSettings.gop_s, "Keyframe interval [s].", range=(0.0, 60.0), low_open=True)
     pix_fmt: str = option(VideoSettings.pix_fmt, "Pixel format of the output videos.")
     preset: str | None = option(None, "Encoder speed preset (x264: ultrafast ... veryslow; av1: 0-13) [default: the "

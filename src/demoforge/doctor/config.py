@@ -64,7 +64,7 @@ class DoctorConfig:
                                 range=(1, None))
 
     def __post_init__(self) -> None:
-        problems = record_problems(self)  # a library caller's values get the options' checks (NaN would switch a check off)
+        problems = record_problems(self)  # a library caller's values get the options' checks (NaN switches checks off)
         if problems:
             raise DemoforgeError("doctor config: " + "; ".join(problems))
 

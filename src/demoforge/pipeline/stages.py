@@ -13,7 +13,7 @@ Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
     RUN/dataset/failures/       failed episodes, a separate split
     RUN/annotated/              the train split with goal.action, goal.position and goal.visible (pipeline.annotate);
                                 when only the baked ticks were rendered, render/success labelled instead
-    RUN/baked/                  annotated (else train) baked to bake.control_space, the goal labels kept (demoforge bake;
+    RUN/baked/                  annotated (else train) baked to control_space, the goal labels kept (demoforge bake;
                                 or the annotated render/success without sim.state, videos copied, when only the baked
                                 ticks were rendered)
     RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
