@@ -108,10 +108,6 @@ def specs(cls) -> list[FieldSpec]:
     return out
 
 
-def spec_of(cls, name: str) -> FieldSpec:
-    return next(s for s in specs(cls) if s.name == name)
-
-
 def build(cls, values: dict[str, Any]):
     """A `cls` record from option values by field name (as `collect` gives them), nested records
     made from theirs."""
@@ -119,11 +115,8 @@ def build(cls, values: dict[str, Any]):
     for spec in specs(cls):
         if spec.name in values:
             (inner.setdefault(spec.owner, {}) if spec.owner else own)[spec.name] = values[spec.name]
-    for f in dataclasses.fields(cls):
-        if f.name in values and "option" not in f.metadata and "nested" not in f.metadata:
-            own[f.name] = values[f.name]  # a field the stage sets itself (no flag)
-    return cls(**own, **{name: next(f for f in dataclasses.fields(cls) if f.name == name).metadata["nested"](**v)
-                         for name, v in inner.items()})
+    kinds = {f.name: f.metadata.get("nested") for f in dataclasses.fields(cls)}
+    return cls(**own, **{owner: kinds[owner](**v) for owner, v in inner.items()})
 
 
 def value_of(record, spec: FieldSpec) -> Any:
