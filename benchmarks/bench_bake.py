@@ -112,9 +112,8 @@ def x264_args(fps: int, *, same_threads: bool = True) -> list[str]:
 PEAK_RSS = """
 import re, sys
 from demoforge.convert import BakeConfig, bake
-from demoforge.dataset import VideoSettings
-bake([sys.argv[1]], sys.argv[2], BakeConfig(convention="joint_vel", control_freq=int(sys.argv[3]),
-                                           video=VideoSettings(preset="veryfast")))
+bake([sys.argv[1]], sys.argv[2], BakeConfig(control_space="joint_vel", control_freq=int(sys.argv[3]),
+                                           vcodec="h264", preset="veryfast"))
 print(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))
 """
 
@@ -171,7 +170,8 @@ def main() -> None:
               f"libx264 crf 23 veryfast g={SETTINGS.gop(FPS)}; written in {t:.1f} s")
 
         df = timed(lambda: bake([work / "raw"], work / "vel",
-                                BakeConfig(convention="joint_vel", control_freq=args.rate, video=SETTINGS)), "bake")
+                                BakeConfig(control_space="joint_vel", control_freq=args.rate, vcodec="h264",
+                                           preset="veryfast")), "bake")
         select = f"select=not(mod(n\\,{stride})),setpts=N/{args.rate}/TB"
         ff = timed(lambda: subprocess.run(
             [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
@@ -198,9 +198,10 @@ def main() -> None:
               f"{'met' if ratio <= TARGET_FFMPEG else 'MISSED'}); CPU {CPU['bake'] / CPU['ffmpeg']:.2f}x; "
               f"PNG staging / demoforge: {png / df:.2f}x")
 
-        remux = timed(lambda: bake([work / "raw"], work / "remux", BakeConfig(convention="joint_pos", video=SETTINGS)))
-        again = VideoSettings(preset="veryfast", crf=24)
-        enc = timed(lambda: bake([work / "raw"], work / "enc", BakeConfig(convention="joint_pos", video=again)))
+        remux = timed(lambda: bake([work / "raw"], work / "remux", BakeConfig(control_space="joint_pos", vcodec="h264",
+                                                                                preset="veryfast")))
+        again = BakeConfig(control_space="joint_pos", vcodec="h264", preset="veryfast", crf=24)
+        enc = timed(lambda: bake([work / "raw"], work / "enc", again))
         speedup = enc / remux
         print(f"native rate, joint_pos ({n} frames out):")
         print(f"  remux (packets copied)        {remux:8.2f} s")

@@ -101,8 +101,8 @@ def _run(args, cores: int, k: int, schedule: str) -> tuple[float, float, float]:
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench_e2e_"))
     config = config_from_dict({
         "experiment_id": "e2e", "out_dir": str(base), "family": "stack_three", "problems": args.problems,
-        "episodes_per_problem": args.episodes, "workers": args.workers, "render_passes": [args.look],
-        "cameras": CAMERAS, "bake_convention": "joint_target", "bake_control_freq": BAKE_HZ, "progress": False,
+        "episodes_per_problem": args.episodes, "workers": args.workers, "looks": [args.look],
+        "cameras": CAMERAS, "control_space": "joint_target", "control_freq": BAKE_HZ, "progress": False,
         "render_schedule": schedule,
         **({} if args.problems_per_process is None else {"problems_per_process": args.problems_per_process})})
     try:

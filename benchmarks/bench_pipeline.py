@@ -1,7 +1,7 @@
 """The pipeline: the smoke run's wall time per stage, and execution throughput with 1 and 2
 local worker slots (target >= 1.7x on 2 cores), side by side in one run.
 
-Part 1 runs `demoforge run --smoke-test --render-pass plain --bake joint_target` (one
+Part 1 runs `demoforge run --smoke-test --look plain --control-space joint_target` (one
 stack_three problem, two episodes, front camera) and prints each stage's wall time; it
 also warms this process, which the 1-worker run and the 2-worker run's first slot use.
 Part 2 runs the execute stage alone (the local backend over `--problems` stack_three
@@ -44,7 +44,7 @@ from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this scri
 
 def smoke(base: Path) -> dict[str, float]:
     config = config_from_dict({"experiment_id": "smoke", "out_dir": str(base), "smoke_test": True,
-                               "render_passes": ["plain"], "bake_convention": "joint_target"})
+                               "looks": ["plain"], "control_space": "joint_target"})
     return run_pipeline(config, echo=lambda s: None).seconds
 
 

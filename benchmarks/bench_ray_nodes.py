@@ -64,9 +64,9 @@ def one(nodes: int, out: Path, args: argparse.Namespace) -> tuple[float, float, 
         config = config_from_dict({"experiment_id": "exp", "out_dir": str(out), "problems": args.problems,
                                    "episodes_per_problem": args.episodes, "reset_states": 2, "envs": 1,
                                    "workers": nodes, "backend": "ray", "ray_address": cluster.address,
-                                   "progress": False, "render_passes": ["plain"], "cameras": ["front"],
-                                   "image_size": str(args.image_size), "bake_convention": "joint_target",
-                                   "bake_control_freq": 30, "skip": ["doctor"]})
+                                   "progress": False, "looks": ["plain"], "cameras": ["front"],
+                                   "image_size": str(args.image_size), "control_space": "joint_target",
+                                   "control_freq": 30, "skip": ["doctor"]})
         t0 = time.perf_counter()
         run_pipeline(config, echo=lambda s: None)
         wall = time.perf_counter() - t0

@@ -1,7 +1,7 @@
 """generate's yield on every family of a task package: held-out problems, the expert, side by side.
 
 Per family (--families, default: every family of the packages given by --task-package, or the
-blocks world's five when none is given): `tasks gen FAMILY --split test --count P --seed S`,
+blocks world's five when none is given): `tasks gen FAMILY --split test --problems P --task-seed S`,
 then `generate --episodes-per-problem E --seed S` on --workers workers; the episodes that reach
 the goal (judged by the package's own predicates in the simulator) over those run, the failures
 by kind, and the wall and CPU time. This is the target "generate yield >= 90% on 40 episodes of

@@ -1,7 +1,7 @@
 """Closing the loop: demoforge demos -> stock `lerobot-train` -> `lerobot-eval` in the demoforge env.
 
 Per family (--families) and demo count (--demos), side by side in one run:
-1. `tasks gen FAMILY --split train --count demos/5 --seed SEED`, `generate --episodes-per-problem 5
+1. `tasks gen FAMILY --split train --problems demos/5 --task-seed SEED`, `generate --episodes-per-problem 5
    --seed SEED` (--seed, default 0; the training's seed is 1000 + SEED, lerobot's default at 0;
    with several, `--seed 0,1,2`, steps 1-4 run per seed and each point's mean is printed: one
    seed's success on stack_three moved between 16% and 62%, BENCHMARKS.md, seventh round);

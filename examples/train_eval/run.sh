@@ -15,7 +15,7 @@ export MUJOCO_GL="${MUJOCO_GL:-egl}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" HF_
 export PATH="$BIN:$PATH"
 
 # 1. demos: PROBLEMS train-split problems x EPISODES episodes each
-demoforge tasks gen "$FAMILY" --count "$PROBLEMS" --seed 0 --split train --out "$OUT/tasks"
+demoforge tasks gen "$FAMILY" --problems "$PROBLEMS" --task-seed 0 --split train --out "$OUT/tasks"
 demoforge generate "$OUT"/tasks/"$FAMILY"-train-*.pddl --episodes-per-problem "$EPISODES" --seed 0 \
   --workers auto --out "$OUT/gen"
 # 2. training labels: joint targets at RATE Hz, plus the object poses a state-based policy needs

@@ -152,8 +152,8 @@ case("gen-seed-negative", GEN + ["--seed", "-5"], needle="seed")
 case("gen-record-videos-unknown", GEN + ["--record-videos", "nosuch"], needle="nosuch")
 case("gen-record-videos-empty", GEN + ["--record-videos", ","], needle="--record-videos")
 case("gen-record-videos-twice", GEN + ["--record-videos", "front,front"], needle="distinct")
-case("gen-look-unknown", GEN + ["--record-videos", "front", "--look", "nosuch"], needle="nosuch")
-case("gen-look-latin1", GEN + ["--record-videos", "front", "--look", "{f}"], needle="look.yaml", setup=_look(LATIN1))
+case("gen-look-unknown", GEN + ["--record-videos", "front", "--video-look", "nosuch"], needle="nosuch")
+case("gen-look-latin1", GEN + ["--record-videos", "front", "--video-look", "{f}"], needle="look.yaml", setup=_look(LATIN1))
 case("gen-episodes-zero", ["generate", "{problem}", "--episodes-per-problem", "0", "--out", "{out}"])
 case("gen-episodes-huge", ["generate", "{problem}", "--episodes-per-problem", "99999999999", "--out", "{out}"])
 case("gen-envs-zero", GEN + ["--envs", "0"])
@@ -369,20 +369,20 @@ case("lint-keyframe-unknown", ["sim", "lint", "{f}", "--keyframe", "nosuch"], ne
 case("lint-keyframe-index", ["sim", "lint", "{f}", "--keyframe", "99"], needle="99", setup=_file("s.xml", SCENE))
 
 # tasks
-TG = ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out", "{out}"]
+TG = ["tasks", "gen", "pnp", "--problems", "1", "--task-seed", "0", "--out", "{out}"]
 case("tasks-list-argument", ["tasks", "list", "{tmp}/none"], needle="unexpected extra argument")
-case("tasks-gen-family", ["tasks", "gen", "towers", "--count", "1", "--seed", "0", "--out", "{out}"],
+case("tasks-gen-family", ["tasks", "gen", "towers", "--problems", "1", "--task-seed", "0", "--out", "{out}"],
      needle="towers")
-case("tasks-gen-count-zero", ["tasks", "gen", "pnp", "--count", "0", "--seed", "0", "--out", "{out}"],
-     needle="count")
-case("tasks-gen-count-negative", ["tasks", "gen", "pnp", "--count", "-3", "--seed", "0", "--out", "{out}"],
-     needle="count")
-case("tasks-gen-count-huge", ["tasks", "gen", "pnp", "--count", "99999999999", "--seed", "0", "--out", "{out}"],
-     needle="count")
-case("tasks-gen-seed-negative", ["tasks", "gen", "pnp", "--count", "1", "--seed", "-1", "--out", "{out}"],
+case("tasks-gen-problems-zero", ["tasks", "gen", "pnp", "--problems", "0", "--task-seed", "0", "--out", "{out}"],
+     needle="--problems")
+case("tasks-gen-problems-negative", ["tasks", "gen", "pnp", "--problems", "-3", "--task-seed", "0", "--out", "{out}"],
+     needle="--problems")
+case("tasks-gen-problems-huge", ["tasks", "gen", "pnp", "--problems", "99999999999", "--task-seed", "0", "--out", "{out}"],
+     needle="--problems")
+case("tasks-gen-seed-negative", ["tasks", "gen", "pnp", "--problems", "1", "--task-seed", "-1", "--out", "{out}"],
      needle="seed")
 case("tasks-gen-out-existing", TG, needle="not empty", setup=_nonempty_out, out_may_exist=True)
-case("tasks-gen-out-other-set", ["tasks", "gen", "pnp", "--count", "1", "--seed", "1", "--out", "{out}"],
+case("tasks-gen-out-other-set", ["tasks", "gen", "pnp", "--problems", "1", "--task-seed", "1", "--out", "{out}"],
      needle="not empty", setup=_run_first(TG), out_may_exist=True)
 case("tasks-gen-out-is-file", TG, needle="file", setup=_out_file, out_may_exist=True)
 case("tasks-gen-rerun-same", TG, code=0, needle="wrote 1", setup=_run_first(TG), out_may_exist=True)
@@ -396,7 +396,7 @@ case("tasks-gen-table-nan", TG + ["--table-height-offset", "0,nan"], needle="--t
 case("tasks-gen-placement-inf", TG + ["--placement-x", "-inf,0.1"], needle="--placement-x")
 case("tasks-gen-placement-text", TG + ["--placement-y", "a,b"], needle="--placement-y")
 case("tasks-gen-n-zero", TG + ["--n", "0"], needle="n")
-case("tasks-gen-n-huge", ["tasks", "gen", "stack_n", "--count", "1", "--seed", "0", "--out", "{out}", "--n", "1000"],
+case("tasks-gen-n-huge", ["tasks", "gen", "stack_n", "--problems", "1", "--task-seed", "0", "--out", "{out}", "--n", "1000"],
      needle="1000")
 case("tasks-gen-distractors-negative", TG + ["--distractors", "-1"], needle="distractors")
 case("tasks-gen-distractors-huge", TG + ["--distractors", "1000"], needle="distractors")
@@ -607,10 +607,10 @@ case("plot-missing", ["plot", "{tmp}/none", "--episode", "0", "--out", "{tmp}/p.
 
 # run / demo
 RUN = ["run", "--experiment-id", "x", "--out-dir", "{tmp}", "--problems", "1", "--episodes-per-problem", "1"]
-case("run-camera-unknown", RUN + ["--camera", "top"], needle="top")
-case("run-render-pass-unknown", RUN + ["--render-pass", "nosuch"], needle="nosuch")
-case("run-bake-unknown", RUN + ["--bake", "teleport"], needle="teleport")
-case("run-fail-on-unknown", RUN + ["--doctor-fail-on", "panic"], needle="panic")
+case("run-camera-unknown", RUN + ["--cameras", "top"], needle="top")
+case("run-render-pass-unknown", RUN + ["--look", "nosuch"], needle="nosuch")
+case("run-bake-unknown", RUN + ["--control-space", "teleport"], needle="teleport")
+case("run-fail-on-unknown", RUN + ["--fail-on", "panic"], needle="panic")
 case("run-backend-unknown", RUN + ["--backend", "slurm"], needle="slurm")
 case("run-family-unknown", RUN + ["--family", "towers"], needle="towers")
 case("run-problems-zero", ["run", "--experiment-id", "x", "--out-dir", "{tmp}", "--problems", "0"], needle="problems")
@@ -630,7 +630,7 @@ case("run-workers-huge", RUN + ["--workers", "100000"], needle="workers")
 case("run-reset-states-zero", RUN + ["--reset-states", "0"], needle="reset_states")
 case("run-task-seed-negative", RUN + ["--task-seed", "-1"], needle="task_seed")
 case("run-play-goals-huge", RUN + ["--play", "--play-goals", "1000"], needle="play_goals")
-case("run-render-copies-huge", RUN + ["--render-pass", "randomized:99999"], needle="[1, 1000]")
+case("run-render-copies-huge", RUN + ["--look", "randomized:99999"], needle="[1, 1000]")
 case("run-config-problems-huge", RUN[:5] + ["--config", "{f}"], needle="problems",
      setup=_file("c.yaml", "problems: 99999999999\n"))
 case("run-problem-file-missing", RUN + ["--problem-file", "{tmp}/none.pddl"], needle="none.pddl")
@@ -883,7 +883,7 @@ def test_environment_faults_exit_2_naming_the_file(world, tmp_path, monkeypatch)
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "x.parquet"))
 
     monkeypatch.setattr("demoforge.tasks.families._write", full)
-    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out",
+    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "1", "--task-seed", "0", "--out",
                                    str(tmp_path / "out")])
     assert res.exit_code == 2 and "No space left on device" in res.output and "x.parquet" in res.output
     assert "free space" in res.output and "Traceback" not in res.output
@@ -892,7 +892,7 @@ def test_environment_faults_exit_2_naming_the_file(world, tmp_path, monkeypatch)
         raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "out2" / "x.pddl"))
 
     monkeypatch.setattr("demoforge.tasks.families._write", refused)
-    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out",
+    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "1", "--task-seed", "0", "--out",
                                    str(tmp_path / "out2")])
     assert res.exit_code == 2 and "Permission denied" in res.output and "x.pddl" in res.output
     assert "permissions" in res.output and "Traceback" not in res.output
@@ -902,7 +902,7 @@ def test_environment_faults_exit_2_naming_the_file(world, tmp_path, monkeypatch)
     try:
         if not os.access(locked, os.W_OK):  # a real refusal (root ignores permissions)
             monkeypatch.undo()
-            res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "1", "--seed", "0", "--out",
+            res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "1", "--task-seed", "0", "--out",
                                            str(locked / "t")])
             assert res.exit_code == 2 and "ermission denied" in res.output and "Traceback" not in res.output
     finally:

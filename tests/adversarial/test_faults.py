@@ -27,7 +27,7 @@ FULL_DISK = [
      "{out}/meta/demoforge/render.json"),
     ("merge", ["dataset", "merge", "{raw}", "{raw}", "--out", "{out}"], "{out}"),
     ("env-build", ["env", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out", "{out}"], "{out}"),
-    ("tasks-gen", ["tasks", "gen", "pnp", "--count", "2", "--seed", "0", "--out", "{out}"], "{out}"),
+    ("tasks-gen", ["tasks", "gen", "pnp", "--problems", "2", "--task-seed", "0", "--out", "{out}"], "{out}"),
     ("doctor-json", ["doctor", "{raw}", "--json", "{tmp}/d.json"], "{tmp}/d.json"),
     ("doctor-report", ["doctor", "{raw}", "--report", "{tmp}/d.md"], "{tmp}/d.md"),
     ("replay-json", ["replay", "{raw}", "--json", "{tmp}/r.json"], "{tmp}/r.json", 1),

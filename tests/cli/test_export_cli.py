@@ -13,7 +13,7 @@ runner = CliRunner()
 
 def test_cli_exports_for_both_trainers_and_refuses_bad_input(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(12,))
-    baked = bake([raw], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    baked = bake([raw], tmp_path / "baked", BakeConfig(control_space="joint_target", control_freq=30))
     for trainer, horizon, stamp_field in (("openpi", "3", "norm_stats"), ("gr00t", "2", "modality")):
         out = tmp_path / trainer
         result = runner.invoke(app, ["export", trainer, str(baked), "--out", str(out), "--action-horizon", horizon,
@@ -35,7 +35,7 @@ def test_cli_exports_for_both_trainers_and_refuses_bad_input(tmp_path):
 
 def test_export_reports_progress_off_a_terminal_and_not_when_quiet(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(12, 14))
-    baked = bake([raw], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    baked = bake([raw], tmp_path / "baked", BakeConfig(control_space="joint_target", control_freq=30))
     loud = runner.invoke(app, ["export", "openpi", str(baked), "--out", str(tmp_path / "a")])
     assert loud.exit_code == 0, loud.output
     assert "export: 2/2 episodes" in loud.stderr and "took" in loud.stderr

@@ -8,7 +8,7 @@ runner = CliRunner()
 
 
 def _gen(out, *extra):
-    return runner.invoke(app, ["tasks", "gen", "pnp", "--count", "3", "--seed", "7", "--out", str(out), *extra])
+    return runner.invoke(app, ["tasks", "gen", "pnp", "--problems", "3", "--task-seed", "7", "--out", str(out), *extra])
 
 
 def test_gen_writes_problems_sidecars_and_domain_byte_identically(tmp_path):
@@ -25,7 +25,7 @@ def test_gen_writes_problems_sidecars_and_domain_byte_identically(tmp_path):
 
 
 def test_unknown_family_lists_families(tmp_path):
-    result = runner.invoke(app, ["tasks", "gen", "towers", "--count", "1", "--seed", "0", "--out", str(tmp_path)])
+    result = runner.invoke(app, ["tasks", "gen", "towers", "--problems", "1", "--task-seed", "0", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert ("family (--family): unknown task family 'towers'; families: flip, pnp, rotate, stack_n, stack_three, "
             "unstack" in result.output and "--task-package" in result.output)

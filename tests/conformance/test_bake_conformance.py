@@ -61,13 +61,13 @@ def _assert_same(dump, expected, tasks):
 def baked(tmp_path_factory):
     base = tmp_path_factory.mktemp("bake_conformance")
     raw = write_raw(base / "raw", lengths=(12, 9))
-    cfg = dict(convention="joint_vel", control_freq=30)
+    cfg = dict(control_space="joint_vel", control_freq=30)
     v3 = bake([raw], base / "v3", BakeConfig(**cfg))
     v21 = bake([raw], base / "v21", BakeConfig(**cfg, lerobot_format="v2.1"))
     fixture = FIXTURES / "lerobot061_video"
     foreign = None
     if (fixture / "meta" / "info.json").is_file():  # lerobot-written source: joint_vel from its state
-        foreign = bake([fixture], base / "foreign", BakeConfig(convention="joint_vel", control_freq=15))
+        foreign = bake([fixture], base / "foreign", BakeConfig(control_space="joint_vel", control_freq=15))
     return base, v3, v21, foreign
 
 

@@ -26,7 +26,7 @@ RATES = (60, 15)
 def loaded(tmp_path_factory, lerobot_python):
     folder = tmp_path_factory.mktemp("bake-maps-conformance")
     raw, rendered = render_tiny(folder)
-    roots = {hz: bake([rendered], folder / f"baked{hz}", BakeConfig(convention="joint_pos", control_freq=hz))
+    roots = {hz: bake([rendered], folder / f"baked{hz}", BakeConfig(control_space="joint_pos", control_freq=hz))
              for hz in RATES}
     dumps = probe_many(lerobot_python, [roots[hz] for hz in RATES], folder / "probe")
     truth = {e: renderer_frames(raw, rendered, e) for e in open_dataset(rendered).episode_indices}

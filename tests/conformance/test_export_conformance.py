@@ -51,12 +51,12 @@ def v21_python() -> str:
 def probed(v21_python, tmp_path_factory):
     base = tmp_path_factory.mktemp("export_conformance")
     raw = write_raw(base / "raw", lengths=(14, 9))
-    baked = bake([raw], base / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    baked = bake([raw], base / "baked", BakeConfig(control_space="joint_target", control_freq=30))
     home = base / "lerobot_home"
     roots = {
         "openpi": export(baked, home / "stack-openpi", ExportConfig(trainer="openpi", action_horizon=OPENPI_H)),
         "gr00t": export(baked, base / "stack-gr00t", ExportConfig(trainer="gr00t", action_horizon=GR00T_H)),
-        "v21": bake([raw], base / "v21", BakeConfig(convention="joint_target", control_freq=30, lerobot_format="v2.1")),
+        "v21": bake([raw], base / "v21", BakeConfig(control_space="joint_target", control_freq=30, lerobot_format="v2.1")),
     }
     roots["v21_list"] = shutil.copytree(roots["v21"], base / "v21-list")
     for path in roots["v21_list"].glob("data/*/*.parquet"):  # the tag datasets >= 4 writes

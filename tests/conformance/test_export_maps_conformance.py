@@ -35,7 +35,7 @@ DEPTH = ("observation.images.front_depth", "observation.images.wrist_depth")
 def test_openpi_export_segmentation_loads_exactly_in_lerobot_v21(v21_python, tmp_path):  # noqa: F811
     _, rendered = render_tiny(tmp_path / "src")
     cams = ("front", "wrist", "front_segmentation", "wrist_segmentation")
-    baked = bake([rendered], tmp_path / "baked", BakeConfig(convention="joint_pos", control_freq=15, cams=cams))
+    baked = bake([rendered], tmp_path / "baked", BakeConfig(control_space="joint_pos", control_freq=15, cams=cams))
     root = export(baked, tmp_path / "home" / "maps-openpi", ExportConfig(trainer="openpi", action_horizon=2))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     proc = subprocess.run([v21_python, str(PROBE), str(root), str(tmp_path / "frames.npz")], capture_output=True,
@@ -52,7 +52,7 @@ def test_openpi_export_segmentation_loads_exactly_in_lerobot_v21(v21_python, tmp
 def test_openpi_export_depth_unpacks_to_the_baked_codes_in_lerobot_v21(v21_python, tmp_path):  # noqa: F811
     _, rendered = render_tiny(tmp_path / "src")
     cams = ("front", "wrist", "front_depth", "wrist_depth")
-    baked = bake([rendered], tmp_path / "baked", BakeConfig(convention="joint_pos", control_freq=15, cams=cams))
+    baked = bake([rendered], tmp_path / "baked", BakeConfig(control_space="joint_pos", control_freq=15, cams=cams))
     root = export(baked, tmp_path / "home" / "depth-openpi", ExportConfig(trainer="openpi", action_horizon=2))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     proc = subprocess.run([v21_python, str(PROBE), str(root), str(tmp_path / "frames.npz")], capture_output=True,

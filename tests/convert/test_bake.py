@@ -30,7 +30,7 @@ def _packets(path, t0, t1):
 
 
 def test_joint_vel_at_15hz_decimates_data_and_video(raw, tmp_path):
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_vel", control_freq=15))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_vel", control_freq=15))
     ds = open_dataset(out)
     assert ds.info.fps == 15 and ds.num_episodes == 2
     assert ds.info.features["action"].names == ds.info.features["raw_command"].names == [*JOINTS, "gripper"]
@@ -50,7 +50,7 @@ def test_joint_vel_at_15hz_decimates_data_and_video(raw, tmp_path):
 
 
 def test_bake_json_and_modality_json(raw, tmp_path):
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_target", control_freq=30))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_target", control_freq=30))
     stamp = json.loads((out / "meta/bake.json").read_text())
     assert stamp["convention"] == "joint_target" and stamp["control_freq"] == 30 and stamp["native_freq"] == 60
     assert stamp["state"] == {"names": [*JOINTS, "gripper"], "parts": {"arm": [0, 3], "gripper": [3, 4]}}
@@ -81,7 +81,7 @@ def test_bake_json_and_modality_json(raw, tmp_path):
 
 
 def test_remux_path_copies_packets_without_reencoding(raw, tmp_path):
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", cams=("front",)))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_pos", cams=("front",)))
     src, dst = open_dataset(raw), open_dataset(out)
     assert dst.info.video_keys == [CAMS[0]]
     stamp = json.loads((out / "meta/bake.json").read_text())
@@ -95,8 +95,8 @@ def test_remux_path_copies_packets_without_reencoding(raw, tmp_path):
 
 
 def test_other_encoder_settings_reencode_at_native_rate(raw, tmp_path):
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", cams=("front",),
-                                                   video=VideoSettings(crf=30)))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_pos", cams=("front",),
+                                                   vcodec="h264", crf=30))
     stamp = json.loads((out / "meta/bake.json").read_text())
     assert stamp["sources"][0]["episodes"][0]["video"] == {CAMS[0]: "encoded"}
     assert open_dataset(out).info.features[CAMS[0]].info["video.crf"] == 30
@@ -104,7 +104,7 @@ def test_other_encoder_settings_reencode_at_native_rate(raw, tmp_path):
 
 def test_workers_1_and_2_are_byte_identical(tmp_path):
     src = write_raw(tmp_path / "raw", lengths=(8, 6, 7))
-    cfg = dict(convention="joint_vel", control_freq=30)
+    cfg = dict(control_space="joint_vel", control_freq=30)
     one = bake([src], tmp_path / "one", BakeConfig(**cfg, workers=1))
     two = bake([src], tmp_path / "two", BakeConfig(**cfg, workers=2))
     assert _tree(one) == _tree(two)
@@ -115,7 +115,7 @@ def test_a_shard_reports_each_episode_it_bakes(raw, tmp_path):
     from demoforge.convert.bake import write_shard
     from demoforge.convert.plan import make_plan
 
-    plan, _ = make_plan([raw], BakeConfig(convention="joint_vel", control_freq=15))
+    plan, _ = make_plan([raw], BakeConfig(control_space="joint_vel", control_freq=15))
     events = []
     write_shard(plan, 0, 2, tmp_path / "shard", events.append)
     assert [(e.stage, e.kind, e.item, e.done, e.total) for e in events] == [
@@ -131,7 +131,7 @@ def test_mixed_control_laws_are_refused(raw, tmp_path):
 
 def test_pool_of_same_law_sources_bakes_in_order(raw, tmp_path):
     other = write_raw(tmp_path / "other", lengths=(6,), cams=CAMS)
-    ds = open_dataset(bake([raw, other], tmp_path / "out", BakeConfig(convention="joint_pos")))
+    ds = open_dataset(bake([raw, other], tmp_path / "out", BakeConfig(control_space="joint_pos")))
     assert [ds.episode(i)["length"] for i in range(3)] == [12, 9, 6]
 
 
@@ -147,7 +147,7 @@ def test_torque_law_refuses_joint_target_but_bakes_joint_vel(tmp_path):
                     control=ControlLaw(mode="joint_torque", kp=(0.0,) * 3, kd=(0.0,) * 3))
     with pytest.raises(BakeError, match="torque"):
         bake([src], tmp_path / "a")
-    assert open_dataset(bake([src], tmp_path / "b", BakeConfig(convention="joint_vel"))).num_frames == 6
+    assert open_dataset(bake([src], tmp_path / "b", BakeConfig(control_space="joint_vel"))).num_frames == 6
 
 
 def test_bad_rate_and_non_empty_output_are_refused(raw, tmp_path):
@@ -187,7 +187,7 @@ def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path):
     with DatasetWriter.create(tmp_path / "raw", fps=60, features=features) as w:
         w.add_episode(cols, task="t", extra={"outcome": "success"})
         w.write_meta_file(schema.CONTROLLER_META, law().to_json())
-    out = bake([tmp_path / "raw"], tmp_path / "out", BakeConfig(convention="joint_pos", filter_idle=True),
+    out = bake([tmp_path / "raw"], tmp_path / "out", BakeConfig(control_space="joint_pos", filter_idle=True),
                models=ObjectColumns())
     ds = open_dataset(out)
     kept = [0, 1, 2, 3, 4, 9, 10, 11]
@@ -198,7 +198,7 @@ def test_filter_idle_drops_dead_ticks_and_their_frames(tmp_path):
 
 
 def test_v21_layout(raw, tmp_path):
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", control_freq=30, lerobot_format="v2.1"))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_pos", control_freq=30, lerobot_format="v2.1"))
     info = json.loads((out / "meta/info.json").read_text())
     assert info["codebase_version"] == "v2.1" and info["total_chunks"] == 1 and info["total_videos"] == 4
     assert (out / "data/chunk-000/episode_000001.parquet").is_file()
@@ -229,7 +229,7 @@ def test_v21_layout(raw, tmp_path):
 
 
 def test_a_broken_v21_dataset_is_reported_as_v21(raw, tmp_path):
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", control_freq=30, lerobot_format="v2.1"))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_pos", control_freq=30, lerobot_format="v2.1"))
     (out / f"videos/chunk-000/{CAMS[1]}/episode_000001.mp4").unlink()
     lines = (out / "meta/episodes.jsonl").read_text().splitlines()
     (out / "meta/episodes.jsonl").write_text(lines[0].replace('"length": 6', '"length": 7') + "\n" + lines[1] + "\n")
@@ -243,7 +243,7 @@ def test_a_broken_v21_dataset_is_reported_as_v21(raw, tmp_path):
 def test_lerobot_written_fixtures_bake_with_the_conventions_their_columns_allow(tmp_path):
     fixture = FIXTURES / "lerobot061_video"
     src = open_dataset(fixture)
-    out = bake([fixture], tmp_path / "vel", BakeConfig(convention="joint_vel", control_freq=15))
+    out = bake([fixture], tmp_path / "vel", BakeConfig(control_space="joint_vel", control_freq=15))
     ds = open_dataset(out)
     state = src.read_episode(0, ["observation.state"])["observation.state"].astype(np.float64)
     got = ds.read_episode(0)
@@ -254,11 +254,11 @@ def test_lerobot_written_fixtures_bake_with_the_conventions_their_columns_allow(
     assert json.loads((out / "meta/bake.json").read_text())["control_law"] is None
     for convention in ("joint_target", "raw_cmd"):
         with pytest.raises(BakeError, match="joint_pos or joint_vel"):
-            bake([fixture], tmp_path / convention, BakeConfig(convention=convention))
+            bake([fixture], tmp_path / convention, BakeConfig(control_space=convention))
     with pytest.raises(BakeError, match="without --filter-idle"):
-        bake([fixture], tmp_path / "idle", BakeConfig(convention="joint_pos", filter_idle=True))
+        bake([fixture], tmp_path / "idle", BakeConfig(control_space="joint_pos", filter_idle=True))
     state_only = FIXTURES / "lerobot061_state_only"
-    assert open_dataset(bake([state_only], tmp_path / "so", BakeConfig(convention="joint_pos"))).num_episodes >= 1
+    assert open_dataset(bake([state_only], tmp_path / "so", BakeConfig(control_space="joint_pos"))).num_episodes >= 1
 
 
 def test_a_generate_run_folder_stands_for_its_splits(tmp_path):
@@ -275,18 +275,17 @@ def test_final_probe_fails_a_bake_with_an_overlong_video_file(raw, tmp_path, mon
     bake_module = sys.modules["demoforge.convert.bake"]  # the package exports the function under that name
     monkeypatch.setattr(bake_module, "MAX_VIDEO_FILE_S", 0.1)  # the 9-tick episode at 60 Hz ends at 0.13 s
     with pytest.raises(BakeError, match="over 0 s"):
-        bake([raw], tmp_path / "out", BakeConfig(convention="joint_pos", max_video_file_s=0.05))
+        bake([raw], tmp_path / "out", BakeConfig(control_space="joint_pos", max_video_file_seconds=0.05))
     assert not (tmp_path / "out").exists()
     monkeypatch.undo()
     with pytest.raises(BakeError, match="--max-video-file-seconds 1200"):
-        bake([raw], tmp_path / "out", BakeConfig(max_video_file_s=1200))
+        bake([raw], tmp_path / "out", BakeConfig(max_video_file_seconds=1200))
 
 
 def test_a_preset_counts_for_remux_only_when_asked_for(tmp_path):
     src = write_raw(tmp_path / "raw", lengths=(6,), cams=CAMS[:1], video=VideoSettings(preset="veryfast"))
     how = {}
-    for name, video in (("default", VideoSettings()), ("same", VideoSettings(preset="veryfast")),
-                        ("other", VideoSettings(preset="medium"))):
-        out = bake([src], tmp_path / name, BakeConfig(convention="joint_pos", video=video))
+    for name, preset in (("default", None), ("same", "veryfast"), ("other", "medium")):
+        out = bake([src], tmp_path / name, BakeConfig(control_space="joint_pos", vcodec="h264", preset=preset))
         how[name] = json.loads((out / "meta/bake.json").read_text())["sources"][0]["episodes"][0]["video"][CAMS[0]]
     assert how == {"default": "copied", "same": "copied", "other": "encoded"}

@@ -25,7 +25,7 @@ SEG = [f"observation.images.{c}_segmentation" for c in CAMERAS]
 def tiny(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("bake-depth")
     raw, rendered = render_tiny(folder)
-    baked = {hz: bake([rendered], folder / f"baked{hz}", BakeConfig(convention="joint_pos", control_freq=hz))
+    baked = {hz: bake([rendered], folder / f"baked{hz}", BakeConfig(control_space="joint_pos", control_freq=hz))
              for hz in RATES}
     truth = {e: renderer_frames(raw, rendered, e) for e in open_dataset(rendered).episode_indices}
     return {"raw": raw, "rendered": rendered, "baked": baked, "truth": truth, "folder": folder}
@@ -90,7 +90,7 @@ def test_native_rate_copies_and_sub_sampling_reencodes_losslessly(tiny):
 
 
 def test_lossless_bake_is_byte_identical(tiny, tmp_path):
-    again = bake([tiny["rendered"]], tmp_path / "again", BakeConfig(convention="joint_pos", control_freq=15))
+    again = bake([tiny["rendered"]], tmp_path / "again", BakeConfig(control_space="joint_pos", control_freq=15))
     def videos(root: Path) -> dict[str, str]:
         return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
                 for p in sorted(root.glob("videos/**/*.mp4"))}
@@ -122,14 +122,14 @@ def test_depth_maps_coded_differently_are_not_baked_together(tmp_path):
     b = _source(tmp_path / "b", {"is_depth_map": True, "depth_max": 4.0})
     with pytest.raises(BakeError, match=r"b: depth map 'observation.images.cam_depth' is coded .*depth_max=4.0.*"
                                         r"their 12-bit codes mean different metres"):
-        bake([a, b], tmp_path / "out", BakeConfig(convention="joint_pos"))
+        bake([a, b], tmp_path / "out", BakeConfig(control_space="joint_pos"))
 
 
 def test_a_lossy_segmentation_source_is_carried_as_decoded_and_named(tmp_path):
     lossy = VideoSettings().info_block(fps=60, height=16, width=16)  # as renders before lossless maps wrote them
     src = _source(tmp_path / "src", {"is_depth_map": True}, seg_info=lossy)
     assert open_dataset(src).info.features["observation.images.cam_segmentation"].info["video.codec"] == "h264"
-    out = bake([src], tmp_path / "out", BakeConfig(convention="joint_pos", control_freq=30))
+    out = bake([src], tmp_path / "out", BakeConfig(control_space="joint_pos", control_freq=30))
     notes = "\n".join(json.loads((out / "meta/bake.json").read_text())["notes"])
     assert "stored this segmentation map lossy (h264 crf 23, yuv420p, keyframe every 15 frames (0.25 s))" in notes
     assert "render the raw dataset again" in notes

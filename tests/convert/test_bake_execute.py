@@ -28,7 +28,7 @@ def test_every_convention_of_an_executed_episode(run, tmp_path):
     src = open_dataset(run / "success")
     raw = src.read_episode(0, ["observation.state", "action", "raw_command"])
     for convention, rate in (("joint_target", 60), ("joint_vel", 15), ("joint_pos", 30), ("raw_cmd", 20)):
-        out = bake([run], tmp_path / convention, BakeConfig(convention=convention, control_freq=rate))
+        out = bake([run], tmp_path / convention, BakeConfig(control_space=convention, control_freq=rate))
         got = open_dataset(out).read_episode(0)
         stride = 60 // rate
         np.testing.assert_array_equal(got["observation.state"], raw["observation.state"][::stride])
@@ -45,7 +45,7 @@ def test_every_convention_of_an_executed_episode(run, tmp_path):
 def test_filter_idle_on_an_executed_episode_drops_only_dead_ticks(run, tmp_path):
     ep = read_episode(open_dataset(run / "success"), 0, objects=True, models=EPISODE_MODELS)
     assert ep.objects.shape[0] == ep.length and ep.objects.shape[1] % 7 == 0 and ep.objects.shape[1] >= 21
-    out = bake([run], tmp_path / "idle", BakeConfig(convention="joint_pos", filter_idle=True), models=EPISODE_MODELS)
+    out = bake([run], tmp_path / "idle", BakeConfig(control_space="joint_pos", filter_idle=True), models=EPISODE_MODELS)
     record = json.loads((out / "meta/bake.json").read_text())["sources"][0]["episodes"][0]
     assert 0 < record["idle_dropped"] < ep.length // 10
     assert record["ticks_out"] == ep.length - record["idle_dropped"] == open_dataset(out).num_frames
@@ -80,7 +80,7 @@ def test_raw_cmd_of_a_cartesian_delta_run_is_its_tcp_deltas_at_the_native_rate(c
     from demoforge.dataset import check_dataset
 
     raw = open_dataset(cartesian_run / "success").read_episode(0, ["raw_command"])["raw_command"]
-    out = bake([cartesian_run], tmp_path / "raw_cmd", BakeConfig(convention="raw_cmd"))
+    out = bake([cartesian_run], tmp_path / "raw_cmd", BakeConfig(control_space="raw_cmd"))
     assert check_dataset(out) == []
     baked = open_dataset(out)
     np.testing.assert_array_equal(baked.read_episode(0)["action"], raw)
@@ -89,13 +89,13 @@ def test_raw_cmd_of_a_cartesian_delta_run_is_its_tcp_deltas_at_the_native_rate(c
     assert stamp["control_law"]["mode"] == "cartesian_delta" and stamp["control_freq"] == 60
     assert stamp["action"]["parts"] == {"arm": [0, 6], "gripper": [6, 7]}
     with pytest.raises(BakeError, match="TCP displacement per native tick .*Bake raw_cmd at 60 Hz"):
-        bake([cartesian_run], tmp_path / "raw_cmd_30", BakeConfig(convention="raw_cmd", control_freq=30))
+        bake([cartesian_run], tmp_path / "raw_cmd_30", BakeConfig(control_space="raw_cmd", control_freq=30))
 
 
 def test_joint_conventions_of_a_cartesian_delta_run_are_as_for_joint_targets(cartesian_run, tmp_path):
     raw = open_dataset(cartesian_run / "success").read_episode(0, ["observation.state", "action"])
     for convention, rate in (("joint_target", 30), ("joint_pos", 20), ("joint_vel", 15)):
-        out = bake([cartesian_run], tmp_path / convention, BakeConfig(convention=convention, control_freq=rate))
+        out = bake([cartesian_run], tmp_path / convention, BakeConfig(control_space=convention, control_freq=rate))
         got = open_dataset(out).read_episode(0)
         stride = 60 // rate
         np.testing.assert_array_equal(got["observation.state"], raw["observation.state"][::stride])

@@ -50,20 +50,20 @@ def foreign(tmp_path_factory):
 
 
 def test_a_convention_that_replaces_the_recorded_action_says_so(foreign, tmp_path):
-    out = bake([foreign], tmp_path / "pos", BakeConfig(convention="joint_pos"))
+    out = bake([foreign], tmp_path / "pos", BakeConfig(control_space="joint_pos"))
     got = open_dataset(out).read_episode(0)
     # the rebuilt action is the next observed state, not the recorded lead
     np.testing.assert_array_equal(got["action"][:-1], got["observation.state"][1:])
     notes = stamp(out)["notes"]
     assert REPLACED in notes
     assert any("['next.reward', 'next.done'] are not carried" in n and "--keep all" in n for n in notes)
-    vel = stamp(bake([foreign], tmp_path / "vel", BakeConfig(convention="joint_vel")))["notes"]
+    vel = stamp(bake([foreign], tmp_path / "vel", BakeConfig(control_space="joint_vel")))["notes"]
     assert any(n.startswith("joint_vel rebuilds the action") and "as_recorded" in n for n in vel)
 
 
 def test_as_recorded_keeps_the_source_action_resampled_like_the_other_columns(foreign, tmp_path):
     src = open_dataset(foreign).read_episode(0)
-    out = bake([foreign], tmp_path / "rec", BakeConfig(convention="as_recorded", control_freq=15))
+    out = bake([foreign], tmp_path / "rec", BakeConfig(control_space="as_recorded", control_freq=15))
     ds = open_dataset(out)
     got = ds.read_episode(0)
     np.testing.assert_array_equal(got["action"], src["action"][::2])
@@ -76,30 +76,30 @@ def test_as_recorded_keeps_the_source_action_resampled_like_the_other_columns(fo
     assert any("one tick in 2 (30 -> 15 Hz)" in n for n in s["notes"])  # deltas would lose motion between samples
     modality = json.loads((out / "meta/modality.json").read_text())
     assert modality["action"] == {"recorded": {"start": 0, "end": 7, "original_key": "action"}}
-    at_native = stamp(bake([foreign], tmp_path / "native", BakeConfig(convention="as_recorded")))["notes"]
+    at_native = stamp(bake([foreign], tmp_path / "native", BakeConfig(control_space="as_recorded")))["notes"]
     assert not any("one tick in" in n for n in at_native)
 
 
 def test_keep_all_carries_every_column_the_bake_does_not_write(foreign, tmp_path):
     src = open_dataset(foreign).read_episode(1)
-    out = bake([foreign], tmp_path / "all", BakeConfig(convention="joint_pos", control_freq=15, keep=("all",)))
+    out = bake([foreign], tmp_path / "all", BakeConfig(control_space="joint_pos", control_freq=15, keep=("all",)))
     got = open_dataset(out).read_episode(1)
     np.testing.assert_array_equal(got["next.reward"], src["next.reward"][::2])
     np.testing.assert_array_equal(got["next.done"], src["next.done"][::2])
     s = stamp(out)
     assert s["kept"] == ["next.reward", "next.done"] and s["config"]["keep"] == ["all"]
     assert not any("not carried" in n for n in s["notes"])
-    one = stamp(bake([foreign], tmp_path / "one", BakeConfig(convention="joint_pos", keep=("next.reward",))))
+    one = stamp(bake([foreign], tmp_path / "one", BakeConfig(control_space="joint_pos", keep=("next.reward",))))
     assert any("['next.done'] are not carried" in n for n in one["notes"])
     with pytest.raises(BakeError, match="pass it alone"):
-        bake([foreign], tmp_path / "mixed", BakeConfig(convention="joint_pos", keep=("all", "next.reward")))
+        bake([foreign], tmp_path / "mixed", BakeConfig(control_space="joint_pos", keep=("all", "next.reward")))
 
 
 def test_keep_all_on_a_baked_dataset_carries_its_raw_command(tmp_path):
     # A baked dataset is read as plain LeRobot data: its raw_command is a column like any other,
     # which --keep all carries (it used to fail: "episode 0 has no raw_command").
-    baked = bake([write_raw(tmp_path / "raw")], tmp_path / "baked", BakeConfig(convention="joint_target"))
-    again = bake([baked], tmp_path / "again", BakeConfig(convention="as_recorded", keep=("all",)))
+    baked = bake([write_raw(tmp_path / "raw")], tmp_path / "baked", BakeConfig(control_space="joint_target"))
+    again = bake([baked], tmp_path / "again", BakeConfig(control_space="as_recorded", keep=("all",)))
     for k in open_dataset(baked).episode_indices:
         src, got = open_dataset(baked).read_episode(k), open_dataset(again).read_episode(k)
         np.testing.assert_array_equal(got["raw_command"], src["raw_command"])
@@ -107,25 +107,25 @@ def test_keep_all_on_a_baked_dataset_carries_its_raw_command(tmp_path):
 
 
 def test_robot_type_comes_from_the_source_and_a_pool_holds_one_robot(foreign, tmp_path):
-    out = bake([foreign], tmp_path / "a", BakeConfig(convention="joint_pos"))
+    out = bake([foreign], tmp_path / "a", BakeConfig(control_space="joint_pos"))
     assert open_dataset(out).info.robot_type == "so100"
     assert not any("robot_type" in n for n in stamp(out)["notes"])
     unnamed = write_foreign(tmp_path / "unnamed", robot_type=None)
-    out = bake([unnamed], tmp_path / "b", BakeConfig(convention="joint_pos"))
+    out = bake([unnamed], tmp_path / "b", BakeConfig(control_space="joint_pos"))
     assert open_dataset(out).info.robot_type is None
     assert any("names no robot" in n for n in stamp(out)["notes"])
-    pooled = bake([unnamed, foreign], tmp_path / "pooled", BakeConfig(convention="joint_pos"))
+    pooled = bake([unnamed, foreign], tmp_path / "pooled", BakeConfig(control_space="joint_pos"))
     assert open_dataset(pooled).info.robot_type == "so100"
     assert any(f"'so100' is taken from the other sources for ['{unnamed}']" in n for n in stamp(pooled)["notes"])
     other = write_foreign(tmp_path / "koch", robot_type="koch")
     with pytest.raises(BakeError, match="robot_type differs: .*'so100', .*'koch'"):
-        bake([foreign, other], tmp_path / "c", BakeConfig(convention="joint_pos"))
+        bake([foreign, other], tmp_path / "c", BakeConfig(control_space="joint_pos"))
 
 
 def test_raw_demoforge_sources_keep_their_targets_as_recorded_and_all_their_columns(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(8,), cams=())
-    target = open_dataset(bake([raw], tmp_path / "t", BakeConfig(convention="joint_target"))).read_episode(0)
-    out = bake([raw], tmp_path / "r", BakeConfig(convention="as_recorded", keep=("all",)))
+    target = open_dataset(bake([raw], tmp_path / "t", BakeConfig(control_space="joint_target"))).read_episode(0)
+    out = bake([raw], tmp_path / "r", BakeConfig(control_space="as_recorded", keep=("all",)))
     got = open_dataset(out).read_episode(0)
     np.testing.assert_array_equal(got["action"], target["action"])  # the raw action is the commanded target
     src = open_dataset(raw).read_episode(0)
@@ -134,7 +134,7 @@ def test_raw_demoforge_sources_keep_their_targets_as_recorded_and_all_their_colu
     s = stamp(out)
     assert s["action"]["parts"] == {"arm": [0, 3], "gripper": [3, 4]} and s["notes"] == []
     assert open_dataset(out).info.robot_type == "test_arm"
-    dropped = stamp(bake([raw], tmp_path / "p", BakeConfig(convention="joint_pos")))["notes"]
+    dropped = stamp(bake([raw], tmp_path / "p", BakeConfig(control_space="joint_pos")))["notes"]
     assert dropped == ["source columns ['sim.state', 'symbolic.state', 'plan.operator', 'plan.phase'] are not "
                        "carried into the bake; --keep all (or --keep sim.state,symbolic.state,plan.operator,"
                        "plan.phase) carries them"]
@@ -143,13 +143,13 @@ def test_raw_demoforge_sources_keep_their_targets_as_recorded_and_all_their_colu
 def test_lerobot_written_fixtures_keep_their_action_and_robot_type(tmp_path):
     fixture = FIXTURES / "lerobot044_video"
     src = open_dataset(fixture)
-    out = bake([fixture], tmp_path / "rec", BakeConfig(convention="as_recorded", control_freq=15))
+    out = bake([fixture], tmp_path / "rec", BakeConfig(control_space="as_recorded", control_freq=15))
     ds = open_dataset(out)
     for e in range(src.num_episodes):
         np.testing.assert_array_equal(ds.read_episode(e)["action"], src.read_episode(e, ["action"])["action"][::2])
     assert ds.info.robot_type == "probe_bot" and ds.info.features["action"].names == [f"a{k}" for k in range(8)]
     assert len(ds.read_video(0, "observation.images.front")) == ds.episode(0)["length"]
-    out = bake([fixture], tmp_path / "pos", BakeConfig(convention="joint_pos"))
+    out = bake([fixture], tmp_path / "pos", BakeConfig(control_space="joint_pos"))
     assert REPLACED in stamp(out)["notes"]
 
 
@@ -169,11 +169,11 @@ def test_cli_prints_the_notes_and_reports_a_bad_keep_with_exit_2(foreign, tmp_pa
 
 
 def test_a_video_that_must_be_re_encoded_is_said_so_with_both_settings(tmp_path):
-    """A lerobot-written AV1 stream baked at its own rate with the default h264 settings is
+    """A lerobot-written AV1 stream baked at its own rate with --vcodec h264 (not the default auto) is
     re-encoded, and the note names both encoders and the flags that copy it instead; with those
     flags it is copied, with no note."""
     fixture = FIXTURES / "lerobot061_video"
-    notes = stamp(bake([fixture], tmp_path / "h264", BakeConfig(convention="as_recorded")))["notes"]
+    notes = stamp(bake([fixture], tmp_path / "h264", BakeConfig(control_space="as_recorded", vcodec="h264")))["notes"]
     (note,) = [n for n in notes if n.startswith("observation.images.front: re-encoded")]
     assert "from av1 crf 30" in note and "to h264 crf 23" in note
     assert "`--vcodec av1 --crf 30 --gop-seconds 0.0666667` copies" in note
@@ -183,9 +183,11 @@ def test_a_video_that_must_be_re_encoded_is_said_so_with_both_settings(tmp_path)
     copy = stamp(tmp_path / "copy")
     assert not any("re-encoded" in n for n in copy["notes"])
     assert {e["video"]["observation.images.front"] for e in copy["sources"][0]["episodes"]} == {"copied"}
-    half = stamp(bake([fixture], tmp_path / "half", BakeConfig(convention="as_recorded", control_freq=15)))["notes"]
+    half = stamp(bake([fixture], tmp_path / "half", BakeConfig(control_space="as_recorded", control_freq=15,
+                                                                                vcodec="h264")))["notes"]
     assert any("one frame in 2 is kept (30 -> 15 Hz)" in n for n in half)
-    old = stamp(bake([FIXTURES / "lerobot044_video"], tmp_path / "old", BakeConfig(convention="as_recorded")))
+    old = stamp(bake([FIXTURES / "lerobot044_video"], tmp_path / "old", BakeConfig(control_space="as_recorded",
+                                                                                                vcodec="h264")))
     assert any("does not record all its encoder settings" in n for n in old["notes"])
 
 

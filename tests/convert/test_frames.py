@@ -39,7 +39,7 @@ def test_pixel_counter_counts_the_rgb24_pixels(h, w):
 
 def test_a_bake_counts_the_kept_source_frames(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(12,))
-    out = bake([raw], tmp_path / "out", BakeConfig(convention="joint_vel", control_freq=15))
+    out = bake([raw], tmp_path / "out", BakeConfig(control_space="joint_vel", control_freq=15))
     row = pq.read_table(out / "meta/episodes/chunk-000/file-000.parquet").to_pylist()[0]
     src = open_dataset(raw)
     for key in CAMS:

@@ -65,7 +65,7 @@ def test_built_in_readers_are_found_through_the_seam(tmp_path):
 
 def test_a_registered_reader_makes_bake_read_its_format(jsonl, tmp_path):
     log = write_log(tmp_path / "run.jsonl")
-    out = bake([log], tmp_path / "out", BakeConfig(convention="as_recorded"))
+    out = bake([log], tmp_path / "out", BakeConfig(control_space="as_recorded"))
     got = open_dataset(out).read_episode(0)
     t = np.arange(6)
     np.testing.assert_array_equal(got["observation.state"],
@@ -92,7 +92,7 @@ def test_an_unknown_format_lists_the_readers_and_how_to_add_one(tmp_path):
     with pytest.raises(BakeError, match=r"run\.jsonl: no reader recognises it \(readers: demoforge_raw: .*"
                                         r"robomimic_hdf5: .*\); register one for its format with "
                                         r"demoforge.convert.readers.register_reader or a 'demoforge.readers'"):
-        bake([path], tmp_path / "out", BakeConfig(convention="as_recorded"))
+        bake([path], tmp_path / "out", BakeConfig(control_space="as_recorded"))
 
 
 def test_a_reader_name_cannot_be_taken_twice(jsonl):
@@ -118,9 +118,9 @@ def test_an_entry_point_in_demoforge_readers_registers_a_reader(monkeypatch, tmp
 
 def test_lerobot_v21_bakes_to_the_data_of_its_v3_original(tmp_path):
     raw = write_raw(tmp_path / "raw", (12, 9))
-    v3 = bake([raw], tmp_path / "v3", BakeConfig(convention="joint_vel"))
+    v3 = bake([raw], tmp_path / "v3", BakeConfig(control_space="joint_vel"))
     v21 = write_v21(v3, tmp_path / "v21")
-    again = bake([v21], tmp_path / "again", BakeConfig(convention="as_recorded"))
+    again = bake([v21], tmp_path / "again", BakeConfig(control_space="as_recorded"))
     a, b = open_dataset(v3), open_dataset(again)
     assert b.num_episodes == 2 and b.info.video_keys == a.info.video_keys
     for i in range(2):
@@ -138,4 +138,4 @@ def test_a_broken_v21_dataset_is_refused_with_its_problems(tmp_path):
     next(v21.glob("data/chunk-000/episode_000001.parquet")).unlink()
     with pytest.raises(BakeError, match=r"(?s)v21: a LeRobot v2.1 dataset with 1 problem\(s\).*"
                                         r"\[file.missing\] data/chunk-000/episode_000001.parquet"):
-        bake([v21], tmp_path / "out", BakeConfig(convention="as_recorded"))
+        bake([v21], tmp_path / "out", BakeConfig(control_space="as_recorded"))

@@ -70,7 +70,7 @@ def lift(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def baked(lift, tmp_path_factory) -> Path:
-    return bake([lift], tmp_path_factory.mktemp("baked") / "out", BakeConfig(convention="as_recorded",
+    return bake([lift], tmp_path_factory.mktemp("baked") / "out", BakeConfig(control_space="as_recorded",
                                                                            keep=("all",)))
 
 
@@ -110,7 +110,7 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 def test_bake_of_hdf5_is_deterministic(lift, baked, tmp_path):
-    again = bake([lift], tmp_path / "again", BakeConfig(convention="as_recorded", keep=("all",)))
+    again = bake([lift], tmp_path / "again", BakeConfig(control_space="as_recorded", keep=("all",)))
     a, b = _digests(baked), _digests(again)
     assert a.keys() == b.keys()
     assert [k for k in a if a[k] != b[k]] == []
@@ -119,7 +119,7 @@ def test_bake_of_hdf5_is_deterministic(lift, baked, tmp_path):
 def test_bake_does_not_write_into_the_hdf5_file(tmp_path):
     src = write_robomimic(tmp_path / "src.hdf5", (4,), images=False)
     before = src.read_bytes()
-    bake([src], tmp_path / "out", BakeConfig(convention="joint_pos"))
+    bake([src], tmp_path / "out", BakeConfig(control_space="joint_pos"))
     assert src.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "src.hdf5"]
 
@@ -162,7 +162,7 @@ def test_malformed_files_are_refused_naming_file_group_value_and_fix(tmp_path, d
         elif damage == "num_samples":
             f["data/demo_0"].attrs["num_samples"] = 7
     with pytest.raises(BakeError) as err:
-        bake([path], tmp_path / "out", BakeConfig(convention="as_recorded"))
+        bake([path], tmp_path / "out", BakeConfig(control_space="as_recorded"))
     msg = str(err.value)
     assert str(path) in msg and f"{where}: {says}" in msg and "demoforge dataset check" in msg
     assert not (tmp_path / "out").exists() and not (tmp_path / ".out.bake-imports").exists()
@@ -176,7 +176,7 @@ def test_missing_proprioception_is_refused_with_the_keys_it_holds(tmp_path):
                                         r"positions \[rad\]\); it holds \['object', 'robot0_gripper_qpos'\]. "
                                         r"Extract robosuite's proprioception with robomimic's "
                                         r"dataset_states_to_obs.py"):
-        bake([path], tmp_path / "out", BakeConfig(convention="as_recorded"))
+        bake([path], tmp_path / "out", BakeConfig(control_space="as_recorded"))
 
 
 def test_without_h5py_an_hdf5_input_names_the_extra(tmp_path, monkeypatch):
@@ -184,7 +184,7 @@ def test_without_h5py_an_hdf5_input_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)  # import h5py now raises ImportError
     with pytest.raises(DemoforgeError, match=r"x\.hdf5: reading or writing HDF5 needs h5py, which is not "
                                              r"installed; pip install 'demoforge\[hdf5\]'"):
-        bake([path], tmp_path / "out", BakeConfig(convention="as_recorded"))
+        bake([path], tmp_path / "out", BakeConfig(control_space="as_recorded"))
 
 
 def test_sources_whose_gripper_values_mean_different_things_are_not_baked_together(lift, tmp_path):
@@ -194,7 +194,7 @@ def test_sources_whose_gripper_values_mean_different_things_are_not_baked_togeth
         f["data/demo_0/obs/gripper"] = np.zeros((4, 1))
     with pytest.raises(BakeError, match=r"gripper value is \{'quantity': 'closedness'.*'finger opening \[m\]'.*"
                                         r"one column cannot hold both"):
-        bake([lift, closed], tmp_path / "out", BakeConfig(convention="as_recorded", cams=()))
+        bake([lift, closed], tmp_path / "out", BakeConfig(control_space="as_recorded", cams=()))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["closed.hdf5"]  # no import left beside OUT
 
 
@@ -202,7 +202,7 @@ def test_observations_that_fit_no_column_are_named_in_the_notes(tmp_path):
     path = write_robomimic(tmp_path / "depth.hdf5", (4,), images=False)
     with h5py.File(path, "r+") as f:
         f["data/demo_0/obs/agentview_depth"] = np.ones((4, 8, 8, 1), np.float32)
-    out = bake([path], tmp_path / "out", BakeConfig(convention="as_recorded", keep=("all",)))
+    out = bake([path], tmp_path / "out", BakeConfig(control_space="as_recorded", keep=("all",)))
     notes = json.loads((out / "meta/bake.json").read_text())["notes"]
     assert f"{path}: obs/agentview_depth fit no column of the import (not low-dimensional, not an RGB camera the " \
            "reader takes) and are not read" in notes

@@ -21,7 +21,7 @@ def _tags(node) -> list[str]:
 
 def test_v21_parquet_files_tag_vectors_as_sequence(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(6,), cams=())
-    out = bake([raw], tmp_path / "v21", BakeConfig(convention="joint_vel", lerobot_format="v2.1"))
+    out = bake([raw], tmp_path / "v21", BakeConfig(control_space="joint_vel", lerobot_format="v2.1"))
     files = sorted(out.glob("data/*/*.parquet"))
     assert files
     for path in files:
@@ -48,7 +48,7 @@ def test_datasets3_schema_rewrites_only_the_tags():
 
 def test_write_v21_reports_each_episode(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(6, 5, 4), cams=())
-    v3 = bake([raw], tmp_path / "v3", BakeConfig(convention="joint_vel"))
+    v3 = bake([raw], tmp_path / "v3", BakeConfig(control_space="joint_vel"))
     events = []
     write_v21(v3, tmp_path / "v21", progress=events.append)
     assert [(e.stage, e.kind, e.item, e.done, e.total) for e in events] == [

@@ -301,7 +301,7 @@ def test_rendered_and_baked_datasets_get_coverage_episodes_they_can_be_trained_b
     assert any("camera videos ['observation.images.front'] are not made" in n and "demoforge render" in n
                for n in report.notes)
     # the coverage dataset bakes like the input's raw data
-    baked = bake([rendered], tmp_path / "baked", BakeConfig(convention="joint_pos", control_freq=30))
+    baked = bake([rendered], tmp_path / "baked", BakeConfig(control_space="joint_pos", control_freq=30))
     out = generate_coverage(baked, tmp_path / "from-baked", config=CoverageConfig(episodes=2))
     ds, train = open_dataset(out.output), open_dataset(baked)
     assert out.kind == "baked" and ds.info.fps == 30 and check_dataset(out.output) == []

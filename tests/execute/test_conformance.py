@@ -57,7 +57,7 @@ def test_a_mixed_run_and_its_bake_load_in_real_lerobot(mixed, tmp_path):
 
     python = lerobot_python_or_skip()
     raw = generate(mixed, tmp_path / "run", episodes_per_problem=1, seed=3).roots["success"]
-    baked = bake([raw], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    baked = bake([raw], tmp_path / "baked", BakeConfig(control_space="joint_target", control_freq=30))
     roots = [raw, baked]
     for root, result in zip(roots, probe_many(python, roots, tmp_path / "probe")):
         dump = require_dump(result)

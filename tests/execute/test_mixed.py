@@ -70,7 +70,7 @@ def test_a_mixed_run_does_not_depend_on_the_worker_count_and_renders_bakes_and_d
     rendered = tmp_path / "rendered"
     render_dataset(other.roots["success"], rendered, RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",)))
     assert check_dataset(rendered) == []
-    baked = bake([rendered], tmp_path / "baked", BakeConfig(convention="joint_target", control_freq=30))
+    baked = bake([rendered], tmp_path / "baked", BakeConfig(control_space="joint_target", control_freq=30))
     assert check_dataset(baked) == [] and open_dataset(baked).num_episodes == 3
     for root in (other.roots["success"], baked):
         assert not [f for f in run_doctor(root).findings if f.severity == "error"]

@@ -30,8 +30,8 @@ def baked(tmp_path_factory):
     raw = write_raw(base / "raw", lengths=(12, 9))
     return {
         "base": base, "raw": raw,
-        "joint_target": bake([raw], base / "target", BakeConfig(convention="joint_target", control_freq=30)),
-        "joint_vel": bake([raw], base / "vel", BakeConfig(convention="joint_vel", control_freq=30)),
+        "joint_target": bake([raw], base / "target", BakeConfig(control_space="joint_target", control_freq=30)),
+        "joint_vel": bake([raw], base / "vel", BakeConfig(control_space="joint_vel", control_freq=30)),
     }
 
 
@@ -183,7 +183,7 @@ def test_gr00t_relative_stats_are_those_gr00t_computes(exports):
 
 def _bake_without_cams(base: Path) -> Path:
     raw = write_raw(base / "raw-nocam", lengths=(6,), cams=())
-    return bake([raw], base / "nocam", BakeConfig(convention="joint_target"))
+    return bake([raw], base / "nocam", BakeConfig(control_space="joint_target"))
 
 
 @pytest.mark.parametrize("case, fragment", [
@@ -209,7 +209,7 @@ def test_bad_input_is_refused_with_the_fix_and_writes_nothing(baked, tmp_path, c
     elif case == "not_baked":
         src = baked["raw"]
     elif case == "v21":
-        src = bake([baked["raw"]], tmp_path / "v21", BakeConfig(convention="joint_target", lerobot_format="v2.1"))
+        src = bake([baked["raw"]], tmp_path / "v21", BakeConfig(control_space="joint_target", lerobot_format="v2.1"))
     elif case == "inside":
         out = src / "export"
     elif case == "not_empty":
@@ -233,14 +233,14 @@ def test_bad_input_is_refused_with_the_fix_and_writes_nothing(baked, tmp_path, c
     ("joint_vel", []), ("as_recorded", []),  # velocities; an action demoforge does not interpret
 ])
 def test_relative_parts_follow_what_the_action_holds(baked, tmp_path, convention, relative):
-    src = read_source(bake([baked["raw"]], tmp_path / "b", BakeConfig(convention=convention, cams=())))
+    src = read_source(bake([baked["raw"]], tmp_path / "b", BakeConfig(control_space=convention, cams=())))
     assert list(src.relative_parts) == relative
     assert src.delta_mask == tuple(p in relative for p in ("arm",) * 3 + ("gripper",))
 
 
 def test_a_raw_command_that_is_not_joint_positions_stays_absolute(tmp_path):
     raw = write_raw(tmp_path / "raw", lengths=(6,), cams=(), control=law("cartesian_delta"))
-    src = read_source(bake([raw], tmp_path / "b", BakeConfig(convention="raw_cmd", cams=())))
+    src = read_source(bake([raw], tmp_path / "b", BakeConfig(control_space="raw_cmd", cams=())))
     assert (src.convention, src.law_mode, src.relative_parts) == ("raw_cmd", "cartesian_delta", ())
 
 
@@ -264,7 +264,7 @@ def test_export_is_a_stage_whose_bytes_depend_on_no_worker_count_and_whose_kill_
     import demoforge.export.run as run
 
     raw = write_raw(tmp_path / "raw", lengths=(5, 6, 4, 7, 5, 6, 5, 4, 6, 5))
-    src = bake([raw], tmp_path / "src", BakeConfig(convention="joint_target"))
+    src = bake([raw], tmp_path / "src", BakeConfig(control_space="joint_target"))
     cfg = ExportConfig(trainer=trainer, action_horizon=3, repo_id="demo/ten")
     one = export(src, tmp_path / "one", cfg)
     two = export(src, tmp_path / "two", cfg, workers=2)

@@ -31,8 +31,8 @@ def baked(tmp_path_factory):
     raw, rendered = render_tiny(folder)
     truth = {e: renderer_frames(raw, rendered, e) for e in open_dataset(rendered).episode_indices}
     return {"folder": folder, "rendered": rendered, "truth": truth,
-            "all": bake([rendered], folder / "all", BakeConfig(convention="joint_pos", control_freq=30)),
-            "seg": bake([rendered], folder / "seg", BakeConfig(convention="joint_pos", control_freq=30,
+            "all": bake([rendered], folder / "all", BakeConfig(control_space="joint_pos", control_freq=30)),
+            "seg": bake([rendered], folder / "seg", BakeConfig(control_space="joint_pos", control_freq=30,
                                                                  cams=SEG_CAMS))}
 
 
@@ -81,7 +81,7 @@ def test_gr00t_lists_segmentation_in_modality_json_and_trains_on_rgb(baked, tmp_
 
 
 def test_bake_v21_carries_depth_packed_as_the_exports_do(baked, tmp_path):
-    v21 = bake([baked["rendered"]], tmp_path / "v21", BakeConfig(convention="joint_pos", control_freq=30,
+    v21 = bake([baked["rendered"]], tmp_path / "v21", BakeConfig(control_space="joint_pos", control_freq=30,
                                                                  lerobot_format="v2.1"))
     _same_depth(baked["all"], v21, baked["truth"])
 

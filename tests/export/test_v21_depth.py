@@ -70,5 +70,5 @@ def test_bake_refuses_packed_depth_instead_of_re_encoding_it_as_a_camera(tmp_pat
 
     out = write_v21(write(tmp_path / "v3"), tmp_path / "v21")
     with pytest.raises(BakeError, match=r"depth codes packed into RGB \(rgb12.*bake the LeRobot v3.0 dataset") as err:
-        bake([out], tmp_path / "b", BakeConfig(convention="joint_pos"))
+        bake([out], tmp_path / "b", BakeConfig(control_space="joint_pos"))
     assert KEY in str(err.value) and not (tmp_path / "b").exists()

@@ -12,7 +12,7 @@ from demoforge.tasks import generate_family, write_tasks
 
 @pytest.fixture(scope="session")
 def family_run(tmp_path_factory) -> Path:
-    """`tasks gen pnp --count 2 --seed 0 --split train` then `generate --episodes-per-problem 2 --seed 0`."""
+    """`tasks gen pnp --problems 2 --task-seed 0 --split train` then `generate --episodes-per-problem 2 --seed 0`."""
     tasks = tmp_path_factory.mktemp("family")
     paths = write_tasks(generate_family("pnp", count=2, seed=0, split="train"), tasks)
     problems = sorted(p for p in paths if p.suffix == ".pddl" and p.name != "blocks.pddl")

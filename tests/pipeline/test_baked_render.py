@@ -32,14 +32,14 @@ def runs(tmp_path_factory):
     execute/success: render every 60 Hz tick, annotate every tick, then bake at 30 Hz keeping the labels."""
     out = tmp_path_factory.mktemp("baked-render")
     config = resolve_config(None, {"experiment_id": "run", "out_dir": str(out), "smoke_test": True,
-                                   "render_passes": ["plain"], "bake_convention": "joint_target",
-                                   "bake_control_freq": HZ, "workers": 1})
+                                   "looks": ["plain"], "control_space": "joint_target",
+                                   "control_freq": HZ, "workers": 1})
     lines: list[str] = []
     result = run_pipeline(config, echo=lines.append)
     raw = result.run_dir / "execute" / "success"
     render_dataset(raw, out / "rendered60", RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",), seed=0))
     annotate_dataset(out / "rendered60", out / "annotated60", warn=lines.append)
-    slow = bake([out / "annotated60"], out / "slow", BakeConfig(convention="joint_target", control_freq=HZ,
+    slow = bake([out / "annotated60"], out / "slow", BakeConfig(control_space="joint_target", control_freq=HZ,
                                                                  keep=LABEL_KEYS))
     return result, slow, lines
 
@@ -116,7 +116,7 @@ def test_one_frame_per_row_drawn_at_the_baked_tick(runs):
 def test_write_baked_refuses_a_render_of_other_ticks(runs, tmp_path):
     result, slow, _ = runs
     run = result.run_dir
-    raw, config = run / "execute" / "success", BakeConfig(convention="joint_target", control_freq=HZ)
+    raw, config = run / "execute" / "success", BakeConfig(control_space="joint_target", control_freq=HZ)
     with pytest.raises(BakeError, match="is not a render of the ticks"):
         write_baked(slow.parent / "rendered60", run / "render" / "ticks", raw, tmp_path / "out", config)
     assert not (tmp_path / "out").exists()

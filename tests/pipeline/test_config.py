@@ -11,7 +11,7 @@ from demoforge.pipeline.config import output_fields
 
 def test_flags_override_file_and_round_trip(tmp_path):
     f = tmp_path / "c.yaml"
-    f.write_text("experiment_id: a\nproblems: 3\nrender_passes: [plain]\nseed: 5\n")
+    f.write_text("experiment_id: a\nproblems: 3\nlooks: [plain]\nseed: 5\n")
     c = resolve_config(f, {"problems": 4, "seed": None, "cameras": ["front"]})
     assert (c.experiment_id, c.tasks.problems, c.seed, c.render.looks, c.render.cameras) == \
         ("a", 4, 5, ("plain",), ("front",))
@@ -21,10 +21,10 @@ def test_flags_override_file_and_round_trip(tmp_path):
 def test_unknown_keys_and_bad_values_reported_together(tmp_path):
     with pytest.raises(PipelineError) as err:
         config_from_dict({"experiment_id": "bad id", "episodes": 3, "problems": 0, "workers": "many",
-                          "skip": ["paint"], "backend": "slurm", "bake_convention": "nope"})
+                          "skip": ["paint"], "backend": "slurm", "control_space": "nope"})
     msg = str(err.value)
     for needle in ("unknown key 'episodes'", "experiment_id", "tasks.problems (--problems): 0", "workers (--workers): "
-                   "'many'", "['paint']", "backend (--backend): 'slurm'", "bake.control_space (--control-space, --convention, --bake): 'nope'"):
+                   "'many'", "['paint']", "backend (--backend): 'slurm'", "bake.control_space (--control-space): 'nope'"):
         assert needle in msg, needle
 
 
@@ -85,8 +85,8 @@ def test_robot_is_checked_up_front_and_is_part_of_the_output(tmp_path):
         config_from_dict({"experiment_id": "r", "robot": "nosuch"})
     assert "robot: robot 'nosuch': not a built-in robot card (panda, ur5e_2f85)" in str(err.value)
     with pytest.raises(PipelineError, match="robot 'ur5e_2f85' has no wrist camera"):
-        config_from_dict({"experiment_id": "r", "robot": "ur5e_2f85", "render_passes": ["plain"]})
-    config_from_dict({"experiment_id": "r", "robot": "ur5e_2f85", "render_passes": ["plain"], "cameras": ["front"]})
+        config_from_dict({"experiment_id": "r", "robot": "ur5e_2f85", "looks": ["plain"]})
+    config_from_dict({"experiment_id": "r", "robot": "ur5e_2f85", "looks": ["plain"], "cameras": ["front"]})
     c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": list(STAGES)})
     run_pipeline(c, echo=lambda s: None)
     with pytest.raises(PipelineError, match="robot"):

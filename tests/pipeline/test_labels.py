@@ -244,7 +244,7 @@ def test_write_baked_refuses_labels_the_render_lacks(run, tmp_path):
     from demoforge.pipeline.baked_render import write_baked
 
     root = run(30)
-    config = BakeConfig(convention="joint_target", control_freq=30, keep=("goal.visible",))
+    config = BakeConfig(control_space="joint_target", control_freq=30, keep=("goal.visible",))
     with pytest.raises(BakeError, match=r"--keep \['goal.visible'\]: .* has no such columns \(no goal labels\); the "
                                         "annotate stage adds them"):
         write_baked(root / "render" / "success", root / "render" / "ticks", root / "execute" / "success",

@@ -1,4 +1,4 @@
-"""One options record per stage: every field settable from `run`'s flags, the YAML config and the
+"""One config record per stage: every field settable from `run`'s flags, the YAML config and the
 stage's own command under one name; up-front validation; `run -i`; what --smoke-test switches off."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from typer.testing import CliRunner
 
 from demoforge.cli.main import app
 from demoforge.pipeline import PipelineError, config_from_dict
-from demoforge.pipeline.config import STAGES, PipelineConfig
-from demoforge.pipeline.fields import specs
-from demoforge.pipeline.options import STAGE_OPTIONS
+from demoforge.pipeline.config import STAGE_CONFIGS, STAGES, PipelineConfig
+from demoforge.fields import specs
 
 # stage -> the command that runs it alone (`family` of tasks gen is its FAMILY argument)
 COMMANDS = {"tasks": ("tasks", "gen"), "envs": ("env", "build"), "execute": ("generate",), "render": ("render",),
@@ -30,15 +29,13 @@ def _flags(path: tuple[str, ...]) -> set[str]:
 
 def test_every_stage_field_is_a_flag_of_run_and_of_its_command_and_a_yaml_key():
     run_flags = _flags(("run",))
-    for stage, cls in STAGE_OPTIONS.items():
+    for stage, cls in STAGE_CONFIGS.items():
         stage_flags = _flags(COMMANDS[stage])
         for spec in specs(cls):
             if spec.stage and (stage, spec.name) not in POSITIONAL:
                 assert spec.flag in stage_flags, (stage, spec.flag)
-                assert set(spec.aliases) | set(spec.stage_aliases) <= stage_flags, (stage, spec.name)
             if spec.run:
                 assert spec.flag in run_flags, (stage, spec.flag)
-                assert set(spec.aliases) | set(spec.run_aliases) <= run_flags, (stage, spec.name)
                 key = spec.name if spec.shared else f"{stage}.{spec.name}"
                 assert key in _yaml_keys(), key
     for spec in specs(PipelineConfig):
@@ -47,7 +44,7 @@ def test_every_stage_field_is_a_flag_of_run_and_of_its_command_and_a_yaml_key():
 
 def _yaml_keys() -> set[str]:
     saved = config_from_dict({"experiment_id": "k"}).to_dict()
-    return {f"{k}.{kk}" for k, v in saved.items() if k in STAGE_OPTIONS for kk in v} | set(saved)
+    return {f"{k}.{kk}" for k, v in saved.items() if k in STAGE_CONFIGS for kk in v} | set(saved)
 
 
 def test_run_flags_are_unique_across_stages():
@@ -55,15 +52,14 @@ def test_run_flags_are_unique_across_stages():
     from demoforge.cli.options import run_fields
 
     for spec in run_fields():
-        for flag in (spec.flag, *spec.aliases, *spec.run_aliases):
-            assert flag not in seen, f"{flag}: {seen.get(flag)} and {spec.name}"
-            seen[flag] = spec.name
+        assert spec.flag not in seen, f"{spec.flag}: {seen.get(spec.flag)} and {spec.name}"
+        seen[spec.flag] = spec.name
 
 
 def test_stage_options_set_from_flags_and_yaml_land_in_the_saved_config(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("execute:\n  max_retries: 5\n  motion_profile: slow\nbake:\n  crf: 30\ndistractors: 1\n"
-                   "bake_control_freq: 30\n")
+                   "control_freq: 30\n")
     res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg),
                                    "--max-retries", "1", "--split", "train", "--block-size", "0.03,0.04",
                                    "--control-space", "joint_pos", "--filter-idle", "--fail-on", "warning",
@@ -102,7 +98,9 @@ def test_nested_and_flat_keys_and_their_conflicts():
         config_from_dict({"experiment_id": "x", "execute": {"seed": 3}})
     with pytest.raises(PipelineError, match="unknown key 'look'"):
         config_from_dict({"experiment_id": "x", "render": {"look": ["plain"]}})
-    assert config_from_dict({"experiment_id": "x", "render": {"render_passes": ["plain"]}}).render.looks == ("plain",)
+    for old in ("render_passes", "bake_convention", "bake_control_freq", "doctor_fail_on"):  # the older flat keys
+        with pytest.raises(PipelineError, match=f"unknown key '{old}'"):
+            config_from_dict({"experiment_id": "x", old: None})
 
 
 def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):
@@ -127,7 +125,7 @@ def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):
 def test_interactive_mode_chooses_stages_and_edits_options(tmp_path):
     # stages: tasks yes, envs no, execute..doctor: Enter (as configured: all run); run options: no;
     # tasks options: yes -> problems 3, task_seed 7, the rest Enter; execute options: no; bake and doctor: no.
-    n_tasks = sum(1 for s in specs(STAGE_OPTIONS["tasks"]) if s.run and not s.shared)
+    n_tasks = sum(1 for s in specs(STAGE_CONFIGS["tasks"]) if s.run and not s.shared)
     answers = ["y", "n", "", "", "", "", "", "", "n", "y", "", "3", "7"] + [""] * (n_tasks - 3)
     answers += ["n", "n", "n", "n", "n"]  # edit execute, render, bake, doctor? start the run? no
     res = CliRunner().invoke(app, ["run", "--experiment-id", "i", "--out-dir", str(tmp_path), "-i"],

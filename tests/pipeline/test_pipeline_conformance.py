@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.conformance, pytest.mark.slow]
 def test_smoke_pipeline_loads_in_real_lerobot(tmp_path):
     python = lerobot_python_or_skip()
     config = resolve_config(None, {"experiment_id": "smoke", "out_dir": str(tmp_path), "smoke_test": True,
-                                   "render_passes": ["plain"], "bake_convention": "joint_target",
+                                   "looks": ["plain"], "control_space": "joint_target",
                                    "skip": ["doctor"]})
     result = run_pipeline(config, echo=lambda s: None)
     root = result.final

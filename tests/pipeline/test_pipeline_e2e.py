@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("pipeline")
     config = resolve_config(None, {"experiment_id": "smoke", "out_dir": str(out), "smoke_test": True,
-                                   "render_passes": ["plain"], "bake_convention": "joint_target", "workers": 1})
+                                   "looks": ["plain"], "control_space": "joint_target", "workers": 1})
     lines: list[str] = []
     return run_pipeline(config, echo=lines.append), lines
 

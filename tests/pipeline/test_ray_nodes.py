@@ -40,9 +40,9 @@ RayExecutor.close = keep
 def run(backend, **kw):
     config = config_from_dict({"experiment_id": "exp", "out_dir": str(out / backend), "problems": 2,
                                "episodes_per_problem": 4, "reset_states": 2, "envs": 1, "workers": 2,
-                               "backend": backend, "progress": False, "render_passes": ["plain"],
-                               "cameras": ["front"], "image_size": "64", "bake_convention": "joint_target",
-                               "bake_control_freq": 60, "skip": ["doctor"], **kw})
+                               "backend": backend, "progress": False, "looks": ["plain"],
+                               "cameras": ["front"], "image_size": "64", "control_space": "joint_target",
+                               "control_freq": 60, "skip": ["doctor"], **kw})
     run_pipeline(config, echo=lambda s: None)
     files = {}
     for rel in ("execute/success", "render/success", "annotated", "baked"):

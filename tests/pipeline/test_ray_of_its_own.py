@@ -73,8 +73,8 @@ hashes = {}
 for backend in ("local", "ray"):
     config = config_from_dict({"experiment_id": backend, "out_dir": out, "problems": 1, "episodes_per_problem": 2,
                                "reset_states": 2, "envs": 1, "workers": 2, "backend": backend, "progress": False,
-                               "render_passes": ["plain"], "cameras": ["front"], "bake_convention": "joint_target",
-                               "bake_control_freq": 60, "skip": ["doctor"]})
+                               "looks": ["plain"], "cameras": ["front"], "control_space": "joint_target",
+                               "control_freq": 60, "skip": ["doctor"]})
     result = run_pipeline(config, echo=lambda s: None)
     root = config.run_dir / "baked"  # the data and videos (meta records the run's own paths)
     hashes[backend] = {str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest()

@@ -32,10 +32,10 @@ PROVENANCE = "meta/demoforge/pipeline/provenance.json"
 def _config(base: Path, schedule: str, *, baked: bool, **kw) -> dict:
     """3 problems of 2 episodes (or `kw`'s) on 2 workers, the front camera at 64 px; `baked`: annotated
     and baked at 30 Hz (the run renders only the baked ticks), else rendered and merged at the native rate."""
-    stages = {"bake_convention": "joint_target", "bake_control_freq": 30, "skip": ["doctor"]} if baked else \
+    stages = {"control_space": "joint_target", "control_freq": 30, "skip": ["doctor"]} if baked else \
         {"skip": ["annotate", "bake", "doctor"]}
     return {"experiment_id": "exp", "out_dir": str(base), "problems": 3, "episodes_per_problem": 2,
-            "reset_states": 2, "envs": 1, "workers": 2, "render_passes": ["plain"], "cameras": ["front"],
+            "reset_states": 2, "envs": 1, "workers": 2, "looks": ["plain"], "cameras": ["front"],
             "image_size": "64", "progress": False, "render_schedule": schedule, **stages, **kw}
 
 

@@ -16,8 +16,8 @@ def test_cli_maps_flags_onto_the_saved_config(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("problems: 3\nseed: 4\n")
     res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), "--config", str(cfg),
-                                   "--seed", "9", "--render-pass", "plain", "--render-pass", "randomized:2",
-                                   "--bake", "joint_target", *ALL])
+                                   "--seed", "9", "--look", "plain", "--look", "randomized:2",
+                                   "--control-space", "joint_target", *ALL])
     assert res.exit_code == 0, res.output
     saved = yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())
     assert (saved["tasks"]["problems"], saved["seed"], saved["render"]["looks"]) == (3, 9, ["plain", "randomized:2"])

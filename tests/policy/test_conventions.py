@@ -15,7 +15,7 @@ def baked(expert_data, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("baked")
     return (bake([expert_data], out / "b15", BakeConfig(control_freq=15)),
-            bake([expert_data], out / "b30", BakeConfig(control_freq=30, convention="joint_pos")))
+            bake([expert_data], out / "b30", BakeConfig(control_freq=30, control_space="joint_pos")))
 
 
 def _run(*argv):

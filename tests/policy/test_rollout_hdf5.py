@@ -41,7 +41,7 @@ def test_rollout_writes_robomimic_hdf5_that_reads_back_and_bakes(pnp, tmp_path):
         args = json.loads(f["data"].attrs["env_args"])
         assert args["env_kwargs"]["control_freq"] == v3.info.fps and int(f["data"].attrs["total"]) == 40
         assert f["data/demo_1/states"].shape[0] == 20
-    baked = bake([path], tmp_path / "baked", BakeConfig(convention="joint_pos", include_failures=True))
+    baked = bake([path], tmp_path / "baked", BakeConfig(control_space="joint_pos", include_failures=True))
     np.testing.assert_array_equal(open_dataset(baked).read_episode(1)["observation.state"],
                                   v3.read_episode(1)["observation.state"])
 

@@ -32,7 +32,7 @@ def test_kept_ticks_are_evenly_spaced_from_zero_and_ceil_n_over_stride_many(leng
 @given(st.lists(st.integers(1, 25), min_size=1, max_size=3), st.sampled_from(valid_rates(FPS)[1:]),
        st.sampled_from(["joint_pos", "joint_vel", "joint_target", "raw_cmd"]))
 def test_bake_ticks_keeps_the_ticks_and_columns_of_a_full_bake(lengths, rate, convention):
-    config = BakeConfig(convention=convention, control_freq=rate)
+    config = BakeConfig(control_space=convention, control_freq=rate)
     with tempfile.TemporaryDirectory() as tmp:
         src = write_raw(Path(tmp) / "raw", lengths=tuple(lengths), cams=())
         (src / SCENES_DIR).mkdir(parents=True)  # bake_ticks carries the scene inputs the render reads

@@ -38,10 +38,11 @@ def test_a_size_for_a_camera_not_rendered_is_refused(raw, tmp_path):
 
 def test_run_takes_the_same_key_and_passes_it_to_its_render_stage():
     from demoforge.pipeline.config import PipelineError, config_from_dict
+    from demoforge.render import resolve_looks
 
     for raw in ({"render": {"looks": ["plain"], "image_size": "96,wrist=64"}},
                 {"image_size": "96,wrist=64", "render": {"looks": ["plain"]}}):  # nested or flat, as every run key
-        look = config_from_dict({"experiment_id": "x", **raw}).render.render_config().looks[0].look
+        look = resolve_looks(config_from_dict({"experiment_id": "x", **raw}).render).looks[0].look
         assert look.image_size("front") == (96, 96) and look.image_size("wrist") == (64, 64)
     with pytest.raises(PipelineError, match=r"image_size \(--image-size\): \['side'\] are not among the rendered"):
         config_from_dict({"experiment_id": "x", "render": {"looks": ["plain"], "image_size": "side=64"}})

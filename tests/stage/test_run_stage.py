@@ -138,7 +138,7 @@ def test_stage_errors_are_demoforge_errors():
 
 def test_bake_resumes_from_its_finished_shards(tmp_path, monkeypatch):
     src = write_raw(tmp_path / "raw", lengths=(8, 6, 7, 5) * 4)  # 16 episodes: 4 items of 4
-    cfg = BakeConfig(convention="joint_vel", control_freq=30)
+    cfg = BakeConfig(control_space="joint_vel", control_freq=30)
     ref = bake([src], tmp_path / "ref", cfg)
     ran = []
     kill_at(monkeypatch, BakeStage, 2, ran)
@@ -213,7 +213,7 @@ from tests.convert._sources import JOINTS, N_ARM, N_STATE, law, raw_columns, wri
 
 tmp = Path(sys.argv[1])
 src = write_raw(tmp / "raw", lengths=(8, 6, 7))
-cfg = BakeConfig(convention="joint_vel", control_freq=20, task="a task set here")
+cfg = BakeConfig(control_space="joint_vel", control_freq=20, task="a task set here")
 local = bake([src], tmp / "local", cfg, workers=2)
 try:
     executor = RayExecutor()
@@ -287,7 +287,7 @@ def test_every_stage_stamps_what_it_wrote_with_its_fingerprint(tmp_path):
     from demoforge.stage.merge import MergeStage
 
     src = write_raw(tmp_path / "raw", lengths=(5, 4), cams=())
-    cfg = BakeConfig(convention="joint_vel", control_freq=30)
+    cfg = BakeConfig(control_space="joint_vel", control_freq=30)
     baked = bake([src], tmp_path / "baked", cfg)
     record = json.loads((baked / STAMP_DIR / "bake.json").read_text())
     assert record["stage"] == "bake" and record["fingerprint"]["stage"] == "bake"
@@ -305,7 +305,7 @@ def test_a_finished_output_is_known_by_its_own_stamp_not_by_one_copied_from_its_
     from demoforge.stage import finished_output, stamp_dataset
 
     src = write_raw(tmp_path / "raw", lengths=(5, 4), cams=())
-    cfg = BakeConfig(convention="joint_vel", control_freq=30)
+    cfg = BakeConfig(control_space="joint_vel", control_freq=30)
     baked = bake([src], tmp_path / "baked", cfg)
     fingerprint = json.loads((baked / STAMP_DIR / "bake.json").read_text())["fingerprint"]
     assert finished_output(baked, "bake", fingerprint)

@@ -121,7 +121,7 @@ def test_overlapping_regions_are_refused():
 
 
 def test_shipped_examples_match_the_generator():
-    """examples/tasks was written by `demoforge tasks gen stack_three --count 1 --seed 0
+    """examples/tasks was written by `demoforge tasks gen stack_three --problems 1 --task-seed 0
     --distractors 1 --out examples/tasks`; a change of generator output shows up here."""
     examples = Path(__file__).parents[2] / "examples" / "tasks"
     generated = generate_family("stack_three", count=1, seed=0, distractors=1)[0]

@@ -71,7 +71,7 @@ def test_tasks_list_shows_the_object_types(kitchen):
 def test_each_family_generates_and_its_goal_holds_at_the_end(kitchen, tmp_path, family, goal, distractors):
     """Generated with only the base facts the domain declares (no orientation relations), a box
     distractor beside the meshes when asked; every episode reaches the goal the package judges."""
-    _cli("tasks", "gen", family, "--task-package", str(KITCHEN), "--count", "2", "--seed", "3", "--distractors",
+    _cli("tasks", "gen", family, "--task-package", str(KITCHEN), "--problems", "2", "--task-seed", "3", "--distractors",
          distractors, "--out", str(tmp_path / "t"))
     problems = sorted(p for p in (tmp_path / "t").glob("*.pddl") if p.with_suffix(".scene.json").is_file())
     text = problems[0].read_text()
@@ -92,7 +92,7 @@ def test_a_free_subtype_nobody_builds_is_named(isolated, tmp_path):
     mugs = T.TaskPackage("mugs", domain=domain, families={"mug_in_bowl": dataclasses.replace(
         kitchen.families["cup_in_bowl"], types=("mug", "bowl"))})
     T.register(mugs)
-    _cli("tasks", "gen", "mug_in_bowl", "--task-package", str(KITCHEN), "--count", "1", "--seed", "0", "--out", str(tmp_path / "t"))
+    _cli("tasks", "gen", "mug_in_bowl", "--task-package", str(KITCHEN), "--problems", "1", "--task-seed", "0", "--out", str(tmp_path / "t"))
     res = CliRunner().invoke(app, ["generate", str(tmp_path / "t" / "mug_in_bowl-all-0000.pddl"), "--domain", "mugs", "--episodes-per-problem", "1",
                                    "--out", str(tmp_path / "raw")])
     assert res.exit_code == 2, res.output

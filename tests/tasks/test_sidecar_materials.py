@@ -1,4 +1,4 @@
-"""`tasks gen --material` writes contact materials into every generated sidecar (the key
+"""`tasks gen --sidecar-material` writes contact materials into every generated sidecar (the key
 `demoforge run` carries as tasks.sidecar_material, so its envs stage bakes them into the
 packages); block names are drawn per problem, so only `table` and `blocks` reach every one."""
 
@@ -10,21 +10,21 @@ from demoforge.cli.main import app
 
 
 def test_tasks_gen_writes_materials_into_every_sidecar(tmp_path):
-    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "3", "--seed", "1", "--material", "table=rubber",
-                                   "--material", "blocks=steel", "--out", str(tmp_path / "t")])
+    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "3", "--task-seed", "1", "--sidecar-material", "table=rubber",
+                                   "--sidecar-material", "blocks=steel", "--out", str(tmp_path / "t")])
     assert res.exit_code == 0, res.output
     sidecars = sorted((tmp_path / "t").glob("*.scene.json"))
     assert len(sidecars) == 3
     assert all(json.loads(p.read_text())["materials"] == {"blocks": "steel", "table": "rubber"} for p in sidecars)
-    plain = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "3", "--seed", "1", "--out", str(tmp_path / "p")])
+    plain = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "3", "--task-seed", "1", "--out", str(tmp_path / "p")])
     assert plain.exit_code == 0 and "materials" not in (tmp_path / "p" / sidecars[0].name).read_text()
 
 
 def test_a_bad_preset_or_a_block_name_is_refused_and_nothing_written(tmp_path):
-    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "2", "--seed", "1", "--material", "table=rubbr",
+    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "2", "--task-seed", "1", "--sidecar-material", "table=rubbr",
                                    "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "unknown material 'rubbr'" in res.output and "rubber" in res.output, res.output
-    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--count", "2", "--seed", "1", "--material", "red=rubber",
+    res = CliRunner().invoke(app, ["tasks", "gen", "pnp", "--problems", "2", "--task-seed", "1", "--sidecar-material", "red=rubber",
                                    "--out", str(tmp_path / "b")])
     assert res.exit_code == 2 and "materials.red: no such prop" in res.output and "`blocks`" in res.output, res.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -72,7 +72,7 @@ def test_bad_specs_are_refused_with_the_fix(isolated, tmp_path):
 def test_an_unknown_family_names_the_families_and_the_fix():
     with pytest.raises(DemoforgeError, match=r"unknown task family 'nosuch'; families: .*pnp.*--task-package"):
         generate_family("nosuch", count=1, seed=0)
-    res = CliRunner().invoke(app, ["tasks", "gen", "nosuch", "--count", "1", "--seed", "0", "--out", "unused"])
+    res = CliRunner().invoke(app, ["tasks", "gen", "nosuch", "--problems", "1", "--task-seed", "0", "--out", "unused"])
     assert res.exit_code == 2 and "--task-package" in res.output and "Traceback" not in res.output
 
 
@@ -106,14 +106,15 @@ def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
     """`tasks gen`, `env build`, `generate` and `run` take --task-package (run: task_packages) and load it before
     the family name (or any other field) is checked; a spawned worker inherits it (ENV_VAR)."""
     from demoforge.pipeline import config_from_dict
-    from demoforge.pipeline.fields import specs
-    from demoforge.pipeline.options import EnvsOptions, ExecuteOptions
+    from demoforge.fields import specs
+    from demoforge.envs.config import EnvsConfig
+    from demoforge.execute.config import ExecuteConfig
 
     spec = tmp_path / "mini_task.py"
     spec.write_text(MINI)
     out = tmp_path / "t"
-    res = CliRunner().invoke(app, ["tasks", "gen", "mini_pair", "--task-package", str(spec), "--count", "2",
-                                   "--seed", "0", "--out", str(out)])
+    res = CliRunner().invoke(app, ["tasks", "gen", "mini_pair", "--task-package", str(spec), "--problems", "2",
+                                   "--task-seed", "0", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in out.glob("*.pddl")) == ["mini.pddl", "mini_pair-all-0000.pddl",
                                                           "mini_pair-all-0001.pddl"]
@@ -121,7 +122,7 @@ def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
     config = config_from_dict({"experiment_id": "m", "task_packages": [str(spec)], "family": "mini_pair"})
     assert config.task_packages == (str(spec),) and config.tasks.family == "mini_pair"
     assert config.execute.task_packages == (str(spec),)
-    assert all("--task-package" in [s.flag for s in specs(cls)] for cls in (ExecuteOptions, EnvsOptions))
+    assert all("--task-package" in [s.flag for s in specs(cls)] for cls in (ExecuteConfig, EnvsConfig))
     with pytest.raises(DemoforgeError, match="no such file"):
         config_from_dict({"experiment_id": "m", "task_packages": [str(tmp_path / "nope.py")]})
 

@@ -2,7 +2,7 @@
 or onto a plate.
 
     demoforge tasks list --task-package examples/tasks/kitchen/kitchen_task.py
-    demoforge tasks gen cup_in_bowl --task-package examples/tasks/kitchen/kitchen_task.py --count 4 --seed 0 --out t
+    demoforge tasks gen cup_in_bowl --task-package examples/tasks/kitchen/kitchen_task.py --problems 4 --task-seed 0 --out t
     demoforge generate t/*.pddl --domain kitchen --task-package examples/tasks/kitchen/kitchen_task.py \\
         --episodes-per-problem 1 --out raw
 

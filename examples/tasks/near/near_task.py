@@ -2,7 +2,7 @@
 family, over the blocks world's box objects.
 
     demoforge tasks list --task-package examples/tasks/near/near_task.py
-    demoforge tasks gen near_pair --task-package examples/tasks/near/near_task.py --count 4 --seed 0 --out t
+    demoforge tasks gen near_pair --task-package examples/tasks/near/near_task.py --problems 4 --task-seed 0 --out t
     demoforge generate t/*.pddl --domain near --task-package examples/tasks/near/near_task.py \\
         --episodes-per-problem 1 --out raw
 

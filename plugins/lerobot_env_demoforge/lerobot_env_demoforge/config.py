@@ -21,8 +21,8 @@ class DemoforgeEnvConfig(EnvConfig):
     fps: int = 15  # actions per second [Hz]; taken from --env.dataset's bake.json when given
     convention: str = "joint_target"  # action convention (joint_target, joint_pos, joint_vel); from bake.json when given
     dataset: str | None = None  # a baked dataset whose meta/bake.json fixes convention, rate and gains
-    problems: int = 16  # problems of the family (demoforge tasks gen --count)
-    problem_seed: int = 0  # demoforge tasks gen --seed
+    problems: int = 16  # problems of the family (demoforge tasks gen --problems)
+    problem_seed: int = 0  # demoforge tasks gen --task-seed
     episodes: int = 1_000_000  # episode indices a reset draws from, per problem
     scene_seed: int = 0  # run seed of the episodes (demoforge generate --seed)
     episode_length: int | None = None  # steps before truncation; None = 40 s at fps

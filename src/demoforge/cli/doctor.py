@@ -14,11 +14,10 @@ from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED
 from demoforge.doctor import DoctorConfig, run_doctor, write_report
 from demoforge.doctor.config import MAX_BINS
 from demoforge.doctor.report import coverage_plot
-from demoforge.pipeline.options import DoctorOptions
 from demoforge.dataset.guard import guard_output_dir, guard_output_file, write_file
 
 
-@stage_command(DoctorOptions)
+@stage_command(DoctorConfig)
 def doctor(
     dataset: Path = typer.Argument(..., help="LeRobot v3 dataset root."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write every finding as JSON to this file."),
@@ -26,7 +25,7 @@ def doctor(
     robot: Optional[str] = typer.Option(None, "--robot", help="Joint limits for D007: built-in card (panda), "
                                         "card YAML, or MJCF/URDF file."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
-    options: DoctorOptions = None,
+    options: DoctorConfig = None,
 ) -> None:
     """Diagnose a dataset: checks D001-D014, each finding with evidence and a fix. Every option is also
     a key of `demoforge run` (its doctor stage) under the same name."""
@@ -39,7 +38,7 @@ def doctor(
     if report is not None:
         guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
     with StepProgress("doctor", "episodes", quiet=quiet) as progress:
-        result = run_doctor(dataset, robot=robot, config=options.doctor_config(), checks=options.checks,
+        result = run_doctor(dataset, robot=robot, config=options, checks=options.checks,
                             progress=progress)
     if json_out is not None:
         write_file(json_out, json.dumps(result.to_json(), indent=1) + "\n")
@@ -63,8 +62,8 @@ def coverage(
                                         "default: the one the dataset names."),
     episodes: int = typer.Option(40, "-n", "--episodes", min=1, max=MAX_EPISODES, help="New episodes to generate."),
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Run seed; the same seed gives the same bytes."),
-    bins: int = typer.Option(10, "--bins", min=2, max=MAX_BINS, help="Bins per joint across its limits (as doctor "
-                             "D007)."),
+    bins: int = typer.Option(DoctorConfig.bins, "--bins", min=2, max=MAX_BINS, help="Bins per joint across its limits "
+                             "(as doctor D007)."),
     envs: int = typer.Option(4, "--envs", min=1, max=MAX_ENVS, help="Parallel simulation slots."),
     workers: int = typer.Option(1, "--workers", min=1, max=256, help="Processes running the episodes (each with "
                                 "--envs slots); the output does not depend on it."),

@@ -6,7 +6,7 @@ import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.ranges import finite
-from demoforge.pipeline.options import EnvsOptions
+from demoforge.envs.config import EnvsConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -17,7 +17,7 @@ def main() -> None:
 
 
 @app.command("build")
-@stage_command(EnvsOptions)
+@stage_command(EnvsConfig)
 def build(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files, each with NAME.scene.json beside it."),
     out: Path = typer.Option(..., "--out", help="Package folder to create (must not exist)."),
@@ -25,7 +25,7 @@ def build(
     p_closed: float | None = typer.Option(None, "--p-closed", callback=finite(0.0, 1.0),
                                           help="With --robot-start: probability in [0, 1] the gripper starts closed "
                                                "[default: 0.5, or the spec's]."),
-    options: EnvsOptions = None,
+    options: EnvsConfig = None,
 ) -> None:
     """Write the scene profiles and reset states of PROBLEMS to an environment package. Every option
     but --p-closed is also a key of `demoforge run` (its envs stage) under the same name."""
@@ -33,7 +33,7 @@ def build(
 
     # lazy: the simulator (mujoco), kept off `demoforge --help`
     from demoforge.envs import build_env_package
-    from demoforge.randomize.robot_start import RobotStartError, check_robot_start, params_from_dict
+    from demoforge.randomize.robot_start import RobotStartError, check_robot_start
     from demoforge.sim import resolve_robot
 
     starts = options.robot_start
@@ -41,7 +41,7 @@ def build(
         if starts is None:
             raise RobotStartError(f"--p-closed {p_closed}: the gripper's start is drawn only with a random robot "
                                   "start; add --robot-start (or --robot-start-spec FILE)")
-    params = None if starts is None else params_from_dict(starts)
+    params = options.robot_start_params()
     if params is not None and p_closed is not None:
         params = check_robot_start(dataclasses.replace(params, p_closed=p_closed))
     manifest = build_env_package(

@@ -10,10 +10,10 @@ import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.progress import StepProgress
-from demoforge.pipeline.options import ExecuteOptions
+from demoforge.execute.config import ExecuteConfig
 
 
-@stage_command(ExecuteOptions)
+@stage_command(ExecuteConfig)
 def generate(
     inputs: list[Path] = typer.Argument(..., metavar="PROBLEMS_OR_ENV_PACKAGES...",
                                         help="PDDL problem files (with NAME.scene.json beside each) or environment "
@@ -23,7 +23,7 @@ def generate(
     domain: str = typer.Option("blocks", "--domain", help="Library domain name or domain PDDL file (PDDL inputs)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, a line per episode "
                                                       "otherwise); the summary is still printed."),
-    options: ExecuteOptions = None,
+    options: ExecuteConfig = None,
 ) -> None:
     """Execute every problem's episodes: plan, run skills, verify each step, retry, re-plan, and record
     successes and failures (with their cause) as LeRobot v3 datasets. Every option is also a key of
@@ -45,7 +45,7 @@ def generate(
     start = time.perf_counter()
     with StepProgress("generate", quiet=quiet, outcomes=not sys.stderr.isatty()) as display:
         summary = run([str(p) for p in inputs], out, episodes_per_problem=o.episodes_per_problem, envs=o.envs,
-                      workers=o.workers, seed=o.seed, settings=o.runner_settings(), domain=domain,
+                      workers=o.workers, seed=o.seed, settings=o.settings, domain=domain,
                       progress=None if quiet else display,
                       randomization=o.randomization_spec(), record_videos=o.inline_video(), robot=card,
                       control_law=o.control_law, robot_start=starts, problems_per_process=o.problems_per_process,

@@ -12,9 +12,8 @@ from typing import Any
 
 import typer
 
-from demoforge.pipeline.config import STAGES, PipelineConfig, config_from_dict, dump_config
-from demoforge.pipeline.fields import FieldSpec, parse_text, specs, to_plain, to_text
-from demoforge.pipeline.options import STAGE_OPTIONS
+from demoforge.pipeline.config import STAGE_CONFIGS, STAGES, PipelineConfig, config_from_dict, dump_config
+from demoforge.fields import FieldSpec, parse_text, specs, to_plain, to_text
 
 _NOT_EDITED = ("experiment_id", "skip", "smoke_test")  # given on the command line / chosen stage by stage / a preset
 
@@ -56,7 +55,7 @@ def edit_config(config: PipelineConfig) -> PipelineConfig:
     raw["skip"] = [s for s in STAGES if s not in chosen]
     if typer.confirm("edit the run's options (out_dir, seed, workers, robot, backend, ...)?", default=False):
         _edit(specs(PipelineConfig), raw, "")
-    for stage, cls in STAGE_OPTIONS.items():
+    for stage, cls in STAGE_CONFIGS.items():
         if stage in chosen and typer.confirm(f"edit {stage} options?", default=False):
             _edit([s for s in specs(cls) if s.run and not s.shared], raw[stage], f"{stage}.")
     edited = config_from_dict(raw, "interactive")

@@ -1,13 +1,13 @@
-"""Typer options generated from the option records (`demoforge.pipeline.options`): one flag per
+"""Typer options generated from the stages' config records (`demoforge.fields`): one flag per
 field, its name, help, default and range from the field's metadata, so a stage command and
 `demoforge run` cannot drift apart.
 
-    @stage_command(ExecuteOptions)
-    def generate(inputs: list[Path] = typer.Argument(...), ..., options: ExecuteOptions = None) -> None:
+    @stage_command(ExecuteConfig)
+    def generate(inputs: list[Path] = typer.Argument(...), ..., options: ExecuteConfig = None) -> None:
         ...  # `options`: the checked record (every problem of the flags is reported at once, exit 2)
 
-Every option is read as text (a flag as a bool) and parsed by `pipeline.fields.parse_text`,
-then checked by `pipeline.fields.collect` and the record's own `check()`: the same code
+Every option is read as text (a flag as a bool) and parsed by `fields.parse_text`,
+then checked by `fields.collect` and the record's own `check()`: the same code
 that checks a run's YAML. Errors are DemoforgeErrors, printed by the one handler of the
 command group (`cli.failures.DemoforgeGroup`: `error: ...`, exit 2).
 """
@@ -22,13 +22,12 @@ from typing import Any
 import typer
 
 from demoforge.errors import DemoforgeError
-from demoforge.pipeline.config import PipelineConfig
-from demoforge.pipeline.fields import FieldSpec, collect, parse_text, specs, to_text
-from demoforge.pipeline.options import STAGE_OPTIONS
+from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig
+from demoforge.fields import FieldSpec, build, collect, parse_text, specs, stage_problems, to_text
 
 
 class OptionsError(DemoforgeError):
-    """Command-line options that do not make a valid options record."""
+    """Command-line options that do not make a valid stage config record."""
 
 
 def help_text(spec: FieldSpec, run: bool) -> str:
@@ -48,29 +47,27 @@ def help_text(spec: FieldSpec, run: bool) -> str:
 
 
 def _params(spec: FieldSpec, run: bool) -> list[tuple[str, Any, Any]]:
-    """(parameter name, annotation, typer.Option) of the flags of one field."""
-    flags = (spec.flag, *spec.aliases, *(spec.run_aliases if run else spec.stage_aliases))
+    """(parameter name, annotation, typer.Option) of the flag of one field."""
     required = spec.stage_required and not run
     name = f"opt_{spec.name}"
     help_ = help_text(spec, run)
     if spec.kind == "bool":
-        decls = [f"{spec.flag}/--no-{spec.flag[2:]}", *flags[1:]]
-        return [(name, bool | None, typer.Option(None, *decls, help=help_))]
+        return [(name, bool | None, typer.Option(None, f"{spec.flag}/--no-{spec.flag[2:]}", help=help_))]
     if spec.name == "robot_start":
         return [(name, bool | None, typer.Option(None, "--robot-start/--home", help=help_)),
                 (f"{name}__spec", str | None, typer.Option(None, "--robot-start-spec", metavar="FILE.yaml",
                                                            help="YAML of robot start windows (RobotStartParams "
                                                                 "fields); implies --robot-start."))]
     if spec.kind == "list":
-        return [(name, list[str] | None, typer.Option(None, *flags, help=help_ + " Repeatable.",
+        return [(name, list[str] | None, typer.Option(None, spec.flag, help=help_ + " Repeatable.",
                                                       metavar=spec.metavar or "TEXT"))]
     metavar = spec.metavar or {"int": "INTEGER", "float": "FLOAT", "workers": "N|auto", "pair": "LO,HI"}.get(
         spec.kind, "TEXT")
     return [(name, str if required else str | None,
-             typer.Option(... if required else None, *flags, help=help_, metavar=metavar))]
+             typer.Option(... if required else None, spec.flag, help=help_, metavar=metavar))]
 
 
-def given_values(fields: list[FieldSpec], kwargs: dict[str, Any], run: bool) -> tuple[dict[str, Any], list[str]]:
+def given_values(fields: list[FieldSpec], kwargs: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The parsed values of the flags that were given (popped from `kwargs`) and the problems."""
     values, problems = {}, []
     for spec in fields:
@@ -83,7 +80,7 @@ def given_values(fields: list[FieldSpec], kwargs: dict[str, Any], run: bool) -> 
         try:
             values[spec.name] = parse_text(spec, raw)
         except ValueError as exc:
-            problems.append(f"{spec.label(run)}: {exc}")
+            problems.append(f"{spec.label()}: {exc}")
     return values, problems
 
 
@@ -98,7 +95,7 @@ def _wrap(fn, fields: list[FieldSpec], run: bool, call):
 
     @functools.wraps(fn)
     def wrapper(**kwargs):
-        values, problems = given_values(fields, kwargs, run)
+        values, problems = given_values(fields, kwargs)
         return call(values, problems, kwargs)
 
     params = base + extra
@@ -118,9 +115,9 @@ def stage_command(cls, *, exclude: tuple[str, ...] = ()):
             kept = {k: kwargs[k] for k in exclude if k in kwargs}
             checked, bad = collect(cls, {**values, **kept})
             problems = problems + bad
-            options = cls(**checked) if not problems else None
+            options = build(cls, checked) if not problems else None
             if options is not None:
-                problems += options.check()
+                problems += stage_problems(options)
             if problems:
                 raise OptionsError("invalid options:\n  " + "\n  ".join(problems))
             return fn(**kwargs, options=options)
@@ -133,7 +130,7 @@ def stage_command(cls, *, exclude: tuple[str, ...] = ()):
 def run_fields() -> list[FieldSpec]:
     """Every flag of `demoforge run`: the run's own fields and every stage's (shared ones once)."""
     out = [s for s in specs(PipelineConfig)]
-    for cls in STAGE_OPTIONS.values():
+    for cls in STAGE_CONFIGS.values():
         out += [s for s in specs(cls) if s.run and not s.shared]
     return out
 

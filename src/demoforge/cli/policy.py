@@ -21,25 +21,14 @@ POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | m
 
 def parse_episodes(text: str | None) -> list[int] | None:
     """'0,2,5-7' -> [0, 2, 5, 6, 7]; None -> None (all)."""
-    if text is None or text.strip() in ("", "all"):
-        return None
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            a, sep, b = part.partition("-")
-            lo, hi = int(a), int(b if sep else a)
-        except ValueError:
-            raise typer.BadParameter(f"{text!r}: episodes are indices and ranges, e.g. 0,2,5-7",
-                                     param_hint="--episodes") from None
-        if lo > hi:
-            raise typer.BadParameter(f"{text!r}: range {part!r} runs backwards; write it low-high, e.g. "
-                                     f"{hi}-{lo}", param_hint="--episodes")
-        if hi > MAX_EPISODE_INDEX:
-            raise typer.BadParameter(f"{text!r}: episode index {hi} is over {MAX_EPISODE_INDEX}",
-                                     param_hint="--episodes")
-        out += range(lo, hi + 1)
-    return sorted(set(out))
+    from demoforge.errors import DemoforgeError
+    from demoforge.render.config import episodes_value
+
+    try:
+        chosen = None if text is None else episodes_value(text)
+    except DemoforgeError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--episodes") from None
+    return None if chosen is None else list(chosen)
 
 
 def policy_kwargs(pairs: list[str]) -> dict:

@@ -7,7 +7,7 @@ import typer
 from demoforge.errors import DemoforgeError
 from demoforge.cli.options import stage_command
 from demoforge.cli.ranges import finite
-from demoforge.pipeline.options import TasksOptions
+from demoforge.pipeline.tasks_config import TasksConfig
 from demoforge.tasks.families import FAMILIES, generate_family, write_tasks
 from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.planning import plan as plan_task
@@ -80,13 +80,13 @@ def _load(specs: list[str] | None) -> None:
 
 
 @app.command("gen")
-@stage_command(TasksOptions, exclude=("family",))
+@stage_command(TasksConfig, exclude=("family",))
 def gen(
     family: str = typer.Argument(..., help="Task family (`demoforge tasks list` shows every package's)."),
     out: Path = typer.Option(..., "--out", help="Output folder (domain, NAME.pddl, NAME.scene.json)."),
-    options: TasksOptions = None,
+    options: TasksConfig = None,
 ) -> None:
-    """Generate --problems (--count) problems of FAMILY with their scene sidecars. Every option is
+    """Generate --problems problems of FAMILY with their scene sidecars. Every option is
     also a key of `demoforge run` (its tasks stage) under the same name."""
     tasks = generate_family(family, count=options.problems, seed=options.task_seed, **options.family_options())
     written = write_tasks(tasks, out)

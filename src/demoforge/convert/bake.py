@@ -73,7 +73,7 @@ class BakeStage:
 
     def fingerprint(self) -> dict:
         sources = [_source_fingerprint(Path(p)) for p in self.plan.sources]
-        record = {"stage": "bake", "config": self.plan.config.stamp(), "sources": sources}
+        record = {"stage": "bake", "config": self.plan.config.stamp(self.plan.video), "sources": sources}
         if self.plan.video_request is not None:
             record["video_request"] = self.plan.video_request
         return json.loads(json.dumps(record))
@@ -101,7 +101,7 @@ class BakeStage:
         shutil.rmtree(tmp, ignore_errors=True)
         v3 = tmp / "v3"
         # merge's own stamp names the temporary shards; bake.json records the real sources
-        merge_shards(shards, v3, video_file_duration_s=self.plan.config.max_video_file_s)
+        merge_shards(shards, v3, video_file_duration_s=self.plan.config.max_video_file_seconds)
         records = [rec for result in results for rec in result["records"]]
         for n, rec in enumerate(records):
             rec["baked_episode"] = n
@@ -128,10 +128,11 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     shards when run again the same way; a finished one (OUT stamped with this same fingerprint) is
     left as it is."""
     out = Path(out)
-    if config.max_video_file_s > MAX_VIDEO_FILE_S:
-        raise BakeError(f"--max-video-file-seconds {config.max_video_file_s} is over {MAX_VIDEO_FILE_S:.0f} s, past "
-                        "which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
+    if config.max_video_file_seconds > MAX_VIDEO_FILE_S:
+        raise BakeError(f"--max-video-file-seconds {config.max_video_file_seconds} is over {MAX_VIDEO_FILE_S:.0f} s, "
+                        "past which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
     workers = config.workers if workers is None else workers
+    workers = auto_workers() if workers == "auto" else workers
     if not (isinstance(workers, int) and workers >= 1):
         raise BakeError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
 
@@ -189,7 +190,7 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
     segments = Path(tempfile.mkdtemp(prefix=".segments-", dir=root.parent))
     try:
         with DatasetWriter.create(root, fps=plan.rate, features=plan.features, robot_type=plan.robot_type,
-                                  video=cfg.video, video_file_duration_s=cfg.max_video_file_s) as writer:
+                                  video=plan.video, video_file_duration_s=cfg.max_video_file_seconds) as writer:
             for s, i in plan.items[start:stop]:
                 if s not in readers:
                     readers[s] = open_dataset(plan.sources[s])
@@ -208,7 +209,7 @@ def write_shard(plan: BakePlan, start: int, stop: int, root: Path,
 def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, segments: Path,
                   kept: dict[str, np.ndarray]) -> dict[str, Any]:
     cfg = plan.config
-    proj = project(ep, cfg.convention, plan.rate)
+    proj = project(ep, cfg.control_space, plan.rate)
     if (proj.state_parts, proj.action_parts) != (plan.state_parts, plan.action_parts) or \
             list(proj.action_names) != plan.features[schema.ACTION].names:
         raise BakeError(f"{ep.source}: episode {ep.index} projects to parts {proj.action_parts} / names "
@@ -233,16 +234,16 @@ def _bake_episode(plan: BakePlan, writer: DatasetWriter, ep: Episode, s: int, se
     encoded, how = {}, {}
     for key in plan.camera_keys:
         cam, feature = ep.cameras[key], plan.features[key]
-        if plan.stride == 1 and keep.all() and frames.can_copy(cam, feature, cfg.video, plan.rate):
+        if plan.stride == 1 and keep.all() and frames.can_copy(cam, feature, plan.video, plan.rate):
             encoded[key], how[key] = frames.copied(cam), "copied"
         elif frames.is_exact(feature):
             seg = segments / f"{len(how)}.mp4"
-            encoded[key] = frames.reencode_exact(cam, feature, rows, source_fps=ep.fps, out=seg, settings=cfg.video,
+            encoded[key] = frames.reencode_exact(cam, feature, rows, source_fps=ep.fps, out=seg, settings=plan.video,
                                                  fps=plan.rate)
             how[key] = "encoded losslessly"
         else:
             seg = segments / f"{len(how)}.mp4"
-            encoded[key] = frames.reencode(cam, rows, source_fps=ep.fps, out=seg, settings=cfg.video, fps=plan.rate)
+            encoded[key] = frames.reencode(cam, rows, source_fps=ep.fps, out=seg, settings=plan.video, fps=plan.rate)
             how[key] = "encoded"
     extra = dict(ep.extra)
     extra["bake_source"] = {"source": s, "episode_index": ep.index, "sha256": ep.sha256}
@@ -295,7 +296,7 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
     """meta/bake.json: everything needed to know (and redo) what the labels mean."""
     cfg = plan.config
     return {
-        "convention": cfg.convention,
+        "convention": cfg.control_space,
         "control_freq": plan.rate,
         "native_freq": plan.fps,
         "stride": plan.stride,
@@ -311,10 +312,10 @@ def bake_stamp(plan: BakePlan, records: list[dict[str, Any]]) -> dict[str, Any]:
         "notes": list(plan.notes),
         "sources": [_source_stamp(p, [r for r in records if r["source"] == s]) for s, p in enumerate(plan.sources)],
         "demoforge": {"version": demoforge.__version__, "commit": git_commit()},
-        "video": {"encoder": cfg.video.encoder, "settings": cfg.video.to_json(),
-                  "max_video_file_s": cfg.max_video_file_s, "cameras": list(plan.camera_keys)},
+        "video": {"encoder": plan.video.encoder, "settings": plan.video.to_json(),
+                  "max_video_file_s": cfg.max_video_file_seconds, "cameras": list(plan.camera_keys)},
         "lerobot_format": cfg.lerobot_format,
-        "config": cfg.stamp(),
+        "config": cfg.stamp(plan.video),
     }
 
 

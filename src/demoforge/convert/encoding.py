@@ -16,7 +16,7 @@ from demoforge.dataset.writer_config import video_info
 from demoforge.errors import DemoforgeError
 
 if TYPE_CHECKING:
-    from demoforge.convert.plan import BakeConfig
+    from demoforge.convert.config import BakeConfig
 
 
 def auto_video(readers: list[DatasetReader], cams: tuple[str, ...], config: BakeConfig, stride: int) -> VideoSettings:
@@ -48,10 +48,10 @@ def _stream(info: dict, fps: int) -> str:
     return f"{info.get('video.codec', '?')}{crf}, {info.get('video.pix_fmt', '?')}{gop}"
 
 
-def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature],
+def video_notes(readers: list[DatasetReader], config: BakeConfig, video: VideoSettings, features: dict[str, Feature],
                 stride: int, *, auto: bool = False) -> list[str]:
     """A note per camera whose packets the bake cannot copy as they are: the source's encoder
-    settings, the bake's, and how to copy instead when only the settings stand in the way. Depth
+    settings, the bake's (`video`), and how to copy instead when only the settings stand in the way. Depth
     and segmentation maps are re-encoded losslessly (said so); a segmentation map the source
     stored lossy is named, since its edge colours name no instance."""
     out_fps = readers[0].info.fps // stride
@@ -67,7 +67,7 @@ def video_notes(readers: list[DatasetReader], config: BakeConfig, features: dict
                 notes.append(f"{key}: {', '.join(lossy)} stored this segmentation map lossy ({how}), so colours at "
                              "object edges name no instance; bake carries the decoded colours unchanged (losslessly); "
                              "render the raw dataset again for exact ids")
-        want = video_info(key, feature, fps=out_fps, video=config.video)
+        want = video_info(key, feature, fps=out_fps, video=video)
         keys = STREAM_KEYS + (tuple(f"video.{k}" for k in DEPTH_CODING_KEYS) if is_depth(feature.info) else ())
         same = all(int(i.get("video.fps", out_fps)) == out_fps and all(i.get(k) == want[k] for k in keys)
                    for i in infos)

@@ -4,70 +4,29 @@ episodes, features. Workers receive the plan and write their share of it."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from demoforge.convert.config import FORMATS, KEEP_ALL, BakeConfig
 from demoforge.convert.conventions import (
-    AS_RECORDED, DEFAULT_CONVENTION, REBUILT, Projection, check_convention, command_names, project, stride_for,
+    AS_RECORDED, REBUILT, Projection, check_convention, command_names, project, stride_for,
 )
 from demoforge.convert.encoding import auto_video, video_notes
 from demoforge.convert.envstate import ENV_STATE, episode_environment_state
 from demoforge.convert.episode import BakeError, no_models, read_episode, read_law, source_kind
-from demoforge.convert.filters import IdleFilter, wanted_outcome
+from demoforge.convert.filters import wanted_outcome
 from demoforge.convert.imports import read_import
 from demoforge.convert.seams import EpisodeModels
 from demoforge.dataset import segmentation
 from demoforge.dataset.depth import PIX_FMT as DEPTH_PIX_FMT
 from demoforge.dataset.depth import DepthCoding, is_depth
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key, row_extra
-from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S, INDEX_FEATURE_NAMES, INFO_PATH, Feature
+from demoforge.dataset.layout import INDEX_FEATURE_NAMES, INFO_PATH, Feature
 from demoforge.dataset.reader import DatasetReader, open_dataset
 from demoforge.dataset.video import VideoSettings
 from demoforge.errors import listing
 from demoforge.raw import schema
-
-FORMATS = ("v3.0", "v2.1")
-KEEP_ALL = "all"  # --keep all: every source per-tick column the bake does not write itself
-
-
-@dataclass(frozen=True)
-class BakeConfig:
-    """The two decisions (convention, rate) and everything else a bake is told."""
-
-    convention: str = DEFAULT_CONVENTION  # one of conventions.CONVENTIONS
-    control_freq: int | None = None  # output rate [Hz]; None = native; must divide the native rate
-    cams: tuple[str, ...] | None = None  # views ("front") or keys to keep; None = every camera
-    task: str | None = None  # task string for every episode; None = each source episode's own
-    include_failures: bool = False  # bake episodes whose outcome is "failure" too
-    filter_idle: bool = False  # drop dead ticks (filters.dead_ticks)
-    idle: IdleFilter = field(default_factory=IdleFilter)  # tolerances of the dead-tick test
-    video: VideoSettings = field(default_factory=VideoSettings)  # output encoder settings
-    max_video_file_s: float = DEFAULT_VIDEO_FILE_DURATION_S  # start a new mp4 before this length [s]
-    workers: int = 1  # processes; the output does not depend on it
-    lerobot_format: str = "v3.0"  # one of FORMATS
-    environment_state: bool = False  # add observation.environment_state (object poses, convert.envstate)
-    environment_state_kind: str = "objects"  # what it holds: objects, or goal (target regions only; raw.envstate)
-    keep: tuple[str, ...] = ()  # source per-tick columns carried through at the kept ticks; ("all",) = every one
-    video_auto: bool = False  # `--vcodec auto`: take the sources' own encoding where it can be copied (`auto_video`)
-
-    @property
-    def reads_models(self) -> bool:
-        """Whether the bake reads raw episodes' rebuilt MuJoCo models (--filter-idle,
-        --environment-state), which its caller passes in (`convert.seams.EpisodeModels`)."""
-        return self.filter_idle or self.environment_state
-
-    def stamp(self) -> dict[str, Any]:
-        """The settings that shape the output (workers excluded: it must not matter; `video_auto`
-        is resolved into `video` before a bake runs)."""
-        raw = asdict(self)
-        raw.pop("workers")
-        raw.pop("video_auto")
-        raw["video"] = self.video.to_json()
-        raw["cams"] = list(self.cams) if self.cams is not None else None
-        raw["keep"] = list(self.keep)
-        return raw
-
 
 @dataclass(frozen=True)
 class BakePlan:
@@ -76,6 +35,7 @@ class BakePlan:
     sources: tuple[Path, ...]  # source dataset roots, in order
     items: tuple[tuple[int, int], ...]  # (source number, episode index) to bake, in output order
     config: BakeConfig
+    video: VideoSettings  # the encoder of the RGB cameras: `config.video`, or under `--vcodec auto` the sources' own
     fps: int  # native rate of every source [Hz]
     stride: int  # native ticks per output tick
     law: dict[str, Any] | None  # the one control law of the pool
@@ -260,10 +220,10 @@ def make_plan(sources: list[str | Path], config: BakeConfig,
     `models`: what rebuilds raw episodes' models, for `config.reads_models` (`convert.seams`)."""
     if not sources:
         raise BakeError("bake: no source datasets given")
-    check_convention(config.convention)
+    check_convention(config.control_space)
     if config.lerobot_format not in FORMATS:
         raise BakeError(f"--lerobot-format {config.lerobot_format!r} is not one of {list(FORMATS)}")
-    if config.workers < 1:
+    if config.workers != "auto" and not (isinstance(config.workers, int) and config.workers >= 1):
         raise BakeError(f"--workers {config.workers} must be >= 1 or 'auto'")
     readers = [open_dataset(s) for s in expand_sources(sources, config.include_failures)]
     laws = [read_law(r.root) for r in readers]
@@ -283,12 +243,11 @@ def make_plan(sources: list[str | Path], config: BakeConfig,
         raise BakeError("bake: no episodes to bake (all failures? pass --include-failures to bake them)")
     auto = config.video_auto
     request = {"vcodec": "auto", **config.video.to_json()} if auto else None
-    if auto:
-        config = replace(config, video=auto_video(readers, cams, config, stride), video_auto=False)
+    video = auto_video(readers, cams, config, stride) if auto else config.video
     first = read_episode(readers[items[0][0]], items[0][1])
     if config.filter_idle and models is None and first.reader == "demoforge_raw":  # refused before any shard
         raise no_models("--filter-idle", str(first.source))
-    proj = project(first, config.convention, fps // stride)
+    proj = project(first, config.control_space, fps // stride)
     features = {
         schema.STATE: Feature("float32", (len(proj.state_names),), list(proj.state_names)),
         schema.ACTION: Feature("float32", (len(proj.action_names),), list(proj.action_names)),
@@ -304,24 +263,24 @@ def make_plan(sources: list[str | Path], config: BakeConfig,
     features.update(_kept_features(readers, kept, features))
     kept_columns = _cut_to_cameras(readers, cams, features, kept)
     plan = BakePlan(
-        sources=tuple(r.root for r in readers), items=tuple(items), config=config, fps=fps, stride=stride,
+        sources=tuple(r.root for r in readers), items=tuple(items), config=config, video=video, fps=fps, stride=stride,
         law=laws[0], camera_keys=cams, features=features, state_parts=proj.state_parts,
         action_parts=proj.action_parts, robot_type=pool_robot_type(readers), reader=first.reader,
-        kept=kept, notes=tuple(bake_notes(readers, config, features, first.reader, stride, auto=auto)),
+        kept=kept, notes=tuple(bake_notes(readers, config, video, features, first.reader, stride, auto=auto)),
         video_request=request, kept_columns=kept_columns, models=models,
     )
     return plan, proj
 
 
-def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[str, Feature], reader: str,
-               stride: int, *, auto: bool = False) -> list[str]:
+def bake_notes(readers: list[DatasetReader], config: BakeConfig, video: VideoSettings, features: dict[str, Feature],
+               reader: str, stride: int, *, auto: bool = False) -> list[str]:
     """What the bake does to the sources' data that a reader of the output would not guess."""
     notes = []
     recorded = reader == "lerobot" and any(schema.ACTION in r.info.features for r in readers)
-    if recorded and config.convention in REBUILT:
-        notes.append(f"{config.convention} {REBUILT[config.convention]}; the source's recorded `action` is not "
+    if recorded and config.control_space in REBUILT:
+        notes.append(f"{config.control_space} {REBUILT[config.control_space]}; the source's recorded `action` is not "
                      f"used; use --control-space {AS_RECORDED} to keep it")
-    if recorded and config.convention == AS_RECORDED and stride > 1:
+    if recorded and config.control_space == AS_RECORDED and stride > 1:
         fps = readers[0].info.fps
         notes.append(f"{AS_RECORDED} samples the recorded `action` at one tick in {stride} ({fps} -> "
                      f"{fps // stride} Hz) like the other columns; if the source's actions are per-tick deltas or "
@@ -332,7 +291,7 @@ def bake_notes(readers: list[DatasetReader], config: BakeConfig, features: dict[
     if dropped:
         notes.append(f"source columns {dropped} are not carried into the bake; --keep all (or --keep "
                      f"{','.join(dropped)}) carries them")
-    notes += video_notes(readers, config, features, stride, auto=auto)
+    notes += video_notes(readers, config, video, features, stride, auto=auto)
 
     for r in readers:
         record = read_import(r.root)

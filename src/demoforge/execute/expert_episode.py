@@ -28,6 +28,7 @@ from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words
 from demoforge.execute.seams import DEFAULT_PLANNER, EpisodeHooks, GoalSource, PlannerFactory, ProblemGoal
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv
+from demoforge.fields import option
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import command_toward, restore, snapshot
 from demoforge.skills import PROFILES, SkillSettings, half_turn_way, plan_skill, skill_context
@@ -35,17 +36,26 @@ from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
 
 
+def _profiles() -> tuple[str, ...]:
+    return tuple(sorted(PROFILES))
+
+
 @dataclass(frozen=True)
 class RunnerSettings:
-    """Recovery limits and timing of the expert loop."""
+    """Recovery limits and timing of the expert loop; the fields with an option are also the
+    execute stage's (`execute.config.ExecuteConfig`), the others the library's alone."""
 
-    max_retries: int = 3  # extra attempts of one step, each from the pre-skill snapshot with new parameters
-    max_replans: int = 2  # re-plans from the current abstraction once a step's attempts are used up
+    max_retries: int = option(3, "Attempts of a failed step beyond the first, each from the pre-skill snapshot "
+                                 "with new parameters.", range=(0, 100))
+    max_replans: int = option(2, "Re-plans per episode, from the current abstraction once a step's attempts are "
+                                 "used up.", range=(0, 100))
     settle_s: float = 0.2  # arm held still after each skill before its effects are verified [s]
-    max_episode_s: float = 180.0  # an episode still running after this is a "timeout" failure [s]
+    max_episode_s: float = option(180.0, "An episode still running after this is a timeout failure [s].",
+                                  range=(0.0, 3600.0), low_open=True)
     plan_budget_s: float = 1.0  # time budget of the first planner in the chain per call [s]
     control_hz: float = 60.0  # control and recording rate [Hz]
-    motion_profile: str = "medium"  # skill speed: a key of skills.PROFILES (fractions of the card's joint limits)
+    motion_profile: str = option("medium", "Expert arm speed: slow, medium or fast (fractions of the robot card's "
+                                           "joint velocity, acceleration and jerk limits).", choices=_profiles)
 
     def __post_init__(self):
         problems = [f"{n} must be >= 0, got {getattr(self, n)}" for n in ("max_retries", "max_replans", "settle_s")

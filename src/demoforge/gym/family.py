@@ -8,7 +8,7 @@ state as `generate` does; each step executes one action of a baked convention.
 No Gymnasium here: the lerobot plugin (plugins/lerobot_env_demoforge) wraps this class in a
 `gymnasium.Env` with spaces and a time limit; demoforge's own code drives it directly.
 
-Episodes: the family's problems are `tasks gen TASK --count problems --seed problem_seed
+Episodes: the family's problems are `tasks gen TASK --problems problems --task-seed problem_seed
 --split split`, with the arm of `robot`; a reset draws a problem p and an episode index e in
 [0, episodes) from the env's Generator (seeded by `reset(seed=...)`) and starts
 `start_episode(problem p, scene_seed, e)`, exactly the episode `demoforge generate --seed
@@ -47,8 +47,8 @@ class FamilyEnvConfig:
 
     task: str = "pnp"  # task family (demoforge.tasks.families.FAMILIES)
     split: str = "train"  # look split of the family's problems: train, test or all
-    problems: int = 16  # problems of the family in the pool (tasks gen --count)
-    problem_seed: int = 0  # tasks gen --seed
+    problems: int = 16  # problems of the family in the pool (tasks gen --problems)
+    problem_seed: int = 0  # tasks gen --task-seed
     episodes: int = 1_000_000  # episode indices drawn per problem, [0, episodes)
     scene_seed: int = 0  # run seed of the episodes (generate --seed)
     action: ActionConvention = field(default_factory=ActionConvention)  # what an action means

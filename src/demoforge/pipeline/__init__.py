@@ -2,7 +2,7 @@
 render passes -> merge -> annotate -> bake -> doctor, with resume markers and provenance.
 
     from demoforge.pipeline import resolve_config, run_pipeline
-    config = resolve_config(None, {"experiment_id": "smoke", "smoke_test": True, "render_passes": ["plain"]})
+    config = resolve_config(None, {"experiment_id": "smoke", "smoke_test": True, "looks": ["plain"]})
     result = run_pipeline(config)
     result.final, result.doctor_summary
 

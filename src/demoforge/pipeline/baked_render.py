@@ -35,7 +35,8 @@ from demoforge.convert import BakeConfig, bake
 from demoforge.convert.bake import BAKE_PATH, bake_stamp, publish
 from demoforge.convert.conventions import stride_for
 from demoforge.convert.episode import BakeError
-from demoforge.convert.plan import KEEP_ALL, make_plan
+from demoforge.convert.config import KEEP_ALL
+from demoforge.convert.plan import make_plan
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
@@ -131,7 +132,7 @@ class BakedRender:
         shutil.rmtree(v3, ignore_errors=True)  # an item a kill interrupted starts over
         with DatasetWriter.create(v3, fps=lay["plan"].rate, features=lay["features"],
                                   robot_type=lay["plan"].robot_type, video=VideoSettings.from_json(render["video"]),
-                                  video_file_duration_s=self.config.max_video_file_s) as writer:
+                                  video_file_duration_s=self.config.max_video_file_seconds) as writer:
             for n, item in zip(reader.episode_indices, render["episodes"], strict=True):
                 row = reader.episode(n)
                 writer.add_episode(reader.read_episode(n, keys), task=self.config.task or row["tasks"][0],

@@ -8,7 +8,6 @@ here, so the record saved with a run (`RUN/config.yaml`) is exactly what ran.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,18 +15,19 @@ from typing import Any
 
 import yaml
 
+from demoforge import fields
+from demoforge.convert.config import BakeConfig
+from demoforge.doctor.config import DoctorConfig
+from demoforge.envs.config import EnvsConfig
 from demoforge.errors import DemoforgeError
-from demoforge.pipeline.fields import collect, option, options_dict, specs, to_plain
-from demoforge.pipeline.options import (
-    STAGE_OPTIONS,
-    BakeOptions,
-    DoctorOptions,
-    EnvsOptions,
-    ExecuteOptions,
-    RenderOptions,
-    TasksOptions,
+from demoforge.execute.config import ExecuteConfig
+from demoforge.fields import (
+    build, collect, option, options_dict, robot_option, run_record, seed_option, specs, stage_problems, to_plain,
 )
-from demoforge.pipeline.shared_options import robot_option, robot_start_option, seed_option, task_packages_option
+from demoforge.pipeline.tasks_config import TasksConfig
+from demoforge.randomize.robot_start import robot_start_option
+from demoforge.render.config import RenderConfig
+from demoforge.tasks.package import task_packages_option
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
@@ -40,14 +40,14 @@ class PipelineError(DemoforgeError):
     """A pipeline config or run that cannot go ahead."""
 
 
+# Stage name -> its config record, owned by the stage's package (merge and annotate take none).
+STAGE_CONFIGS: dict[str, type] = {"tasks": TasksConfig, "envs": EnvsConfig, "execute": ExecuteConfig,
+                                  "render": RenderConfig, "bake": BakeConfig, "doctor": DoctorConfig}
+
+
 SMOKE_HELP = ("one problem with fixed scene parameters (block size 0.04 m, table offset 0 m, friction 0.9: one "
               "scene profile), two reset states, two episodes, front camera only; randomization off (no physics "
-              "randomization, no robot start windows); looks are the --look/--render-pass given")
-
-
-def run_record(cls):
-    """`cls` with its defaults under `demoforge run`."""
-    return cls(**{s.name: s.default_for(True) for s in specs(cls)})
+              "randomization, no robot start windows); looks are the --look given")
 
 
 def _experiment_id(value: str, where: str) -> str:
@@ -59,7 +59,7 @@ def _experiment_id(value: str, where: str) -> str:
 @dataclass(frozen=True)
 class PipelineConfig:
     """Everything `demoforge run` is told: the run's own fields, the shared ones (seed, workers,
-    robot, robot_start) and one options record per stage (`demoforge.pipeline.options`)."""
+    robot, robot_start) and each stage's config record (`STAGE_CONFIGS`)."""
 
     experiment_id: str = option(None, "Run name; the run folder is OUT_DIR/ID.", kind="str", optional=False,
                                 normalize=_experiment_id)
@@ -80,12 +80,12 @@ class PipelineConfig:
                                   choices=RENDER_SCHEDULES)
     smoke_test: bool = option(False, "The smallest run: " + SMOKE_HELP + ".")
     progress: bool = option(True, "Live progress line on a terminal.")
-    tasks: TasksOptions = field(default_factory=lambda: run_record(TasksOptions))
-    envs: EnvsOptions = field(default_factory=lambda: run_record(EnvsOptions))
-    execute: ExecuteOptions = field(default_factory=lambda: run_record(ExecuteOptions))
-    render: RenderOptions = field(default_factory=lambda: run_record(RenderOptions))
-    bake: BakeOptions = field(default_factory=lambda: run_record(BakeOptions))
-    doctor: DoctorOptions = field(default_factory=lambda: run_record(DoctorOptions))
+    tasks: TasksConfig = field(default_factory=lambda: run_record(TasksConfig))
+    envs: EnvsConfig = field(default_factory=lambda: run_record(EnvsConfig))
+    execute: ExecuteConfig = field(default_factory=lambda: run_record(ExecuteConfig))
+    render: RenderConfig = field(default_factory=lambda: run_record(RenderConfig))
+    bake: BakeConfig = field(default_factory=lambda: run_record(BakeConfig))
+    doctor: DoctorConfig = field(default_factory=lambda: run_record(DoctorConfig))
 
     @property
     def run_dir(self) -> Path:
@@ -100,7 +100,7 @@ class PipelineConfig:
     def to_dict(self) -> dict[str, Any]:
         """The YAML of `RUN/config.yaml`: the run's fields, then one mapping per stage (shared fields at the top)."""
         out = options_dict(self)
-        for stage in STAGE_OPTIONS:
+        for stage in STAGE_CONFIGS:
             out[stage] = options_dict(getattr(self, stage), shared=False)
         return out
 
@@ -116,40 +116,32 @@ SMOKE: dict[str, dict[str, Any]] = {
     "": {"robot_start": None},
 }
 
-def _owners() -> dict[str, tuple[str, str]]:
-    """Flat key (field name or older key) -> (stage, field) of every stage field that is not shared."""
-    owners = {}
-    for stage, cls in STAGE_OPTIONS.items():
-        for spec in specs(cls):
-            if spec.run and not spec.shared:
-                for key in (spec.name, *spec.old_keys):
-                    owners[key] = (stage, spec.name)
-    return owners
+def _owners() -> dict[str, str]:
+    """Flat key (field name) -> stage of every stage field that is not shared."""
+    return {spec.name: stage for stage, cls in STAGE_CONFIGS.items() for spec in specs(cls)
+            if spec.run and not spec.shared}
 
 
 def nest(raw: dict[str, Any], source: str = "config") -> dict[str, Any]:
-    """`raw` with every stage field under its stage's mapping and older keys renamed (`envs: 2`
-    -> `execute: {envs: 2}`, `bake_convention` -> `bake: {control_space}`), so a file and the
-    flags merge key by key. Unknown keys stay where they are for `config_from_dict` to report."""
+    """`raw` with every stage field under its stage's mapping (`envs: 2` -> `execute: {envs: 2}`),
+    so a file and the flags merge key by key. Unknown keys stay where they are for
+    `config_from_dict` to report."""
     if not isinstance(raw, dict):
         return raw
     top_names = {s.name for s in specs(PipelineConfig)}
     owners = _owners()
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        if key in STAGE_OPTIONS and isinstance(value, dict):
-            old = {o: s.name for s in specs(STAGE_OPTIONS[key]) for o in s.old_keys}
+        if key in STAGE_CONFIGS and isinstance(value, dict):
             section = out.setdefault(key, {})
-            for k, v in value.items():
-                if old.get(k, k) in section:
-                    raise PipelineError(f"{source}: {key}.{old.get(k, k)} is given twice")
-                section[old.get(k, k)] = v
+            for k in set(section) & set(value):
+                raise PipelineError(f"{source}: {key}.{k} is given twice (also as a top-level key)")
+            section.update(value)
         elif key not in top_names and key in owners:
-            stage, name = owners[key]
-            section = out.setdefault(stage, {})
-            if name in section:
-                raise PipelineError(f"{source}: {key} is given twice (also under {stage}:)")
-            section[name] = value
+            section = out.setdefault(owners[key], {})
+            if key in section:
+                raise PipelineError(f"{source}: {key} is given twice (also under {owners[key]}:)")
+            section[key] = value
         else:
             out[key] = value
     return out
@@ -159,7 +151,7 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """`over`'s keys replace `base`'s, stage mapping by stage mapping (both nested by `nest`)."""
     out = dict(base)
     for key, value in over.items():
-        if key in STAGE_OPTIONS and isinstance(value, dict) and isinstance(out.get(key), dict):
+        if key in STAGE_CONFIGS and isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = {**out[key], **value}
         else:
             out[key] = value
@@ -168,17 +160,15 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
     """Sort `raw`'s keys into the run's own values and each stage's: a stage's mapping
-    (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`, and the older
-    flat keys such as `bake_convention`)."""
+    (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`)."""
     top_names = {s.name for s in specs(PipelineConfig)}
     owners = _owners()
-    top, stages, problems = {}, {stage: {} for stage in STAGE_OPTIONS}, []
+    top, stages, problems = {}, {stage: {} for stage in STAGE_CONFIGS}, []
     for key, value in raw.items():
-        if key in STAGE_OPTIONS and isinstance(value, dict):
-            names = {s.name: s for s in specs(STAGE_OPTIONS[key]) if s.run}
+        if key in STAGE_CONFIGS and isinstance(value, dict):
+            names = {s.name: s for s in specs(STAGE_CONFIGS[key]) if s.run}
             for k, v in value.items():
-                old = {o: s.name for s in names.values() for o in s.old_keys}
-                name = old.get(k, k)
+                name = k
                 if name not in names:
                     problems.append(f"{source}: {key}: unknown key {k!r}; keys: "
                                     f"{', '.join(n for n, s in names.items() if not s.shared)}")
@@ -192,13 +182,12 @@ def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, 
         elif key in top_names:
             top[key] = value
         elif key in owners:
-            stage, name = owners[key]
-            if name in stages[stage]:
-                problems.append(f"{source}: {key} is given twice (also under {stage}:)")
-            stages[stage][name] = value
+            if key in stages[owners[key]]:
+                problems.append(f"{source}: {key} is given twice (also under {owners[key]}:)")
+            stages[owners[key]][key] = value
         else:
             problems.append(f"{source}: unknown key {key!r}; keys: {', '.join(sorted(top_names))}, a stage's "
-                            f"mapping ({', '.join(STAGE_OPTIONS)}) or a stage field (see `demoforge run --help`)")
+                            f"mapping ({', '.join(STAGE_CONFIGS)}) or a stage field (see `demoforge run --help`)")
     return top, stages, problems
 
 
@@ -217,23 +206,23 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
         problems.append(f"{source}: experiment_id: must be given (pass --experiment-id)")
     shared = {k: top.get(k) for k in SHARED}
     records = {}
-    for stage, cls in STAGE_OPTIONS.items():
+    for stage, cls in STAGE_CONFIGS.items():
         values, bad = collect(cls, stage_raw[stage], run=True, prefix=f"{stage}.")
         problems += [f"{source}: {p}" for p in bad]
         if not bad:
             names = {s.name for s in specs(cls)}
-            records[stage] = cls(**{**values, **{k: v for k, v in shared.items() if k in names}})
+            records[stage] = build(cls, {**values, **{k: v for k, v in shared.items() if k in names}})
     if smoke:
-        records = {stage: dataclasses.replace(r, **SMOKE.get(stage, {})) for stage, r in records.items()}
+        records = {stage: fields.replace(r, **SMOKE.get(stage, {})) for stage, r in records.items()}
         top.update(SMOKE[""])
         if "tasks" in records:
-            records["tasks"] = dataclasses.replace(records["tasks"], problem_files=records["tasks"].problem_files[:1])
+            records["tasks"] = fields.replace(records["tasks"], problem_files=records["tasks"].problem_files[:1])
         for stage in ("envs", "execute"):
             if stage in records:
-                records[stage] = dataclasses.replace(records[stage], robot_start=None)
+                records[stage] = fields.replace(records[stage], robot_start=None)
     for stage, record in records.items():
-        problems += [f"{source}: {stage}: {p}" for p in record.check()]
-    if len(records) == len(STAGE_OPTIONS):
+        problems += [f"{source}: {stage}: {p}" for p in stage_problems(record)]
+    if len(records) == len(STAGE_CONFIGS):
         problems += [f"{source}: {p}" for p in _run_problems(top, records)]
     if problems:
         raise PipelineError("invalid pipeline config:\n  " + "\n  ".join(problems))
@@ -269,7 +258,7 @@ def _run_problems(top: dict[str, Any], records: dict[str, Any]) -> list[str]:
         else:
             if card.wrist_camera is None and render.looks and "wrist" in render.cameras:
                 problems.append(f"render.cameras (--cameras): robot {card.name!r} has no wrist camera; render other "
-                                "cameras (e.g. --camera front)")
+                                "cameras (e.g. --cameras front)")
     return problems
 
 
@@ -317,7 +306,7 @@ def output_fields(config: PipelineConfig) -> dict[str, Any]:
     """The fields that shape a run's outputs (what a resume must match), flat: `execute.envs`."""
     flat = {}
     for key, value in config.to_dict().items():
-        if key in STAGE_OPTIONS:
+        if key in STAGE_CONFIGS:
             flat.update({f"{key}.{k}": v for k, v in value.items()})
         else:
             flat[key] = value
@@ -325,8 +314,7 @@ def output_fields(config: PipelineConfig) -> dict[str, Any]:
 
 
 def saved_output_fields(path: Path) -> dict[str, Any]:
-    """The output-shaping fields of a run's saved config (`RUN/config.yaml`, nested or in the older
-    flat keys), for a resume to compare."""
+    """The output-shaping fields of a run's saved config (`RUN/config.yaml`), for a resume to compare."""
     raw = load_yaml(path)
     try:
         return output_fields(config_from_dict(raw, str(path)))

@@ -95,7 +95,7 @@ def generate_options(config: PipelineConfig, inputs: list[str]) -> dict:
     c = config.execute
     return {"episodes_per_problem": c.episodes_per_problem, "envs": c.envs, "seed": c.seed,
             "problems_per_process": c.problems_per_process,
-            "settings": c.runner_settings(), "randomization": c.randomization_spec(),
+            "settings": c.settings, "randomization": c.randomization_spec(),
             "record_videos": c.inline_video(), "robot": robot_card(config), "control_law": c.control_law,
             "robot_start": robot_start_params(config, inputs), "materials": c.materials(),
             "domain": run_domain(config)}

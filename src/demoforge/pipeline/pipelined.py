@@ -50,7 +50,7 @@ from demoforge.execute.generate import GenerateStage
 from demoforge.execute.layout import write_raw_meta
 from demoforge.execute.problems import ExecuteError
 from demoforge.pipeline.baked_render import bake_ticks
-from demoforge.render import RenderConfig
+from demoforge.render import RenderConfig, resolve_looks
 from demoforge.render.stage import publish_render, render_part
 from demoforge.stage import Progress, chunks, run_stage
 
@@ -234,7 +234,7 @@ def pipelined_run_with(render: RenderConfig, ticks: BakeConfig | None, render_di
 
     def run(stage: GenerateStage, out: Path, *, work: Path, executor, progress: Progress | None = None):
         baked = ticks is not None and stride_for(stage.run.layout.fps, ticks.control_freq) > 1
-        pipelined = PipelinedStage(stage, render, ticks if baked else None, Path(render_dir))
+        pipelined = PipelinedStage(stage, resolve_looks(render), ticks if baked else None, Path(render_dir))
         renders = set(pipelined.render_labels())
 
         def generate_only(event) -> None:

@@ -40,8 +40,10 @@ def pddl_files(ctx: RunContext) -> list[Path]:
 
 def looks_used(ctx: RunContext) -> list[dict]:
     """The looks the run renders under, as provenance records them (with each look file's sha256)."""
+    from demoforge.render import resolve_looks  # lazy: the looks (the simulator), kept off `demoforge --help`
+
     out = []
-    for text, req in zip(ctx.config.render.looks, ctx.config.render.look_requests(), strict=True):
+    for text, req in zip(ctx.config.render.looks, resolve_looks(ctx.config.render).looks, strict=True):
         path = Path(req.file)
         entry = {"pass": text, "look": req.look.name, "copies": req.copies}
         if path.is_file():

@@ -13,7 +13,7 @@ Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
     RUN/dataset/failures/       failed episodes, a separate split
     RUN/annotated/              the train split with goal.action, goal.position and goal.visible (pipeline.annotate);
                                 when only the baked ticks were rendered, render/success labelled instead
-    RUN/baked/                  annotated (else train) baked to bake_convention, the goal labels kept (demoforge bake;
+    RUN/baked/                  annotated (else train) baked to control_space, the goal labels kept (demoforge bake;
                                 or the annotated render/success without sim.state, videos copied, when only the baked
                                 ticks were rendered)
     RUN/doctor/                 doctor.json and report.md on the final dataset (demoforge doctor)
@@ -95,10 +95,8 @@ def stage_tasks(ctx: RunContext) -> dict:
 def stage_envs(ctx: RunContext) -> dict:
     from demoforge.envs import build_env_package
 
-    from demoforge.randomize.robot_start import params_from_dict
-
     c = ctx.config.envs
-    starts = None if c.robot_start is None else params_from_dict(c.robot_start)
+    starts = c.robot_start_params()
     manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
                                  out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts,
                                  domain=run_domain(ctx.config))
@@ -137,12 +135,14 @@ def pipelined_render(ctx: RunContext) -> Callable | None:
 
     ticks = bake_config(c) if c.bake.control_space is not None and c.runs("bake") else None
     ctx.notes["render"] = "pipelined with execute"
-    return pipelined_run_with(c.render.render_config(), ticks, ctx.path("render"))
+    return pipelined_run_with(c.render, ticks, ctx.path("render"))
 
 
 def bake_config(config: PipelineConfig, workers: int = 1):
-    """The bake stage's BakeConfig."""
-    return config.bake.bake_config(workers)
+    """The bake stage's BakeConfig on `workers` local slots (the run's own count may be 'auto')."""
+    import dataclasses
+
+    return dataclasses.replace(config.bake, workers=workers)
 
 
 def bake_models(config):
@@ -175,14 +175,14 @@ def stage_render(ctx: RunContext) -> dict:
 
     c = ctx.config
     if not c.render.looks:
-        return {"rendered": False, "reason": "no looks (render_passes)"}
+        return {"rendered": False, "reason": "no looks (render.looks)"}
     from demoforge.pipeline.pipelined import PARTS_MERGE
 
     shutil.rmtree(ctx.path("render") / PARTS_MERGE, ignore_errors=True)  # a killed pipelined run's partial merge
     source = ctx.path("execute/success")
     if not (source / "meta/info.json").is_file():
         raise PipelineError(f"{source}: no successful episodes to render")
-    config = c.render.render_config()
+    config = c.render
     n_eps = json.loads((source / "meta/info.json").read_text())["total_episodes"]
     ticks = renders_baked_ticks(ctx)
     if ticks:
@@ -283,7 +283,7 @@ def with_labels(config, source: Path):
     annotate's columns without being asked (`--keep all` carries them already)."""
     import dataclasses
 
-    from demoforge.convert.plan import KEEP_ALL
+    from demoforge.convert.config import KEEP_ALL
     from demoforge.dataset import open_dataset
     from demoforge.pipeline.annotate import LABEL_KEYS
 
@@ -299,7 +299,7 @@ def stage_bake(ctx: RunContext) -> dict:
 
     c = ctx.config
     if c.bake.control_space is None:
-        return {"baked": False, "reason": "no control_space (bake_convention)"}
+        return {"baked": False, "reason": "no control_space (bake.control_space)"}
     annotated = labelled(ctx)
     if renders_baked_ticks(ctx):
         from demoforge.pipeline.baked_render import write_baked
@@ -345,7 +345,7 @@ def stage_doctor(ctx: RunContext) -> dict:
     robot = ctx.config.robot
     options = ctx.config.doctor
     result = run_doctor(root, robot=robot if robot is not None and robot.endswith((".yaml", ".yml")) else None,
-                        config=options.doctor_config(), checks=options.checks)
+                        config=options, checks=options.checks)
     out = ctx.path("doctor")
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "doctor.json", result.to_json())

@@ -35,6 +35,7 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import DemoforgeError
+from demoforge.fields import option
 from demoforge.sim import RobotCard, bind_robot, robot_spec, solve_ik
 from demoforge.sim.linkage import linkage_positions
 from demoforge.tasks.scene import Interval, interval_problems
@@ -274,3 +275,21 @@ def describe(opts: RobotStartParams) -> str:
     """The windows in one line, for error messages."""
     return (f"x {list(opts.tcp_x_m)}, y {list(opts.tcp_y_m)}, z {list(opts.tcp_z_m)} [m, base frame], "
             f"yaw {[round(v, 4) for v in opts.yaw_rad]}, tilt <= {opts.tilt_max_rad} [rad]")
+
+
+def _robot_start_value(value: object, where: str) -> dict | None:
+    """`robot_start` as a config stores it: the full windows (true = the defaults; a path = a spec
+    file), or None."""
+    if value is False:
+        return None
+    if isinstance(value, str):
+        return params_to_dict(load_robot_start(value))
+    return params_to_dict(params_from_dict(value, where=where))
+
+
+def robot_start_option():
+    """The `robot_start` field of the configs that draw starts (envs, execute; one value per run)."""
+    return option(None, "Each reset state's (or PDDL episode's) arm starts at a pose drawn from windows instead of "
+                        "home: --robot-start (the defaults, README 'Robot start') or --robot-start-spec FILE.yaml "
+                        "(RobotStartParams fields); YAML: true or a mapping.", kind="mapping", shared=True,
+                  normalize=_robot_start_value)

@@ -43,7 +43,9 @@ from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES, IN
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.render.apply import look_targets
 from demoforge.render.canvas import Canvas, blank_model
-from demoforge.render.config import RenderConfig, check_config, reference_video_path
+from demoforge.render.config import (
+    OUTPUT_FIELDS, RenderConfig, check_config, local_workers, reference_video_path, resolve_looks,
+)
 from demoforge.render.look import LookError
 from demoforge.render.recorder import LOOK_EXTRA, CameraRecorder
 from demoforge.render.sample import draw_look, look_seed
@@ -189,7 +191,7 @@ def _check_source(source: Path) -> None:
 def _fingerprint(source: Path, config: RenderConfig, shards: int) -> str:
     """What an interrupted run must share with this one to be continued."""
     record = {"source": hashlib.sha256((source / INFO_PATH).read_bytes()).hexdigest(), "shards": shards,
-              "config": asdict(config)}
+              "config": {k: v for k, v in asdict(config).items() if k in OUTPUT_FIELDS}}
     return hashlib.sha256(json.dumps(record, sort_keys=True, default=list).encode()).hexdigest()
 
 
@@ -290,6 +292,7 @@ def render_part(source: Path, root: Path, config: RenderConfig, *, offset: int, 
     and output order (`extras(row)`: an episode row's records as the larger source has them). The parts
     of consecutive episode runs, merged in order and published by `publish_render`, are that render's
     bytes. Returns the episodes written."""
+    config = resolve_looks(config)
     check_config(config)
     items = [it for it in _items(source, config) if episodes is None or it[0] in episodes]
     first = offset + (0 if episodes is None else episodes.start)
@@ -301,19 +304,21 @@ def render_part(source: Path, root: Path, config: RenderConfig, *, offset: int, 
 def publish_render(merged: Path, source: Path, out: Path, config: RenderConfig) -> Path:
     """Stamp `merged` (every episode of the render of `source` under `config`, in canonical order)
     with render.json and the stage's record and move it to `out`, as `render_dataset` does."""
+    config = resolve_looks(config)
     _copy_meta(source, merged, config, _items(source, config))
     return publish_dataset(merged, out, RenderStage.name, RenderStage(source, config, ()).fingerprint())
 
 
-def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int = 1,
+def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *, workers: int | None = None,
                    progress: Progress | None = None, executor=None) -> RenderSummary:
     """Render `source` into the new dataset `out` (see the module docstring) with `run_stage` on
-    `workers` local slots (or on `executor`). `progress` takes a `ProgressEvent` per rendered
-    episode and per finished work item."""
+    `workers` local slots (default `config.workers`) or on `executor`. `progress` takes a
+    `ProgressEvent` per rendered episode and per finished work item."""
     start = time.perf_counter()
     source, out = Path(source), Path(out)
+    config = resolve_looks(config)
     check_config(config)
-    if not (isinstance(workers, int) and workers >= 1):
+    if not (workers is None or (isinstance(workers, int) and workers >= 1)):
         raise LookError(f"workers {workers!r} must be an integer >= 1")
     _check_source(source)
     items = _items(source, config)
@@ -322,6 +327,7 @@ def render_dataset(source: str | Path, out: str | Path, config: RenderConfig, *,
     if _finished(out, _fingerprint(source, config, 0)):  # the same render, rerun: nothing to do
         return RenderSummary(out, len(items), open_dataset(out).num_frames, time.perf_counter() - start)
     stage = RenderStage(source, config, tuple(items))
+    workers = local_workers(config, len(items)) if workers is None else workers
     if executor is not None:
         run_stage(stage, out, executor=executor, progress=progress)
     else:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from demoforge.errors import TaskError, listing
+from demoforge.fields import option
 from demoforge.tasks.package_records import Family, ObjectType, Predicate, Skill, TaskPackage, TaskPackageError
 
 ENTRY_POINT_GROUP = "demoforge.tasks"
@@ -307,3 +308,25 @@ def missing_pieces(task: Any) -> list[str]:
     out += [f"{where}: predicate {p!r} has no simulator evaluator; evaluated: {sorted(PREDICATES)}; a Predicate for "
             f"it (an action changes it, so the simulator must observe it): " + fix for p in no_eval]
     return out
+
+
+def _task_packages_value(value, where: str) -> tuple[str, ...]:
+    """Load each task package as the option is read, so every later field (a family's name) and
+    stage sees what it brings."""
+    for spec in value:
+        load_package(spec)
+    return tuple(value)
+
+
+def task_packages_option():
+    """The `task_packages` field of the stage configs (one value per run), declared first so the
+    fields after it see what the packages bring."""
+    return option((), "Task package to load before anything else: a .py file or a module that defines PACKAGE "
+                      "(demoforge.taskapi); repeatable.", flag="--task-package", shared=True,
+                  normalize=_task_packages_value, metavar="SPEC")
+
+
+def family_value(value: str, where: str) -> str:
+    """A family some registered task package provides; the error lists them and how to add one."""
+    family(value)
+    return value

@@ -1,0 +1,102 @@
+"""Every stage's defaults, pinned in one table: a changed default fails here and nowhere else.
+
+Each stage's config record (owned by its package) is the one place a default is written: the
+stage command's flags, `demoforge run`'s flags and YAML keys, `run -i` and a library caller's
+`Record()` all read it. `RUN` lists the few fields whose default differs under `demoforge run`.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from demoforge.fields import specs, value_of
+from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig, config_from_dict
+
+DEFAULTS: dict[str, dict[str, object]] = {
+    "run": {"experiment_id": None, "out_dir": "runs", "seed": 0, "workers": "auto", "robot": None,
+            "robot_start": None, "task_packages": (), "skip": (), "backend": "local", "ray_address": None,
+            "render_schedule": "coupled", "smoke_test": False, "progress": True},
+    "tasks": {"task_packages": (), "family": "stack_three", "problems": 2, "task_seed": 0, "n": None,
+              "distractors": 0, "split": "all", "split_by": "colour", "block_size": None, "table_height_offset": None,
+              "friction": None, "placement_x": None, "placement_y": None, "problem_files": (),
+              "sidecar_material": ()},
+    "envs": {"task_packages": (), "reset_states": 4, "profiles": 8, "seed": 0, "robot": None, "robot_start": None},
+    "execute": {"task_packages": (), "episodes_per_problem": 4, "envs": 1, "problems_per_process": 8,
+                "max_retries": 3, "max_replans": 2, "max_episode_s": 180.0, "motion_profile": "medium",
+                "control_law": None, "randomization": None, "randomize": (), "record_videos": (),
+                "video_look": "plain", "play": False, "play_goals": None, "material": (), "seed": 0, "workers": 1,
+                "robot": None, "robot_start": None},
+    "render": {"looks": (), "cameras": ("front", "wrist"), "image_size": None, "depth": False, "segmentation": False,
+               "seed": 0, "episodes": None, "reference_video": None, "workers": 1},
+    "bake": {"control_space": "joint_target", "control_freq": None, "cams": None, "task": None,
+             "include_failures": False, "filter_idle": False, "vcodec": "auto", "crf": 23, "gop_seconds": 0.25,
+             "pix_fmt": "yuv420p", "preset": None, "max_video_file_seconds": 800.0, "lerobot_format": "v3.0",
+             "environment_state": False, "environment_state_kind": "objects", "keep": (), "workers": 1},
+    "doctor": {"fail_on": "error", "checks": None, "bins": 10, "min_occupancy": 0.7, "min_bin_frames": 1,
+               "constant_range": 1e-8, "near_constant_std": 1e-4, "idle_tolerance": 1e-6, "max_idle_fraction": 0.5,
+               "max_action_speed": 3.0, "length_mad_z": 3.5, "float32_hazard_s": 1000.0, "stats_rtol": 1e-3,
+               "stats_atol": 1e-5, "decode_video": False, "path_rad_per_m": 5.0, "path_factor": 2.0,
+               "path_slack": 1.0, "max_per_check": 20},
+}
+# Under `demoforge run`: more environments and every core, no bake unless asked, a doctor that reports only.
+RUN = {"execute": {"envs": 2, "workers": "auto"}, "render": {"workers": "auto"},
+       "bake": {"control_space": None, "workers": "auto"}, "doctor": {"fail_on": None}}
+# Library-only fields (no flag): what a stage uses that no option sets.
+LIBRARY = {("execute", "settings.settle_s"): 0.2, ("execute", "settings.plan_budget_s"): 1.0,
+           ("execute", "settings.control_hz"): 60.0, ("render", "depth_range_m"): (0.01, 10.0)}
+
+RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS}
+
+
+@pytest.mark.parametrize("stage", list(RECORDS))
+def test_each_field_has_the_default_of_the_table_on_its_command_and_for_a_library_caller(stage):
+    cls = RECORDS[stage]
+    assert {s.name: s.default for s in specs(cls)} == DEFAULTS[stage]
+    if cls is not PipelineConfig:  # PipelineConfig needs an experiment_id
+        record = cls()
+        assert {s.name: value_of(record, s) for s in specs(cls)} == DEFAULTS[stage]
+
+
+def test_a_run_config_holds_the_table_with_the_run_defaults():
+    saved = config_from_dict({"experiment_id": "x"}).to_dict()
+    want = {**DEFAULTS["run"], "experiment_id": "x"}
+    for stage in STAGE_CONFIGS:
+        shared = {s.name for s in specs(STAGE_CONFIGS[stage]) if s.shared or not s.run}
+        want[stage] = {k: v for k, v in {**DEFAULTS[stage], **RUN.get(stage, {})}.items() if k not in shared}
+    plain = {k: (list(v) if isinstance(v, tuple) else v) for k, v in want.items() if k not in STAGE_CONFIGS}
+    assert {k: v for k, v in saved.items() if k not in STAGE_CONFIGS} == plain
+    for stage in STAGE_CONFIGS:
+        assert saved[stage] == {k: (list(v) if isinstance(v, tuple) else v) for k, v in want[stage].items()}, stage
+
+
+def test_library_only_fields_and_the_library_functions_agree_with_the_records():
+    from demoforge.execute import generate
+    from demoforge.pipeline.play import generate_play
+
+    for (stage, path), value in LIBRARY.items():
+        record = STAGE_CONFIGS[stage]()
+        for name in path.split("."):
+            record = getattr(record, name)
+        assert record == value, (stage, path)
+    execute = DEFAULTS["execute"]
+    for fn in (generate, generate_play):  # their keyword defaults are the execute stage's
+        params = inspect.signature(fn).parameters
+        for name in ("envs", "workers", "seed", "problems_per_process"):
+            assert params[name].default == execute[name], (fn.__name__, name)
+        settings = params["settings"].default
+        assert (settings.max_retries, settings.max_replans, settings.max_episode_s, settings.motion_profile) == (
+            execute["max_retries"], execute["max_replans"], execute["max_episode_s"], execute["motion_profile"])
+
+
+def test_the_bake_encoder_defaults_are_the_video_writers():
+    """h264 (where `--vcodec auto` cannot copy), crf 23, a keyframe every 0.25 s, yuv420p, 800 s mp4s."""
+    from demoforge.convert import BakeConfig
+    from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S
+    from demoforge.dataset.video import VideoSettings
+
+    video = BakeConfig().video
+    assert (video.codec, video.crf, video.gop_s, video.pix_fmt, video.preset) == ("h264", 23, 0.25, "yuv420p", None)
+    assert video == VideoSettings()
+    assert DEFAULT_VIDEO_FILE_DURATION_S == DEFAULTS["bake"]["max_video_file_seconds"]
