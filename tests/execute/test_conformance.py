@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import open_dataset
-from demoforge.execute import RunnerSettings, generate
+from demoforge.execute import ExpertSettings, generate
 from tests.conformance.lerobot_harness import lerobot_python_or_skip, probe_many, require_dump
 
 from .test_expert_loop import Nudger
@@ -16,7 +16,7 @@ def test_generated_splits_load_in_real_lerobot(pnp, tmp_path):
     python = lerobot_python_or_skip()
     ok = generate(pnp, tmp_path / "ok", episodes_per_problem=2, envs=2, seed=0)
     bad = generate(pnp[:1], tmp_path / "bad", episodes_per_problem=1, seed=0, after_skill=Nudger(10),
-                   settings=RunnerSettings(max_retries=0, max_replans=0))
+                   settings=ExpertSettings(max_retries=0, max_replans=0))
     roots = [ok.roots["success"], bad.roots["failure"]]
     for root, result in zip(roots, probe_many(python, roots, tmp_path / "probe")):
         dump = require_dump(result)

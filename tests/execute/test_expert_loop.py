@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
-from demoforge.execute import RunnerSettings, generate, load_problems, run_layout
+from demoforge.execute import ExpertSettings, generate, load_problems, run_layout
 from demoforge.replay import episode_scene
 from demoforge.sim import control_step, restore, snapshot, state_size
 from demoforge.symbolic import bind_symbols, abstract
@@ -80,7 +80,7 @@ def test_injected_failure_is_caught_and_the_retry_restores_the_snapshot(pnp, tmp
     # trajectory, replayable tick by tick, and it ends with the goal holding
     scene = _replays_exactly(root, 0)
     (problem,) = load_problems(pnp[:1])
-    settle_ticks = round(RunnerSettings().settle_s * 60)
+    settle_ticks = round(ExpertSettings().settle_s * 60)
     mujoco.mj_step(scene.model, scene.data, settle_ticks * 10)
     atoms = abstract(scene.model, scene.data, bind_symbols(scene, problem.task, problem.params))
     assert holds(problem.task, problem.task.goal, atoms)
@@ -89,7 +89,7 @@ def test_injected_failure_is_caught_and_the_retry_restores_the_snapshot(pnp, tmp
 def test_exhausted_retries_force_a_replan(pnp, tmp_path):
     hook = Nudger(times=2)
     summary = generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, seed=0, after_skill=hook,
-                       settings=RunnerSettings(max_retries=1, max_replans=1))
+                       settings=ExpertSettings(max_retries=1, max_replans=1))
     assert summary.successes == 1
     ex = _extras(summary.roots["success"])
     assert ex["replans"]["count"] == 1
@@ -100,7 +100,7 @@ def test_exhausted_retries_force_a_replan(pnp, tmp_path):
 def test_a_goal_that_does_not_hold_is_a_failure_with_its_cause(pnp, tmp_path):
     hook = Nudger(times=10)
     summary = generate(pnp[:1], tmp_path / "run", episodes_per_problem=1, seed=0, after_skill=hook,
-                       settings=RunnerSettings(max_retries=0, max_replans=0))
+                       settings=ExpertSettings(max_retries=0, max_replans=0))
     assert summary.successes == 0 and summary.roots["success"] is None
     assert summary.failure_kinds() == {"physics": 1}
     root = summary.roots["failure"]
@@ -140,12 +140,12 @@ def test_motion_profile_sets_the_expert_speed_and_unknown_ones_are_refused(pnp, 
     lengths = {}
     for name in ("slow", "fast"):
         summary = generate([str(pnp[0])], tmp_path / name, episodes_per_problem=1, seed=2,
-                           settings=RunnerSettings(motion_profile=name))
+                           settings=ExpertSettings(motion_profile=name))
         assert summary.successes == 1
         lengths[name] = open_dataset(summary.roots["success"]).num_frames
     assert lengths["slow"] > 1.3 * lengths["fast"]
     with pytest.raises(Exception, match=r"motion_profile 'warp' is not one of \['fast', 'medium', 'slow'\]"):
-        RunnerSettings(motion_profile="warp")
+        ExpertSettings(motion_profile="warp")
 
 
 def test_a_half_turn_turns_the_wrist_half_a_turn_without_a_regrasp(tmp_path):

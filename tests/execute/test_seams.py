@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from demoforge.errors import DemoforgeError
-from demoforge.execute import EpisodeHooks, ExecuteError, ExpertLoop, RunnerSettings, load_problems, run_layout
+from demoforge.execute import EpisodeHooks, ExecuteError, ExpertLoop, ExpertSettings, load_problems, run_layout
 from demoforge.execute.seams import DEFAULT_PLANNER
 from demoforge.tasks import PLANNERS, FallbackPlanner, goal_atoms, make_planner
 
@@ -78,7 +78,7 @@ def test_the_failure_hook_gets_the_typed_cause(pnp):
 
     hooks = EpisodeHooks(after_skill=push_out, on_failure=lambda episode, cause: failures.append(
         (episode.outcome[1] is cause, cause)))
-    (result,) = _run(problems, hooks=hooks, settings=RunnerSettings(max_retries=0, max_replans=0))
+    (result,) = _run(problems, hooks=hooks, settings=ExpertSettings(max_retries=0, max_replans=0))
     assert not result.success
     ((same, cause),) = failures
     assert same and cause.kind.value == "physics" and cause.skill == "place-in-region"

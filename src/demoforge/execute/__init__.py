@@ -27,7 +27,7 @@ from demoforge.execute.problems import (
 )
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words, run_layout
 from demoforge.execute.run_folder import GenerateSummary
-from demoforge.execute.expert_episode import EpisodeResult, ExpertEpisode, RunnerSettings
+from demoforge.execute.expert_episode import EpisodeResult, ExpertEpisode, ExpertSettings
 from demoforge.execute.expert_loop import ExpertLoop
 from demoforge.execute.seams import EpisodeHooks, GoalSource, ProblemGoal
 from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_episodes, pddl_task
@@ -35,7 +35,7 @@ from demoforge.execute.vecenv import PddlEpisode, SimTask, VecSimEnv, canonical_
 __all__ = [
     "EpisodeHooks", "EpisodeRecorder", "EpisodeResult", "EpisodeStart", "ExecuteError", "ExpertEpisode", "ExpertLoop",
     "GenerateSummary", "GoalSource", "ProblemGoal",
-    "PddlEpisode", "Problem", "ProblemTally", "RunLayout", "RunnerSettings", "SimTask", "VecSimEnv",
+    "PddlEpisode", "Problem", "ProblemTally", "RunLayout", "ExpertSettings", "SimTask", "VecSimEnv",
     "canonical_episodes", "episode_rngs", "episode_seed", "generate", "goal_words",
     "load_problems", "pddl_task", "resolve_workers", "run_layout", "start_episode",
 ]

@@ -1,6 +1,6 @@
 """The execute stage's config: one record whose fields are the options of `demoforge generate`, of
 a run's `execute:` stage and of `demoforge run` (`demoforge.fields`), the expert runner's limits
-(`RunnerSettings`) taken in as its own; its methods give `execute.generate` the library values
+(`ExpertSettings`) taken in as its own; its methods give `execute.generate` the library values
 (randomization spec, inline videos, materials, robot start windows) the options stand for."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from demoforge.envs.materials import material_arg_problems, materials_to_args, parse_material_args
 from demoforge.errors import DemoforgeError
-from demoforge.execute.expert_episode import RunnerSettings
+from demoforge.execute.expert_episode import ExpertSettings
 from demoforge.execute.shards import InlineVideo
 from demoforge.fields import MAX_ENVS, MAX_EPISODES, nested, option, robot_option, seed_option, workers_option
 from demoforge.randomize import RandomizationSpec, load_spec, spec_with_overrides
@@ -46,7 +46,7 @@ class ExecuteConfig:
     problems_per_process: int = option(8, "Problems a work item holds at most, their episodes sharing its "
                                           "environments (fewer when the problems would not fill every worker); "
                                           "never changes a byte.", range=(1, 1024))
-    settings: RunnerSettings = nested(RunnerSettings)  # --max-retries, --max-replans, --max-episode-s, --motion-profile
+    settings: ExpertSettings = nested(ExpertSettings)  # --max-retries, --max-replans, --max-episode-s, --motion-profile
     control_law: str | None = option(None, "How the arm is commanded and what raw_command holds: joint_position "
                                            "(joint targets) or cartesian_delta (TCP deltas per tick through "
                                            "differential IK) [default: the robot card's law].", kind="str",

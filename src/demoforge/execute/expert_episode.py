@@ -41,7 +41,7 @@ def _profiles() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class RunnerSettings:
+class ExpertSettings:
     """Recovery limits and timing of the expert loop; the fields with an option are also the
     execute stage's (`execute.config.ExecuteConfig`), the others the library's alone."""
 
@@ -65,7 +65,7 @@ class RunnerSettings:
         if self.motion_profile not in PROFILES:
             problems.append(f"motion_profile {self.motion_profile!r} is not one of {sorted(PROFILES)}")
         if problems:
-            raise ExecuteError("invalid RunnerSettings:\n  " + "\n  ".join(problems))
+            raise ExecuteError("invalid ExpertSettings:\n  " + "\n  ".join(problems))
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +114,7 @@ class ExpertEpisode:
     stepped, `advance()` moves along the plan; `outcome` is set once the episode ended and
     `result()` then gives it for the writer; `timeout()` ends it as a timeout."""
 
-    def __init__(self, env: VecSimEnv, slot: int, problem: Problem, layout: RunLayout, settings: RunnerSettings, *,
+    def __init__(self, env: VecSimEnv, slot: int, problem: Problem, layout: RunLayout, settings: ExpertSettings, *,
                  planner: PlannerFactory = DEFAULT_PLANNER, goals: GoalSource | None = None,
                  hooks: EpisodeHooks = EpisodeHooks()):
         self.env, self.slot, self.problem, self.layout, self.settings = env, slot, problem, layout, settings

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from demoforge.execute.expert_episode import EpisodeResult, ExpertEpisode, RunnerSettings
+from demoforge.execute.expert_episode import EpisodeResult, ExpertEpisode, ExpertSettings
 from demoforge.execute.problems import EpisodeStart, ExecuteError, Problem
 from demoforge.execute.record import RunLayout
 from demoforge.execute.seams import (
@@ -27,7 +27,7 @@ class ExpertLoop:
     only) and `hooks`; `after_skill` is the run-level form of `hooks.after_skill`."""
 
     def __init__(self, problems: list[Problem], layout: RunLayout, *, num_envs: int, seed: int,
-                 episodes: list[tuple[int, int]], settings: RunnerSettings = RunnerSettings(),
+                 episodes: list[tuple[int, int]], settings: ExpertSettings = ExpertSettings(),
                  after_skill: AfterSkill | None = None, randomization: RandomizationSpec | None = None,
                  planner: PlannerFactory = DEFAULT_PLANNER,
                  goal_source: Callable[[EpisodeStart], GoalSource] | None = None,

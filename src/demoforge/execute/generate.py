@@ -45,7 +45,7 @@ from typing import ClassVar
 
 
 from demoforge.envs.materials import MaterialError, material_ref
-from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
+from demoforge.execute.expert_episode import EpisodeResult, ExpertSettings
 from demoforge.execute.layout import RunLayout
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
 from demoforge.execute.pool import refuse_in_worker_start_up
@@ -105,7 +105,7 @@ class RunSpec:
     episodes: int  # episodes per problem
     seed: int
     envs: int  # env slots of each item's expert loop
-    settings: RunnerSettings
+    settings: ExpertSettings
     randomization: RandomizationSpec | None = None
     videos: InlineVideo | None = None
     expert: type[ExpertLoop] = ExpertLoop  # the expert each item runs (play data's chains goals)
@@ -229,7 +229,7 @@ class GenerateStage:
 
 def generate(
     inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, envs: int = 1,
-    workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
+    workers: int | str = 1, seed: int = 0, settings: ExpertSettings = ExpertSettings(),
     domain: str = "blocks", progress: Progress | None = None, after_skill=None,
     randomization: RandomizationSpec | None = None, record_videos: InlineVideo | None = None,
     robot: RobotCard | None = None, control_law: str | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from demoforge.envs.problem import problem_robot
 from demoforge.execute.problems import Problem
-from demoforge.execute.expert_episode import RunnerSettings
+from demoforge.execute.expert_episode import ExpertSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally
 from demoforge.randomize import RandomizationSpec, spec_to_dict
 from demoforge.randomize.robot_start import params_to_dict
@@ -80,7 +80,7 @@ def domain_identity(domain: str | Path) -> str | dict:
 
 
 def run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: int,
-                settings: RunnerSettings, randomization: RandomizationSpec | None,
+                settings: ExpertSettings, randomization: RandomizationSpec | None,
                 videos: InlineVideo | None = None, domain: str | Path = "blocks",
                 control_law: str | None = None, materials: Mapping[str, MaterialRef] | None = None) -> dict:
     """run.json: the run's inputs (resolved, hashed), robot, problems, episodes, seed and settings."""

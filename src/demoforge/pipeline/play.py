@@ -36,7 +36,7 @@ from demoforge.execute import (
     ExecuteError,
     ExpertLoop,
     GenerateSummary,
-    RunnerSettings,
+    ExpertSettings,
     generate,
     goal_words,
 )
@@ -169,7 +169,7 @@ class PlayLoop(ExpertLoop):
 
 
 def generate_play(inputs: list[str | Path], out: str | Path, *, episodes_per_problem: int, goals: int,
-                  envs: int = 1, workers: int | str = 1, seed: int = 0, settings: RunnerSettings = RunnerSettings(),
+                  envs: int = 1, workers: int | str = 1, seed: int = 0, settings: ExpertSettings = ExpertSettings(),
                   domain: str = "blocks", robot=None, progress=None, randomization=None,
                   record_videos=None, control_law: str | None = None, robot_start=None,
                   problems_per_process: int = 8, executor=None, materials=None, **run_with) -> GenerateSummary:

@@ -27,7 +27,7 @@ import numpy as np
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import STATE, row_extra
 from demoforge.errors import DemoforgeError
-from demoforge.execute import ExpertEpisode, RunnerSettings
+from demoforge.execute import ExpertEpisode, ExpertSettings
 from demoforge.gym.convention import BAKE_JSON, from_bake
 from demoforge.policy.blame import user_error
 from demoforge.policy.protocol import NATIVE, EpisodeStartInfo, Policy, PolicyError, PolicySpaces
@@ -149,7 +149,7 @@ class ExpertPolicy:
 
     def __init__(self, n_arm: int | None = None, *, max_replans: int = 2, control_hz: float = 60.0,
                  max_backoffs: int = 2):
-        self.settings = RunnerSettings(max_retries=0, max_replans=max_replans, control_hz=control_hz)
+        self.settings = ExpertSettings(max_retries=0, max_replans=max_replans, control_hz=control_hz)
         self.action_convention = NATIVE
         self.n_arm = n_arm
         self.max_backoffs = max_backoffs

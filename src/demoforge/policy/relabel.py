@@ -26,7 +26,7 @@ from demoforge.dataset import DatasetWriter, open_dataset
 from demoforge.dataset.keys import row_extra
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, write_json_atomic
 from demoforge.execute.record import run_layout
-from demoforge.execute.expert_episode import EpisodeResult, RunnerSettings
+from demoforge.execute.expert_episode import EpisodeResult, ExpertSettings
 from demoforge.execute.expert_loop import ExpertLoop
 from demoforge.execute.vecenv import VecSimEnv
 from demoforge.policy.evaluate import recorded_start, recorded_task
@@ -73,7 +73,7 @@ def failed_episodes(root: Path) -> list[int]:
     return failed
 
 
-def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, settings: RunnerSettings,
+def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, settings: ExpertSettings,
                  progress: Progress | None = None) -> dict:
     """Relabel the failed `episodes` of `root` into the new dataset `dataset` (none when the expert
     succeeded from none of their starts); returns {unreachable, starts, expert_failed, relabeled}.
@@ -146,7 +146,7 @@ class RelabelStage:
     root: Path
     failed: tuple[int, ...]
     envs: int
-    settings: RunnerSettings
+    settings: ExpertSettings
     name: ClassVar[str] = "relabel"
     error: ClassVar[type] = PolicyError
     dataset: ClassVar[str] = DATASET  # OUT/dataset, beside OUT/summary.json
@@ -201,7 +201,7 @@ class RelabelStage:
         return summary
 
 
-def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: RunnerSettings = RunnerSettings(),
+def relabel(rollouts: str | Path, out: str | Path, *, envs: int = 1, settings: ExpertSettings = ExpertSettings(),
             progress: Progress | None = None, workers: int = 1) -> dict:
     """Expert demonstrations from the failure states of the failed episodes of `rollouts` (see the
     module) as a stage on `workers` processes: the bytes do not depend on it, a killed run resumes.
