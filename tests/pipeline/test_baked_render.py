@@ -131,7 +131,7 @@ def test_write_baked_is_a_stage_whose_out_run_stage_guards(runs, tmp_path, monke
     result, _, _ = runs
     run = result.run_dir
     inputs = (run / "annotated", run / "render" / "ticks", run / "execute" / "success")
-    config = BakeConfig(convention="joint_target", control_freq=HZ, keep=LABEL_KEYS)
+    config = BakeConfig(control_space="joint_target", control_freq=HZ, keep=LABEL_KEYS)
     seen, guard = [], runner.guard_output_dir
 
     def spy(out, ins=(), **kw):
