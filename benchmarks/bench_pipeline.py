@@ -38,6 +38,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 from demoforge.pipeline import config_from_dict, run_pipeline  # noqa: E402
 from demoforge.pipeline.execution import execute_problems, executor_for  # noqa: E402
 from demoforge.pipeline.provenance import dataset_hash  # noqa: E402
+from demoforge.stage import ProgressEvent  # noqa: E402
 from demoforge.tasks import generate_family, write_tasks  # noqa: E402
 from _machine import describe  # noqa: E402  # benchmarks/_machine.py: this script's folder is on sys.path
 
@@ -56,8 +57,8 @@ def execute(base: Path, name: str, pddl: list[str], episodes: int, workers: int,
     config.run_dir.mkdir(parents=True)
     last_item = []
 
-    def progress(event: tuple) -> None:
-        if event[0] == "item":
+    def progress(event: ProgressEvent) -> None:
+        if event.kind == "item":
             last_item[:] = [time.perf_counter()]
 
     start = time.perf_counter()
