@@ -191,8 +191,10 @@ def test_reset_options_are_records():
 
 
 def test_a_stacked_objects_jitter_scales_with_its_supports_top_face():
-    from demoforge.symbolic.orientation import block_rotation
-    from demoforge.symbolic.reset import _top_half_edge
+    from demoforge.symbolic.orientation import block_rotation, top_half_edge
+
+    def _top_half_edge(half, rot):  # the up axis as reset reads it from a block's rotation
+        return float(top_half_edge(half, np.argmax(np.abs(rot[2]))))
 
     plate = np.array([0.08, 0.08, 0.01])  # a plate lying flat: its top face is 16 cm across
     assert _top_half_edge(plate, block_rotation("pz", "yaw0")) == pytest.approx(0.08)

@@ -18,6 +18,13 @@ _AXIS = {"x": 0, "y": 1, "z": 2}
 _REF = {"x": "y", "y": "z", "z": "x"}  # reference axis per up-axis
 
 
+def top_half_edge(half: np.ndarray, up) -> np.ndarray:
+    """The smaller half edge [m] of the top face of blocks with half extents `half` (..., 3) whose
+    block axis `up` (an index, or an array of them) points up: the smaller of the other two half
+    extents (a flat plate's radius, not its thickness; a cube's half edge)."""
+    return np.where(np.arange(3) == np.asarray(up)[..., None], np.inf, half).min(axis=-1)
+
+
 def face_axis(face: str) -> np.ndarray:
     """Unit vector of `face` in the block frame."""
     v = np.zeros(3)

@@ -32,7 +32,7 @@ import mujoco
 import numpy as np
 
 from demoforge.symbolic.binding import Binding
-from demoforge.symbolic.orientation import FACES, YAWS
+from demoforge.symbolic.orientation import FACES, YAWS, top_half_edge
 from demoforge.tasks import package as registry
 
 
@@ -149,10 +149,7 @@ def geometry(model: mujoco.MjModel, binding: Binding, s: Sample) -> Geometry:
     yaw_code = np.where(flat & (off <= c.yaw_tol), step, -1)  # index into YAWS, -1 when tilted or between
     gap = np.abs(bottom[..., :, None] - top[..., None, :]) <= c.z_gap
     d = pos[..., :, None, :2] - pos[..., None, :, :2]
-    # y's reach: the smaller half edge of its top face (its two axes other than the one up; a flat
-    # plate's is its radius, not its thickness)
-    side = np.where(np.arange(3) == axis[..., None], np.inf, binding.half).min(axis=-1)
-    reach = binding.tolerances.support_frac * side
+    reach = binding.tolerances.support_frac * top_half_edge(binding.half, axis)  # y's reach
     over = (d * d).sum(axis=-1) <= (reach * np.abs(reach))[..., None, :]
     on_geom = gap & over & c.not_self & flat[..., :, None]
     x, y = pos[..., 0], pos[..., 1]

@@ -27,7 +27,7 @@ from demoforge.sim import Scene, snapshot
 from demoforge.sim.linkage import linkage_positions
 from demoforge.symbolic.abstract import abstract, disagreement
 from demoforge.symbolic.binding import Binding, SymbolError
-from demoforge.symbolic.orientation import block_rotation, rotation_quat
+from demoforge.symbolic.orientation import block_rotation, rotation_quat, top_half_edge
 from demoforge.tasks.scene import Interval, SceneParams
 
 _RESET = 3  # spawn-key domain of reset-state seeds (scene draws use 1 and 2)
@@ -150,13 +150,6 @@ def _pick(rng: np.random.Generator, windows: list[Interval], half: float) -> flo
     return float(rng.uniform(lo, hi)) if hi > lo else lo
 
 
-def _top_half_edge(half: np.ndarray, rot: np.ndarray) -> float:
-    """The smaller half edge [m] of the top face of a block with half extents `half` turned by `rot`:
-    the half extents of its two axes that lie horizontal."""
-    up = int(np.argmax(np.abs(rot[2])))
-    return float(np.delete(half, up).min())
-
-
 def _place(scene: Scene, binding: Binding, params: SceneParams, layout: _Layout, rng: np.random.Generator,
            opts: ResetOptions) -> tuple[list[BlockPose], str | None]:
     idx = {b: i for i, b in enumerate(binding.blocks)}
@@ -171,7 +164,7 @@ def _place(scene: Scene, binding: Binding, params: SceneParams, layout: _Layout,
     for tower in layout.towers:
         # Level k > 0 may sit off-centre by up to stack_jitter x the smaller half edge of its
         # support's top face (a plate's radius, not its thickness; a cube's half edge).
-        jitter = [0.0] + [opts.stack_jitter * _top_half_edge(binding.half[idx[b]], rot[b]) for b in tower[:-1]]
+        jitter = [0.0] + [opts.stack_jitter * float(top_half_edge(binding.half[idx[b]], np.argmax(np.abs(rot[b][2])))) for b in tower[:-1]]
         reach = np.max([extent[b] for b in tower], axis=0) + sum(jitter)
         base = tower[0]
         if base in layout.region:
