@@ -134,9 +134,8 @@ def _recolour_body(mj: mujoco.MjSpec, name: str, item: dict) -> None:
     for g in body.geoms:
         g.rgba = [*item["rgb"], 1.0]  # a geom's own colour wins over its material's
         if "specular" in item:  # a material of its own per geom: one the scene shares would change others
-            mat = mj.add_material(name=f"look/{g.name}", rgba=[*item["rgb"], 1.0])
+            mat = _block_material(mj, g, g.name, None, rgb=item["rgb"])
             mat.specular, mat.shininess = item["specular"], item["shininess"]
-            g.material = mat.name
 
 
 def _block_material(mj: mujoco.MjSpec, g, name: str, atlas: np.ndarray | None, *, rgb=None):
