@@ -27,7 +27,9 @@ Run with the Python 3.12 venv that holds demoforge, the plugin and lerobot (`mak
     .venv-lerobot/bin/python benchmarks/bench_train_eval.py --families pnp --demos 100 --steps 3000,6000
     .venv-lerobot/bin/python benchmarks/bench_train_eval.py --obs pixels --families pnp --demos 200 --steps 3000
 A family of a task package of your own: `--task-package examples/tasks/kitchen/kitchen_task.py
---families cup_in_bowl` (the training and evaluation processes load it too). The same checkpoints
+--families cup_in_bowl` (the training and evaluation processes load it too).
+`--policy-type diffusion` trains a small diffusion policy instead of ACT (from state; it needs
+diffusers in the venv: `pip install 'lerobot[diffusion]==0.6.1'`). The same checkpoints
 evaluated another way: `--eval-arg=--policy.n_action_steps=1
 --eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
@@ -70,6 +72,19 @@ PIXEL_POLICY = ["--policy.type=act", "--policy.pretrained_backbone_weights=null"
                 "--policy.chunk_size=20", "--policy.n_action_steps=10", "--policy.use_vae=false",
                 '--policy.normalization_mapping={"VISUAL": "MEAN_STD", "STATE": "MEAN_STD", "ENV": "MEAN_STD", '
                 '"ACTION": "MEAN_STD"}']
+
+
+# A small diffusion policy (`--policy-type diffusion`), the other policy type lerobot trains from
+# state: ACT regresses one chunk and averages the demos' modes (flip's pushes in four directions,
+# unstack's put-down spots) into a stall; diffusion samples one mode. Two observations, a 16-step
+# horizon (1.1 s at 15 Hz) of which 8 are executed, a narrow U-Net (128-256-512 instead of
+# 512-1024-2048), and DDIM with 10 steps at inference so that evaluation stays cheap on CPU.
+# MIN_MAX for the state, the objects and the action: the sampler clips to [-1, 1].
+DIFFUSION_POLICY = ["--policy.type=diffusion",
+                    '--policy.normalization_mapping={"VISUAL": "MEAN_STD", "STATE": "MIN_MAX", "ENV": "MIN_MAX", '
+                    '"ACTION": "MIN_MAX"}', "--policy.n_obs_steps=2", "--policy.horizon=16",
+                    "--policy.n_action_steps=8", "--policy.drop_n_last_frames=7", "--policy.down_dims=[128,256,512]",
+                    "--policy.noise_scheduler_type=DDIM", "--policy.num_inference_steps=10"]
 
 
 def look_file(spec: str, size: int, folder: Path) -> Path:
@@ -155,7 +170,16 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
     log = train.parent / f"train-to-{steps}.log"
     if args.obs == "pixels":
         common[-1] = "--num_workers=0"  # decoding in the main process: a worker costs more than it saves on 2 cores
-    policy = (POLICY if args.obs == "state" else PIXEL_POLICY) + list(args.policy_arg)
+    if args.policy_type == "diffusion":
+        if args.obs == "pixels":
+            sys.exit("--policy-type diffusion: the recipe is from state only (--obs state)")
+        policy = DIFFUSION_POLICY + list(args.policy_arg)
+        try:
+            import diffusers  # noqa: F401  (lerobot's diffusion policy imports it in the training process)
+        except ImportError:
+            sys.exit("--policy-type diffusion needs diffusers in this venv: pip install 'lerobot[diffusion]==0.6.1'")
+    else:
+        policy = (POLICY if args.obs == "state" else PIXEL_POLICY) + list(args.policy_arg)
     if previous is None:
         return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
                     f"--dataset.root={baked}", *policy, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
@@ -217,6 +241,8 @@ def main() -> None:
                     "rendered under (a shipped look, :train or :test for its split)")
     ap.add_argument("--eval-looks", default="plain,randomized:train,randomized:test",
                     help="--obs pixels: the looks each checkpoint is evaluated under, comma-separated")
+    ap.add_argument("--policy-type", choices=("act", "diffusion"), default="act",
+                    help="the policy trained: the small ACT (the recipe) or a small diffusion policy (from state)")
     ap.add_argument("--policy-arg", action="append", default=[],
                     help="an extra lerobot-train argument after the recipe's, e.g. --policy-arg=--policy.use_vae=true "
                          "(repeatable; give --variant too, so the run gets a work folder of its own)")
@@ -288,6 +314,8 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
         name += f"-pixels-{'+'.join(cameras(args))}{args.image_size}-{args.train_look.replace(':', '-')}"
     if args.policy_arg and not args.variant:
         sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
+    if args.policy_type != "act":
+        name += f"-{args.policy_type}"
     if args.variant:
         name += f"-{args.variant}"
     if args.eval_arg and not args.eval_variant:
