@@ -174,9 +174,9 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
         if args.obs == "pixels":
             sys.exit("--policy-type diffusion: the recipe is from state only (--obs state)")
         policy = DIFFUSION_POLICY + list(args.policy_arg)
-        try:
-            import diffusers  # noqa: F401  (lerobot's diffusion policy imports it in the training process)
-        except ImportError:
+        import importlib.util
+
+        if importlib.util.find_spec("diffusers") is None:  # lerobot's diffusion policy imports it in training
             sys.exit("--policy-type diffusion needs diffusers in this venv: pip install 'lerobot[diffusion]==0.6.1'")
     else:
         policy = (POLICY if args.obs == "state" else PIXEL_POLICY) + list(args.policy_arg)
