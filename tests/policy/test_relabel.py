@@ -7,7 +7,9 @@ import pytest
 
 from demoforge.dataset import check_dataset, open_dataset
 from demoforge.policy import PolicyError, RolloutSettings, load_policy, rollout
+from demoforge.policy import relabel as relabel_module
 from demoforge.policy.relabel import failure_tick, relabel
+from tests.adversarial.test_kills import files
 
 
 def test_failed_rollouts_become_expert_demonstrations_from_the_failure_state(pnp, tmp_path):
@@ -31,6 +33,26 @@ def test_failed_rollouts_become_expert_demonstrations_from_the_failure_state(pnp
         assert json.loads(new.episode(k)["demoforge/outcome"]) == "success"
         assert json.loads(new.episode(k)["demoforge/plan"])  # the expert's executed steps
     assert failure_tick(src_root, 0) == 29
+
+
+def test_a_relabel_killed_between_its_dataset_and_its_summary_is_finished_by_its_rerun(pnp, tmp_path, monkeypatch):
+    rollout(load_policy("tests.policy.scripted:hold"), [pnp], tmp_path / "r", episodes=1,
+            settings=RolloutSettings(max_ticks=30), spec="hold")
+    summary = relabel(tmp_path / "r" / "dataset", tmp_path / "whole")
+    write = relabel_module.write_json_atomic
+
+    def killed(path, data):
+        if path == tmp_path / "l" / "summary.json":
+            raise KeyboardInterrupt  # the kill: the dataset is published, its work folder still there
+        write(path, data)
+
+    monkeypatch.setattr(relabel_module, "write_json_atomic", killed)
+    with pytest.raises(KeyboardInterrupt):
+        relabel(tmp_path / "r" / "dataset", tmp_path / "l")
+    assert (tmp_path / "l" / "dataset").is_dir() and not (tmp_path / "l" / "summary.json").exists()
+    monkeypatch.setattr(relabel_module, "write_json_atomic", write)
+    assert relabel(tmp_path / "r" / "dataset", tmp_path / "l") == summary  # the same command finishes it
+    assert files(tmp_path / "l") == files(tmp_path / "whole")
 
 
 def test_a_folder_in_use_is_refused(expert_data, tmp_path):

@@ -15,6 +15,7 @@ OUT/summary.json.
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,9 @@ def relabel_item(root: Path, episodes: list[int], dataset: Path, *, envs: int, s
             "expert_failed": expert_failed, "relabeled": written}
 
 
+SUMMARY_COPY = f"{DEMOFORGE_META_DIR}/relabel_summary.json"  # in OUT/dataset: the run's summary, kept with it
+
+
 @dataclass
 class RelabelStage:
     """Relabeling as a stage (`demoforge.stage`): work items are contiguous runs of the failed
@@ -141,7 +145,8 @@ class RelabelStage:
     from them into its own shard; the shards with episodes are merged in order into OUT/dataset,
     and OUT/summary.json is written from the items' results. OUT is the stage's run folder
     (`dataset`): `run_stage` refuses one over its source, a file, or one holding anything but this
-    run's work folder (or a run killed before the stage, `resumable`: started over)."""
+    run's work folder (or a run killed before the stage, `resumable`: started over). A rerun of a
+    finished run returns its summary (`finished`)."""
 
     root: Path
     failed: tuple[int, ...]
@@ -180,7 +185,19 @@ class RelabelStage:
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._merge(shards, results, out))
 
+    def finished(self, out: Path) -> dict:
+        """This run's summary: OUT/dataset is this run, published; the summary is written again
+        from the copy in the dataset's meta when a kill came between the dataset and it."""
+        if not (out / "summary.json").is_file():
+            write_json_atomic(out / "summary.json", json.loads((out / DATASET / SUMMARY_COPY).read_text()))
+        return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
     def _merge(self, shards: list[Path], results: list[dict], out: Path) -> dict:
+        summary = {"source": str(self.root), "failed": list(self.failed), "unreachable": [], "relabeled": 0,
+                   "expert_failed": [], "starts": []}
+        for r in results:
+            for key in ("unreachable", "starts", "expert_failed", "relabeled"):
+                summary[key] += r[key]
         kept = [s for s, r in zip(shards, results, strict=True) if r["relabeled"]]
         if kept:
             merged = shards[0].parent.parent / "merged"
@@ -191,12 +208,8 @@ class RelabelStage:
                 if path.is_file() and not target.exists():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, target)
+            write_json_atomic(merged / SUMMARY_COPY, summary)  # what `finished` rewrites OUT's summary from
             publish_dataset(merged, out / DATASET, self.name, self.fingerprint())
-        summary = {"source": str(self.root), "failed": list(self.failed), "unreachable": [], "relabeled": 0,
-                   "expert_failed": [], "starts": []}
-        for r in results:
-            for key in ("unreachable", "starts", "expert_failed", "relabeled"):
-                summary[key] += r[key]
         write_json_atomic(out / "summary.json", summary)
         return summary
 
