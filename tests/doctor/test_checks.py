@@ -250,12 +250,17 @@ def test_d012_constant_success_column(tmp_path):
 
 def test_d013_bake_rate(tmp_path):
     root = b.write(tmp_path / "ds", b.clean_episodes())
-    (root / "meta/bake.json").write_text(json.dumps({"control_freq": 30, "native_freq": 60, "stride": 2}))
+    stamp = {"convention": "joint_target", "control_freq": 30, "native_freq": 60, "stride": 2}
+    (root / "meta/bake.json").write_text(json.dumps(stamp))
     assert run_doctor(root).findings == ()
-    (root / "meta/bake.json").write_text(json.dumps({"control_freq": 20, "native_freq": 60, "stride": 2}))
+    (root / "meta/bake.json").write_text(json.dumps({**stamp, "control_freq": 20}))
     result = run_doctor(root)
     only(result, "D013")
     assert result.count("D013") == 2  # control_freq vs fps, and native / stride vs control_freq
+    (root / "meta/bake.json").write_text(json.dumps({"control_freq": 30}))  # damaged: read_stamp's message
+    result = run_doctor(root)
+    only(result, "D013")
+    assert "cannot read the bake stamp" in result.findings[0].message
     (root / "meta/bake.json").unlink()
     (root / "meta/demoforge").mkdir(exist_ok=True)
     (root / "meta/demoforge/provenance.json").write_text(json.dumps({"stage": "execute", "fps": 60}))

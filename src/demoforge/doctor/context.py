@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from demoforge.convert.stamp import BakeStamp
 from demoforge.dataset.problem import Problem
 from demoforge.dataset.layout import DatasetInfo
 from demoforge.doctor.config import DoctorConfig
@@ -26,7 +27,7 @@ class Context:
     episodes: pa.Table | None  # meta/episodes, sorted by episode_index
     scan: Scan | None
     stats: dict[str, Any] | None  # meta/stats.json
-    bake: dict[str, Any] | None  # meta/bake.json
+    bake: BakeStamp | None  # meta/bake.json
     provenance: dict[str, Any] | None = None  # meta/demoforge/provenance.json
     limits_note: str = ""  # why there are no joint limits, when there are none
 

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from demoforge.convert.stamp import BAKE_PATH
+from demoforge.convert.stamp import BakeStamp, read_stamp
 from demoforge.dataset.check import check_dataset, v21_info
 from demoforge.dataset.layout import STATS_PATH, DatasetInfo, read_info
 from demoforge.dataset.reader import read_episodes_table
@@ -78,6 +78,15 @@ def _read_json(path: Path, problems: list[Finding], code: str) -> dict[str, Any]
         return None
 
 
+def _read_stamp(root: Path, problems: list[Finding]) -> BakeStamp | None:
+    """meta/bake.json through its one reader; a damaged one is a D013 finding, not a stop."""
+    try:
+        return read_stamp(root, required=False)
+    except DemoforgeError as exc:
+        problems.append(Finding("D013", "error", str(exc), Evidence(), "re-bake the dataset"))
+        return None
+
+
 def build_context(root: str | Path, *, robot: str | None = None, config: DoctorConfig | None = None,
                   structure: bool = True, progress: Progress | None = None,
                   ) -> tuple[Context, list[Finding]]:
@@ -117,7 +126,7 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
         note = str(exc)
     scan = scan_dataset(root, info, episodes, cfg, limits, progress=progress)
     stats = _read_json(root / STATS_PATH, early, "D011")
-    bake = _read_json(root / BAKE_PATH, early, "D013")
+    bake = _read_stamp(root, early)
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
     ctx = Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note)
     return ctx, early

@@ -136,7 +136,7 @@ def check_rates(ctx: Context) -> list[Finding]:
     bake = ctx.bake
     if bake is None:
         return out
-    control, native, stride = bake.get("control_freq"), bake.get("native_freq"), bake.get("stride")
+    control, native, stride = bake.control_freq, bake.native_freq, bake.raw.get("stride")
     if control is not None and abs(float(control) - fps) > 1e-9:
         out.append(Finding("D013", "error", f"meta/bake.json control_freq {control} Hz but info.json fps {fps}",
                            Evidence(values={"control_freq": control, "fps": fps}), fix))

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from demoforge.convert.bake import BAKE_PATH
+from demoforge.convert.stamp import BAKE_PATH, read_stamp
 from demoforge.dataset import segmentation
 from demoforge.dataset.depth import PACKING, PACKING_FORMULA, DepthCoding, is_depth, metres_formula
 from demoforge.dataset.keys import ACTION, STATE
@@ -90,7 +90,11 @@ def read_source(root: str | Path) -> BakedSource:
     if not stamp_path.is_file():
         raise ExportError(f"{root}: no {BAKE_PATH}, so what its actions mean (convention, parts) is unknown; "
                           f"bake it first: demoforge bake {root} --control-space joint_target --out BAKED")
-    stamp = _json(stamp_path)
+    try:
+        baked = read_stamp(root)
+    except DemoforgeError as exc:
+        raise ExportError(str(exc)) from None
+    stamp = baked.raw
     reader = open_dataset(root)
     state_names, state_parts = _names_parts(stamp, "state", stamp_path)
     action_names, action_parts = _names_parts(stamp, "action", stamp_path)
@@ -100,8 +104,8 @@ def read_source(root: str | Path) -> BakedSource:
             raise ExportError(f"{info_path}: feature {key!r} has shape {None if ft is None else list(ft.shape)}, "
                               f"but {BAKE_PATH} names {len(names)} components; the dataset was changed after "
                               "bake: bake it again")
-    convention = stamp.get("convention")
-    law_mode = (stamp.get("control_law") or {}).get("mode")
+    convention = baked.convention
+    law_mode = (baked.control_law or {}).get("mode")
     positions = convention in POSITION_CONVENTIONS or (convention == "raw_cmd" and law_mode in POSITION_RAW_MODES)
     relative = tuple(p for p, (s, e) in action_parts.items()
                      if positions and p not in ABSOLUTE_PARTS and p in state_parts

@@ -37,6 +37,7 @@ from demoforge.convert.conventions import stride_for
 from demoforge.convert.episode import BakeError
 from demoforge.convert.config import KEEP_ALL
 from demoforge.convert.plan import make_plan
+from demoforge.convert.stamp import read_stamp
 from demoforge.dataset import DatasetWriter, EncodedVideo, VideoSettings, open_dataset
 from demoforge.dataset.keys import HISTOGRAM_PREFIX, episode_extras
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INDEX_FEATURE_NAMES
@@ -71,8 +72,8 @@ def bake_ticks(source: Path, out: Path, config: BakeConfig) -> Path:
     """Bake `source` state-only under `config` with each kept tick's sim.state and the scene inputs
     into `out` (see the module docstring); `out` is kept when it holds that bake already."""
     want = ticks_config(config)
-    stamp = out / BAKE_PATH
-    if stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")).get("config") == _plain(want.stamp()):
+    stamp = read_stamp(out, required=False) if (out / BAKE_PATH).is_file() else None
+    if stamp is not None and stamp.raw.get("config") == _plain(want.stamp()):
         return out
     shutil.rmtree(out, ignore_errors=True)
     tmp = out.with_name(f".{out.name}.ticks-partial")
@@ -125,7 +126,7 @@ class BakedRender:
         lay = _layout(self.rendered, self.source, self.config)
         reader, render = lay["reader"], lay["render"]
         ticks_records = {r["baked_episode"]: r for r in
-                         json.loads((self.ticks / BAKE_PATH).read_text(encoding="utf-8"))["sources"][0]["episodes"]}
+                         read_stamp(self.ticks).raw["sources"][0]["episodes"]}
         keys = [*lay["plan"].features, *lay["labels"]]
         records = []
         v3 = shard / "v3"

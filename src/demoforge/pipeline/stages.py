@@ -45,6 +45,7 @@ from typing import Any
 from demoforge.pipeline.config import PipelineConfig, PipelineError, robot_card, run_domain
 from demoforge.pipeline.execution import execute_problems, executor_for
 from demoforge.pipeline.run_files import copy_source_meta, problem_files, write_stage_provenance
+from demoforge.tasks.scene import SIDECAR_SUFFIX
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
     "tasks": ["tasks"], "envs": ["envs"], "execute": ["execute"], "render": ["render"],
@@ -80,7 +81,7 @@ def stage_tasks(ctx: RunContext) -> dict:
         domain = run_domain(ctx.config)
         (tmp / DOMAINS[domain]).write_text(domain_text(domain), encoding="utf-8")
         for p in map(Path, c.problem_files):
-            sidecar = p.with_name(p.name.removesuffix(".pddl") + ".scene.json")
+            sidecar = p.with_name(p.name.removesuffix(".pddl") + SIDECAR_SUFFIX)
             missing = [str(q) for q in (p, sidecar) if not q.is_file()]
             if missing:
                 raise PipelineError(f"problem_files: {missing} do not exist (each problem needs NAME.scene.json)")
