@@ -136,8 +136,11 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
         pddl = sorted(p for p in paths if p.suffix == ".pddl" and p.with_suffix(".scene.json").is_file())
         per_problem = min(EPISODES_PER_PROBLEM, demos)
         if not (work / "gen" / "success" / "meta" / "info.json").is_file():
+            from demoforge.execute import ExpertSettings
+
+            spot = "uniform" if args is None else args.put_down_spot
             generate(pddl, work / "gen", episodes_per_problem=per_problem, workers=2, seed=seed,
-                     domain=owner("families", family).name)
+                     domain=owner("families", family).name, settings=ExpertSettings(put_down_spot=spot))
         if args is None or args.obs == "state":
             bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True), models=EPISODE_MODELS)
         else:
@@ -241,6 +244,9 @@ def main() -> None:
                     "rendered under (a shipped look, :train or :test for its split)")
     ap.add_argument("--eval-looks", default="plain,randomized:train,randomized:test",
                     help="--obs pixels: the looks each checkpoint is evaluated under, comma-separated")
+    ap.add_argument("--put-down-spot", choices=("uniform", "nearest"), default="uniform",
+                    help="where the expert's put-down sets a block (generate --put-down-spot): drawn from the whole "
+                         "workspace, or the first free spot of a fixed scan beside where it was picked")
     ap.add_argument("--policy-type", choices=("act", "diffusion"), default="act",
                     help="the policy trained: the small ACT (the recipe) or a small diffusion policy (from state)")
     ap.add_argument("--policy-arg", action="append", default=[],
@@ -314,6 +320,8 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
         name += f"-pixels-{'+'.join(cameras(args))}{args.image_size}-{args.train_look.replace(':', '-')}"
     if args.policy_arg and not args.variant:
         sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
+    if args.put_down_spot != "uniform":
+        name += f"-{args.put_down_spot}"
     if args.policy_type != "act":
         name += f"-{args.policy_type}"
     if args.variant:

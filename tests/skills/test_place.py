@@ -51,3 +51,25 @@ def test_skills_chain_into_a_tower_of_three():
     (a, _), (b, _), (c, _) = pose(scene, "a"), pose(scene, "b"), pose(scene, "c")
     np.testing.assert_allclose([b[2] - a[2], c[2] - b[2]], [CUBE, CUBE], atol=0.004)
     assert np.abs(c[:2] - a[:2]).max() < 0.008
+
+
+def test_nearest_put_down_sets_a_tower_s_blocks_beside_it_one_side_then_the_other_whatever_the_seed():
+    """put_down_spot "nearest": the first block off a tower goes to its +y side, the next (that
+    spot taken) to -y, one spacing (the footprint plus the margin) away; no draw decides it."""
+    from demoforge.skills import SkillSettings
+
+    settings = SkillSettings(put_down_spot="nearest")
+    spots = []
+    for seed in (5, 6):
+        scene, ctx = make(cube("c", 0.5, 0.0), cube("b", 0.5, 0.0, level=1), cube("a", 0.5, 0.0, level=2),
+                          settings=settings)
+        tower = pose(scene, "c")[0][:2]
+        for top, below in (("a", "b"), ("b", "c")):
+            run(scene, ctx, "unstack", [top, below], seed=seed)
+            plan = run(scene, ctx, "put-down", [top], seed=seed)
+            assert abs(pose(scene, top)[0][2] - (TABLE_Z + CUBE / 2)) < 0.002  # on the table
+        a, b = pose(scene, "a")[0][:2], pose(scene, "b")[0][:2]
+        assert a[1] - tower[1] > CUBE * np.sqrt(2) and tower[1] - b[1] > CUBE * np.sqrt(2)  # +y, then -y
+        assert abs(a[0] - tower[0]) < 0.01 and abs(b[0] - tower[0]) < 0.01
+        spots.append(plan.params["place_xy"])
+    np.testing.assert_allclose(spots[0], spots[1], atol=0.005)  # another seed: the grasp's few mm, no other draw

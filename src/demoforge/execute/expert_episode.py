@@ -31,7 +31,7 @@ from demoforge.execute.vecenv import PddlEpisode, VecSimEnv
 from demoforge.fields import option
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.sim import command_toward, restore, snapshot
-from demoforge.skills import PROFILES, SkillSettings, half_turn_way, plan_skill, skill_context
+from demoforge.skills import PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context
 from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
 
@@ -56,12 +56,18 @@ class ExpertSettings:
     control_hz: float = 60.0  # control and recording rate [Hz]
     motion_profile: str = option("medium", "Expert arm speed: slow, medium or fast (fractions of the robot card's "
                                            "joint velocity, acceleration and jerk limits).", choices=_profiles)
+    put_down_spot: str = option("uniform", "Where put-down sets a block on the table: uniform (a free spot drawn "
+                                           "from the whole workspace: varied demos) or nearest (the first free spot "
+                                           "of a fixed scan around where it was picked: one spot per scene, which "
+                                           "a policy can learn; see demoforge.skills.place).", choices=PUT_DOWN_SPOTS)
 
     def __post_init__(self):
         problems = [f"{n} must be >= 0, got {getattr(self, n)}" for n in ("max_retries", "max_replans", "settle_s")
                     if not getattr(self, n) >= 0]
         problems += [f"{n} must be > 0, got {getattr(self, n)}" for n in ("max_episode_s", "plan_budget_s", "control_hz")
                      if not getattr(self, n) > 0]
+        if self.put_down_spot not in PUT_DOWN_SPOTS:
+            problems.append(f"put_down_spot {self.put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
         if self.motion_profile not in PROFILES:
             problems.append(f"motion_profile {self.motion_profile!r} is not one of {sorted(PROFILES)}")
         if problems:
@@ -127,7 +133,8 @@ class ExpertEpisode:
         b = self.ep.binding
         regions = {name: tuple(float(v) for v in box) for name, box in zip(b.regions, b.region_box, strict=True)}
         ctx = skill_context(self.scene, regions=regions,
-                            settings=SkillSettings(profile=PROFILES[settings.motion_profile]))
+                            settings=SkillSettings(profile=PROFILES[settings.motion_profile],
+                                                   put_down_spot=settings.put_down_spot))
         # Region slabs are scene props but not blocks: a skill must not treat them as obstacles.
         self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]

@@ -35,6 +35,9 @@ class SkillError(DemoforgeError):
     """A skill was called with arguments that cannot name anything in the scene."""
 
 
+PUT_DOWN_SPOTS = ("uniform", "nearest")  # SkillSettings.put_down_spot
+
+
 @dataclass(frozen=True)
 class SkillSettings:
     """Tunable constants of every skill; the defaults are the ones the tests measure."""
@@ -59,6 +62,11 @@ class SkillSettings:
     free_spot_margin: float = 0.03  # clearance between a put-down block and other props [m]
     free_spot_tries: int = 200  # rejection-sampling budget for a free table spot
     place_tries: int = 5  # free spots tried when the arm cannot serve one (IK, collision)
+    # Where put-down sets a block (`PUT_DOWN_SPOTS`): "uniform" draws a free spot uniformly from the
+    # workspace (varied demos); "nearest" takes the first free one of a fixed scan around where the
+    # block was picked (`nearest_spots`), one spot per scene, so a policy trained on the demos is not
+    # asked to average spots all around the table into the tower it started from.
+    put_down_spot: str = "uniform"
     max_s: float = 30.0  # longest plan accepted [s]; longer is a "timeout" failure
     collision_step: float = 0.05  # joint step of the path collision check [rad]
     # A transit keeps the robot this far from the scene where its ends leave room [m]: under
@@ -74,6 +82,8 @@ class SkillSettings:
         problems += [f"{name} must be >= 0, got {getattr(self, name)}" for name in (
             "carry_clearance", "settle_s", "grasp_xy_offset", "place_xy_offset", "place_gap",
             "free_spot_margin", "transit_padding") if not getattr(self, name) >= 0]
+        if self.put_down_spot not in PUT_DOWN_SPOTS:
+            problems.append(f"put_down_spot {self.put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
         lo, hi = self.grasp_z_offset
         if lo > hi:
             problems.append(f"grasp_z_offset ({lo}, {hi}) has lo > hi; swap them")

@@ -11,12 +11,14 @@ straight above the release pose.
 
 - stack ?x ?y: ?x centred on ?y's top face within `place_xy_offset`, its yaw turned to
   match ?y's faces (the smallest turn, at most 45 degrees) so towers stay flush.
-- put-down ?x: on the table at a free spot drawn uniformly from the context's workspace,
-  its footprint `free_spot_margin` clear of every other prop and outside every region
-  (so no in_region fact appears by accident); yaw unchanged.
+- put-down ?x: on the table at a free spot of the context's workspace, its footprint
+  `free_spot_margin` clear of every other prop and outside every region (so no in_region
+  fact appears by accident); yaw unchanged. The spot is drawn uniformly (`put_down_spot`
+  "uniform", the default) or is the first free one of a fixed scan around where ?x was picked
+  ("nearest": `nearest_spots`, no draw).
 
-Draws: the placement offset (stack) or the free spot (put-down; redrawn when the arm
-cannot serve it, up to `place_tries` spots).
+Draws: the placement offset (stack) or the free spot (put-down; redrawn, or the scan's next
+spot, when the arm cannot serve it, up to `place_tries` spots).
 """
 
 from __future__ import annotations
@@ -114,11 +116,13 @@ def other_footprints(ctx, name: str) -> list[tuple[str, np.ndarray, float]]:
     return out
 
 
-def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> np.ndarray:
-    """A uniformly drawn table point [m] in `area` where block `name`'s footprint is clear of
-    every other prop (and of every region when `avoid_regions`)."""
+def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool, nearest: int | None = None
+              ) -> np.ndarray:
+    """A table point [m] in `area` where block `name`'s footprint is clear of every other prop
+    (and of every region when `avoid_regions`): drawn uniformly, or with `nearest=k` the k-th
+    clear one of `nearest_spots` (no draw; drawn when the scan holds fewer)."""
     ctx, s = b.ctx, b.ctx.settings
-    _, rot, half = geo.block(ctx, name)
+    centre, rot, half = geo.block(ctx, name)
     radius = geo.footprint_radius(half, rot)
     others = [(c, r) for _, c, r in other_footprints(ctx, name)]
     regions = sorted(ctx.regions.values()) if avoid_regions else []
@@ -127,25 +131,61 @@ def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> 
         raise Infeasible(SkillFailure("collision", "carry", (
             f"no free table spot for {name!r}: the area x [{x_lo:.3f}, {x_hi:.3f}] y [{y_lo:.3f}, {y_hi:.3f}] is "
             f"narrower than its footprint ({2 * radius:.3f} m across); widen the workspace")))
+
+    def clear(xy: np.ndarray) -> bool:
+        if any(np.linalg.norm(xy - c) < radius + r + s.free_spot_margin for c, r in others):
+            return False
+        return not any(rx0 - radius < xy[0] < rx1 + radius and ry0 - radius < xy[1] < ry1 + radius
+                       for rx0, rx1, ry0, ry1 in regions)
+
+    if nearest is not None:
+        inside = (x_lo + radius, x_hi - radius, y_lo + radius, y_hi - radius)
+        # one ring clears the widest other prop: the spots of a ring are the same whichever prop is next to them
+        spacing = radius + max((r for _, r in others), default=radius) + s.free_spot_margin + SCAN_SLACK
+        found = [xy for xy in nearest_spots(centre[:2], spacing, inside) if clear(xy)]
+        if nearest < len(found):
+            return found[nearest]
+        # the scan ran out (a crowded table, a tower at the workspace's edge): a drawn spot, as "uniform"
     for _ in range(s.free_spot_tries):
         xy = b.rng.uniform([x_lo + radius, y_lo + radius], [x_hi - radius, y_hi - radius])
-        if any(np.linalg.norm(xy - c) < radius + r + s.free_spot_margin for c, r in others):
-            continue
-        if any(rx0 - radius < xy[0] < rx1 + radius and ry0 - radius < xy[1] < ry1 + radius
-               for rx0, rx1, ry0, ry1 in regions):
-            continue
-        return xy
+        if clear(xy):
+            return xy
     raise Infeasible(SkillFailure("collision", "carry", (
         f"no free table spot for {name!r} in x [{x_lo:.3f}, {x_hi:.3f}] y [{y_lo:.3f}, {y_hi:.3f}] "
         f"after {s.free_spot_tries} draws")))
 
 
-def place_in_area(b: PlanBuilder, name: str, area: Rect, params: dict, *, avoid_regions: bool):
+# The scan of `nearest_spots`: world directions in the order tried at each distance (+y, -y, -x, +x,
+# then the diagonals).
+_D = math.sqrt(0.5)
+SCAN_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (-1.0, 0.0), (1.0, 0.0), (-_D, _D), (-_D, -_D), (_D, _D), (_D, -_D))
+SCAN_RINGS = 8  # distances tried: 1 to 8 spacings
+SCAN_SLACK = 0.002  # [m] beyond the clearance, so a tower's settled blocks (mm off their centre) leave a ring clear
+
+
+def nearest_spots(origin: np.ndarray, spacing: float, inside: Rect) -> list[np.ndarray]:
+    """Table points around `origin` in a fixed order: at 1, 2, ... `SCAN_RINGS` x `spacing`, each
+    distance along `SCAN_DIRECTIONS` in turn, those within `inside` (x_lo, x_hi, y_lo, y_hi). The
+    first block put down beside a tower goes to its +y side, the next (the +y spot taken) to -y:
+    the spot is a function of the scene, which a policy can read off the state."""
+    x_lo, x_hi, y_lo, y_hi = inside
+    out = []
+    for k in range(1, SCAN_RINGS + 1):
+        for dx, dy in SCAN_DIRECTIONS:
+            xy = np.array([origin[0] + k * spacing * dx, origin[1] + k * spacing * dy])
+            if x_lo <= xy[0] <= x_hi and y_lo <= xy[1] <= y_hi:
+                out.append(xy)
+    return out
+
+
+def place_in_area(b: PlanBuilder, name: str, area: Rect, params: dict, *, avoid_regions: bool,
+                  nearest: bool = False):
     """Put the held block down on the table at a free spot in `area`; a spot the arm cannot
-    serve (IK, collision) is redrawn up to `place_tries` times. Returns (centre, world_R_block)."""
+    serve (IK, collision) is redrawn (or, `nearest`, the scan's next clear spot is taken) up to
+    `place_tries` times. Returns (centre, world_R_block)."""
     last = None
-    for _ in range(b.ctx.settings.place_tries):
-        xy = free_spot(b, name, area, avoid_regions=avoid_regions)
+    for attempt in range(b.ctx.settings.place_tries):
+        xy = free_spot(b, name, area, avoid_regions=avoid_regions, nearest=attempt if nearest else None)
         mark = b.mark()
         try:
             result = place_on(b, name, xy, b.ctx.table_z, 0.0)
@@ -161,5 +201,6 @@ def place_in_area(b: PlanBuilder, name: str, area: Rect, params: dict, *, avoid_
 def put_down(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     """(put-down ?x): see the module docstring."""
     (name,) = args
-    target, target_rot = place_in_area(b, name, b.ctx.workspace, params, avoid_regions=True)
+    target, target_rot = place_in_area(b, name, b.ctx.workspace, params, avoid_regions=True,
+                                       nearest=b.ctx.settings.put_down_spot == "nearest")
     return b.plan("put-down", args, params, (*target.tolist(), *geo.quat(target_rot).tolist()))
