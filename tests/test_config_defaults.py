@@ -13,6 +13,7 @@ import inspect
 
 import pytest
 
+from demoforge.export import ExportConfig
 from demoforge.fields import specs, value_of
 from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig, config_from_dict
 from demoforge.policy.config import EvalConfig, RelabelConfig, ReplayConfig, RolloutConfig
@@ -56,6 +57,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "viz": {"episodes": None, "width": 160, "height": 120, "cameras": (), "kinds": ("rgb", "depth", "segmentation"),
             "stride": 1},
     "plot": {"episode": None},
+    "export": {"trainer": None, "action_horizon": None, "repo_id": None, "workers": 1},
 }
 # Under `demoforge run`: more environments and every core, no bake unless asked, a doctor that reports only.
 RUN = {"execute": {"envs": 2, "workers": "auto"}, "render": {"workers": "auto"},
@@ -66,7 +68,7 @@ LIBRARY = {("execute", "settings.settle_s"): 0.2, ("execute", "settings.plan_bud
 
 # The records of the commands that are no stage of `demoforge run` (kept out of STAGE_CONFIGS).
 COMMANDS = {"rollout": RolloutConfig, "eval": EvalConfig, "relabel": RelabelConfig, "replay": ReplayConfig,
-            "viz": VizConfig, "plot": PlotConfig}
+            "viz": VizConfig, "plot": PlotConfig, "export": ExportConfig}
 RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS, **COMMANDS}
 
 
