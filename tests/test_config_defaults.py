@@ -17,6 +17,8 @@ from demoforge.export import ExportConfig
 from demoforge.fields import specs, value_of
 from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig, config_from_dict
 from demoforge.policy.config import EvalConfig, RelabelConfig, ReplayConfig, RolloutConfig
+from demoforge.render.sheet import LookSheetConfig
+from demoforge.stage.merge import MergeConfig
 from demoforge.viz.config import PlotConfig, VizConfig
 
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -58,6 +60,9 @@ DEFAULTS: dict[str, dict[str, object]] = {
             "stride": 1},
     "plot": {"episode": None},
     "export": {"trainer": None, "action_horizon": None, "repo_id": None, "workers": 1},
+    "merge": {"video_file_duration_s": None},
+    "look-sheet": {"look": "randomized", "draws": 8, "columns": 4, "cameras": ("front", "side"),
+                   "family": "stack_three", "seed": 0, "axes": False},
 }
 # Under `demoforge run`: more environments and every core, no bake unless asked, a doctor that reports only.
 RUN = {"execute": {"envs": 2, "workers": "auto"}, "render": {"workers": "auto"},
@@ -68,7 +73,8 @@ LIBRARY = {("execute", "settings.settle_s"): 0.2, ("execute", "settings.plan_bud
 
 # The records of the commands that are no stage of `demoforge run` (kept out of STAGE_CONFIGS).
 COMMANDS = {"rollout": RolloutConfig, "eval": EvalConfig, "relabel": RelabelConfig, "replay": ReplayConfig,
-            "viz": VizConfig, "plot": PlotConfig, "export": ExportConfig}
+            "viz": VizConfig, "plot": PlotConfig, "export": ExportConfig, "merge": MergeConfig,
+            "look-sheet": LookSheetConfig}
 RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS, **COMMANDS}
 
 
