@@ -3,6 +3,8 @@
 Each stage's config record (owned by its package) is the one place a default is written: the
 stage command's flags, `demoforge run`'s flags and YAML keys, `run -i` and a library caller's
 `Record()` all read it. `RUN` lists the few fields whose default differs under `demoforge run`.
+The commands that are no stage of `demoforge run` (rollout, eval, ...) have records too
+(`COMMANDS`), pinned in the same table.
 """
 
 from __future__ import annotations
@@ -11,8 +13,13 @@ import inspect
 
 import pytest
 
+from demoforge.export import ExportConfig
 from demoforge.fields import specs, value_of
 from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig, config_from_dict
+from demoforge.policy.config import EvalConfig, RelabelConfig, ReplayConfig, RolloutConfig
+from demoforge.render.sheet import LookSheetConfig
+from demoforge.stage.merge import MergeConfig
+from demoforge.viz.config import PlotConfig, VizConfig
 
 DEFAULTS: dict[str, dict[str, object]] = {
     "run": {"experiment_id": None, "out_dir": "runs", "seed": 0, "workers": "auto", "robot": None,
@@ -39,6 +46,23 @@ DEFAULTS: dict[str, dict[str, object]] = {
                "max_action_speed": 3.0, "length_mad_z": 3.5, "float32_hazard_s": 1000.0, "stats_rtol": 1e-3,
                "stats_atol": 1e-5, "decode_video": False, "path_rad_per_m": 5.0, "path_factor": 2.0,
                "path_slack": 1.0, "max_per_check": 20},
+    # commands that are no stage of `demoforge run` (COMMANDS)
+    "rollout": {"policy": None, "policy_arg": (), "envs": 1, "max_ticks": 1200, "warmup": 0, "reference_ticks": None,
+                "assist_floor": None, "assist_steps": 0, "like": None, "image_size": None, "workers": 1,
+                "episodes": 1, "domain": "blocks", "randomization": None, "robot": None, "look": None, "seed": 0,
+                "output_format": "lerobot"},
+    "eval": {"policy": None, "policy_arg": (), "envs": 1, "max_ticks": 1200, "warmup": 0, "reference_ticks": None,
+             "assist_floor": None, "assist_steps": 0, "like": None, "image_size": None, "workers": 1,
+             "episodes": None, "start": "first", "robot": None, "look": None, "seed": 0},
+    "relabel": {"envs": 1, "workers": 1},
+    "replay": {"episodes": None, "kinematic": False, "tol": 1e-6},
+    "viz": {"episodes": None, "width": 160, "height": 120, "cameras": (), "kinds": ("rgb", "depth", "segmentation"),
+            "stride": 1},
+    "plot": {"episode": None},
+    "export": {"trainer": None, "action_horizon": None, "repo_id": None, "workers": 1},
+    "merge": {"video_file_duration_s": None},
+    "look-sheet": {"look": "randomized", "draws": 8, "columns": 4, "cameras": ("front", "side"),
+                   "family": "stack_three", "seed": 0, "axes": False},
 }
 # Under `demoforge run`: more environments and every core, no bake unless asked, a doctor that reports only.
 RUN = {"execute": {"envs": 2, "workers": "auto"}, "render": {"workers": "auto"},
@@ -47,7 +71,11 @@ RUN = {"execute": {"envs": 2, "workers": "auto"}, "render": {"workers": "auto"},
 LIBRARY = {("execute", "settings.settle_s"): 0.2, ("execute", "settings.plan_budget_s"): 1.0,
            ("execute", "settings.control_hz"): 60.0, ("render", "depth_range_m"): (0.01, 10.0)}
 
-RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS}
+# The records of the commands that are no stage of `demoforge run` (kept out of STAGE_CONFIGS).
+COMMANDS = {"rollout": RolloutConfig, "eval": EvalConfig, "relabel": RelabelConfig, "replay": ReplayConfig,
+            "viz": VizConfig, "plot": PlotConfig, "export": ExportConfig, "merge": MergeConfig,
+            "look-sheet": LookSheetConfig}
+RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS, **COMMANDS}
 
 
 @pytest.mark.parametrize("stage", list(RECORDS))
@@ -100,3 +128,22 @@ def test_the_bake_encoder_defaults_are_the_video_writers():
     assert (video.codec, video.crf, video.gop_s, video.pix_fmt, video.preset) == ("h264", 23, 0.25, "yuv420p", None)
     assert video == VideoSettings()
     assert DEFAULT_VIDEO_FILE_DURATION_S == DEFAULTS["bake"]["max_video_file_seconds"]
+
+
+def test_the_command_records_are_no_run_stages_and_the_library_functions_share_their_defaults():
+    from demoforge.policy import rollout
+    from demoforge.policy.evaluate import evaluate_from_dataset
+    from demoforge.policy.relabel import relabel
+    from demoforge.policy.replay import replay_dataset
+
+    assert not set(COMMANDS.values()) & set(STAGE_CONFIGS.values())
+    assert not set(COMMANDS) & set(STAGE_CONFIGS)
+    for fn, table in ((rollout, "rollout"), (evaluate_from_dataset, "eval"), (relabel, "relabel"),
+                      (replay_dataset, "replay")):
+        params = inspect.signature(fn).parameters
+        for name in ("envs", "seed", "workers", "domain", "output_format", "kinematic"):
+            if name in params and name in DEFAULTS[table]:
+                assert params[name].default == DEFAULTS[table][name], (fn.__name__, name)
+    settings = inspect.signature(rollout).parameters["settings"].default
+    assert (settings.max_ticks, settings.warmup_ticks, settings.reference_ticks, settings.assist) == (
+        DEFAULTS["rollout"]["max_ticks"], DEFAULTS["rollout"]["warmup"], None, None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,7 @@ class FieldSpec:
     normalize: Callable[[Any, str], Any] | None  # (value, label) -> stored value; raises DemoforgeError
     metavar: str | None
     owner: str | None = None  # the field of the record that holds this one's nested record (`nested`); None: its own
+    keyed: bool = False  # a list of KEY=VALUE items whose values may hold commas: split only before a KEY=
 
     def choice_values(self) -> tuple | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -73,8 +75,10 @@ class FieldSpec:
 def option(default: Any, help: str, *, kind: str | None = None, optional: bool | None = None,
            range: tuple | None = None, low_open: bool = False, choices=None, flag: str | None = None,
            shared: bool = False, run: bool = True, stage: bool = True, stage_required: bool = False,
-           run_default: Any = _NO, normalize=None, metavar: str | None = None):
-    """A dataclass field carrying its FieldSpec metadata (the name is filled in by `specs`)."""
+           run_default: Any = _NO, normalize=None, metavar: str | None = None, keyed: bool = False):
+    """A dataclass field carrying its FieldSpec metadata (the name is filled in by `specs`). A list
+    of KEY=VALUE items with YAML or JSON values (`mass_scale=[0.9,1.1]`) takes `keyed=True`, so a
+    comma splits the flag's text only where the next KEY= begins."""
     if kind is None:
         sample = default if default is not None else run_default
         kind = {bool: "bool", int: "int", float: "float", str: "str", tuple: "list"}.get(type(sample))
@@ -82,7 +86,8 @@ def option(default: Any, help: str, *, kind: str | None = None, optional: bool |
             raise TypeError(f"option({default!r}): give kind=")
     meta = dict(kind=kind, default=default, help=help, optional=default is None if optional is None else optional,
                 range=range, low_open=low_open, choices=choices, flag=flag, shared=shared, run=run, stage=stage,
-                stage_required=stage_required, run_default=run_default, normalize=normalize, metavar=metavar)
+                stage_required=stage_required, run_default=run_default, normalize=normalize, metavar=metavar,
+                keyed=keyed)
     if isinstance(default, (dict, list)):
         return field(default_factory=lambda: default, metadata={"option": meta})
     return field(default=default, metadata={"option": meta})
@@ -142,6 +147,9 @@ def replace(record, **changes):
 
 # ---- command-line text -> value -------------------------------------------------------------
 
+_KEY_START = re.compile(r",(?=\s*[\w.-]+\s*=)")  # a comma before the next KEY= of a keyed list
+
+
 def _number(text: str, kind: str):
     return int(text.strip()) if kind == "int" else float(text.strip())
 
@@ -157,7 +165,8 @@ def parse_text(spec: FieldSpec, text: Any) -> Any:
     if spec.kind == "bool" or spec.kind == "mapping":
         return text
     if spec.kind == "list":
-        items = [v.strip() for t in (text if isinstance(text, (list, tuple)) else [text]) for v in t.split(",")]
+        texts = text if isinstance(text, (list, tuple)) else [text]
+        items = [v.strip() for t in texts for v in (_KEY_START.split(t) if spec.keyed else t.split(","))]
         items = [v for v in items if v]
         if not items:
             raise ValueError(f"{list(text) if isinstance(text, (list, tuple)) else text!r} names nothing")

@@ -30,7 +30,12 @@ def test_cli_exports_for_both_trainers_and_refuses_bad_input(tmp_path):
     assert result.exit_code == 2 and "bake it first: demoforge bake" in result.output
     result = runner.invoke(app, ["export", "gr00t", str(baked), "--out", str(tmp_path / "z"), "--action-horizon", "0"])
     assert result.exit_code == 2 and "--action-horizon" in result.output
+    result = runner.invoke(app, ["export", "gr00t", str(baked), "--out", str(tmp_path / "z"), "--workers", "0"])
+    assert result.exit_code == 2 and "workers (--workers): 0 must be an integer in [1, 512] or 'auto'" in result.output
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+    result = runner.invoke(app, ["export", "gr00t", str(baked), "--out", str(tmp_path / "auto"), "--workers", "auto",
+                                 "--action-horizon", "2"])
+    assert result.exit_code == 0, result.output
 
 
 def test_export_reports_progress_off_a_terminal_and_not_when_quiet(tmp_path):

@@ -103,6 +103,21 @@ def test_nested_and_flat_keys_and_their_conflicts():
             config_from_dict({"experiment_id": "x", old: None})
 
 
+def test_a_keyed_list_flag_keeps_the_commas_of_its_values():
+    """`--randomize mass_scale=[0.9,1.1]` (its own help's example) is one override, and a custom
+    material's JSON one material: a comma splits such a flag only where the next KEY= begins."""
+    from demoforge.execute.config import ExecuteConfig
+    from demoforge.fields import build, collect, parse_text
+
+    field = {s.name: s for s in specs(ExecuteConfig)}
+    items = parse_text(field["randomize"], ["mass_scale=[0.9,1.1],spawn_jitter=0.05"])
+    assert items == ("mass_scale=[0.9,1.1]", "spawn_jitter=0.05")
+    values, problems = collect(ExecuteConfig, {"randomize": items})
+    assert not problems and build(ExecuteConfig, values).randomization_spec().mass_scale == (0.9, 1.1)
+    custom = 'blocks={"solref": [0.02, 1], "solimp": [0.9, 0.95, 0.001, 0.5, 2], "friction": [1, 0.005, 0.0001]}'
+    assert parse_text(field["material"], [f"table=rubber,{custom}"]) == ("table=rubber", custom)
+    assert parse_text(field["record_videos"], ["front,wrist"]) == ("front", "wrist")  # a plain list: every comma
+
 def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):
     spec = tmp_path / "physics.yaml"
     spec.write_text("mass_scale: [0.8, 1.2]\n")

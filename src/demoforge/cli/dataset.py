@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from demoforge.cli.progress import StepProgress
-from demoforge.cli.ranges import finite
+from demoforge.cli.options import stage_command
 from demoforge.convert.readers import registered
 from demoforge.dataset.check import check_dataset, v21_info
 from demoforge.dataset.problem import Problem
@@ -18,7 +18,7 @@ from demoforge.dataset.reader import open_dataset, summarize
 from demoforge.errors import DemoforgeError
 from demoforge.dataset.guard import holds_files
 from demoforge.stage import run_stage
-from demoforge.stage.merge import MergeStage
+from demoforge.stage.merge import MergeConfig, MergeStage
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -90,18 +90,17 @@ def info(root: Path = ROOT_ARG, as_json: bool = JSON_OPT) -> None:
 
 
 @app.command("merge")
+@stage_command(MergeConfig)
 def merge(
     sources: list[Path] = typer.Argument(..., help="Dataset roots to merge, in order."),
     out: Path = typer.Option(..., "--out", help="New dataset root for the merged dataset."),
-    video_file_duration_s: float = typer.Option(None, callback=finite(0.0, 1000.0, low_open=True),
-                                                help="Start a new mp4 before this length, in (0, 1000] [s] "
-                                                     "(default 800)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
+    options: MergeConfig = None,
 ) -> None:
     """Merge datasets into a new root: re-indexed, videos copied without re-encoding, stats exact, verified."""
     with StepProgress("merge", "episodes", quiet=quiet) as progress:
         # the stage runner's shape (OUT guarded, fingerprint of the sources, one run at a time, rerun to finish)
-        stage = MergeStage(tuple(sources), video_file_duration_s, progress=progress)
+        stage = MergeStage(tuple(sources), options.video_file_duration_s, progress=progress)
         complete = holds_files(out)  # run_stage refuses a non-empty OUT unless it is this merge, finished
         run_stage(stage, out)
     if complete:

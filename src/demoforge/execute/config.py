@@ -55,7 +55,8 @@ class ExecuteConfig:
                                               "examples/randomize/physics.yaml; YAML config: a path or a mapping).",
                                         kind="mapping", normalize=_randomization_value, metavar="SPEC.yaml")
     randomize: tuple[str, ...] = option((), "FIELD=VALUE override of the randomization spec (YAML value), e.g. "
-                                            "--randomize mass_scale=[0.9,1.1]; repeatable.", metavar="FIELD=VALUE")
+                                            "--randomize mass_scale=[0.9,1.1]; repeatable.", metavar="FIELD=VALUE",
+                                   keyed=True)
     record_videos: tuple[str, ...] = option((), "Render these cameras while generating, comma-separated (e.g. "
                                                 "front,wrist); frames come from the recorded states.")
     video_look: str = option("plain", "Look of --record-videos: a shipped look name or a YAML file.")
@@ -68,7 +69,7 @@ class ExecuteConfig:
                                            "plastic, rubber, foam) or a custom JSON object with solref, solimp, "
                                            "friction and density; over the sidecars' own; each new pair is "
                                            "contact-linted first (README 'Materials'); repeatable.",
-                                       metavar="PROP=MATERIAL", normalize=_materials_value)
+                                       metavar="PROP=MATERIAL", normalize=_materials_value, keyed=True)
     seed: int = seed_option()
     workers: int | str = workers_option()
     robot: str | None = robot_option()

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import demoforge
-from demoforge.convert.bake import git_commit
+from demoforge.convert.bake import auto_workers, git_commit
 from demoforge.convert.v21 import finish_v21, write_v21_episodes
 from demoforge.dataset import open_dataset
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, write_json_atomic
 from demoforge.errors import listing
+from demoforge.fields import option, parse_workers, workers_option
 from demoforge.export import gr00t, openpi
 from demoforge.export.source import BakedSource, ExportError, read_source
 from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, chunks, run_stage, stamp_dataset
@@ -63,27 +64,44 @@ TRAINERS: dict[str, Trainer] = {
 
 @dataclass(frozen=True)
 class ExportConfig:
-    """What `export` writes."""
+    """What `export` writes, and on how many processes (which changes no byte); the fields after
+    `trainer` are the options of `demoforge export` (`demoforge.fields`), `trainer` its TRAINER argument."""
 
-    trainer: str  # a key of TRAINERS
-    action_horizon: int | None = None  # action steps per sample for the statistics; None: the trainer's default
-    repo_id: str | None = None  # openpi: the dataset's name under $HF_LEROBOT_HOME; None: the output's folder name
+    trainer: str | None = option(None, "Trainer whose loader reads the export: openpi or gr00t.", kind="str",
+                                 optional=False)
+    action_horizon: int | None = option(None, "Action steps per training sample the statistics are computed for "
+                                              "[default: openpi 50, gr00t 16].", kind="int", range=(1, MAX_HORIZON))
+    repo_id: str | None = option(None, "openpi: the dataset's name under $HF_LEROBOT_HOME [default: the --out "
+                                       "folder's name].", kind="str", metavar="NAME")
+    workers: int | str = workers_option()  # processes writing episodes; the output does not depend on it
 
     def horizon(self) -> int:
         return self.action_horizon or TRAINERS[self.trainer].default_horizon
 
+    def refusals(self) -> list[str]:
+        """What an export would refuse in its settings, before it reads the source."""
+        if self.trainer not in TRAINERS:
+            return [f"trainer {self.trainer!r} is unknown; choose one of {sorted(TRAINERS)}"]
+        problems = []
+        h = self.action_horizon
+        if h is not None and (isinstance(h, bool) or not isinstance(h, int) or not 1 <= h <= MAX_HORIZON):
+            problems.append(f"--action-horizon {h!r} must be an integer in [1, {MAX_HORIZON}] (the trainer's chunk "
+                            f"length; {self.trainer} uses {TRAINERS[self.trainer].default_horizon} by default)")
+        if self.repo_id is not None and (not self.repo_id.strip() or self.repo_id.startswith("/")
+                                         or ".." in Path(self.repo_id).parts):
+            problems.append(f"--repo-id {self.repo_id!r} must be a relative name such as 'demoforge/stack' (the "
+                            "dataset's path under $HF_LEROBOT_HOME)")
+        try:
+            parse_workers(self.workers)
+        except ValueError as exc:
+            problems.append(f"--workers {exc}")
+        return problems
+
 
 def check_config(config: ExportConfig) -> None:
-    if config.trainer not in TRAINERS:
-        raise ExportError(f"trainer {config.trainer!r} is unknown; choose one of {sorted(TRAINERS)}")
-    h = config.action_horizon
-    if h is not None and (not isinstance(h, int) or not 1 <= h <= MAX_HORIZON):
-        raise ExportError(f"--action-horizon {h!r} must be an integer in [1, {MAX_HORIZON}] (the trainer's chunk "
-                          f"length; {config.trainer} uses {TRAINERS[config.trainer].default_horizon} by default)")
-    if config.repo_id is not None and (not config.repo_id.strip() or config.repo_id.startswith("/")
-                                       or ".." in Path(config.repo_id).parts):
-        raise ExportError(f"--repo-id {config.repo_id!r} must be a relative name such as 'demoforge/stack' (the "
-                          "dataset's path under $HF_LEROBOT_HOME)")
+    problems = config.refusals()
+    if problems:
+        raise ExportError("\n".join(problems))
 
 
 @dataclass(frozen=True)
@@ -172,16 +190,17 @@ class ExportStage:
         return out
 
 
-def export(source: str | Path, out: str | Path, config: ExportConfig, *, workers: int = 1,
+def export(source: str | Path, out: str | Path, config: ExportConfig, *, workers: int | str | None = None,
            progress: Progress | None = None, executor=None) -> Path:
     """Export the baked dataset `source` for `config.trainer` into the new root `out` with
-    `run_stage` on `workers` local slots (or on `executor`); returns `out`. `progress` takes a
-    `ProgressEvent` per episode written. A killed export resumes from its finished shards when run
-    again the same way; a finished one (OUT stamped with this fingerprint) is left as it is."""
+    `run_stage` on `workers` local slots (default `config.workers`; 'auto': one per core) or on
+    `executor`; returns `out`. `progress` takes a `ProgressEvent` per episode written. A killed
+    export resumes from its finished shards when run again the same way; a finished one (OUT
+    stamped with this fingerprint) is left as it is."""
     source, out = Path(source), Path(out)
-    check_config(config)
-    if not (isinstance(workers, int) and workers >= 1):
-        raise ExportError(f"--workers {workers!r} must be an integer >= 1 or 'auto'")
+    check_config(config if workers is None else replace(config, workers=workers))
+    workers = config.workers if workers is None else workers
+    workers = auto_workers() if workers == "auto" else workers
     src = read_source(source)
     TRAINERS[config.trainer].check(src, config.horizon())
     stage = ExportStage(source, config, config.repo_id or out.resolve().name, open_dataset(source).num_episodes)

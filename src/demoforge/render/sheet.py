@@ -22,6 +22,7 @@ import numpy as np
 
 from demoforge.envs import build_task_scene
 from demoforge.dataset.guard import write_file
+from demoforge.fields import MAX_SEED, nested, option
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.randomize.scene import bake_profiles
 from demoforge.render.apply import look_targets
@@ -37,14 +38,24 @@ from demoforge.tasks.library import domain_text
 
 @dataclass(frozen=True)
 class SheetSettings:
-    """What a sheet shows."""
+    """What a sheet shows; the fields are `demoforge look-sheet`'s options (`LookSheetConfig`)."""
 
-    draws: int = 8  # look draws (copies) shown
-    columns: int = 4  # cells per row
-    cameras: tuple[str, ...] = ("front", "side")  # stacked in each cell, top to bottom
-    family: str = "stack_three"  # task family of the scene
-    seed: int = 0  # root of the look draws (as `render --seed`) and of the scene's problem
-    axes: bool = False  # draw the world axes on every image and add an overview of the camera frustums
+    draws: int = option(8, "Draws (episode copies) shown.", range=(1, 256))
+    columns: int = option(4, "Draws per row.", range=(1, 64))
+    cameras: tuple[str, ...] = option(("front", "side"), "Cameras stacked in each cell, top to bottom, e.g. "
+                                                         "front,side.")
+    family: str = option("stack_three", "Task family of the scene.")
+    seed: int = option(0, "Root of the draws (as render --seed) and of the scene.", range=(0, MAX_SEED))
+    axes: bool = option(False, "Camera tuning: draw the world axes (X red, Y green, Z blue) at the origin on every "
+                               "image and add an overview outlining each camera's frustum.")
+
+
+@dataclass(frozen=True)
+class LookSheetConfig:
+    """`demoforge look-sheet`: the look shown, and how (`SheetSettings`' options taken in as its own)."""
+
+    look: str = option("randomized", "Look YAML file or shipped look name (plain, randomized).")
+    sheet: SheetSettings = nested(SheetSettings)
 
 
 def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.ndarray:

@@ -19,8 +19,17 @@ from typing import ClassVar
 from demoforge.dataset import merge_datasets, open_dataset
 from demoforge.dataset.layout import INFO_PATH
 from demoforge.errors import DatasetError
+from demoforge.fields import option
 from demoforge.stage.protocol import MergeAtEnd, Progress, ProgressEvent
 from demoforge.stage.runner import publish_dataset
+
+
+@dataclass(frozen=True)
+class MergeConfig:
+    """The options of `demoforge dataset merge` (`demoforge.fields`)."""
+
+    video_file_duration_s: float | None = option(None, "Start a new mp4 before this length [s] [default: 800].",
+                                                 kind="float", range=(0.0, 1000.0), low_open=True)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
 from demoforge.errors import DemoforgeError
+from demoforge.fields import option
 from demoforge.raw.schema import OPERATOR, PHASE, read_vocab
 from demoforge.render.recorder import segmentation_colour
 from demoforge.replay import episode_scene, replay_states
@@ -36,14 +37,15 @@ class VizError(DemoforgeError):
 
 @dataclass(frozen=True)
 class TileSettings:
-    """Rendering of a state-only dataset and the output video."""
+    """Rendering of a state-only dataset and the output video; the option fields are `demoforge
+    viz`'s flags (`viz.config.VizConfig`)."""
 
-    width: int = 160  # tile width when rendering a raw dataset [px] (even)
-    height: int = 120  # tile height [px] (even)
-    cameras: tuple[str, ...] = ()  # cameras to show; () = all
-    kinds: tuple[str, ...] = KINDS  # modalities (rows) to show, in this order
-    stride: int = 1  # show every stride-th tick
-    crf: int = 23  # x264 quality
+    width: int = option(160, "Tile width when rendering a raw dataset [px] (even).", range=(2, 4096))
+    height: int = option(120, "Tile height when rendering a raw dataset [px] (even).", range=(2, 4096))
+    cameras: tuple[str, ...] = option((), "Cameras shown, one column each, e.g. front,wrist [default: all].")
+    kinds: tuple[str, ...] = option(KINDS, "Modalities shown, one row each, in this order.", choices=KINDS)
+    stride: int = option(1, "Show every N-th tick.", range=(1, 100_000))
+    crf: int = 23  # x264 quality (library only)
 
 
 def _labels(root: Path, reader, k: int) -> list[str]:
