@@ -548,6 +548,7 @@ case("rollout-seed-negative", RO + ["--seed", "-1"], needle="seed")
 case("rollout-warmup-over-horizon", RO + ["--warmup", "10"], needle="--warmup")  # was exit 3 after OUT was made
 case("rollout-assist-steps-over-horizon", RO + ["--assist-floor", "0.5", "--assist-steps", "5"],
      needle="--assist-steps")
+case("rollout-assist-steps-without-floor", RO + ["--assist-steps", "5"], needle="--assist-floor")
 case("rollout-warmup-huge", RO + ["--warmup", "99999999999"], needle="--warmup")
 case("rollout-name-300-chars", ["rollout", "--policy", "expert", "--problems", "{p}", "--out", "{out}"],
      needle="problem name", setup=_renamed_problem("x" * 300))

@@ -45,7 +45,8 @@ def test_a_warm_up_as_long_as_the_horizon_exits_2_naming_warmup_before_anything_
     assert not (tmp_path / "out").exists()
     assert PolicyLoop(warmup=5, reference_ticks=6).refusals() == []
     assert "--assist-steps" in PolicyLoop(assist_floor=0.5, assist_steps=10, max_ticks=10).refusals()[0]
-    assert PolicyLoop(assist_steps=10, max_ticks=10).refusals() == []  # the steps count only with --assist-floor
+    off = PolicyLoop(assist_steps=10, max_ticks=100).refusals()  # steps of an assist that is off: not ignored
+    assert len(off) == 1 and "--assist-steps" in off[0] and "--assist-floor" in off[0]
 
 
 def test_every_problem_of_the_options_is_reported_at_once(tmp_path):

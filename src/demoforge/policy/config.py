@@ -102,7 +102,11 @@ class PolicyLoop:
         return {key: yaml.safe_load(text) for key, _, text in (pair.partition("=") for pair in self.policy_arg)}
 
     def refusals(self) -> list[str]:
-        """A warm-up that leaves nothing of the horizon (alive_ratio would divide by nothing)."""
+        """A warm-up that leaves nothing of the horizon (alive_ratio would divide by nothing), and
+        assist steps without the assist they would time (nothing set is silently ignored)."""
+        if self.assist_steps and self.assist_floor is None:
+            return [f"assist_steps (--assist-steps): {self.assist_steps} ticks of an assist that is off; give "
+                    "--assist-floor F to turn the assist on, or drop --assist-steps"]
         horizon = self.max_ticks if self.reference_ticks is None else self.reference_ticks
         excluded = max(self.warmup, self.assist_steps if self.assist_floor is not None else 0)
         if excluded < horizon:
