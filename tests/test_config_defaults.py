@@ -13,6 +13,7 @@ import inspect
 
 import pytest
 
+from demoforge.doctor.coverage import CoverageConfig
 from demoforge.export import ExportConfig
 from demoforge.fields import specs, value_of
 from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig, config_from_dict
@@ -31,8 +32,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
               "sidecar_material": ()},
     "envs": {"task_packages": (), "reset_states": 4, "profiles": 8, "seed": 0, "robot": None, "robot_start": None},
     "execute": {"task_packages": (), "episodes_per_problem": 4, "envs": 1, "problems_per_process": 8,
-                "max_retries": 3, "max_replans": 2, "max_episode_s": 180.0, "motion_profile": "medium", "put_down_spot": "uniform",
-                "control_law": None, "randomization": None, "randomize": (), "record_videos": (),
+                "max_retries": 3, "max_replans": 2, "max_episode_s": 180.0, "motion_profile": "medium",
+                "put_down_spot": "uniform", "control_law": None, "randomization": None, "randomize": (), "record_videos": (),
                 "video_look": "plain", "play": False, "play_goals": None, "material": (), "seed": 0, "workers": 1,
                 "robot": None, "robot_start": None},
     "render": {"looks": (), "cameras": ("front", "wrist"), "image_size": None, "depth": False, "segmentation": False,
@@ -63,6 +64,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "merge": {"video_file_duration_s": None},
     "look-sheet": {"look": "randomized", "draws": 8, "columns": 4, "cameras": ("front", "side"),
                    "family": "stack_three", "seed": 0, "axes": False},
+    "coverage": {"episodes": 40, "seed": 0, "robot": None, "bins": 10, "envs": 4, "workers": 1},
 }
 # Under `demoforge run`: more environments and every core, no bake unless asked, a doctor that reports only.
 RUN = {"execute": {"envs": 2, "workers": "auto"}, "render": {"workers": "auto"},
@@ -74,7 +76,7 @@ LIBRARY = {("execute", "settings.settle_s"): 0.2, ("execute", "settings.plan_bud
 # The records of the commands that are no stage of `demoforge run` (kept out of STAGE_CONFIGS).
 COMMANDS = {"rollout": RolloutConfig, "eval": EvalConfig, "relabel": RelabelConfig, "replay": ReplayConfig,
             "viz": VizConfig, "plot": PlotConfig, "export": ExportConfig, "merge": MergeConfig,
-            "look-sheet": LookSheetConfig}
+            "look-sheet": LookSheetConfig, "coverage": CoverageConfig}
 RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS, **COMMANDS}
 
 

@@ -322,12 +322,12 @@ case("doctor-total-episodes-text", ["doctor", "{ds}"], code=1, needle="D00",
      setup=_info_edit(total_episodes="many"))
 
 # coverage
-COV = ["coverage", "{raw}", "{out}", "-n", "1"]
+COV = ["coverage", "{raw}", "{out}", "--episodes", "1"]
 case("coverage-out-is-input", ["coverage", "{raw}", "{raw}"], needle="is the input")
 case("coverage-out-inside-input", ["coverage", "{raw}", "{raw}/more"], needle="lies inside")
 case("coverage-out-nonempty", COV, needle="not empty", setup=_nonempty_out, out_may_exist=True)
-case("coverage-episodes-zero", ["coverage", "{raw}", "{out}", "-n", "0"], needle="episodes")
-case("coverage-episodes-huge", ["coverage", "{raw}", "{out}", "-n", "99999999999"])
+case("coverage-episodes-zero", ["coverage", "{raw}", "{out}", "--episodes", "0"], needle="episodes")
+case("coverage-episodes-huge", ["coverage", "{raw}", "{out}", "--episodes", "99999999999"])
 case("coverage-bins-zero", COV + ["--bins", "0"], needle="bins")
 case("coverage-envs-zero", COV + ["--envs", "0"], needle="envs")
 case("coverage-seed-negative", COV + ["--seed", "-1"], needle="seed")

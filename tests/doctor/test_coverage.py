@@ -138,7 +138,7 @@ def test_other_features_are_named_and_what_cannot_be_written_is_refused(tmp_path
 
 def test_cli_coverage(corridor_root, tmp_path):
     res = CliRunner().invoke(app, ["coverage", str(corridor_root), str(tmp_path / "out"), "--robot", "panda",
-                                   "-n", "4", "--seed", "1", "--json", str(tmp_path / "c.json"),
+                                   "--episodes", "4", "--seed", "1", "--json", str(tmp_path / "c.json"),
                                    "--report", str(tmp_path / "r.md")])
     assert res.exit_code == 0, res.output
     assert "D007 findings 7 ->" in res.output and "(warnings 0 -> 0)" in res.output and (tmp_path / "c.json").is_file()
@@ -151,7 +151,7 @@ def test_cli_coverage(corridor_root, tmp_path):
 
 def test_cli_coverage_quiet_prints_no_progress(corridor_root, tmp_path):
     res = CliRunner().invoke(app, ["coverage", str(corridor_root), str(tmp_path / "out"), "--robot", "panda",
-                                   "-n", "2", "--quiet"])
+                                   "--episodes", "2", "--quiet"])
     assert res.exit_code == 0, res.output
     assert "coverage:" not in res.stderr and "a dataset of their own" in res.stdout
 

@@ -10,9 +10,8 @@ import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.progress import StepProgress
-from demoforge.cli.ranges import MAX_ENVS, MAX_EPISODES, MAX_SEED
 from demoforge.doctor import DoctorConfig, run_doctor, write_report
-from demoforge.doctor.config import MAX_BINS
+from demoforge.doctor.coverage import CoverageConfig
 from demoforge.doctor.report import coverage_plot
 from demoforge.dataset.guard import guard_output_dir, guard_output_file, write_file
 
@@ -54,39 +53,29 @@ def doctor(
         raise typer.Exit(1)
 
 
+@stage_command(CoverageConfig)
 def coverage(
     input_root: Path = typer.Argument(..., help="Dataset whose joint-limit holes to fill (only read)."),
     output_root: Path = typer.Argument(..., help="New dataset root for the coverage episodes alone (they perform no "
                                        "task); train on it beside INPUT."),
-    robot: Optional[str] = typer.Option(None, "--robot", help="Robot card: built-in name (panda) or card YAML; "
-                                        "default: the one the dataset names."),
-    episodes: int = typer.Option(40, "-n", "--episodes", min=1, max=MAX_EPISODES, help="New episodes to generate."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Run seed; the same seed gives the same bytes."),
-    bins: int = typer.Option(DoctorConfig.bins, "--bins", min=2, max=MAX_BINS, help="Bins per joint across its limits "
-                             "(as doctor D007)."),
-    envs: int = typer.Option(4, "--envs", min=1, max=MAX_ENVS, help="Parallel simulation slots."),
-    workers: int = typer.Option(1, "--workers", min=1, max=256, help="Processes running the episodes (each with "
-                                "--envs slots); the output does not depend on it."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the coverage report as JSON."),
     report_out: Optional[Path] = typer.Option(None, "--report", help="Doctor report of OUTPUT with a before/after "
                                               "occupancy plot: FILE.html or FILE.md."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
+    options: CoverageConfig = None,
 ) -> None:
     """Generate episodes into the joint-limit bins the dataset never visits, as a separate dataset; judge
     the input with them against D007."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.doctor.coverage import CoverageConfig, generate_coverage
+    from demoforge.doctor.coverage import generate_coverage
 
     guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT")
     for path, what in ((json_out, "--json"), (report_out, "--report")):
         if path is not None:
             guard_output_file(path, [input_root, output_root], what=what)
-    cfg = CoverageConfig(episodes=episodes, seed=seed, envs=envs, doctor=DoctorConfig(bins=bins))
     with StepProgress("coverage", "episodes", quiet=quiet) as progress:
-        report = generate_coverage(input_root, output_root, robot=robot, config=cfg, workers=workers,
-                                   progress=progress)
+        report = generate_coverage(input_root, output_root, config=options, progress=progress)
     if report_out is not None:
-        write_report(run_doctor(output_root, robot=robot, config=cfg.doctor), report_out,
+        write_report(run_doctor(output_root, robot=options.robot, config=options.judge()), report_out,
                      extra_plots=[coverage_plot(report)])
     if json_out is not None:
         write_file(json_out, json.dumps(report.to_json(), indent=1) + "\n")

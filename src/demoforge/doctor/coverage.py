@@ -30,34 +30,44 @@ import numpy as np
 from demoforge.dataset import DatasetWriter, check_dataset, open_dataset
 from demoforge.dataset.keys import STATE
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, read_info, write_json_atomic
-from demoforge.doctor.config import DoctorConfig
+from demoforge.doctor.config import MAX_BINS, DoctorConfig
 from demoforge.doctor.coverage_plan import CoverageError, PlannedEpisode, Planner
 from demoforge.doctor.coverage_run import Layout, execute, home_start, input_layout, labelled, raw_extras, raw_start
 from demoforge.doctor.episodes import joint_coverage_findings, joint_occupancy, visited_span
 from demoforge.doctor.limits import resolve_limits
 from demoforge.doctor.run import DoctorResult, run_doctor
 from demoforge.doctor.scan import occupancy_counts
+from demoforge.convert.bake import auto_workers
 from demoforge.errors import listing
+from demoforge.fields import MAX_ENVS, MAX_EPISODES, MAX_SEED, option, workers_option
 from demoforge.raw.schema import CONTRACT_META
 from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, chunks, run_stage
 from demoforge.stage.runner import merge_shards, publish_dataset
 
+# Fields that do not decide the bytes (or are fingerprinted on their own: robot, bins).
+NOT_FINGERPRINTED = ("doctor", "robot", "bins", "workers")
 TASK = "move the arm to a joint-space goal (a coverage episode: no task is performed)"
 
 
 @dataclass(frozen=True)
 class CoverageConfig:
-    """How coverage episodes are planned and run."""
+    """How coverage episodes are planned and run: the option fields are `demoforge coverage`'s flags
+    (`demoforge.fields`), the others the library's alone."""
 
-    episodes: int = 40  # new episodes
-    seed: int = 0
+    episodes: int = option(40, "New episodes to generate.", range=(1, MAX_EPISODES))
+    seed: int = option(0, "Run seed; the same seed gives the same bytes.", range=(0, MAX_SEED))
+    robot: str | None = option(None, "Robot card: a built-in name (panda) or a card YAML [default: the one the "
+                                     "dataset names].", kind="str")
+    bins: int = option(DoctorConfig.bins, "Bins per joint across its limits (as doctor D007; it overrides "
+                                          "`doctor`'s).", range=(2, MAX_BINS))
+    envs: int = option(4, "Parallel simulation slots per worker.", range=(1, MAX_ENVS))
+    workers: int | str = workers_option()
     move_s: float = 2.0  # shortest move from start to goal [s]; longer when a joint would pass the speed cap
     speed_fraction: float = 0.8  # joint speed cap as a fraction of the doctor's max_action_speed (D008)
     hold_s: float = 0.5  # at the goal, so the arm settles inside the target bin [s]
     attempts: int = 8  # goal draws per window before it widens
     max_widen: int = 2  # bins the window grows on each side before free sampling
-    envs: int = 4  # VecSimEnv slots
-    doctor: DoctorConfig = field(default_factory=DoctorConfig)  # bins and thresholds of D007
+    doctor: DoctorConfig = field(default_factory=DoctorConfig)  # D007's other thresholds (its bins: `bins`)
 
     def __post_init__(self) -> None:
         bad = [f"{k}={getattr(self, k)} must be > 0" for k in ("episodes", "move_s", "attempts", "envs",
@@ -67,6 +77,10 @@ class CoverageConfig:
             bad.append("hold_s and max_widen must be >= 0")
         if bad:
             raise CoverageError("coverage config: " + "; ".join(bad))
+
+    def judge(self) -> DoctorConfig:
+        """The doctor config D007 is judged with: `doctor` with `bins`."""
+        return replace(self.doctor, bins=self.bins)
 
 
 @dataclass(frozen=True)
@@ -162,9 +176,9 @@ class CoverageStage:
         root = tmp / "coverage"
         merge_shards(shards, root)
         limits = resolve_limits(read_info(self.src), self.robot)
-        before = run_doctor(self.src, robot=self.robot, config=self.cfg.doctor, checks=["D007"], structure=False)
+        before = run_doctor(self.src, robot=self.robot, config=self.cfg.judge(), checks=["D007"], structure=False)
         merged = open_dataset(root)
-        new = sum(occupancy_counts(merged.read_episode(i, [STATE])[STATE], limits, self.cfg.doctor.bins)[0]
+        new = sum(occupancy_counts(merged.read_episode(i, [STATE])[STATE], limits, self.cfg.judge().bins)[0]
                   for i in merged.episode_indices)
         report = _report(out, before, new, limits, self.cfg, self.planned, self.layout)
         _stamp(root, self.src, report, self.cfg, self.layout)
@@ -177,13 +191,18 @@ class CoverageStage:
 
 
 def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot: str | None = None,
-                      config: CoverageConfig | None = None, workers: int = 1, progress: Progress | None = None,
+                      config: CoverageConfig | None = None, workers: int | None = None,
+                      progress: Progress | None = None,
                       executor=None) -> CoverageReport:
     """Episodes into the joint ranges `input_root` never visits, as the new dataset `output_root`
-    (see the module docstring), run by `run_stage` on `workers` local slots (or `executor`);
+    (see the module docstring), run by `run_stage` on `workers` local slots (default: the config's;
+    or `executor`); `robot` (default: the config's, else the dataset's own) names the arm;
     `output_root` must be absent or empty. `progress` takes a `ProgressEvent` per episode written.
     A killed run resumes from its finished shards when run again the same way."""
     cfg = config or CoverageConfig()
+    judge = cfg.judge()
+    robot = cfg.robot if robot is None else robot
+    workers = (auto_workers() if cfg.workers == "auto" else cfg.workers) if workers is None else workers
     src, out = Path(input_root), Path(output_root)
     if out.exists() and any(out.iterdir()):
         raise CoverageError(f"{out}: already exists; coverage writes a new root (the input is never changed)")
@@ -195,10 +214,10 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
         raise CoverageError(f"{src}: the dataset names no robot; pass --robot (a built-in card or a card YAML)")
     layout = input_layout(src, info, limits)
     reader = open_dataset(src)
-    before = run_doctor(src, robot=robot, config=cfg.doctor, checks=["D007"], structure=False)
-    planner = Planner(limits, before.scan.occupancy, bins=cfg.doctor.bins, min_frames=cfg.doctor.min_bin_frames,
+    before = run_doctor(src, robot=robot, config=judge, checks=["D007"], structure=False)
+    planner = Planner(limits, before.scan.occupancy, bins=judge.bins, min_frames=judge.min_bin_frames,
                       attempts=cfg.attempts, max_widen=cfg.max_widen, fps=layout.run_fps, move_s=cfg.move_s,
-                      hold_s=cfg.hold_s, max_speed=cfg.speed_fraction * cfg.doctor.max_action_speed)
+                      hold_s=cfg.hold_s, max_speed=cfg.speed_fraction * judge.max_action_speed)
     sources = reader.episode_indices
     raw = layout.kind == "raw"
     planned = []
@@ -211,8 +230,8 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
     fingerprint = json.loads(json.dumps({
         "stage": "coverage", "input": {"root": str(src.resolve()),
                                        "info_sha256": hashlib.sha256((src / INFO_PATH).read_bytes()).hexdigest()},
-        "robot": robot, "config": {k: v for k, v in asdict(cfg).items() if k != "doctor"},
-        "bins": cfg.doctor.bins, "planned": [p.to_json() for p in planned]}, default=str))
+        "robot": robot, "config": {k: v for k, v in asdict(cfg).items() if k not in NOT_FINGERPRINTED},
+        "bins": judge.bins, "planned": [p.to_json() for p in planned]}, default=str))
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = CoverageStage(src, robot, cfg, layout, limits.card, tuple(planned), fingerprint)
     if executor is not None:
@@ -224,16 +243,17 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
 def _report(out: Path, before: DoctorResult, new: np.ndarray, limits, cfg: CoverageConfig,
             planned: tuple[PlannedEpisode, ...], layout: Layout) -> CoverageReport:
     """D007 on the input, and on the input with the coverage episodes, both against the input's span."""
+    judge = cfg.judge()
     span = visited_span(before.scan)
     counts_before = before.scan.occupancy
     counts_after = counts_before + new
 
     def judged(counts: np.ndarray) -> tuple[int, int]:
-        found = joint_coverage_findings(limits, counts, None, span, cfg.doctor, "")
+        found = joint_coverage_findings(limits, counts, None, span, judge, "")
         return len(found), sum(f.severity == "warning" for f in found)
 
     (d_before, w_before), (d_after, w_after) = judged(counts_before), judged(counts_after)
-    min_frames = cfg.doctor.min_bin_frames
+    min_frames = judge.min_bin_frames
     return CoverageReport(
         out, tuple(limits.label(j) for j in range(len(limits.names))), counts_before, counts_after, joint_occupancy(counts_before, min_frames),
         joint_occupancy(counts_after, min_frames), d_before, d_after, w_before, w_after, planned, layout.kind,
@@ -254,4 +274,4 @@ def _stamp(out: Path, src: Path, report: CoverageReport, cfg: CoverageConfig, la
                 shutil.copy2(path, meta / name)
     write_json_atomic(meta / "coverage.json", {
         "input": str(src), "task": TASK, "action": layout.action, "seed": cfg.seed, "episodes": cfg.episodes,
-        "bins": cfg.doctor.bins, "min_occupancy": cfg.doctor.min_occupancy, **report.to_json()})
+        "bins": cfg.bins, "min_occupancy": cfg.doctor.min_occupancy, **report.to_json()})
