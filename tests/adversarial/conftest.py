@@ -33,8 +33,8 @@ def tree_hash(root: Path) -> dict[str, str]:
 def world(tmp_path_factory) -> dict[str, Path]:
     """Every shared input, by name (see the module docstring)."""
     from demoforge.convert import BakeConfig, bake
-    from demoforge.envs import build_env_package
     from demoforge.render import RenderConfig, parse_look_arg, render_dataset
+    from demoforge.scenes import build_scene_package
 
     base = tmp_path_factory.mktemp("world")
     tasks = base / "tasks"
@@ -50,7 +50,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
     baked = base / "baked"
     bake([rendered], baked, BakeConfig())
     envpkg = base / "envpkg"
-    build_env_package([problem], reset_states=1, profiles=1, seed=0, out=envpkg)
+    build_scene_package([problem], reset_states=1, profiles=1, seed=0, out=envpkg)
     spec = base / "physics.yaml"
     spec.write_text("mass_scale: [0.9, 1.1]\n", encoding="utf-8")
     return {"base": base, "tasks": tasks, "problem": problem, "full": full, "raw": raw, "rendered": rendered,

@@ -65,10 +65,10 @@ def test_output_is_byte_identical_for_any_worker_count(ur5e_run, pnp, ur5e, tmp_
 
 
 def test_an_environment_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_path):
-    from demoforge.envs import build_env_package, load_env_package
+    from demoforge.scenes import build_scene_package, load_scene_package
 
-    build_env_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg", robot=ur5e)
-    assert load_env_package(tmp_path / "pkg").manifest.robot == ur5e
+    build_scene_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg", robot=ur5e)
+    assert load_scene_package(tmp_path / "pkg").manifest.robot == ur5e
     summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=2, envs=2, seed=0)
     assert summary.successes == 2
     assert open_dataset(summary.roots["success"]).info.robot_type == "ur5e_2f85"
@@ -79,10 +79,10 @@ def test_an_environment_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_p
 def test_episodes_that_start_with_the_gripper_closed(pnp, ur5e, tmp_path):
     """A closed 2F-85 at the start: its pads are set closed with the drivers (the linkage table),
     and the approach's collision check opens them with the drivers too."""
-    from demoforge.envs import build_env_package
     from demoforge.randomize.robot_start import RobotStartParams
+    from demoforge.scenes import build_scene_package
 
-    build_env_package(pnp[:1], reset_states=2, profiles=2, seed=0, out=tmp_path / "pkg", robot=ur5e,
+    build_scene_package(pnp[:1], reset_states=2, profiles=2, seed=0, out=tmp_path / "pkg", robot=ur5e,
                       robot_start=RobotStartParams(p_closed=1.0))
     summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=4, envs=2, seed=0)
     reader = open_dataset(summary.roots["success"])

@@ -8,9 +8,9 @@ Reset states are sampled as an environment package samples them (`bake_profiles`
 import numpy as np
 import pytest
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.randomize.scene import bake_profiles
+from demoforge.scenes import build_task_scene
 from demoforge.sim import intrinsics, project, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, generate_family, parse_task

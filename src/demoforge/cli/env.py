@@ -6,7 +6,7 @@ import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.ranges import finite
-from demoforge.envs.config import EnvsConfig
+from demoforge.scenes.config import ScenesConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -17,7 +17,7 @@ def main() -> None:
 
 
 @app.command("build")
-@stage_command(EnvsConfig)
+@stage_command(ScenesConfig)
 def build(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files, each with NAME.scene.json beside it."),
     out: Path = typer.Option(..., "--out", help="Package folder to create (must not exist)."),
@@ -25,15 +25,15 @@ def build(
     p_closed: float | None = typer.Option(None, "--p-closed", callback=finite(0.0, 1.0),
                                           help="With --robot-start: probability in [0, 1] the gripper starts closed "
                                                "[default: 0.5, or the spec's]."),
-    options: EnvsConfig = None,
+    options: ScenesConfig = None,
 ) -> None:
     """Write the scene profiles and reset states of PROBLEMS to an environment package. Every option
     but --p-closed is also a key of `demoforge run` (its envs stage) under the same name."""
     import dataclasses
 
     # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.envs import build_env_package
     from demoforge.randomize.robot_start import RobotStartError, check_robot_start
+    from demoforge.scenes import build_scene_package
     from demoforge.sim import resolve_robot
 
     starts = options.robot_start
@@ -44,7 +44,7 @@ def build(
     params = options.robot_start_params()
     if params is not None and p_closed is not None:
         params = check_robot_start(dataclasses.replace(params, p_closed=p_closed))
-    manifest = build_env_package(
+    manifest = build_scene_package(
         problems, reset_states=options.reset_states, profiles=options.profiles, seed=options.seed, out=out,
         domain=domain, robot_start=params, progress=lambda line: typer.echo(line),
         robot=resolve_robot(options.robot) if options.robot is not None else None,
@@ -61,10 +61,10 @@ def check(package: Path = typer.Argument(..., help="Environment package folder."
 
     Exit 0 when all hold, 1 when a reset state's abstraction differs, 2 when the package is unreadable."""
     # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.envs import load_env_package, open_profile, restore_reset
+    from demoforge.scenes import load_scene_package, open_profile, restore_reset
     from demoforge.symbolic import abstract, disagreement
 
-    pkg = load_env_package(package)
+    pkg = load_scene_package(package)
     bad = 0
     for problem in pkg.problems:
         init = frozenset(problem.task.init)

@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import ClassVar
 
 
-from demoforge.envs.materials import MaterialError, material_ref
 from demoforge.execute.expert_episode import EpisodeResult, ExpertSettings
 from demoforge.execute.layout import RunLayout
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
@@ -57,6 +56,7 @@ from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params
 from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.scenes.materials import MaterialError, material_ref
 from demoforge.sim import Material, RobotCard
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
 from demoforge.tasks.scene import MaterialRef
@@ -83,7 +83,7 @@ def run_problems(inputs: list[str], *, domain: str, randomization: Randomization
                  materials: Mapping[str, MaterialRef] | None = None) -> list[Problem]:
     """The run's problems, with the arm of `robot` starting as `robot_start` draws (see
     `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges and
-    `materials` their sidecar materials (`envs.materials.with_materials`; an environment package's
+    `materials` their sidecar materials (`scenes.materials.with_materials`; an environment package's
     scenes are baked and stay as they are)."""
     problems = load_problems(inputs, domain=domain, robot=robot, robot_start=robot_start)
     if materials:

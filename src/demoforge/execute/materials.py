@@ -1,5 +1,5 @@
 """A run's materials (`generate --material`, README 'Materials'): laid over the problems' sidecars,
-resolved and contact-linted before any episode (`demoforge.envs.materials`, `envs.material_lint`)."""
+resolved and contact-linted before any episode (`demoforge.scenes.materials`, `scenes.material_lint`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from demoforge.envs.material_lint import lint_materials
-from demoforge.envs.materials import MaterialError, material_arg_problems, named_materials, with_materials
-from demoforge.envs.problem import Problem, problem_robot
 from demoforge.errors import listing
 from demoforge.execute.problems import ExecuteError
+from demoforge.scenes.material_lint import lint_materials
+from demoforge.scenes.materials import MaterialError, material_arg_problems, named_materials, with_materials
+from demoforge.scenes.problem import Problem, problem_robot
 from demoforge.sim import SceneSpec
 from demoforge.tasks.scene import EVERY_BLOCK, TABLE, MaterialRef, sidecar_path
 

@@ -1,6 +1,6 @@
 """What a run executes: problems (PDDL files or environment packages) and their episodes.
 
-A `Problem` (`demoforge.envs.problem`) is one PDDL problem with its scene sidecar and, when it came from an
+A `Problem` (`demoforge.scenes.problem`) is one PDDL problem with its scene sidecar and, when it came from an
 environment package, the package's profiles and reset states. `start_episode(problem,
 run_seed, episode)` builds everything episode `episode` starts from: a compiled scene,
 its symbol binding, the reset state loaded into `scene.data`, and the JSON records of
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.envs import load_env_package, open_profile, restore_reset
-from demoforge.envs.problem import Problem
 from demoforge.errors import DemoforgeError, PlanningError, listing
-from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams, check_robot_start
 from demoforge.randomize.scene import draw_to_dict, sample_scene
+from demoforge.scenes import load_scene_package, open_profile, restore_reset
+from demoforge.scenes.problem import Problem
+from demoforge.scenes.scene import build_task_scene
 from demoforge.sim import RobotCard, Scene, panda_card
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import Planner, PlanStatus, holds, load_task, make_planner, scene_from_json, sidecar_path
@@ -61,7 +61,7 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
         path = Path(raw)
         if path.is_dir():
             try:
-                pkg = load_env_package(path)
+                pkg = load_scene_package(path)
             except DemoforgeError as exc:
                 problems.append(str(exc))
                 continue

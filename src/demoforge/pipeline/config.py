@@ -18,7 +18,6 @@ import yaml
 from demoforge import fields
 from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
-from demoforge.envs.config import EnvsConfig
 from demoforge.errors import DemoforgeError
 from demoforge.execute.config import ExecuteConfig
 from demoforge.fields import (
@@ -27,6 +26,7 @@ from demoforge.fields import (
 from demoforge.pipeline.tasks_config import TasksConfig
 from demoforge.randomize.robot_start import robot_start_option
 from demoforge.render.config import RenderConfig
+from demoforge.scenes.config import ScenesConfig
 from demoforge.tasks.package import task_packages_option
 
 STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
@@ -41,7 +41,7 @@ class PipelineError(DemoforgeError):
 
 
 # Stage name -> its config record, owned by the stage's package (merge and annotate take none).
-STAGE_CONFIGS: dict[str, type] = {"tasks": TasksConfig, "envs": EnvsConfig, "execute": ExecuteConfig,
+STAGE_CONFIGS: dict[str, type] = {"tasks": TasksConfig, "envs": ScenesConfig, "execute": ExecuteConfig,
                                   "render": RenderConfig, "bake": BakeConfig, "doctor": DoctorConfig}
 
 
@@ -81,7 +81,7 @@ class PipelineConfig:
     smoke_test: bool = option(False, "The smallest run: " + SMOKE_HELP + ".")
     progress: bool = option(True, "Live progress line on a terminal.")
     tasks: TasksConfig = field(default_factory=lambda: run_record(TasksConfig))
-    envs: EnvsConfig = field(default_factory=lambda: run_record(EnvsConfig))
+    envs: ScenesConfig = field(default_factory=lambda: run_record(ScenesConfig))
     execute: ExecuteConfig = field(default_factory=lambda: run_record(ExecuteConfig))
     render: RenderConfig = field(default_factory=lambda: run_record(RenderConfig))
     bake: BakeConfig = field(default_factory=lambda: run_record(BakeConfig))

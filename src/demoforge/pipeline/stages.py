@@ -92,12 +92,12 @@ def stage_tasks(ctx: RunContext) -> dict:
     return {"problems": len(problem_files(ctx))}
 
 
-def stage_envs(ctx: RunContext) -> dict:
-    from demoforge.envs import build_env_package
+def stage_scenes(ctx: RunContext) -> dict:
+    from demoforge.scenes import build_scene_package
 
     c = ctx.config.envs
     starts = c.robot_start_params()
-    manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
+    manifest = build_scene_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
                                  out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts,
                                  domain=run_domain(ctx.config))
     return {"problems": len(manifest.problems)}
@@ -359,6 +359,6 @@ def stage_doctor(ctx: RunContext) -> dict:
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[RunContext], dict]] = {
-    "tasks": stage_tasks, "envs": stage_envs, "execute": stage_execute, "render": stage_render,
+    "tasks": stage_tasks, "envs": stage_scenes, "execute": stage_execute, "render": stage_render,
     "merge": stage_merge, "annotate": stage_annotate, "bake": stage_bake, "doctor": stage_doctor,
 }

@@ -20,7 +20,6 @@ from pathlib import Path
 import av
 import numpy as np
 
-from demoforge.envs import build_task_scene
 from demoforge.dataset.guard import write_file
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.randomize.scene import bake_profiles
@@ -29,6 +28,7 @@ from demoforge.render.axes import draw_axes, overview
 from demoforge.render.look import Look, LookError
 from demoforge.render.recorder import CameraRecorder, camera_key
 from demoforge.render.sample import draw_look, look_seed
+from demoforge.scenes import build_task_scene
 from demoforge.sim.cameras import intrinsics, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import generate_family, parse_task

@@ -11,7 +11,7 @@ from demoforge.tasks.package import task_packages_option
 
 
 @dataclass(frozen=True)
-class EnvsConfig:
+class ScenesConfig:
     """The envs stage: scene profiles and reset states of each problem (`demoforge env build`)."""
 
     task_packages: tuple[str, ...] = task_packages_option()  # first: reset sampling evaluates their predicates

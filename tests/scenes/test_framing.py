@@ -11,8 +11,8 @@ centre by one edge; a face opposite the start's takes two), where it stands (rot
 import numpy as np
 import pytest
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import bake_profiles
+from demoforge.scenes import build_task_scene
 from demoforge.sim import Camera, build_scene, default_scene, intrinsics, project, world_T_camera
 from demoforge.skills import skill_context
 from demoforge.symbolic import reset_rng, sample_reset_state
