@@ -49,12 +49,12 @@ def world(tmp_path_factory) -> dict[str, Path]:
     render_dataset(raw, rendered, RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",)))
     baked = base / "baked"
     bake([rendered], baked, BakeConfig())
-    envpkg = base / "envpkg"
-    build_scene_package([problem], reset_states=1, profiles=1, seed=0, out=envpkg)
+    scenepkg = base / "scenepkg"
+    build_scene_package([problem], reset_states=1, profiles=1, seed=0, out=scenepkg)
     spec = base / "physics.yaml"
     spec.write_text("mass_scale: [0.9, 1.1]\n", encoding="utf-8")
     return {"base": base, "tasks": tasks, "problem": problem, "full": full, "raw": raw, "rendered": rendered,
-            "baked": baked, "envpkg": envpkg, "spec": spec}
+            "baked": baked, "scenepkg": scenepkg, "spec": spec}
 
 
 @pytest.fixture(scope="session")

@@ -72,7 +72,7 @@ def test_an_environment_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_p
     summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=2, envs=2, seed=0)
     assert summary.successes == 2
     assert open_dataset(summary.roots["success"]).info.robot_type == "ur5e_2f85"
-    with pytest.raises(ExecuteError, match="built for robot 'ur5e_2f85', not 'panda'.*env build --robot panda"):
+    with pytest.raises(ExecuteError, match="built for robot 'ur5e_2f85', not 'panda'.*scenes build --robot panda"):
         generate([tmp_path / "pkg"], tmp_path / "x", episodes_per_problem=1, robot=panda_card())
 
 

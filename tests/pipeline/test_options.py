@@ -14,7 +14,7 @@ from demoforge.pipeline.config import STAGE_CONFIGS, STAGES, PipelineConfig
 from demoforge.fields import specs
 
 # stage -> the command that runs it alone (`family` of tasks gen is its FAMILY argument)
-COMMANDS = {"tasks": ("tasks", "gen"), "envs": ("env", "build"), "execute": ("generate",), "render": ("render",),
+COMMANDS = {"tasks": ("tasks", "gen"), "envs": ("scenes", "build"), "execute": ("generate",), "render": ("render",),
             "bake": ("bake",), "doctor": ("doctor",)}
 POSITIONAL = {("tasks", "family")}
 ALL = [f"--skip-{s}" for s in STAGES]

@@ -103,7 +103,7 @@ PACKAGE = T.TaskPackage("mini", domain=domain_text("blocks").replace("demoforge-
 
 
 def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
-    """`tasks gen`, `env build`, `generate` and `run` take --task-package (run: task_packages) and load it before
+    """`tasks gen`, `scenes build`, `generate` and `run` take --task-package (run: task_packages) and load it before
     the family name (or any other field) is checked; a spawned worker inherits it (ENV_VAR)."""
     from demoforge.pipeline import config_from_dict
     from demoforge.fields import specs

@@ -32,7 +32,7 @@ def run(
     """Tasks -> env packages -> execution -> render passes -> merge -> annotate -> bake -> doctor, resumable.
 
     Every stage option is a flag here under the name its own command uses (demoforge generate, render,
-    bake, tasks gen, env build, doctor) and a key of the --config YAML; all are checked before the
+    bake, tasks gen, scenes build, doctor) and a key of the --config YAML; all are checked before the
     first stage runs."""
     import dataclasses
 

@@ -22,7 +22,7 @@ def apply_materials(problems: list[Problem], materials: Mapping[str, MaterialRef
     package (its scenes are baked) and a material that cannot be built are refused, all at once."""
     bad = [f"{p.source}: an environment package's scenes are baked with their sidecars' materials; drop --material "
            "(YAML: execute.material), or declare the materials in the sidecars (`materials`, README 'Materials') and "
-           "rebuild the package (`demoforge env build`; a run: --skip-envs uses the PDDL problems)"
+           "rebuild the package (`demoforge scenes build`; a run: --skip-envs uses the PDDL problems)"
            for p in {p.source: p for p in problems if p.package is not None}.values()]
     props = sorted({TABLE, EVERY_BLOCK} | {b for p in problems for b, _ in p.params.blocks})
     bad += [f"--material {prop}=...: no problem of the run has a prop {prop!r}; props: {', '.join(props)}"

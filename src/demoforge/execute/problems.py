@@ -68,12 +68,12 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
             built = pkg.manifest.robot or panda_card()
             if robot_start is not None:
                 problems.append(f"{str(path)!r}: an environment package's reset states hold the robot starts it was "
-                                "built with; drop --robot-start, or build the package with `demoforge env build "
+                                "built with; drop --robot-start, or build the package with `demoforge scenes build "
                                 "--robot-start`")
                 continue
             if robot is not None and robot != built:
                 problems.append(f"{str(path)!r}: the environment package was built for robot {built.name!r}, not "
-                                f"{robot.name!r}; drop --robot, or rebuild the package with `demoforge env build "
+                                f"{robot.name!r}; drop --robot, or rebuild the package with `demoforge scenes build "
                                 f"--robot {robot.name}`")
                 continue
             for p in pkg.problems:

@@ -101,7 +101,7 @@ def load_scene_package(path: str | Path) -> ScenePackage:
     file = root / "manifest.json"
     if not file.is_file():
         raise ScenePackageError(f"{str(root)!r} is not an environment package: no manifest.json (build one with "
-                              "`demoforge env build`)")
+                              "`demoforge scenes build`)")
     try:
         manifest = _manifest(json.loads(file.read_text(encoding="utf-8")), str(file))
     except json.JSONDecodeError as exc:
@@ -147,7 +147,7 @@ def open_profile(problem: SceneProblem, k: int, *, tolerances: Tolerances = Tole
             state_size(scene.model) != profile.entry.state_size:
         raise ScenePackageError(
             f"profile {k} of {problem.entry.name!r} rebuilds to a different model than its reset states were "
-            "sampled in (scene builder or MuJoCo changed); rebuild the package with `demoforge env build`"
+            "sampled in (scene builder or MuJoCo changed); rebuild the package with `demoforge scenes build`"
         )
     return scene, binding
 

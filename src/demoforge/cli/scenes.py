@@ -1,4 +1,5 @@
-"""`demoforge env ...` commands: build environment packages."""
+"""`demoforge scenes ...` commands: build and check scene packages. `demoforge env ...` is the
+same commands under their old name (hidden, deprecated: one note on stderr, then the same)."""
 
 from pathlib import Path
 
@@ -9,14 +10,23 @@ from demoforge.cli.ranges import finite
 from demoforge.scenes.config import ScenesConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
+# `demoforge env ...`: the commands' old name, from before "env" came to mean only the environments
+# stepped together (--envs, the gymnasium env); kept so scripts keep working.
+legacy_app = typer.Typer(no_args_is_help=True, add_completion=False)
+LEGACY_NOTE = "note: `demoforge env` is deprecated; use `demoforge scenes` (the same commands)"
 
 
 @app.callback()
 def main() -> None:
-    """Environment packages: scenes, profiles and reset states."""
+    """Scene packages: scene profiles and reset states of each problem."""
 
 
-@app.command("build")
+@legacy_app.callback()
+def legacy_main() -> None:
+    """Deprecated name of `demoforge scenes`."""
+    typer.echo(LEGACY_NOTE, err=True)
+
+
 @stage_command(ScenesConfig)
 def build(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files, each with NAME.scene.json beside it."),
@@ -27,8 +37,8 @@ def build(
                                                "[default: 0.5, or the spec's]."),
     options: ScenesConfig = None,
 ) -> None:
-    """Write the scene profiles and reset states of PROBLEMS to an environment package. Every option
-    but --p-closed is also a key of `demoforge run` (its envs stage) under the same name."""
+    """Write the scene profiles and reset states of PROBLEMS to a scene package. Every option
+    but --p-closed is also a key of `demoforge run` (its scenes stage) under the same name."""
     import dataclasses
 
     # lazy: the simulator (mujoco), kept off `demoforge --help`
@@ -55,8 +65,7 @@ def build(
                f"{n_profiles * manifest.reset_states} reset state(s), {findings} lint finding(s)")
 
 
-@app.command("check")
-def check(package: Path = typer.Argument(..., help="Environment package folder.")) -> None:
+def check(package: Path = typer.Argument(..., help="Scene package folder.")) -> None:
     """Verify a package: checksums, model rebuilds, and every reset state abstracting to its init.
 
     Exit 0 when all hold, 1 when a reset state's abstraction differs, 2 when the package is unreadable."""
@@ -80,3 +89,8 @@ def check(package: Path = typer.Argument(..., help="Environment package folder."
     typer.echo(f"{package}: {len(pkg.problems)} problem(s), {total} reset state(s), {bad} differ from their init")
     if bad:
         raise typer.Exit(1)
+
+
+for _group in (app, legacy_app):
+    _group.command("build")(build)
+    _group.command("check")(check)
