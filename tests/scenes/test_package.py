@@ -1,6 +1,8 @@
-"""Environment packages: build, load, verify, determinism, lint refusal, errors."""
+"""Scene packages: build, load, verify, determinism, lint refusal, errors."""
 
+import dataclasses
 import json
+import shutil
 
 import mujoco
 import numpy as np
@@ -29,7 +31,7 @@ def problems(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def package(problems, tmp_path_factory):
-    out = tmp_path_factory.mktemp("pkg") / "envs"
+    out = tmp_path_factory.mktemp("pkg") / "scenes"
     lines = []
     manifest = build_scene_package(problems, reset_states=2, profiles=2, seed=3, out=out, progress=lines.append)
     return out, manifest, lines
@@ -40,7 +42,7 @@ def test_package_layout_and_manifest(package, problems):
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "pnp-all-0000", "stack_three-all-0000"]
     assert len(lines) == 4 and all("lint finding" in line for line in lines)
     data = json.loads((out / "manifest.json").read_text())
-    assert data["schema"] == "demoforge.envpkg/1" and data["seed"] == 3 and data["reset_states"] == 2
+    assert data["schema"] == "demoforge.scenepkg/1" and data["seed"] == 3 and data["reset_states"] == 2
     entry = data["problems"][0]
     assert set(entry["sha256"]) >= {"problem.pddl", "domain.pddl", "scene.json", "profile-000/draw.json",
                                     "profile-000/reset_states.npz", "profile-001/reset_states.json"}
@@ -179,8 +181,24 @@ def test_not_a_package(tmp_path):
     with pytest.raises(ScenePackageError, match="no manifest.json"):
         load_scene_package(tmp_path)
     (tmp_path / "manifest.json").write_text('{"schema": "other/1"}')
-    with pytest.raises(ScenePackageError, match="schema 'other/1'"):
+    with pytest.raises(ScenePackageError, match="schema 'other/1'; this demoforge reads 'demoforge.scenepkg/1', "
+                                                "'demoforge.envpkg/1'"):
         load_scene_package(tmp_path)
+
+
+def test_a_package_written_under_the_old_schema_name_is_read(package, tmp_path):
+    """Packages built when they were called environment packages (schema demoforge.envpkg/1) load as they are."""
+    out, manifest, _ = package
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    data = json.loads((old / "manifest.json").read_text())
+    (old / "manifest.json").write_text(json.dumps({**data, "schema": "demoforge.envpkg/1"}, indent=1, sort_keys=True))
+    pkg = load_scene_package(old)
+    assert pkg.manifest.schema == "demoforge.envpkg/1"
+    assert dataclasses.replace(pkg.manifest, schema=manifest.schema) == manifest
+    new = load_scene_package(out)
+    assert all((a.states == b.states).all() for p, q in zip(pkg.problems, new.problems, strict=True)
+               for a, b in zip(p.profiles, q.profiles, strict=True))
 
 
 def test_snapshot_continues_like_the_sampled_state(package):

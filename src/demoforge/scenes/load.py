@@ -18,6 +18,7 @@ import numpy as np
 from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.scenes.package import (
+    OLD_SCHEMAS,
     SCHEMA,
     Manifest,
     ProblemEntry,
@@ -69,9 +70,10 @@ class ScenePackage:
 
 
 def _manifest(data: dict, file: str) -> Manifest:
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+    if not isinstance(data, dict) or data.get("schema") not in (SCHEMA, *OLD_SCHEMAS):
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise ScenePackageError(f"{file}: schema {got!r}; this demoforge reads {SCHEMA!r}")
+        raise ScenePackageError(f"{file}: schema {got!r}; this demoforge reads "
+                                f"{', '.join(repr(s) for s in (SCHEMA, *OLD_SCHEMAS))}")
     try:
         problems = tuple(
             ProblemEntry(

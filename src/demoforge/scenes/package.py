@@ -2,7 +2,7 @@
 
 `build_scene_package(problem_paths, reset_states=K, profiles=P, seed=S, out=DIR)` writes
 
-    DIR/manifest.json                      what is below, with checksums (schema demoforge.envpkg/1)
+    DIR/manifest.json                      what is below, with checksums (schema demoforge.scenepkg/1)
     DIR/<problem>/problem.pddl             copy of the problem file
     DIR/<problem>/domain.pddl              copy of its domain
     DIR/<problem>/scene.json               copy of its scene sidecar (demoforge.tasks.scene)
@@ -65,7 +65,9 @@ from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, res
 from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.scene import scene_from_json, sidecar_path
 
-SCHEMA = "demoforge.envpkg/1"
+SCHEMA = "demoforge.scenepkg/1"
+# Read as well: the same format under the name it had when scene packages were "environment packages".
+OLD_SCHEMAS = ("demoforge.envpkg/1",)
 
 
 class ScenePackageError(DemoforgeError):
@@ -99,7 +101,7 @@ class ProblemEntry:
 class Manifest:
     """manifest.json as a record."""
 
-    schema: str  # SCHEMA
+    schema: str  # SCHEMA (or one of OLD_SCHEMAS, as read)
     seed: int  # package seed
     reset_states: int  # reset states per profile
     profiles: int  # scene profiles per problem
