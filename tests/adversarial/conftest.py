@@ -1,6 +1,6 @@
 """Tiny inputs for the adversarial catalogue, built once per session: a task folder, a raw
 dataset (two pick-and-place episodes cut to 16 ticks), a rendered one, a baked one, an
-environment package and a randomization spec. Every case hashes them all before and after:
+scene package and a randomization spec. Every case hashes them all before and after:
 no command may change an input."""
 
 from __future__ import annotations

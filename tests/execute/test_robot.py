@@ -2,7 +2,7 @@
 
 The robot card is part of the run: recorded in run.json (a rerun with another robot is refused),
 in the datasets' scene inputs and provenance, and in info.json `robot_type` and the state names;
-an environment package keeps the arm it was built with."""
+a scene package keeps the arm it was built with."""
 
 import json
 

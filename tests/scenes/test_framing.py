@@ -2,7 +2,7 @@
 block's start, every region's corners and centre and every goal location project inside the
 224 px front image with a margin.
 
-Block starts are sampled reset states (as an environment package samples them). A goal location
+Block starts are sampled reset states (as a scene package samples them). A goal location
 is where the goal puts a block: on its tower's base block (stack), anywhere in the put-down
 workspace (unstack), in its region (pnp), within two tips of its start (flip: a tip moves a cube's
 centre by one edge; a face opposite the start's takes two), where it stands (rotate).

@@ -1,7 +1,7 @@
 """The default cameras frame the work: blocks of many sampled reset states projected into each
 camera with its intrinsics (vertical field of view) and pose (MuJoCo's camera frame).
 
-Reset states are sampled as an environment package samples them (`bake_profiles` then
+Reset states are sampled as a scene package samples them (`bake_profiles` then
 `sample_reset_state` with `reset_rng`), over every shipped family, with random robot starts.
 """
 

@@ -109,7 +109,7 @@ def _look(spec: str | None, image_size: str | None, seed: int, source: Path | No
 def rollout(
     policy: str = typer.Option(..., "--policy", help=POLICY_HELP),
     policy_arg: list[str] = _POLICY_ARG,
-    problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or env package; repeatable."),
+    problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or scene package; repeatable."),
     episodes: int = typer.Option(1, "--episodes", min=1, max=MAX_EPISODES, help="Episodes per problem."),
     envs: int = typer.Option(1, "--envs", min=1, max=MAX_ENVS, help="Environments stepped together."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
@@ -120,7 +120,8 @@ def rollout(
     max_ticks: int = _MAX_TICKS, warmup: int = _WARMUP, reference_ticks: int | None = _REFERENCE,
     assist_floor: float | None = _FLOOR, assist_steps: int = _STEPS, like: Path | None = _LIKE,
     robot: str | None = typer.Option(None, "--robot", help="Arm of the PDDL problems' scenes: a built-in robot card "
-                                     "(panda, ur5e_2f85) or a card YAML [default: panda]; an env package has its own."),
+                                     "(panda, ur5e_2f85) or a card YAML [default: panda]; a scene package has its "
+                                     "own."),
     look: str | None = typer.Option(None, "--look", help="What the policy's cameras see: plain, randomized, "
                                     "randomized:train|test or a look YAML, one draw per episode [default: the "
                                     "scene's own appearance at the size the policy asks for]."),

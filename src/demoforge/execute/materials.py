@@ -20,9 +20,9 @@ from demoforge.tasks.scene import EVERY_BLOCK, TABLE, MaterialRef, sidecar_path
 def apply_materials(problems: list[Problem], materials: Mapping[str, MaterialRef]) -> list[Problem]:
     """`problems` with a run's materials over their sidecars'. A prop name no problem has, a
     package (its scenes are baked) and a material that cannot be built are refused, all at once."""
-    bad = [f"{p.source}: an environment package's scenes are baked with their sidecars' materials; drop --material "
+    bad = [f"{p.source}: a scene package's scenes are baked with their sidecars' materials; drop --material "
            "(YAML: execute.material), or declare the materials in the sidecars (`materials`, README 'Materials') and "
-           "rebuild the package (`demoforge scenes build`; a run: --skip-envs uses the PDDL problems)"
+           "rebuild the package (`demoforge scenes build`; a run: --skip-scenes uses the PDDL problems)"
            for p in {p.source: p for p in problems if p.package is not None}.values()]
     props = sorted({TABLE, EVERY_BLOCK} | {b for p in problems for b, _ in p.params.blocks})
     bad += [f"--material {prop}=...: no problem of the run has a prop {prop!r}; props: {', '.join(props)}"

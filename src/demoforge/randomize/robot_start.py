@@ -17,7 +17,7 @@ model of the arm, MuJoCo's contacts after `mj_forward` at the start (fingers ope
 every pair that already touches at home (open or closed) being part of the design.
 
 JSON (in an episode's `demoforge/scene_draw` record under `robot_start`, and per reset state in
-an environment package's `reset_states.json`):
+a scene package's `reset_states.json`):
 
     {"tcp_pos_base_m": [x, y, z], "tcp_quat_base_wxyz": [w, x, y, z], "yaw_rad": ..., "tilt_rad": ...,
      "arm_q_rad": [...], "gripper_closed": false}

@@ -1,7 +1,7 @@
 """A contact sheet of a look: one task scene under several draws, as one PNG.
 
 The scene is a generated problem of a task family in a sampled reset state (as an
-environment package samples it); draw k is the look's draw for copy k of episode 0 under
+scene package samples it); draw k is the look's draw for copy k of episode 0 under
 `seed`, the same draw `demoforge render --seed SEED` gives that copy. Each cell shows the
 cameras of one draw stacked top to bottom; cells run left to right, `columns` per row.
 

@@ -1,4 +1,4 @@
-"""Reading an environment package back (format: `demoforge.scenes.package`).
+"""Reading a scene package back (format: `demoforge.scenes.package`).
 
 `load_scene_package(path)` checks the schema and every file's checksum, reads each problem's
 PDDL and sidecar and each profile's reset states. `open_profile(problem, k)` rebuilds the
@@ -55,7 +55,7 @@ class SceneProblem:
 
 @dataclass(frozen=True, eq=False)
 class ScenePackage:
-    """A loaded environment package."""
+    """A loaded scene package."""
 
     root: Path  # package folder
     manifest: Manifest  # manifest.json
@@ -102,7 +102,7 @@ def load_scene_package(path: str | Path) -> ScenePackage:
     root = Path(path)
     file = root / "manifest.json"
     if not file.is_file():
-        raise ScenePackageError(f"{str(root)!r} is not an environment package: no manifest.json (build one with "
+        raise ScenePackageError(f"{str(root)!r} is not a scene package: no manifest.json (build one with "
                               "`demoforge scenes build`)")
     try:
         manifest = _manifest(json.loads(file.read_text(encoding="utf-8")), str(file))
@@ -117,7 +117,7 @@ def load_scene_package(path: str | Path) -> ScenePackage:
             elif hashlib.sha256(f.read_bytes()).hexdigest() != digest:
                 problems.append(f"{f}: sha256 differs from the manifest (the file was changed after the build)")
     if problems:
-        raise ScenePackageError(f"environment package {str(root)!r} is damaged:" + listing(problems, indent=""))
+        raise ScenePackageError(f"scene package {str(root)!r} is damaged:" + listing(problems, indent=""))
     loaded = []
     for entry in manifest.problems:
         folder = root / entry.name

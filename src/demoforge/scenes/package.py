@@ -1,4 +1,4 @@
-"""Environment packages: everything execution needs to start episodes of some problems.
+"""Scene packages: everything execution needs to start episodes of some problems.
 
 `build_scene_package(problem_paths, reset_states=K, profiles=P, seed=S, out=DIR)` writes
 
@@ -71,7 +71,7 @@ OLD_SCHEMAS = ("demoforge.envpkg/1",)
 
 
 class ScenePackageError(DemoforgeError):
-    """An environment package cannot be built or read."""
+    """A scene package cannot be built or read."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def build_scene_package(
     options: ResetOptions = ResetOptions(), progress: Callable[[str], None] = lambda line: None,
     robot: RobotCard | None = None,
 ) -> Manifest:
-    """Write an environment package for `problem_paths` to `out` (which must not exist), its
+    """Write a scene package for `problem_paths` to `out` (which must not exist), its
     scenes with the arm of `robot` (None: the built-in Panda)."""
     out = Path(out)
     problems = []
@@ -217,7 +217,7 @@ def build_scene_package(
     if robot_start is not None:
         problems += robot_start_problems(robot_start)
     if problems:
-        raise ScenePackageError("cannot build the environment package:" + listing(problems, indent=""))
+        raise ScenePackageError("cannot build the scene package:" + listing(problems, indent=""))
     tmp = out.with_name(f".{out.name}.partial")  # a fixed name: the next build of `out` removes a killed one's
     lock = claim_temp(tmp)
     try:

@@ -2,7 +2,7 @@
 `ObjectType.build` makes it), sized and placed by a scene draw.
 
 `task_scene_spec(task, params, draw)` is a pure function of its inputs, which is why an
-environment package stores the draw (and the PDDL and sidecar) rather than MJCF: the
+scene package stores the draw (and the PDDL and sidecar) rather than MJCF: the
 spec, and so the compiled model, is rebuilt bit for bit from them (checked by
 `model_fingerprint`). One free glyph-textured cube per block (sidecar colour and letter,
 drawn edge), the table raised by the drawn offset, blocks and table top of the materials the
