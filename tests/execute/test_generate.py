@@ -139,7 +139,7 @@ def test_cli_takes_a_randomization_spec(pnp, tmp_path):
     assert bad.exit_code == 2 and "kp_scale" in bad.output
 
 
-def test_environment_packages_are_inputs_too(pnp, tmp_path):
+def test_scene_packages_are_inputs_too(pnp, tmp_path):
     from demoforge.scenes import build_scene_package
 
     from .test_expert_loop import _replays_exactly

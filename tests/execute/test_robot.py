@@ -64,7 +64,7 @@ def test_output_is_byte_identical_for_any_worker_count(ur5e_run, pnp, ur5e, tmp_
     assert _outputs(tmp_path / "b") == _outputs(out)
 
 
-def test_an_environment_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_path):
+def test_a_scene_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_path):
     from demoforge.scenes import build_scene_package, load_scene_package
 
     build_scene_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg", robot=ur5e)

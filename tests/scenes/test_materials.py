@@ -150,7 +150,7 @@ def test_run_materials_lay_over_the_sidecars():
     assert with_materials(own, {}) is own
 
 
-def test_an_environment_package_bakes_its_sidecars_materials(tmp_path):
+def test_a_scene_package_bakes_its_sidecars_materials(tmp_path):
     from demoforge.scenes import build_scene_package, load_scene_package, open_profile
     from demoforge.tasks import write_tasks
 

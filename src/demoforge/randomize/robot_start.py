@@ -288,7 +288,7 @@ def _robot_start_value(value: object, where: str) -> dict | None:
 
 
 def robot_start_option():
-    """The `robot_start` field of the configs that draw starts (envs, execute; one value per run)."""
+    """The `robot_start` field of the configs that draw starts (scenes, execute; one value per run)."""
     return option(None, "Each reset state's (or PDDL episode's) arm starts at a pose drawn from windows instead of "
                         "home: --robot-start (the defaults, README 'Robot start') or --robot-start-spec FILE.yaml "
                         "(RobotStartParams fields); YAML: true or a mapping.", kind="mapping", shared=True,

@@ -1,5 +1,5 @@
 """The scenes stage's config: one record whose fields are the options of `demoforge scenes build`, of
-a run's `envs:` stage and of `demoforge run` (`demoforge.fields`)."""
+a run's `scenes:` stage and of `demoforge run` (`demoforge.fields`)."""
 
 from __future__ import annotations
 
