@@ -443,6 +443,10 @@ case("scenes-check-manifest-broken", ["scenes", "check", "{ds}"], needle="manife
      setup=lambda w, t: {"ds": _copy_and_write(w, "scenepkg", t, "manifest.json", b"{oops")})
 case("scenes-check-manifest-latin1", ["scenes", "check", "{ds}"], needle="manifest.json",
      setup=lambda w, t: {"ds": _copy_and_write(w, "scenepkg", t, "manifest.json", LATIN1)})
+# the deprecated name `env` refuses the same way, after its one note
+case("env-build-deprecated-resets-zero", ["env", "build", "{problem}", "--reset-states", "0", "--seed", "0", "--out",
+                                          "{out}"], needle="--reset-states")
+case("env-check-deprecated-missing", ["env", "check", "{tmp}/none"], needle="none")
 
 
 def _corrupt(name: str, rel: str, how: str = "truncate"):
