@@ -1,6 +1,6 @@
 """The whole pipeline, end to end: successful rendered episodes per core-hour (issue 21).
 
-One `demoforge run` on stack_three: tasks -> envs -> execute -> render (the plain look, two
+One `demoforge run` on stack_three: tasks -> scenes -> execute -> render (the plain look, two
 cameras, front and side, 224x224) -> merge -> annotate -> bake (joint_target at 30 Hz) ->
 doctor, into a fresh folder. Reported:
 

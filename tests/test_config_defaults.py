@@ -30,7 +30,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
               "distractors": 0, "split": "all", "split_by": "colour", "block_size": None, "table_height_offset": None,
               "friction": None, "placement_x": None, "placement_y": None, "problem_files": (),
               "sidecar_material": ()},
-    "envs": {"task_packages": (), "reset_states": 4, "profiles": 8, "seed": 0, "robot": None, "robot_start": None},
+    "scenes": {"task_packages": (), "reset_states": 4, "profiles": 8, "seed": 0, "robot": None, "robot_start": None},
     "execute": {"task_packages": (), "episodes_per_problem": 4, "envs": 1, "problems_per_process": 8,
                 "max_retries": 3, "max_replans": 2, "max_episode_s": 180.0, "motion_profile": "medium",
                 "put_down_spot": "uniform", "control_law": None, "randomization": None, "randomize": (), "record_videos": (),

@@ -43,6 +43,7 @@ def test_importing_raw_loads_no_simulator_and_no_planner():
     done = _run("import importlib, pkgutil, sys, demoforge.raw as raw; "
                 "[importlib.import_module(f'demoforge.raw.{m.name}') for m in pkgutil.iter_modules(raw.__path__)]; "
                 "loaded = [m for m in sys.modules if m in ('mujoco', 'pymimir') or m.startswith(("
-                "'demoforge.sim', 'demoforge.envs', 'demoforge.randomize', 'demoforge.symbolic', 'demoforge.replay'))]; "
+                "'demoforge.sim', 'demoforge.scenes', 'demoforge.randomize', 'demoforge.symbolic', "
+                "'demoforge.replay'))]; "
                 "assert not loaded, loaded")
     assert done.returncode == 0, done.stderr

@@ -356,7 +356,7 @@ def options_dict(record, *, shared: bool = True) -> dict[str, Any]:
 # ---- the fields every stage that takes them shares (`shared=True`: one value per run) ----------
 
 def seed_option():
-    return option(0, "Seed of environment packages, execution and look draws; the output does not depend on "
+    return option(0, "Seed of scene packages, execution and look draws; the output does not depend on "
                      "--envs or --workers.", range=(0, MAX_SEED), shared=True)
 
 
@@ -367,4 +367,4 @@ def workers_option():
 
 def robot_option():
     return option(None, "Arm of the scenes: a built-in robot card (panda, ur5e_2f85) or a card YAML [default: "
-                        "panda]; an environment package has the arm it was built with.", kind="str", shared=True)
+                        "panda]; a scene package has the arm it was built with.", kind="str", shared=True)

@@ -1,6 +1,6 @@
 """Tiny inputs for the adversarial catalogue, built once per session: a task folder, a raw
 dataset (two pick-and-place episodes cut to 16 ticks), a rendered one, a baked one, an
-environment package and a randomization spec. Every case hashes them all before and after:
+scene package and a randomization spec. Every case hashes them all before and after:
 no command may change an input."""
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def tree_hash(root: Path) -> dict[str, str]:
 def world(tmp_path_factory) -> dict[str, Path]:
     """Every shared input, by name (see the module docstring)."""
     from demoforge.convert import BakeConfig, bake
-    from demoforge.envs import build_env_package
     from demoforge.render import RenderConfig, parse_look_arg, render_dataset
+    from demoforge.scenes import build_scene_package
 
     base = tmp_path_factory.mktemp("world")
     tasks = base / "tasks"
@@ -49,12 +49,12 @@ def world(tmp_path_factory) -> dict[str, Path]:
     render_dataset(raw, rendered, RenderConfig(looks=(parse_look_arg("plain"),), cameras=("front",)))
     baked = base / "baked"
     bake([rendered], baked, BakeConfig())
-    envpkg = base / "envpkg"
-    build_env_package([problem], reset_states=1, profiles=1, seed=0, out=envpkg)
+    scenepkg = base / "scenepkg"
+    build_scene_package([problem], reset_states=1, profiles=1, seed=0, out=scenepkg)
     spec = base / "physics.yaml"
     spec.write_text("mass_scale: [0.9, 1.1]\n", encoding="utf-8")
     return {"base": base, "tasks": tasks, "problem": problem, "full": full, "raw": raw, "rendered": rendered,
-            "baked": baked, "envpkg": envpkg, "spec": spec}
+            "baked": baked, "scenepkg": scenepkg, "spec": spec}
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ changed (every shared input and every file the case made is hashed before and af
 nothing half-written (no output folder after a refusal, no temporary folder left anywhere).
 
 A case is (id, argv, exit code, text the output must contain, setup). `argv` is formatted
-with the shared inputs ({raw}, {rendered}, {baked}, {tasks}, {problem}, {envpkg}, {spec}),
+with the shared inputs ({raw}, {rendered}, {baked}, {tasks}, {problem}, {scenepkg}, {spec}),
 the case's own folder {tmp}, and what its setup returns; {out} is {tmp}/out, which a refused
 case must not create.
 """
@@ -167,7 +167,7 @@ case("gen-out-is-file", GEN, needle="file", setup=_out_file, out_may_exist=True)
 case("gen-out-nonempty", GEN, needle="not a run folder", setup=_nonempty_out, out_may_exist=True)
 case("gen-out-is-input", ["generate", "{problem}", "--episodes-per-problem", "1", "--out", "{problem}"],
      needle="is the input")
-case("gen-out-is-input-folder", ["generate", "{envpkg}", "--episodes-per-problem", "1", "--out", "{envpkg}/x"],
+case("gen-out-is-input-folder", ["generate", "{scenepkg}", "--episodes-per-problem", "1", "--out", "{scenepkg}/x"],
      needle="lies inside")
 case("gen-missing-problem", ["generate", "{tmp}/nope.pddl", "--episodes-per-problem", "1", "--out", "{out}"],
      needle="nope.pddl")
@@ -418,30 +418,35 @@ case("tasks-plan-domain-latin1", ["tasks", "plan", "{problem}", "--domain", "{f}
 case("tasks-plan-unsolvable", ["tasks", "plan", "{p}"], code=1, needle="unsolvable",
      setup=_goal("(and (on white white))"))
 
-# env
-EB = ["env", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out", "{out}"]
-case("env-build-out-exists", EB, needle="exists", setup=_nonempty_out, out_may_exist=True)
-case("env-build-out-is-input", ["env", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out",
-                                "{problem}"], needle="{problem}")
-case("env-build-resets-zero", ["env", "build", "{problem}", "--reset-states", "0", "--seed", "0", "--out", "{out}"],
-     needle="--reset-states")
-case("env-build-resets-huge", ["env", "build", "{problem}", "--reset-states", "99999999999", "--seed", "0",
-                               "--out", "{out}"], needle="reset")
-case("env-build-profiles-zero", EB + ["--profiles", "0"], needle="profiles")
-case("env-build-seed-negative", ["env", "build", "{problem}", "--reset-states", "1", "--seed", "-1", "--out",
-                                 "{out}"], needle="seed")
-case("env-build-p-closed-nan", EB + ["--robot-start", "--p-closed", "nan"], needle="--p-closed")
-case("env-build-p-closed-two", EB + ["--robot-start", "--p-closed", "2"], needle="--p-closed")
-case("env-build-latin1", ["env", "build", "{p}", "--reset-states", "1", "--seed", "0", "--out", "{out}"],
+# scenes
+EB = ["scenes", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out", "{out}"]
+case("scenes-build-out-exists", EB, needle="exists", setup=_nonempty_out, out_may_exist=True)
+case("scenes-build-out-is-input", ["scenes", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out",
+                                   "{problem}"], needle="{problem}")
+case("scenes-build-resets-zero", ["scenes", "build", "{problem}", "--reset-states", "0", "--seed", "0", "--out",
+                                  "{out}"], needle="--reset-states")
+case("scenes-build-resets-huge", ["scenes", "build", "{problem}", "--reset-states", "99999999999", "--seed", "0",
+                                  "--out", "{out}"], needle="reset")
+case("scenes-build-profiles-zero", EB + ["--profiles", "0"], needle="profiles")
+case("scenes-build-seed-negative", ["scenes", "build", "{problem}", "--reset-states", "1", "--seed", "-1", "--out",
+                                    "{out}"], needle="seed")
+case("scenes-build-p-closed-nan", EB + ["--robot-start", "--p-closed", "nan"], needle="--p-closed")
+case("scenes-build-p-closed-two", EB + ["--robot-start", "--p-closed", "2"], needle="--p-closed")
+case("scenes-build-latin1", ["scenes", "build", "{p}", "--reset-states", "1", "--seed", "0", "--out", "{out}"],
      needle="p.pddl", setup=_problem(pddl=LATIN1))
-case("env-build-domain-unknown", EB + ["--domain", "nosuch"], needle="nosuch")
-case("env-build-name-300-chars", ["env", "build", "{p}", "--reset-states", "1", "--seed", "0", "--out", "{out}"],
+case("scenes-build-domain-unknown", EB + ["--domain", "nosuch"], needle="nosuch")
+case("scenes-build-name-300-chars", ["scenes", "build", "{p}", "--reset-states", "1", "--seed", "0", "--out",
+                                    "{out}"],
      needle="problem name", setup=_renamed_problem("x" * 300))  # was ENAMETOOLONG from a temporary folder
-case("env-check-missing", ["env", "check", "{tmp}/none"], needle="none")
-case("env-check-manifest-broken", ["env", "check", "{ds}"], needle="manifest.json",
-     setup=lambda w, t: {"ds": _copy_and_write(w, "envpkg", t, "manifest.json", b"{oops")})
-case("env-check-manifest-latin1", ["env", "check", "{ds}"], needle="manifest.json",
-     setup=lambda w, t: {"ds": _copy_and_write(w, "envpkg", t, "manifest.json", LATIN1)})
+case("scenes-check-missing", ["scenes", "check", "{tmp}/none"], needle="none")
+case("scenes-check-manifest-broken", ["scenes", "check", "{ds}"], needle="manifest.json",
+     setup=lambda w, t: {"ds": _copy_and_write(w, "scenepkg", t, "manifest.json", b"{oops")})
+case("scenes-check-manifest-latin1", ["scenes", "check", "{ds}"], needle="manifest.json",
+     setup=lambda w, t: {"ds": _copy_and_write(w, "scenepkg", t, "manifest.json", LATIN1)})
+# the deprecated name `env` refuses the same way, after its one note
+case("env-build-deprecated-resets-zero", ["env", "build", "{problem}", "--reset-states", "0", "--seed", "0", "--out",
+                                          "{out}"], needle="--reset-states")
+case("env-check-deprecated-missing", ["env", "check", "{tmp}/none"], needle="none")
 
 
 def _corrupt(name: str, rel: str, how: str = "truncate"):

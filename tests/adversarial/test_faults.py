@@ -26,7 +26,7 @@ FULL_DISK = [
     ("render", ["render", "{raw}", "--look", "plain", "--cameras", "front", "--out", "{out}"],
      "{out}/meta/demoforge/render.json"),
     ("merge", ["dataset", "merge", "{raw}", "{raw}", "--out", "{out}"], "{out}"),
-    ("env-build", ["env", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out", "{out}"], "{out}"),
+    ("scenes-build", ["scenes", "build", "{problem}", "--reset-states", "1", "--seed", "0", "--out", "{out}"], "{out}"),
     ("tasks-gen", ["tasks", "gen", "pnp", "--problems", "2", "--task-seed", "0", "--out", "{out}"], "{out}"),
     ("doctor-json", ["doctor", "{raw}", "--json", "{tmp}/d.json"], "{tmp}/d.json"),
     ("doctor-report", ["doctor", "{raw}", "--report", "{tmp}/d.md"], "{tmp}/d.md"),

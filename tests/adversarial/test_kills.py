@@ -167,7 +167,8 @@ def test_stale_temporaries_of_killed_runs_are_removed(world, tmp_path):
         (tmp_path / name / "junk").write_text("left by a killed run")
     invoke(["bake", str(world["rendered"]), "--out", str(tmp_path / "b"), "--control-space", "joint_pos"])
     invoke(["dataset", "merge", str(world["raw"]), "--out", str(tmp_path / "m")])
-    invoke(["env", "build", str(world["problem"]), "--reset-states", "1", "--seed", "0", "--out", str(tmp_path / "e")])
+    invoke(["scenes", "build", str(world["problem"]), "--reset-states", "1", "--seed", "0", "--out",
+            str(tmp_path / "e")])
     killed_rollout = tmp_path / "r" / "dataset" / ".demoforge-staging"  # what a killed rollout leaves
     killed_rollout.mkdir(parents=True)
     (killed_rollout / "config.json").write_text("{}")

@@ -139,12 +139,12 @@ def test_cli_takes_a_randomization_spec(pnp, tmp_path):
     assert bad.exit_code == 2 and "kp_scale" in bad.output
 
 
-def test_environment_packages_are_inputs_too(pnp, tmp_path):
-    from demoforge.envs import build_env_package
+def test_scene_packages_are_inputs_too(pnp, tmp_path):
+    from demoforge.scenes import build_scene_package
 
     from .test_expert_loop import _replays_exactly
 
-    build_env_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg")
+    build_scene_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg")
     summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=3, envs=2, seed=0)
     root = summary.roots["success"]
     assert summary.successes == 3 and check_dataset(root) == []

@@ -101,10 +101,10 @@ def test_lint_warnings_are_passed_on_and_do_not_stop_the_run(pnp, tmp_path):
     assert any("C002 penetration" in s and "on the table top (foam" in s for s in said), said
 
 
-def test_an_environment_package_refuses_materials(pnp, tmp_path):
-    from demoforge.envs import build_env_package
+def test_a_scene_package_refuses_materials(pnp, tmp_path):
+    from demoforge.scenes import build_scene_package
 
-    build_env_package(pnp[:1], reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
+    build_scene_package(pnp[:1], reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
     with pytest.raises(ExecuteError, match="scenes are baked with their sidecars' materials"):
         generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=1, materials={"table": "rubber"})
 

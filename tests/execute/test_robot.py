@@ -2,7 +2,7 @@
 
 The robot card is part of the run: recorded in run.json (a rerun with another robot is refused),
 in the datasets' scene inputs and provenance, and in info.json `robot_type` and the state names;
-an environment package keeps the arm it was built with."""
+a scene package keeps the arm it was built with."""
 
 import json
 
@@ -64,25 +64,25 @@ def test_output_is_byte_identical_for_any_worker_count(ur5e_run, pnp, ur5e, tmp_
     assert _outputs(tmp_path / "b") == _outputs(out)
 
 
-def test_an_environment_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_path):
-    from demoforge.envs import build_env_package, load_env_package
+def test_a_scene_package_keeps_the_arm_it_was_built_with(pnp, ur5e, tmp_path):
+    from demoforge.scenes import build_scene_package, load_scene_package
 
-    build_env_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg", robot=ur5e)
-    assert load_env_package(tmp_path / "pkg").manifest.robot == ur5e
+    build_scene_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg", robot=ur5e)
+    assert load_scene_package(tmp_path / "pkg").manifest.robot == ur5e
     summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=2, envs=2, seed=0)
     assert summary.successes == 2
     assert open_dataset(summary.roots["success"]).info.robot_type == "ur5e_2f85"
-    with pytest.raises(ExecuteError, match="built for robot 'ur5e_2f85', not 'panda'.*env build --robot panda"):
+    with pytest.raises(ExecuteError, match="built for robot 'ur5e_2f85', not 'panda'.*scenes build --robot panda"):
         generate([tmp_path / "pkg"], tmp_path / "x", episodes_per_problem=1, robot=panda_card())
 
 
 def test_episodes_that_start_with_the_gripper_closed(pnp, ur5e, tmp_path):
     """A closed 2F-85 at the start: its pads are set closed with the drivers (the linkage table),
     and the approach's collision check opens them with the drivers too."""
-    from demoforge.envs import build_env_package
     from demoforge.randomize.robot_start import RobotStartParams
+    from demoforge.scenes import build_scene_package
 
-    build_env_package(pnp[:1], reset_states=2, profiles=2, seed=0, out=tmp_path / "pkg", robot=ur5e,
+    build_scene_package(pnp[:1], reset_states=2, profiles=2, seed=0, out=tmp_path / "pkg", robot=ur5e,
                       robot_start=RobotStartParams(p_closed=1.0))
     summary = generate([tmp_path / "pkg"], tmp_path / "run", episodes_per_problem=4, envs=2, seed=0)
     reader = open_dataset(summary.roots["success"])

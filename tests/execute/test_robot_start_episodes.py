@@ -58,17 +58,17 @@ def test_cli_takes_robot_start_flags_and_refuses_them_with_a_package(pnp, tmp_pa
     bad = CliRunner().invoke(app, ["generate", str(pnp[0]), "--episodes-per-problem", "1",
                                    "--robot-start-spec", str(spec), "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "p_closed: 1.5 must be a probability in [0, 1]" in bad.output
-    from demoforge.envs import build_env_package
+    from demoforge.scenes import build_scene_package
 
-    build_env_package(pnp[:1], reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
+    build_scene_package(pnp[:1], reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
     with pytest.raises(ExecuteError, match="reset states hold the robot starts it was built with"):
         generate([tmp_path / "pkg"], tmp_path / "y", episodes_per_problem=1, robot_start=RobotStartParams())
 
 
 def test_package_episodes_record_their_reset_states_start(pnp, tmp_path):
-    from demoforge.envs import build_env_package
+    from demoforge.scenes import build_scene_package
 
-    build_env_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg",
+    build_scene_package(pnp[:1], reset_states=2, profiles=1, seed=0, out=tmp_path / "pkg",
                       robot_start=RobotStartParams())
     states = json.loads((tmp_path / "pkg" / pnp[0].name.removesuffix(".pddl") / "profile-000/reset_states.json")
                         .read_text())

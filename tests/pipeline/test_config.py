@@ -98,15 +98,15 @@ def test_robot_start_windows_are_validated_and_saved_in_full(tmp_path):
     from demoforge.randomize.robot_start import RobotStartParams, params_to_dict
 
     base = {"experiment_id": "r"}
-    assert config_from_dict(base).robot_start is None and config_from_dict(base).envs.profiles == 8
+    assert config_from_dict(base).robot_start is None and config_from_dict(base).scenes.profiles == 8
     assert config_from_dict({**base, "robot_start": False}).robot_start is None
     assert config_from_dict({**base, "robot_start": True}).robot_start == params_to_dict(RobotStartParams())
     c = config_from_dict({**base, "robot_start": {"tcp_x_m": [0.35, 0.45], "p_closed": 0}})
     assert c.robot_start["tcp_x_m"] == [0.35, 0.45] and c.robot_start["tcp_y_m"] == [-0.2, 0.2]
-    assert c.envs.robot_start == c.execute.robot_start == c.robot_start  # one value for the stages that take it
+    assert c.scenes.robot_start == c.execute.robot_start == c.robot_start  # one value for the stages that take it
     assert config_from_dict(yaml.safe_load(dump_config(c))) == c  # what config.yaml holds is what ran
     assert robot_start_params(c, ["p.pddl"]).tcp_x_m == (0.35, 0.45)
-    assert robot_start_params(c, [str(tmp_path)]) is None  # the run's env package holds its starts
+    assert robot_start_params(c, [str(tmp_path)]) is None  # the run's scene package holds its starts
     with pytest.raises(PipelineError) as err:
         config_from_dict({**base, "robot_start": {"tcp_y_m": [0.2, -0.2], "tcp_z_m": [-0.01, 0.3], "p_closed": 7,
                                                   "zmin": 1}})
@@ -118,3 +118,34 @@ def test_robot_start_windows_are_validated_and_saved_in_full(tmp_path):
         config_from_dict({**base, "robot_start": 7})
     with pytest.raises(PipelineError, match="robot start spec 'yes' does not exist"):  # a string is a spec file
         config_from_dict({**base, "robot_start": "yes"})
+
+
+def test_the_old_stage_name_envs_is_read_as_scenes_with_one_note(tmp_path, capsys):
+    f = tmp_path / "old.yaml"  # as examples/pipeline/demo.yaml was: the stage and execute's count side by side
+    f.write_text("experiment_id: a\nenvs:\n  reset_states: 3\nexecute:\n  envs: 2\nskip: [envs, bake]\n")
+    c = resolve_config(f, {})
+    assert (c.scenes.reset_states, c.execute.envs, c.skip) == (3, 2, ("scenes", "bake"))
+    notes = capsys.readouterr().err.splitlines()
+    assert len(notes) == 2 and all(n.startswith(f"note: {f}: ") and "deprecated" in n for n in notes), notes
+    assert "`envs:` is read as `scenes:`" in notes[0] and "skip envs is read as skip scenes" in notes[1]
+    assert "envs" not in yaml.safe_load(dump_config(c)) and "scenes" in yaml.safe_load(dump_config(c))
+    assert config_from_dict({"experiment_id": "a", "envs": {"reset_states": 3}}) == \
+        config_from_dict({"experiment_id": "a", "scenes": {"reset_states": 3}})
+    capsys.readouterr()
+    flat = config_from_dict({"experiment_id": "a", "envs": 3})  # a number: execute's environments, no note
+    assert flat.execute.envs == 3 and flat.scenes.reset_states == 4 and capsys.readouterr().err == ""
+    with pytest.raises(PipelineError, match=r"scenes.profiles is given twice \(also under envs:"):
+        config_from_dict({"experiment_id": "a", "envs": {"profiles": 2}, "scenes": {"profiles": 3}})
+
+
+def test_a_run_folder_from_before_the_scenes_stage_is_not_resumed(tmp_path):
+    c = config_from_dict({"experiment_id": "x", "out_dir": str(tmp_path), "skip": list(STAGES)})
+    run_pipeline(c, echo=lambda s: None)
+    run_pipeline(c, resume=True, echo=lambda s: None)
+    for old in ("envs", ".pipeline_state/envs.done"):
+        (tmp_path / "x" / old).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "x" / old).mkdir()
+        with pytest.raises(PipelineError, match=rf"older demoforge, whose scenes stage was named envs \({old}.*"
+                                                r"another --experiment-id"):
+            run_pipeline(c, resume=True, echo=lambda s: None)
+        (tmp_path / "x" / old).rmdir()

@@ -35,7 +35,7 @@ LOOKS = ("plain", "randomized:1")  # one episode drawn plainly, one under a jitt
 CONFIG = """\
 workers: 1
 tasks: {{problems: 1, block_size: [0.04, 0.04], table_height_offset: [0.0, 0.0], friction: [0.9, 0.9]}}
-envs: {{reset_states: 1, profiles: 1}}
+scenes: {{reset_states: 1, profiles: 1}}
 execute: {{episodes_per_problem: 1, envs: 1, randomization: null, randomize: []}}
 render: {{looks: [plain, "randomized:1"], cameras: [front, wrist]}}
 bake: {{control_space: joint_target, control_freq: {hz}, keep: [goal.action, goal.position]}}

@@ -14,7 +14,7 @@ from demoforge.pipeline.config import STAGE_CONFIGS, STAGES, PipelineConfig
 from demoforge.fields import specs
 
 # stage -> the command that runs it alone (`family` of tasks gen is its FAMILY argument)
-COMMANDS = {"tasks": ("tasks", "gen"), "envs": ("env", "build"), "execute": ("generate",), "render": ("render",),
+COMMANDS = {"tasks": ("tasks", "gen"), "scenes": ("scenes", "build"), "execute": ("generate",), "render": ("render",),
             "bake": ("bake",), "doctor": ("doctor",)}
 POSITIONAL = {("tasks", "family")}
 ALL = [f"--skip-{s}" for s in STAGES]
@@ -123,8 +123,8 @@ def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):
     spec.write_text("mass_scale: [0.8, 1.2]\n")
     c = config_from_dict({"experiment_id": "s", "smoke_test": True})
     assert (c.tasks.block_size, c.tasks.table_height_offset, c.tasks.friction) == ((0.04, 0.04), (0.0, 0.0), (0.9, 0.9))
-    assert c.envs.profiles == 1 and c.execute.randomization is None and c.robot_start is None
-    assert c.envs.robot_start is None and c.execute.robot_start is None
+    assert c.scenes.profiles == 1 and c.execute.randomization is None and c.robot_start is None
+    assert c.scenes.robot_start is None and c.execute.robot_start is None
     with pytest.raises(PipelineError, match="smoke_test: it sets randomization=None"):
         config_from_dict({"experiment_id": "s", "smoke_test": True, "randomization": str(spec)})
     with pytest.raises(PipelineError, match="robot_start=None"):
@@ -138,7 +138,7 @@ def test_smoke_test_fixes_the_scene_and_switches_randomization_off(tmp_path):
 
 
 def test_interactive_mode_chooses_stages_and_edits_options(tmp_path):
-    # stages: tasks yes, envs no, execute..doctor: Enter (as configured: all run); run options: no;
+    # stages: tasks yes, scenes no, execute..doctor: Enter (as configured: all run); run options: no;
     # tasks options: yes -> problems 3, task_seed 7, the rest Enter; execute options: no; bake and doctor: no.
     n_tasks = sum(1 for s in specs(STAGE_CONFIGS["tasks"]) if s.run and not s.shared)
     answers = ["y", "n", "", "", "", "", "", "", "n", "y", "", "3", "7"] + [""] * (n_tasks - 3)
@@ -146,10 +146,10 @@ def test_interactive_mode_chooses_stages_and_edits_options(tmp_path):
     res = CliRunner().invoke(app, ["run", "--experiment-id", "i", "--out-dir", str(tmp_path), "-i"],
                              input="\n".join(answers) + "\n")
     assert res.exit_code == 0, res.output
-    assert "run stage envs?" in res.output and "tasks.problems (--problems)" in res.output
+    assert "run stage scenes?" in res.output and "tasks.problems (--problems)" in res.output
     out = res.output
     shown = yaml.safe_load(out[out.index("\nbackend: ") + 1:out.index("start the run?")])
-    assert shown["skip"] == ["envs"] and shown["tasks"]["problems"] == 3 and shown["tasks"]["task_seed"] == 7
+    assert shown["skip"] == ["scenes"] and shown["tasks"]["problems"] == 3 and shown["tasks"]["task_seed"] == 7
     assert not (tmp_path / "i").exists()  # declined at "start the run?"
     answers = ["", "", "", "", "", "", "", "", "n", "y", "", "zero", "0"] + [""] * (n_tasks - 2) + ["n"] * 5
     bad = CliRunner().invoke(app, ["run", "--experiment-id", "i", "--out-dir", str(tmp_path), "-i"],

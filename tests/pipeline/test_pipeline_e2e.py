@@ -33,7 +33,7 @@ def smoke(tmp_path_factory):
 
 def test_smoke_pipeline_end_to_end(smoke):
     result, lines = smoke
-    assert result.ran == ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
+    assert result.ran == ("tasks", "scenes", "execute", "render", "merge", "annotate", "bake", "doctor")
     assert result.final == result.run_dir / "baked"
     for root in (result.final, result.run_dir / "dataset" / "train", result.run_dir / "annotated"):
         assert check_dataset(root) == [], root
@@ -95,7 +95,7 @@ def test_resume_after_sigkill_is_identical(tmp_path):
     # the uninterrupted one first (other worker and env counts), moved aside afterwards
     base = tmp_path / "base"
     whole = run_pipeline(config_from_dict(_config(base, "exp", workers=2, envs=2)), echo=lambda s: None)
-    assert whole.ran == ("tasks", "envs", "execute", "merge")
+    assert whole.ran == ("tasks", "scenes", "execute", "merge")
     (tmp_path / "base").rename(tmp_path / "whole")
 
     env = {**os.environ, "MUJOCO_GL": "egl"}
@@ -109,7 +109,7 @@ def test_resume_after_sigkill_is_identical(tmp_path):
         time.sleep(0.05)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    assert state.is_done(run, "envs") and not state.is_done(run, "execute")
+    assert state.is_done(run, "scenes") and not state.is_done(run, "execute")
     (run / "dataset").mkdir()
     (run / "dataset" / "partial").write_text("left by a killed merge")
     lines: list[str] = []
@@ -131,13 +131,13 @@ def test_resume_after_sigkill_is_identical(tmp_path):
 
 
 def test_skip_flags(tmp_path):
-    c = config_from_dict(_config(tmp_path, "skips", episodes_per_problem=1, skip=["envs", "render", "bake"]))
+    c = config_from_dict(_config(tmp_path, "skips", episodes_per_problem=1, skip=["scenes", "render", "bake"]))
     lines: list[str] = []
     result = run_pipeline(c, echo=lines.append)
     assert result.ran == ("tasks", "execute", "merge", "annotate", "doctor")
-    assert result.skipped == ("envs", "render", "bake")
+    assert result.skipped == ("scenes", "render", "bake")
     assert any("has no camera video" in line for line in lines)  # annotate warns: goal.action only
-    assert not (result.run_dir / "envs").exists() and not (result.run_dir / "baked").exists()
+    assert not (result.run_dir / "scenes").exists() and not (result.run_dir / "baked").exists()
     run_json = json.loads((result.run_dir / "execute" / "run.json").read_text())
     assert [Path(p["path"]).name for p in run_json["inputs"]] == ["stack_three-all-0000.pddl"]
     assert result.final == result.run_dir / "annotated"
@@ -159,7 +159,7 @@ def test_run_with_another_robot(tmp_path):
                                  "--family", "pnp", "--workers", "1", "--robot", "ur5e_2f85"])
     assert r.exit_code == 0, r.output
     run = tmp_path / "ur5e"
-    assert json.loads((run / "envs" / "manifest.json").read_text())["robot"]["name"] == "ur5e_2f85"
+    assert json.loads((run / "scenes" / "manifest.json").read_text())["robot"]["name"] == "ur5e_2f85"
     final = open_dataset(run / "annotated")
     assert final.info.robot_type == "ur5e_2f85" and final.info.total_episodes >= 1
     assert final.info.features["observation.state"].names[0] == "shoulder_pan_joint"
@@ -168,12 +168,12 @@ def test_run_with_another_robot(tmp_path):
     assert "doctor: " in r.output
 
 
-def test_random_robot_starts_through_the_env_package_and_without_it(tmp_path):
-    """`robot_start` reaches the env package (a start per reset state) and, with envs skipped,
+def test_random_robot_starts_through_the_scene_package_and_without_it(tmp_path):
+    """`robot_start` reaches the scene package (a start per reset state) and, with scenes skipped,
     execution of the PDDL problems (a start per episode); provenance keeps the windows."""
     starts = {"p_closed": 1.0}
-    for exp, skip in (("pkg", ["render", "annotate", "bake", "doctor"]), ("pddl", ["envs", "render", "annotate",
-                                                                                   "bake", "doctor"])):
+    for exp, skip in (("pkg", ["render", "annotate", "bake", "doctor"]),
+                      ("pddl", ["scenes", "render", "annotate", "bake", "doctor"])):
         c = config_from_dict(_config(tmp_path, exp, family="pnp", episodes_per_problem=2, reset_states=1, profiles=2,
                                      robot_start=starts, skip=skip))
         result = run_pipeline(c, echo=lambda s: None)
@@ -182,5 +182,5 @@ def test_random_robot_starts_through_the_env_package_and_without_it(tmp_path):
         assert len(recorded) == 2 and all(r["gripper_closed"] for r in recorded) and recorded[0] != recorded[1], exp
         prov = json.loads((result.run_dir / "dataset/train" / PROVENANCE_DIR / "provenance.json").read_text())
         assert prov["config"]["robot_start"]["p_closed"] == 1.0
-    manifest = json.loads((tmp_path / "pkg/envs/manifest.json").read_text())
+    manifest = json.loads((tmp_path / "pkg/scenes/manifest.json").read_text())
     assert manifest["profiles"] == 2 and manifest["robot_start"]["p_closed"] == 1.0

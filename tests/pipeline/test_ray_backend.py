@@ -56,7 +56,7 @@ def _config(out: Path, **kw) -> dict:
 def test_ray_cluster_with_a_killed_worker_matches_local(tmp_path):
     base = tmp_path / "base"
     local = run_pipeline(config_from_dict(_config(base)), echo=lambda s: None)
-    assert local.ran == ("tasks", "envs", "execute", "merge")
+    assert local.ran == ("tasks", "scenes", "execute", "merge")
     base.rename(tmp_path / "local")  # both runs use the same paths: execute records its inputs
 
     port = _free_port()

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from demoforge.cli.main import app
 from demoforge.dataset import check_dataset
 
-ALL = [f"--skip-{s}" for s in ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")]
+ALL = [f"--skip-{s}" for s in ("tasks", "scenes", "execute", "render", "merge", "annotate", "bake", "doctor")]
 
 
 def test_cli_maps_flags_onto_the_saved_config(tmp_path):
@@ -38,6 +38,14 @@ def test_cli_robot_start_flags_land_in_the_saved_config(tmp_path):
     res = CliRunner().invoke(app, ["run", "--experiment-id", "c", "--out-dir", str(tmp_path), "--robot-start-spec",
                                    str(spec), *ALL])
     assert res.exit_code == 2 and "p_closed: 2 must be a probability in [0, 1]" in res.output
+
+
+def test_skip_envs_is_the_deprecated_name_of_skip_scenes(tmp_path):
+    old = [s for s in ALL if s != "--skip-scenes"] + ["--skip-envs"]
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), *old])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith("note: --skip-envs is read as --skip-scenes;") and res.stderr.count("note:") == 1
+    assert "scenes" in yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())["skip"]
 
 
 def test_cli_refuses_unknown_keys_with_exit_2(tmp_path):

@@ -14,8 +14,8 @@ import numpy as np
 from hypothesis import event, given, reject, settings
 from hypothesis import strategies as st
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import SceneDraw
+from demoforge.scenes import build_task_scene
 from demoforge.sim import Box, build_scene, default_scene
 from demoforge.skills import skill_context
 from demoforge.skills.builder import Infeasible, PlanBuilder

@@ -7,7 +7,6 @@ import mujoco
 import numpy as np
 import pytest
 
-from demoforge.envs import build_task_scene
 from demoforge.errors import DemoforgeError
 from demoforge.randomize.robot_start import (
     RobotStartParams,
@@ -19,6 +18,7 @@ from demoforge.randomize.robot_start import (
     self_collisions,
 )
 from demoforge.randomize.scene import bake_profiles
+from demoforge.scenes import build_task_scene
 from demoforge.sim import bind_robot, panda_card, restore, robot_spec
 from demoforge.symbolic import SymbolError, reset_rng, sample_reset_state
 from demoforge.tasks import generate_family, parse_task

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.envs import build_task_scene
 from demoforge.execute import load_problems
 from demoforge.randomize.scene import sample_scene
 from demoforge.raw.scene import read_scene_inputs, write_scene_inputs
 from demoforge.replay import recorded_problem, scene_inputs
+from demoforge.scenes import build_task_scene
 
 PROBLEM = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "stack_three-all-0000.pddl"
 

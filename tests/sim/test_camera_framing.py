@@ -1,16 +1,16 @@
 """The default cameras frame the work: blocks of many sampled reset states projected into each
 camera with its intrinsics (vertical field of view) and pose (MuJoCo's camera frame).
 
-Reset states are sampled as an environment package samples them (`bake_profiles` then
+Reset states are sampled as a scene package samples them (`bake_profiles` then
 `sample_reset_state` with `reset_rng`), over every shipped family, with random robot starts.
 """
 
 import numpy as np
 import pytest
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.randomize.scene import bake_profiles
+from demoforge.scenes import build_task_scene
 from demoforge.sim import intrinsics, project, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, generate_family, parse_task

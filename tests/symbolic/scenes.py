@@ -2,8 +2,8 @@
 
 import mujoco
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import SceneDraw
+from demoforge.scenes import build_task_scene
 from demoforge.symbolic import abstract, block_rotation, rotation_quat
 from demoforge.tasks import BlockLook, Region, SceneParams, domain_text, parse_task, static_facts
 from demoforge.tasks.pddl_text import problem_to_pddl

@@ -6,9 +6,9 @@ import mujoco
 import numpy as np
 import pytest
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams
 from demoforge.randomize.scene import bake_profiles, episode_rng, sample_scene
+from demoforge.scenes import build_task_scene
 from demoforge.sim import restore
 from demoforge.symbolic import ResetOptions, SymbolError, Tolerances, abstract, reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, generate_family, parse_task

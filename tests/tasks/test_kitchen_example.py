@@ -124,8 +124,8 @@ def test_a_kitchen_run_renders_bakes_passes_the_doctor_and_loads_in_real_lerobot
 def test_a_cup_off_the_plates_centre_is_still_on_it(kitchen):
     """The built-in `on` reaches as far as the support's top face: a flat plate's radius, not its
     thickness (the smallest of its half extents), so a cup set down 3 cm off its centre is on it."""
-    from demoforge.envs import build_task_scene
     from demoforge.randomize.scene import bake_profiles
+    from demoforge.scenes import build_task_scene
     from demoforge.symbolic.predicates import measure, on
     from demoforge.tasks import generate_family, parse_task
 

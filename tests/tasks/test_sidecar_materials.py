@@ -1,5 +1,5 @@
 """`tasks gen --sidecar-material` writes contact materials into every generated sidecar (the key
-`demoforge run` carries as tasks.sidecar_material, so its envs stage bakes them into the
+`demoforge run` carries as tasks.sidecar_material, so its scenes stage bakes them into the
 packages); block names are drawn per problem, so only `table` and `blocks` reach every one."""
 
 import json

@@ -103,11 +103,11 @@ PACKAGE = T.TaskPackage("mini", domain=domain_text("blocks").replace("demoforge-
 
 
 def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
-    """`tasks gen`, `env build`, `generate` and `run` take --task-package (run: task_packages) and load it before
+    """`tasks gen`, `scenes build`, `generate` and `run` take --task-package (run: task_packages) and load it before
     the family name (or any other field) is checked; a spawned worker inherits it (ENV_VAR)."""
     from demoforge.pipeline import config_from_dict
     from demoforge.fields import specs
-    from demoforge.envs.config import EnvsConfig
+    from demoforge.scenes.config import ScenesConfig
     from demoforge.execute.config import ExecuteConfig
 
     spec = tmp_path / "mini_task.py"
@@ -122,7 +122,7 @@ def test_task_package_loads_before_the_family_is_checked(isolated, tmp_path):
     config = config_from_dict({"experiment_id": "m", "task_packages": [str(spec)], "family": "mini_pair"})
     assert config.task_packages == (str(spec),) and config.tasks.family == "mini_pair"
     assert config.execute.task_packages == (str(spec),)
-    assert all("--task-package" in [s.flag for s in specs(cls)] for cls in (ExecuteConfig, EnvsConfig))
+    assert all("--task-package" in [s.flag for s in specs(cls)] for cls in (ExecuteConfig, ScenesConfig))
     with pytest.raises(DemoforgeError, match="no such file"):
         config_from_dict({"experiment_id": "m", "task_packages": [str(tmp_path / "nope.py")]})
 

@@ -15,7 +15,7 @@ from demoforge.execute.config import ExecuteConfig
 
 @stage_command(ExecuteConfig)
 def generate(
-    inputs: list[Path] = typer.Argument(..., metavar="PROBLEMS_OR_ENV_PACKAGES...",
+    inputs: list[Path] = typer.Argument(..., metavar="PROBLEMS_OR_SCENE_PACKAGES...",
                                         help="PDDL problem files (with NAME.scene.json beside each) or environment "
                                              "package folders."),
     out: Path = typer.Option(..., "--out", help="Run folder: OUT/success, OUT/failure, OUT/summary.json. Rerun with "

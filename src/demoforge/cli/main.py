@@ -7,7 +7,6 @@ from demoforge.cli import batch as batch_cli
 from demoforge.cli import dataset as dataset_cli
 from demoforge.cli import demo as demo_cli
 from demoforge.cli import doctor as doctor_cli
-from demoforge.cli import env as env_cli
 from demoforge.cli import export as export_cli
 from demoforge.cli import generate as generate_cli
 from demoforge.cli import look as look_cli
@@ -15,6 +14,7 @@ from demoforge.cli import policy as policy_cli
 from demoforge.cli import randomize as randomize_cli
 from demoforge.cli import render as render_cli
 from demoforge.cli import run as run_cli
+from demoforge.cli import scenes as scenes_cli
 from demoforge.cli import sim as sim_cli
 from demoforge.cli import tasks as tasks_cli
 from demoforge.cli.failures import DemoforgeGroup, set_debug
@@ -38,7 +38,8 @@ def _main(
 app.add_typer(dataset_cli.app, name="dataset", help="Inspect, check and merge LeRobot v3 datasets.")
 app.add_typer(sim_cli.app, name="sim", help="Simulation tools: scene linting.")
 app.add_typer(tasks_cli.app, name="tasks", help="PDDL task families.")
-app.add_typer(env_cli.app, name="env", help="Environment packages: scenes, profiles and reset states.")
+app.add_typer(scenes_cli.app, name="scenes", help="Scene packages: scene profiles and reset states of each problem.")
+app.add_typer(scenes_cli.legacy_app, name="env", hidden=True, help="Deprecated name of `scenes`.")
 app.add_typer(randomize_cli.app, name="randomize", help="Physics domain randomization: sample and inspect draws.")
 app.command("demo")(demo_cli.demo)
 app.command("run")(run_cli.run)

@@ -35,7 +35,7 @@ def _print_summary(summary: dict, out: Path) -> None:
 
 @stage_command(RolloutConfig)
 def rollout(
-    problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or env package; repeatable."),
+    problems: list[Path] = typer.Option(..., "--problems", help="PDDL problem file or scene package; repeatable."),
     out: Path = typer.Option(..., "--out", help="OUT/dataset, OUT/SUMMARY.md, OUT/summary.json."),
     options: RolloutConfig = None,
 ) -> None:

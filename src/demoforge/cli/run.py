@@ -13,13 +13,14 @@ from demoforge.cli.progress import StepProgress
 @run_command
 def run(
     config: Path | None = typer.Option(None, "--config", help="Pipeline config YAML: the run's keys, one mapping per "
-                                       "stage (tasks:, envs:, execute:, render:, bake:, doctor:) or stage keys at the "
-                                       "top level; flags override it."),
+                                       "stage (tasks:, scenes:, execute:, render:, bake:, doctor:) or stage keys at "
+                                       "the top level; flags override it."),
     interactive: bool = typer.Option(False, "-i", "--interactive", help="Choose the stages and edit every option "
                                      "at prompts before the run starts (Enter keeps the value shown)."),
     resume: bool = typer.Option(False, "--resume", help="Skip finished stages; restart the first unfinished one."),
     skip_tasks: bool = typer.Option(False, "--skip-tasks"),
-    skip_envs: bool = typer.Option(False, "--skip-envs"),
+    skip_scenes: bool = typer.Option(False, "--skip-scenes"),
+    skip_envs: bool = typer.Option(False, "--skip-envs", hidden=True),  # the scenes stage's old name, deprecated
     skip_execute: bool = typer.Option(False, "--skip-execute"),
     skip_render: bool = typer.Option(False, "--skip-render"),
     skip_merge: bool = typer.Option(False, "--skip-merge"),
@@ -29,17 +30,20 @@ def run(
     flags: dict | None = None,
     flag_problems: list | None = None,
 ) -> None:
-    """Tasks -> env packages -> execution -> render passes -> merge -> annotate -> bake -> doctor, resumable.
+    """Tasks -> scene packages -> execution -> render passes -> merge -> annotate -> bake -> doctor, resumable.
 
     Every stage option is a flag here under the name its own command uses (demoforge generate, render,
-    bake, tasks gen, env build, doctor) and a key of the --config YAML; all are checked before the
+    bake, tasks gen, scenes build, doctor) and a key of the --config YAML; all are checked before the
     first stage runs."""
     import dataclasses
 
     from demoforge.pipeline import run_pipeline
     from demoforge.pipeline.config import PipelineError, resolve_config
 
-    skips = {"tasks": skip_tasks, "envs": skip_envs, "execute": skip_execute, "render": skip_render,
+    if skip_envs:
+        typer.echo("note: --skip-envs is read as --skip-scenes; `envs` is the stage's old name, deprecated "
+                   "(--envs N sets execute.envs, the environments stepped together)", err=True)
+    skips = {"tasks": skip_tasks, "scenes": skip_scenes or skip_envs, "execute": skip_execute, "render": skip_render,
              "merge": skip_merge, "annotate": skip_annotate, "bake": skip_bake, "doctor": skip_doctor}
     problems = [f"flags: {p}" for p in flag_problems or []]
     try:

@@ -64,7 +64,7 @@ def _dataset(root: Path) -> dict:
 def check_policy(policy: str | Callable[[], Policy], problem: str | Path, *, seed: int = 0, episodes: int = 1,
                  envs: int = 1, max_ticks: int = 60, workdir: str | Path | None = None) -> CheckReport:
     """Roll out a new policy from `policy` (a `load_policy` spec, or a factory) on `problem` (a PDDL
-    problem file or env package, as `rollout` takes) for `episodes` episodes of at most `max_ticks`
+    problem file or scene package, as `rollout` takes) for `episodes` episodes of at most `max_ticks`
     ticks on `envs` envs, twice from `seed`: every action and every recorded column must be
     identical, and no `act` may write into its observations. Roll-outs go under `workdir` (default:
     a temporary folder, removed after)."""

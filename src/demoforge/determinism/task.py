@@ -6,8 +6,8 @@ import copy
 from collections.abc import Callable
 
 from demoforge.determinism.core import CheckReport, DeterminismError, Harness
-from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import bake_profiles
+from demoforge.scenes import build_task_scene
 from demoforge.symbolic import ResetState, reset_rng, sample_reset_state
 from demoforge.tasks import FAMILIES, GeneratedTask, domain_text, generate_family, parse_task
 from demoforge.tasks import package as registry

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from demoforge.envs.materials import material_arg_problems, materials_to_args, parse_material_args
 from demoforge.errors import DemoforgeError
 from demoforge.execute.expert_episode import ExpertSettings
 from demoforge.execute.shards import InlineVideo
@@ -16,6 +15,7 @@ from demoforge.fields import MAX_ENVS, MAX_EPISODES, nested, option, robot_optio
 from demoforge.randomize import RandomizationSpec, load_spec, spec_with_overrides
 from demoforge.randomize.robot_start import RobotStartParams, params_from_dict, robot_start_option
 from demoforge.randomize.spec import spec_from_dict, spec_to_dict
+from demoforge.scenes.materials import material_arg_problems, materials_to_args, parse_material_args
 from demoforge.sim import SceneSpec
 from demoforge.sim.controllers import MODES
 from demoforge.tasks.package import task_packages_option

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from demoforge.envs.scene import REGION_PREFIX
 from demoforge.errors import PlanningError
 from demoforge.execute.problems import ExecuteError, Problem
 from demoforge.execute.record import EpisodeRecorder, RunLayout, goal_words
@@ -30,6 +29,7 @@ from demoforge.execute.seams import DEFAULT_PLANNER, EpisodeHooks, GoalSource, P
 from demoforge.execute.vecenv import PddlEpisode, VecSimEnv
 from demoforge.fields import option
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
+from demoforge.scenes.scene import REGION_PREFIX
 from demoforge.sim import command_toward, restore, snapshot
 from demoforge.skills import PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context
 from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal

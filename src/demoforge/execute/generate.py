@@ -1,6 +1,6 @@
 """`generate`: many episodes of many problems, recorded as success and failure datasets.
 
-    summary = generate(["tasks/stack_three-all-0000.pddl", "envpkg/"], "out/run",
+    summary = generate(["tasks/stack_three-all-0000.pddl", "scenepkg/"], "out/run",
                        episodes_per_problem=20, envs=8, workers="auto", seed=0)
 
 Layout of OUT:
@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import ClassVar
 
 
-from demoforge.envs.materials import MaterialError, material_ref
 from demoforge.execute.expert_episode import EpisodeResult, ExpertSettings
 from demoforge.execute.layout import RunLayout
 from demoforge.execute.materials import apply_materials, check_materials, print_warning
@@ -57,6 +56,7 @@ from demoforge.execute.shard_merge import ShardMerge
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally, ShardWriters, tally_of
 from demoforge.randomize import RandomizationSpec, apply_to_scene_params
 from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.scenes.materials import MaterialError, material_ref
 from demoforge.sim import Material, RobotCard
 from demoforge.stage import LocalExecutor, Progress, ProgressEvent, run_stage
 from demoforge.tasks.scene import MaterialRef
@@ -83,7 +83,7 @@ def run_problems(inputs: list[str], *, domain: str, randomization: Randomization
                  materials: Mapping[str, MaterialRef] | None = None) -> list[Problem]:
     """The run's problems, with the arm of `robot` starting as `robot_start` draws (see
     `load_problems`); the spec's scene-range overrides replace PDDL problems' sidecar ranges and
-    `materials` their sidecar materials (`envs.materials.with_materials`; an environment package's
+    `materials` their sidecar materials (`scenes.materials.with_materials`; a scene package's
     scenes are baked and stay as they are)."""
     problems = load_problems(inputs, domain=domain, robot=robot, robot_start=robot_start)
     if materials:
@@ -239,7 +239,7 @@ def generate(
     run_with: Callable = run_stage,
 ) -> GenerateSummary:
     """Generate `episodes_per_problem` episodes of every problem in `inputs` (PDDL files with
-    sidecars, or environment package folders) into OUT/success and OUT/failure, with
+    sidecars, or scene package folders) into OUT/success and OUT/failure, with
     physics domain randomization drawn per episode when `randomization` is given, and
     camera videos rendered inline when `record_videos` is given. `robot`: the arm of PDDL
     problems' scenes (None: the built-in Panda; a package has its own, see `load_problems`);
@@ -281,7 +281,7 @@ def generate(
     if problems_msg:
         raise ExecuteError("cannot generate:\n  " + "\n  ".join(problems_msg))
     if executor is None:
-        # at most one per problem: a PDDL file is one, an environment package folder may hold many
+        # at most one per problem: a PDDL file is one, a scene package folder may hold many
         most = len(inputs) if all(Path(p).is_file() for p in inputs) else sys.maxsize
         requested = min(resolve_workers(workers, most), max(1, most))
         if requested > 1 and after_skill is not None:

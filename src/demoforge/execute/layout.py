@@ -19,10 +19,10 @@ import mujoco
 
 import demoforge
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, Feature, write_json_atomic
-from demoforge.envs.problem import Problem
 from demoforge.raw.scene import write_scene_inputs
 from demoforge.raw.schema import CONTROLLER_META, VOCAB_META, raw_features
 from demoforge.replay import scene_inputs
+from demoforge.scenes.problem import Problem
 from demoforge.sim import ControlLaw
 from demoforge.sim.controllers import command_size
 from demoforge.tasks.pddl_text import Atom, format_atom

@@ -1,5 +1,5 @@
 """A run's materials (`generate --material`, README 'Materials'): laid over the problems' sidecars,
-resolved and contact-linted before any episode (`demoforge.envs.materials`, `envs.material_lint`)."""
+resolved and contact-linted before any episode (`demoforge.scenes.materials`, `scenes.material_lint`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from demoforge.envs.material_lint import lint_materials
-from demoforge.envs.materials import MaterialError, material_arg_problems, named_materials, with_materials
-from demoforge.envs.problem import Problem, problem_robot
 from demoforge.errors import listing
 from demoforge.execute.problems import ExecuteError
+from demoforge.scenes.material_lint import lint_materials
+from demoforge.scenes.materials import MaterialError, material_arg_problems, named_materials, with_materials
+from demoforge.scenes.problem import Problem, problem_robot
 from demoforge.sim import SceneSpec
 from demoforge.tasks.scene import EVERY_BLOCK, TABLE, MaterialRef, sidecar_path
 
@@ -20,9 +20,9 @@ from demoforge.tasks.scene import EVERY_BLOCK, TABLE, MaterialRef, sidecar_path
 def apply_materials(problems: list[Problem], materials: Mapping[str, MaterialRef]) -> list[Problem]:
     """`problems` with a run's materials over their sidecars'. A prop name no problem has, a
     package (its scenes are baked) and a material that cannot be built are refused, all at once."""
-    bad = [f"{p.source}: an environment package's scenes are baked with their sidecars' materials; drop --material "
+    bad = [f"{p.source}: a scene package's scenes are baked with their sidecars' materials; drop --material "
            "(YAML: execute.material), or declare the materials in the sidecars (`materials`, README 'Materials') and "
-           "rebuild the package (`demoforge env build`; a run: --skip-envs uses the PDDL problems)"
+           "rebuild the package (`demoforge scenes build`; a run: --skip-scenes uses the PDDL problems)"
            for p in {p.source: p for p in problems if p.package is not None}.values()]
     props = sorted({TABLE, EVERY_BLOCK} | {b for p in problems for b, _ in p.params.blocks})
     bad += [f"--material {prop}=...: no problem of the run has a prop {prop!r}; props: {', '.join(props)}"

@@ -1,7 +1,7 @@
-"""What a run executes: problems (PDDL files or environment packages) and their episodes.
+"""What a run executes: problems (PDDL files or scene packages) and their episodes.
 
-A `Problem` (`demoforge.envs.problem`) is one PDDL problem with its scene sidecar and, when it came from an
-environment package, the package's profiles and reset states. `start_episode(problem,
+A `Problem` (`demoforge.scenes.problem`) is one PDDL problem with its scene sidecar and, when it came from an
+scene package, the package's profiles and reset states. `start_episode(problem,
 run_seed, episode)` builds everything episode `episode` starts from: a compiled scene,
 its symbol binding, the reset state loaded into `scene.data`, and the JSON records of
 what was drawn. It is a pure function of (run seed, problem name, episode index), never
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.envs import load_env_package, open_profile, restore_reset
-from demoforge.envs.problem import Problem
 from demoforge.errors import DemoforgeError, PlanningError, listing
-from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.robot_start import RobotStartParams, check_robot_start
 from demoforge.randomize.scene import draw_to_dict, sample_scene
+from demoforge.scenes import load_scene_package, open_profile, restore_reset
+from demoforge.scenes.problem import Problem
+from demoforge.scenes.scene import build_task_scene
 from demoforge.sim import RobotCard, Scene, panda_card
 from demoforge.symbolic import Binding, poses_to_json, sample_reset_state
 from demoforge.tasks import Planner, PlanStatus, holds, load_task, make_planner, scene_from_json, sidecar_path
@@ -61,19 +61,19 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
         path = Path(raw)
         if path.is_dir():
             try:
-                pkg = load_env_package(path)
+                pkg = load_scene_package(path)
             except DemoforgeError as exc:
                 problems.append(str(exc))
                 continue
             built = pkg.manifest.robot or panda_card()
             if robot_start is not None:
-                problems.append(f"{str(path)!r}: an environment package's reset states hold the robot starts it was "
-                                "built with; drop --robot-start, or build the package with `demoforge env build "
+                problems.append(f"{str(path)!r}: a scene package's reset states hold the robot starts it was "
+                                "built with; drop --robot-start, or build the package with `demoforge scenes build "
                                 "--robot-start`")
                 continue
             if robot is not None and robot != built:
-                problems.append(f"{str(path)!r}: the environment package was built for robot {built.name!r}, not "
-                                f"{robot.name!r}; drop --robot, or rebuild the package with `demoforge env build "
+                problems.append(f"{str(path)!r}: the scene package was built for robot {built.name!r}, not "
+                                f"{robot.name!r}; drop --robot, or rebuild the package with `demoforge scenes build "
                                 f"--robot {robot.name}`")
                 continue
             for p in pkg.problems:
@@ -82,12 +82,12 @@ def load_problems(paths: list[str | Path], *, domain: str | Path = "blocks",
                 out.append(Problem(p.entry.name, p.task, p.params, text, root, p, root, built))
             continue
         if not path.is_file():
-            problems.append(f"{str(path)!r}: neither a PDDL problem file nor an environment package folder")
+            problems.append(f"{str(path)!r}: neither a PDDL problem file nor a scene package folder")
             continue
         sidecar = sidecar_path(path)
         if not sidecar.is_file():
             problems.append(f"{str(path)!r}: no scene sidecar {str(sidecar)!r} (generate problems with "
-                            "`demoforge tasks gen`, or build an environment package)")
+                            "`demoforge tasks gen`, or build a scene package)")
             continue
         try:
             task = load_task(path, domain)
@@ -205,7 +205,7 @@ def start_episode(problem: Problem, run_seed: int, episode: int) -> EpisodeStart
         k, i = episode % len(profiles), (episode // len(profiles)) % len(profiles[0].states)
         scene, binding = open_profile(problem.package, k)
         restore_reset(scene, profiles[k], i)
-        env = {"package": problem.package_root, "profile": k, "reset_state": i}
+        from_package = {"package": problem.package_root, "profile": k, "reset_state": i}
         reset = profiles[k].samples[i]
         draw_record = draw_to_dict(profiles[k].entry.draw)
         if "robot_start" in reset:  # the state's own start (a package older than per-state starts has its profile's)
@@ -214,10 +214,11 @@ def start_episode(problem: Problem, run_seed: int, episode: int) -> EpisodeStart
         draw = sample_scene(problem.params, rngs["scene"])
         scene, binding = build_task_scene(problem.task, problem.params, draw, card=problem.robot)
         state = sample_reset_state(scene, binding, problem.params, draw, rngs["reset"], robot_start=problem.robot_start)
-        env = None
+        from_package = None
         reset = {"attempts": state.attempts, "poses": poses_to_json(state.poses)}
         draw_record = draw_to_dict(dataclasses.replace(draw, robot_start=state.robot_start))
-    records = {"seed": seed_record(run_seed, problem.name, episode), "env_package": env,
+    # `env_package`: a raw dataset column, so it keeps the name datasets were written with
+    records = {"seed": seed_record(run_seed, problem.name, episode), "env_package": from_package,
                "scene_draw": draw_record, "reset_state": reset}
     return EpisodeStart(problem, episode, scene, binding, rngs, records)
 

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from demoforge.envs.problem import problem_robot
 from demoforge.execute.problems import Problem
 from demoforge.execute.expert_episode import ExpertSettings
 from demoforge.execute.shards import SPLITS, InlineVideo, ProblemTally
 from demoforge.randomize import RandomizationSpec, spec_to_dict
 from demoforge.randomize.robot_start import params_to_dict
+from demoforge.scenes.problem import problem_robot
 from demoforge.sim import card_to_dict
 from demoforge.tasks.scene import MaterialRef, material_ref_to_json, sidecar_path
 

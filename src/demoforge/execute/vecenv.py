@@ -18,7 +18,7 @@ waiting for the others; `info["final_*"]` then describe the episode that ended.
 
 With `randomization=spec` every reset draws physics randomization for that env from the
 episode's "randomization" stream (`execute.problems.STREAMS`) and applies it
-(`envs.randomization`: model-level draws recompile that env's model, runtime-only
+(`scenes.randomization`: model-level draws recompile that env's model, runtime-only
 draws do not); `env.randomization_draws[i]` and `info["randomization"]` hold the draws.
 
 Per tick the work is one `control_step` per active env (a few array writes, then
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from demoforge.dataset.keys import STATE
-from demoforge.envs.randomization import randomize_scene
 from demoforge.execute.problems import ExecuteError, Problem, episode_rngs, episode_seed, start_episode
 from demoforge.randomize import RandomizationSpec
+from demoforge.scenes.randomization import randomize_scene
 from demoforge.sim import ControlLaw, Scene, control_step, gripper_closedness
 from demoforge.symbolic import abstract
 from demoforge.tasks import holds

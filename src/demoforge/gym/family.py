@@ -63,7 +63,8 @@ class FamilyEnvConfig:
 
 def family_problems(cfg: FamilyEnvConfig) -> list:
     """The family's problems as execute Problems (parsed from generated text, no files)."""
-    from demoforge.envs.problem import Problem  # lazy: envs loads MuJoCo; the lerobot plugin imports gym for its config
+    # lazy: scenes loads MuJoCo; the lerobot plugin imports gym for its config
+    from demoforge.scenes.problem import Problem
     from demoforge.tasks import library, parse_task
     from demoforge.tasks.families import generate_family
     from demoforge.tasks.package import family as find_family, owner

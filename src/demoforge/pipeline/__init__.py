@@ -1,4 +1,4 @@
-"""One command for the whole pipeline: task generation -> environment packages -> execution ->
+"""One command for the whole pipeline: task generation -> scene packages -> execution ->
 render passes -> merge -> annotate -> bake -> doctor, with resume markers and provenance.
 
     from demoforge.pipeline import resolve_config, run_pipeline

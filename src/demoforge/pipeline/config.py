@@ -9,6 +9,7 @@ here, so the record saved with a run (`RUN/config.yaml`) is exactly what ran.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,6 @@ import yaml
 from demoforge import fields
 from demoforge.convert.config import BakeConfig
 from demoforge.doctor.config import DoctorConfig
-from demoforge.envs.config import EnvsConfig
 from demoforge.errors import DemoforgeError
 from demoforge.execute.config import ExecuteConfig
 from demoforge.fields import (
@@ -27,9 +27,10 @@ from demoforge.fields import (
 from demoforge.pipeline.tasks_config import TasksConfig
 from demoforge.randomize.robot_start import robot_start_option
 from demoforge.render.config import RenderConfig
+from demoforge.scenes.config import ScenesConfig
 from demoforge.tasks.package import task_packages_option
 
-STAGES = ("tasks", "envs", "execute", "render", "merge", "annotate", "bake", "doctor")
+STAGES = ("tasks", "scenes", "execute", "render", "merge", "annotate", "bake", "doctor")
 BACKENDS = ("local", "ray")
 RENDER_SCHEDULES = ("coupled", "pipelined")  # see demoforge.pipeline.pipelined
 # Fields that decide how fast a run goes, not what it writes: a resumed run may change them.
@@ -41,8 +42,11 @@ class PipelineError(DemoforgeError):
 
 
 # Stage name -> its config record, owned by the stage's package (merge and annotate take none).
-STAGE_CONFIGS: dict[str, type] = {"tasks": TasksConfig, "envs": EnvsConfig, "execute": ExecuteConfig,
+STAGE_CONFIGS: dict[str, type] = {"tasks": TasksConfig, "scenes": ScenesConfig, "execute": ExecuteConfig,
                                   "render": RenderConfig, "bake": BakeConfig, "doctor": DoctorConfig}
+# The scenes stage's old name. A mapping under `envs:` (or `envs` in skip) in a run config written
+# before the rename is read as `scenes`, with a note; a top-level `envs: N` is execute's --envs.
+OLD_STAGE_NAMES = {"envs": "scenes"}
 
 
 SMOKE_HELP = ("one problem with fixed scene parameters (block size 0.04 m, table offset 0 m, friction 0.9: one "
@@ -81,7 +85,7 @@ class PipelineConfig:
     smoke_test: bool = option(False, "The smallest run: " + SMOKE_HELP + ".")
     progress: bool = option(True, "Live progress line on a terminal.")
     tasks: TasksConfig = field(default_factory=lambda: run_record(TasksConfig))
-    envs: EnvsConfig = field(default_factory=lambda: run_record(EnvsConfig))
+    scenes: ScenesConfig = field(default_factory=lambda: run_record(ScenesConfig))
     execute: ExecuteConfig = field(default_factory=lambda: run_record(ExecuteConfig))
     render: RenderConfig = field(default_factory=lambda: run_record(RenderConfig))
     bake: BakeConfig = field(default_factory=lambda: run_record(BakeConfig))
@@ -110,7 +114,7 @@ SHARED = ("seed", "workers", "robot", "robot_start", "task_packages")
 # episodes of it, no randomization (physics, robot start), the front camera only.
 SMOKE: dict[str, dict[str, Any]] = {
     "tasks": {"problems": 1, "block_size": (0.04, 0.04), "table_height_offset": (0.0, 0.0), "friction": (0.9, 0.9)},
-    "envs": {"reset_states": 2, "profiles": 1},
+    "scenes": {"reset_states": 2, "profiles": 1},
     "execute": {"episodes_per_problem": 2, "envs": 2, "randomization": None, "randomize": ()},
     "render": {"cameras": ("front",)},
     "": {"robot_start": None},
@@ -122,12 +126,41 @@ def _owners() -> dict[str, str]:
             if spec.run and not spec.shared}
 
 
+def _old_stage_names(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """`raw` with a stage's old name (`OLD_STAGE_NAMES`) replaced, as a mapping key or in `skip`,
+    and a note on stderr for each. Only a mapping is the old stage: `envs: 2` stays execute's."""
+    out, said = {}, []
+    for key, value in raw.items():
+        new = OLD_STAGE_NAMES.get(key)
+        if new is None or not isinstance(value, dict):
+            out.setdefault(key, value)
+            continue
+        if isinstance(raw.get(new), dict):
+            for k in sorted(set(raw[new]) & set(value)):
+                raise PipelineError(f"{source}: {new}.{k} is given twice (also under {key}:, the stage's old name)")
+            out[new] = {**value, **raw[new]}
+        else:
+            out[new] = value
+        said.append((key, f"the stage mapping `{key}:` is read as `{new}:`"))
+    skip = out.get("skip")
+    if isinstance(skip, (list, tuple)):
+        old = [s for s in skip if isinstance(s, str) and s in OLD_STAGE_NAMES]
+        said += [(s, f"skip {s} is read as skip {OLD_STAGE_NAMES[s]}") for s in old]
+        if old:
+            out["skip"] = type(skip)(OLD_STAGE_NAMES[s] if s in old else s for s in skip)
+    for old, line in said:
+        print(f"note: {source}: {line}; `{old}` is the stage's old name, deprecated (`{old}: N` sets "
+              f"execute.{old}, the environments stepped together)", file=sys.stderr, flush=True)
+    return out
+
+
 def nest(raw: dict[str, Any], source: str = "config") -> dict[str, Any]:
     """`raw` with every stage field under its stage's mapping (`envs: 2` -> `execute: {envs: 2}`),
     so a file and the flags merge key by key. Unknown keys stay where they are for
     `config_from_dict` to report."""
     if not isinstance(raw, dict):
         return raw
+    raw = _old_stage_names(raw, source)
     top_names = {s.name for s in specs(PipelineConfig)}
     owners = _owners()
     out: dict[str, Any] = {}
@@ -161,6 +194,7 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def _place(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
     """Sort `raw`'s keys into the run's own values and each stage's: a stage's mapping
     (`execute: {envs: 2}`), or a stage field's name at the top level (`envs: 2`)."""
+    raw = _old_stage_names(raw, source)
     top_names = {s.name for s in specs(PipelineConfig)}
     owners = _owners()
     top, stages, problems = {}, {stage: {} for stage in STAGE_CONFIGS}, []
@@ -217,7 +251,7 @@ def config_from_dict(raw: dict[str, Any], source: str = "config") -> PipelineCon
         top.update(SMOKE[""])
         if "tasks" in records:
             records["tasks"] = fields.replace(records["tasks"], problem_files=records["tasks"].problem_files[:1])
-        for stage in ("envs", "execute"):
+        for stage in ("scenes", "execute"):
             if stage in records:
                 records[stage] = fields.replace(records[stage], robot_start=None)
     for stage, record in records.items():
@@ -264,7 +298,7 @@ def _run_problems(top: dict[str, Any], records: dict[str, Any]) -> list[str]:
 
 def robot_start_params(config: PipelineConfig, inputs: list[str]):
     """The RobotStartParams execution draws PDDL inputs' starts from (None: home, or the inputs are
-    the run's environment package, whose reset states hold their starts)."""
+    the run's scene package, whose reset states hold their starts)."""
     if any(Path(p).is_dir() for p in inputs):
         return None
     return config.execute.robot_start_params()

@@ -27,7 +27,7 @@ from demoforge.pipeline.state import STATE_DIR
 # joint_target (the default convention): about 20 s on a 2-core CPU.
 DEMO_CONFIG = {
     "experiment_id": "demo", "workers": "auto", "seed": 0,
-    "tasks": {"family": "stack_three", "problems": 2, "task_seed": 0}, "envs": {"reset_states": 2},
+    "tasks": {"family": "stack_three", "problems": 2, "task_seed": 0}, "scenes": {"reset_states": 2},
     "execute": {"episodes_per_problem": 2, "envs": 2}, "render": {"looks": ["plain"], "cameras": ["front"]},
     "bake": {"control_space": "joint_target"},
 }

@@ -5,7 +5,9 @@
 
 A new run refuses an existing run folder; `resume=True` requires the saved config to
 match in every output-shaping field, skips stages with a `.done` marker, and restarts the
-first unfinished one after cleaning its partial outputs (see `stages.CONTINUES`).
+first unfinished one after cleaning its partial outputs (see `stages.CONTINUES`). A run folder
+written before the scenes stage was renamed (RUN/envs/, .pipeline_state/envs.done) is refused:
+its episodes record the package's path, so a continued run would mix two.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from demoforge.pipeline import state
 from demoforge.pipeline.config import (
+    OLD_STAGE_NAMES,
     STAGES,
     PipelineConfig,
     PipelineError,
@@ -54,6 +57,7 @@ def _prepare(config: PipelineConfig, resume: bool) -> Path:
         if not resume:
             raise PipelineError(f"{run_dir}: holds a run already; pass --resume to continue it, or choose another "
                                 "--experiment-id")
+        _refuse_old_stage_names(run_dir)
         old_fields = saved_output_fields(saved)
         diff = sorted(k for k, v in output_fields(config).items() if old_fields.get(k) != v)
         if diff:
@@ -64,6 +68,17 @@ def _prepare(config: PipelineConfig, resume: bool) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     saved.write_text(dump_config(config), encoding="utf-8")
     return run_dir
+
+
+def _refuse_old_stage_names(run_dir: Path) -> None:
+    """A run written under a stage's old name (RUN/envs/) cannot be continued: its finished stage's
+    output sits where this version does not look, and its episodes name the old folder."""
+    for old, new in OLD_STAGE_NAMES.items():
+        found = [rel for rel in (f"{old}/", f"{state.STATE_DIR}/{old}.done") if (run_dir / rel).exists()]
+        if found:
+            raise PipelineError(f"{run_dir}: was written by an older demoforge, whose {new} stage was named {old} "
+                                f"({', '.join(found)}); it cannot be resumed: rerun it with another --experiment-id "
+                                "(its finished datasets stay usable where they are)")
 
 
 def run_pipeline(config: PipelineConfig, *, resume: bool = False, echo: Callable[[str], None] = print,

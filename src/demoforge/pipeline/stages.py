@@ -1,10 +1,10 @@
-"""The pipeline's stages, in order: tasks -> envs -> execute -> render -> merge -> annotate -> bake -> doctor.
+"""The pipeline's stages, in order: tasks -> scenes -> execute -> render -> merge -> annotate -> bake -> doctor.
 
 Layout of a run folder RUN = OUT_DIR/EXPERIMENT_ID:
 
     RUN/config.yaml             the fully resolved config
     RUN/tasks/                  domain + problem PDDL + scene sidecars   (demoforge tasks gen)
-    RUN/envs/                   environment package                     (demoforge env build)
+    RUN/scenes/                 scene package                           (demoforge scenes build)
     RUN/execute/                generate run: success/, failure/, shards (demoforge generate)
     RUN/render/success/         execute/success rendered under the looks (demoforge render)
     RUN/render/ticks/           when the run bakes below the native rate: the ticks the bake keeps, state-only with
@@ -48,7 +48,7 @@ from demoforge.pipeline.run_files import copy_source_meta, problem_files, write_
 from demoforge.tasks.scene import SIDECAR_SUFFIX
 
 STAGE_OUTPUTS: dict[str, list[str]] = {
-    "tasks": ["tasks"], "envs": ["envs"], "execute": ["execute"], "render": ["render"],
+    "tasks": ["tasks"], "scenes": ["scenes"], "execute": ["execute"], "render": ["render"],
     "merge": ["dataset"], "annotate": ["annotated"], "bake": ["baked"], "doctor": ["doctor"],
 }
 CONTINUES = ("execute", "render")
@@ -93,21 +93,21 @@ def stage_tasks(ctx: RunContext) -> dict:
     return {"problems": len(problem_files(ctx))}
 
 
-def stage_envs(ctx: RunContext) -> dict:
-    from demoforge.envs import build_env_package
+def stage_scenes(ctx: RunContext) -> dict:
+    from demoforge.scenes import build_scene_package
 
-    c = ctx.config.envs
+    c = ctx.config.scenes
     starts = c.robot_start_params()
-    manifest = build_env_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles, seed=c.seed,
-                                 out=ctx.path("envs"), robot=robot_card(ctx.config), robot_start=starts,
-                                 domain=run_domain(ctx.config))
+    manifest = build_scene_package(problem_files(ctx), reset_states=c.reset_states, profiles=c.profiles,
+                                   seed=c.seed, out=ctx.path("scenes"), robot=robot_card(ctx.config),
+                                   robot_start=starts, domain=run_domain(ctx.config))
     return {"problems": len(manifest.problems)}
 
 
 def execute_inputs(ctx: RunContext) -> list[str]:
-    """The environment package when the envs stage has built one, else the PDDL problems."""
-    if ctx.config.runs("envs") and (ctx.path("envs") / "manifest.json").is_file():
-        return [str(ctx.path("envs"))]
+    """The scene package when the scenes stage has built one, else the PDDL problems."""
+    if ctx.config.runs("scenes") and (ctx.path("scenes") / "manifest.json").is_file():
+        return [str(ctx.path("scenes"))]
     return [str(p) for p in problem_files(ctx)]
 
 
@@ -360,6 +360,6 @@ def stage_doctor(ctx: RunContext) -> dict:
 
 
 STAGE_FUNCTIONS: dict[str, Callable[[RunContext], dict]] = {
-    "tasks": stage_tasks, "envs": stage_envs, "execute": stage_execute, "render": stage_render,
+    "tasks": stage_tasks, "scenes": stage_scenes, "execute": stage_execute, "render": stage_render,
     "merge": stage_merge, "annotate": stage_annotate, "bake": stage_bake, "doctor": stage_doctor,
 }

@@ -1,7 +1,7 @@
 """The tasks stage's config: one record whose fields are the options of `demoforge tasks gen`, of
 a run's `tasks:` stage and of `demoforge run` (`demoforge.fields`). It lives here, not in
 `demoforge.tasks`, because its sidecar materials are read and contact-linted by
-`demoforge.envs.materials`, a layer above the task generator."""
+`demoforge.scenes.materials`, a layer above the task generator."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from demoforge.envs.materials import material_arg_problems, materials_to_args, parse_material_args
 from demoforge.errors import DemoforgeError
 from demoforge.fields import MAX_PROBLEMS, MAX_SEED, option
+from demoforge.scenes.materials import material_arg_problems, materials_to_args, parse_material_args
 from demoforge.sim import SceneSpec
 from demoforge.tasks import generate_family
 from demoforge.tasks.package import family_value, task_packages_option

@@ -152,7 +152,7 @@ class RolloutConfig:
     randomization: str | None = option(None, "Physics randomization spec (YAML), drawn per episode as in generate.",
                                        kind="str", metavar="SPEC.yaml")
     robot: str | None = option(None, "Arm of the PDDL problems' scenes: a built-in robot card (panda, ur5e_2f85) or "
-                                     "a card YAML [default: panda]; an env package has its own.", kind="str")
+                                     "a card YAML [default: panda]; a scene package has its own.", kind="str")
     look: str | None = option(None, "What the policy's cameras see: plain, randomized, randomized:train|test or a "
                                     "look YAML, one draw per episode [default: the scene's own appearance at the "
                                     "size the policy asks for].", kind="str")

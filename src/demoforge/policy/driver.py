@@ -26,7 +26,6 @@ import numpy as np
 from demoforge.dataset import DatasetWriter, Feature
 from demoforge.dataset.keys import ENVIRONMENT_STATE as ENV_STATE
 from demoforge.dataset.keys import IMAGES_PREFIX, camera_of, image_key
-from demoforge.envs.problem import Problem, problem_robot
 from demoforge.errors import DemoforgeError
 from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.problems import start_layout_scene
@@ -48,6 +47,7 @@ from demoforge.policy.settings import RolloutSettings, apply_assist
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.raw.envstate import environment_state, object_layout
 from demoforge.render import CameraRecorder
+from demoforge.scenes.problem import Problem, problem_robot
 from demoforge.sim import CameraRig, card_to_dict, snapshot, tcp_positions
 from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.symbolic.predicates import fallen

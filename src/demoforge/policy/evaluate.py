@@ -24,7 +24,6 @@ import numpy as np
 
 from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import row_extra
-from demoforge.envs.problem import Problem
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
 from demoforge.execute.vecenv import PddlEpisode, SimTask
@@ -35,6 +34,7 @@ from demoforge.policy.starts import FIRST, Start, by_start, by_start_markdown, g
 from demoforge.raw import EpisodeRecord, RawError, own_states, schema
 from demoforge.raw.schema import read_vocab
 from demoforge.replay import record_scene, recorded_problem
+from demoforge.scenes.problem import Problem
 from demoforge.sim import card_to_dict, restore
 from demoforge.stage.protocol import Progress
 from demoforge.tasks import holds

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from demoforge.envs.problem import Problem
 from demoforge.execute.generate import run_problems
 from demoforge.execute.layout import RunLayout, write_raw_meta
 from demoforge.execute.problems import check_goals
@@ -29,6 +28,7 @@ from demoforge.policy.hdf5 import HDF5_NAME, check_output_format, write_rollout_
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.settings import RolloutSettings
 from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage, run_policy_stage
+from demoforge.scenes.problem import Problem
 from demoforge.stage.protocol import Progress
 
 

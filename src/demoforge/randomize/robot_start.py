@@ -17,7 +17,7 @@ model of the arm, MuJoCo's contacts after `mj_forward` at the start (fingers ope
 every pair that already touches at home (open or closed) being part of the design.
 
 JSON (in an episode's `demoforge/scene_draw` record under `robot_start`, and per reset state in
-an environment package's `reset_states.json`):
+a scene package's `reset_states.json`):
 
     {"tcp_pos_base_m": [x, y, z], "tcp_quat_base_wxyz": [w, x, y, z], "yaw_rad": ..., "tilt_rad": ...,
      "arm_q_rad": [...], "gripper_closed": false}
@@ -288,7 +288,7 @@ def _robot_start_value(value: object, where: str) -> dict | None:
 
 
 def robot_start_option():
-    """The `robot_start` field of the configs that draw starts (envs, execute; one value per run)."""
+    """The `robot_start` field of the configs that draw starts (scenes, execute; one value per run)."""
     return option(None, "Each reset state's (or PDDL episode's) arm starts at a pose drawn from windows instead of "
                         "home: --robot-start (the defaults, README 'Robot start') or --robot-start-spec FILE.yaml "
                         "(RobotStartParams fields); YAML: true or a mapping.", kind="mapping", shared=True,

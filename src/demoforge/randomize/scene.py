@@ -78,7 +78,7 @@ def sample_scene(params: SceneParams, rng: np.random.Generator) -> SceneDraw:
 
 
 def bake_profiles(params: SceneParams, n: int, seed: int) -> tuple[SceneDraw, ...]:
-    """`n` fixed scene profiles for an environment package built with `seed`; profile k
+    """`n` fixed scene profiles for a scene package built with `seed`; profile k
     depends only on (problem seed, package seed, k)."""
     if n < 1:
         raise SceneDrawError(f"profiles: {n} must be >= 1")

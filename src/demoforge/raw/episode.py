@@ -61,7 +61,8 @@ class EpisodeRecord:
     problem: str  # problem name; scene inputs in meta/demoforge/scenes/<problem>.json
     seed: dict  # the episode's seed entropy (run seed, problem key, episode index, streams)
     scene_draw: dict  # the scene draw (block sizes, table offset, friction, robot start)
-    env_package: dict | None = None  # env package path, profile and reset-state index used; None: sampled
+    env_package: dict | None = None  # scene package path, profile and reset-state index used; None: sampled
+    #                                  (a dataset column: it keeps the name it was written under)
     reset_state: dict | None = None  # what the reset sampler placed (poses), for people; sim.state row 0 is exact
     randomization: dict | None = None  # the physics randomization draw; None: none
     goal: tuple[str, ...] = ()  # the goal atoms, e.g. "(on a b)"

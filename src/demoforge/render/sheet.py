@@ -1,7 +1,7 @@
 """A contact sheet of a look: one task scene under several draws, as one PNG.
 
 The scene is a generated problem of a task family in a sampled reset state (as an
-environment package samples it); draw k is the look's draw for copy k of episode 0 under
+scene package samples it); draw k is the look's draw for copy k of episode 0 under
 `seed`, the same draw `demoforge render --seed SEED` gives that copy. Each cell shows the
 cameras of one draw stacked top to bottom; cells run left to right, `columns` per row.
 
@@ -20,7 +20,6 @@ from pathlib import Path
 import av
 import numpy as np
 
-from demoforge.envs import build_task_scene
 from demoforge.dataset.guard import write_file
 from demoforge.fields import MAX_SEED, nested, option
 from demoforge.randomize.robot_start import RobotStartParams
@@ -30,6 +29,7 @@ from demoforge.render.axes import draw_axes, overview
 from demoforge.render.look import Look, LookError
 from demoforge.render.recorder import CameraRecorder, camera_key
 from demoforge.render.sample import draw_look, look_seed
+from demoforge.scenes import build_task_scene
 from demoforge.sim.cameras import intrinsics, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import generate_family, parse_task

@@ -1,5 +1,5 @@
 """Exact replay of raw episodes in the simulator: above `raw` (the format, which needs no
-simulator) and `envs` (the scene builder), below every stage that replays (render, execute's
+simulator) and `scenes` (the scene builder), below every stage that replays (render, execute's
 inline videos, policy, doctor, viz, pipeline).
 
     from demoforge.replay import episode_scene, replay_states

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from demoforge.envs.problem import Problem, problem_robot
 from demoforge.raw.scene import SceneInputs, read_scene_inputs
 from demoforge.raw.schema import SCENES_DIR
+from demoforge.scenes.problem import Problem, problem_robot
 from demoforge.sim import card_from_dict, card_to_dict
 from demoforge.tasks import parse_task, scene_from_json
 from demoforge.tasks.scene import scene_to_json

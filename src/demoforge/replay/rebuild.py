@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from demoforge.dataset import DatasetReader, open_dataset
-from demoforge.envs.problem import Problem
-from demoforge.envs.randomization import apply_draw
-from demoforge.envs.scene import build_task_scene
 from demoforge.randomize.scene import draw_from_dict
 from demoforge.raw import schema
 from demoforge.raw.envstate import ObjectLayout, environment_state, layout_of
 from demoforge.raw.episode import EpisodeRecord, own_states
 from demoforge.replay.inputs import recorded_problem
+from demoforge.scenes.problem import Problem
+from demoforge.scenes.randomization import apply_draw
+from demoforge.scenes.scene import build_task_scene
 from demoforge.sim import Scene, restore, state_size, tcp_positions
 from demoforge.symbolic import Binding
 from demoforge.tasks import goal_atoms

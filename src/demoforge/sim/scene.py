@@ -59,7 +59,7 @@ class Camera:
     fovy: float = 45.0  # vertical field of view [deg]
 
 
-# The default views (tests/sim/test_camera_framing.py and tests/envs/test_framing.py check their
+# The default views (tests/sim/test_camera_framing.py and tests/scenes/test_framing.py check their
 # figures on sampled reset states):
 # - front: faces the robot from 1.6 m away, beyond the start window, 40 deg down, framing every block
 #   start, every pnp region, the put-down area and the robot's start windows in a 224 px image (6 px

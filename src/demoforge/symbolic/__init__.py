@@ -1,7 +1,7 @@
 """Symbols grounded in the simulator: predicates evaluated on MuJoCo state, and reset states
 sampled from a problem's initial facts.
 
-    scene, binding = demoforge.envs.build_task_scene(task, params, draw)
+    scene, binding = demoforge.scenes.build_task_scene(task, params, draw)
     atoms = abstract(scene.model, scene.data, binding)      # frozenset of Atom
     state = sample_reset_state(scene, binding, params, draw, reset_rng(params, seed, 0, k))
 """

@@ -36,7 +36,7 @@ so no reader can silently drop a material; a /2 would only have orphaned every /
 and in packages (whose copies are checksummed). A declared material brings its own sliding
 friction: the `friction` range is drawn for the props without one. A custom material is
 checked here for its shape; whether MuJoCo can resolve it (`sim.material_problems`, against the
-scene's timestep) and which presets exist is checked where scenes are built (`envs.materials`).
+scene's timestep) and which presets exist is checked where scenes are built (`scenes.materials`).
 
 Coordinates are in the table frame: origin at the centre of the table top, x away from
 the robot, y to its left, z up. A block may start anywhere in the product of the x and y

@@ -7,16 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from demoforge.envs import EnvSceneError, build_task_scene, model_fingerprint
-from demoforge.envs.materials import (
+from demoforge.errors import TaskError
+from demoforge.randomize.scene import sample_scene
+from demoforge.scenes import SceneBuildError, build_task_scene, model_fingerprint
+from demoforge.scenes.materials import (
     MaterialError,
     materials_to_args,
     parse_material_args,
     scene_materials,
     with_materials,
 )
-from demoforge.errors import TaskError
-from demoforge.randomize.scene import sample_scene
 from demoforge.sim import MATERIALS
 from demoforge.tasks import generate_family, scene_from_json, scene_to_json
 from demoforge.tasks.library import domain_text
@@ -106,7 +106,7 @@ def test_a_custom_material_too_stiff_for_the_timestep_is_refused_with_the_fix():
     task, params = _problem("pnp")
     fast = dataclasses.replace(STEEL_ISH, solref=(0.002, 1.0))
     params = dataclasses.replace(params, materials=(("table", fast),))
-    with pytest.raises(EnvSceneError) as bad:
+    with pytest.raises(SceneBuildError) as bad:
         build_task_scene(task, params, sample_scene(params, np.random.default_rng(0)))
     assert "materials.table.solref timeconst 0.002 s is below 2 x timestep" in str(bad.value)
     assert "use timeconst >= 0.00333333" in str(bad.value)
@@ -150,15 +150,15 @@ def test_run_materials_lay_over_the_sidecars():
     assert with_materials(own, {}) is own
 
 
-def test_an_environment_package_bakes_its_sidecars_materials(tmp_path):
-    from demoforge.envs import build_env_package, load_env_package, open_profile
+def test_a_scene_package_bakes_its_sidecars_materials(tmp_path):
+    from demoforge.scenes import build_scene_package, load_scene_package, open_profile
     from demoforge.tasks import write_tasks
 
     t = generate_family("pnp", count=1, seed=3)[0]
     t = dataclasses.replace(t, scene=dataclasses.replace(t.scene, materials=(("table", "rubber"),)))
     pddl = [p for p in write_tasks([t], tmp_path / "t") if p.suffix == ".pddl" and p.name != "blocks.pddl"]
-    build_env_package(pddl, reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
-    (problem,) = load_env_package(tmp_path / "pkg").problems
+    build_scene_package(pddl, reset_states=1, profiles=1, seed=0, out=tmp_path / "pkg")
+    (problem,) = load_scene_package(tmp_path / "pkg").problems
     assert json.loads((tmp_path / "pkg" / problem.entry.name / "scene.json").read_text())["materials"] == {
         "table": "rubber"}
     scene, _ = open_profile(problem, 0)  # rebuilt from the copied sidecar: the fingerprint matches

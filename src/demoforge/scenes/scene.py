@@ -2,11 +2,11 @@
 `ObjectType.build` makes it), sized and placed by a scene draw.
 
 `task_scene_spec(task, params, draw)` is a pure function of its inputs, which is why an
-environment package stores the draw (and the PDDL and sidecar) rather than MJCF: the
+scene package stores the draw (and the PDDL and sidecar) rather than MJCF: the
 spec, and so the compiled model, is rebuilt bit for bit from them (checked by
 `model_fingerprint`). One free glyph-textured cube per block (sidecar colour and letter,
 drawn edge), the table raised by the drawn offset, blocks and table top of the materials the
-sidecar names (`envs.materials`: wood with the drawn sliding friction where it names none), and
+sidecar names (`scenes.materials`: wood with the drawn sliding friction where it names none), and
 each region as a 1 mm visual-only slab on the table top.
 
 Blocks stand at nominal spots (a grid along the table's far half) in the spec; reset
@@ -21,9 +21,9 @@ import hashlib
 import mujoco
 import numpy as np
 
-from demoforge.envs.materials import MaterialError, default_material, scene_materials
 from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import SceneDraw
+from demoforge.scenes.materials import MaterialError, default_material, scene_materials
 from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, half_extents, panda_card
 from demoforge.sim.font import LETTERS
 from demoforge.symbolic.binding import FREE_TYPE, Binding, Tolerances, bind_symbols, free_objects
@@ -35,7 +35,7 @@ REGION_PREFIX = "region/"
 REGION_RGBA = (0.95, 0.95, 0.75, 0.6)
 
 
-class EnvSceneError(DemoforgeError):
+class SceneBuildError(DemoforgeError):
     """A problem, its sidecar and a scene draw do not describe one scene."""
 
 
@@ -80,7 +80,7 @@ def task_scene_spec(task: Task, params: SceneParams, draw: SceneDraw, *, card: R
     """The scene of `task` under `draw`; all mismatches between the three reported at once."""
     problems = _problems(task, params, draw)
     if problems:
-        raise EnvSceneError(f"cannot build the scene of {task.name!r} ({task.problem_file}):"
+        raise SceneBuildError(f"cannot build the scene of {task.name!r} ({task.problem_file}):"
                             + listing(problems, indent=""))
     nominal = Table()
     table = dataclasses.replace(nominal, height=nominal.height + draw.table_height_offset_m)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from demoforge.envs.scene import REGION_PREFIX
 from demoforge.randomize import (
     RandomizationSpec,
     apply_to_env,
@@ -28,6 +27,7 @@ from demoforge.randomize import (
     sample,
     split_draw,
 )
+from demoforge.scenes.scene import REGION_PREFIX
 from demoforge.sim import Scene, restore, scene_from_model, scene_mjspec, snapshot
 
 

@@ -1,8 +1,8 @@
-"""Environment packages: everything execution needs to start episodes of some problems.
+"""Scene packages: everything execution needs to start episodes of some problems.
 
-`build_env_package(problem_paths, reset_states=K, profiles=P, seed=S, out=DIR)` writes
+`build_scene_package(problem_paths, reset_states=K, profiles=P, seed=S, out=DIR)` writes
 
-    DIR/manifest.json                      what is below, with checksums (schema demoforge.envpkg/1)
+    DIR/manifest.json                      what is below, with checksums (schema demoforge.scenepkg/1)
     DIR/<problem>/problem.pddl             copy of the problem file
     DIR/<problem>/domain.pddl              copy of its domain
     DIR/<problem>/scene.json               copy of its scene sidecar (demoforge.tasks.scene)
@@ -50,7 +50,6 @@ import numpy as np
 import demoforge
 from demoforge.dataset.guard import LOCK_NAME, claim_temp, overlap, release_temp
 from demoforge.errors import DemoforgeError, listing
-from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.randomize.robot_start import (
     RobotStartParams,
     params_from_dict,
@@ -59,17 +58,20 @@ from demoforge.randomize.robot_start import (
     start_to_dict,
 )
 from demoforge.randomize.scene import SceneDraw, bake_profiles, draw_to_dict, draw_to_json
+from demoforge.scenes.scene import build_task_scene, model_fingerprint
 from demoforge.sim import RobotCard, card_to_dict, panda_card
 from demoforge.sim.lint import lint_contact_stability
 from demoforge.symbolic.reset import ResetOptions, poses_to_json, reset_rng, reset_seed_key, sample_reset_state
 from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.scene import scene_from_json, sidecar_path
 
-SCHEMA = "demoforge.envpkg/1"
+SCHEMA = "demoforge.scenepkg/1"
+# Read as well: the same format under the name it had when scene packages were "environment packages".
+OLD_SCHEMAS = ("demoforge.envpkg/1",)
 
 
-class EnvPackageError(DemoforgeError):
-    """An environment package cannot be built or read."""
+class ScenePackageError(DemoforgeError):
+    """A scene package cannot be built or read."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class ProfileEntry:
     index: int  # k in profile-<k>
     path: str  # folder relative to the package root
     draw: SceneDraw  # the scene draw the model is built from
-    model_fingerprint: str  # sha256 of the compiled model's physics arrays (envs.scene.model_fingerprint)
+    model_fingerprint: str  # sha256 of the compiled model's physics arrays (scenes.scene.model_fingerprint)
     state_size: int  # length of one snapshot
     reset_states: int  # snapshots in reset_states.npz
     findings: tuple[dict, ...]  # lint findings other than C001 (code, severity, message, fix, ...)
@@ -99,7 +101,7 @@ class ProblemEntry:
 class Manifest:
     """manifest.json as a record."""
 
-    schema: str  # SCHEMA
+    schema: str  # SCHEMA (or one of OLD_SCHEMAS, as read)
     seed: int  # package seed
     reset_states: int  # reset states per profile
     profiles: int  # scene profiles per problem
@@ -131,11 +133,11 @@ def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states
                    progress: Callable[[str], None]) -> ProblemEntry:
     sidecar = sidecar_path(path)
     if not sidecar.is_file():
-        raise EnvPackageError(f"problem {str(path)!r} has no scene sidecar {str(sidecar)!r}; "
+        raise ScenePackageError(f"problem {str(path)!r} has no scene sidecar {str(sidecar)!r}; "
                               "generate problems with `demoforge tasks gen` or write one (see demoforge.tasks.scene)")
     task = load_task(path, domain)
     if (bad := name_problem(task.name, str(path))) is not None:  # it names the package's folders
-        raise EnvPackageError(bad)
+        raise ScenePackageError(bad)
     params = scene_from_json(sidecar.read_text(encoding="utf-8"), file=str(sidecar))
     folder.mkdir()
     (folder / "problem.pddl").write_bytes(path.read_bytes())
@@ -158,7 +160,7 @@ def _build_problem(path: Path, domain: str | Path, folder: Path, *, reset_states
         explosions = [f for f in findings if f.code == "C001"]
         if explosions:
             f = explosions[0]
-            raise EnvPackageError(f"scene profile {k} of {task.name!r} explodes in the stability lint (C001): "
+            raise ScenePackageError(f"scene profile {k} of {task.name!r} explodes in the stability lint (C001): "
                                   f"{f.message}; fix: {f.fix}; draw: {draw_to_json(draw).strip()}")
         sub = folder / f"profile-{k:03d}"
         sub.mkdir()
@@ -190,13 +192,13 @@ def manifest_to_dict(manifest: Manifest) -> dict:
     return data
 
 
-def build_env_package(
+def build_scene_package(
     problem_paths: Sequence[str | Path], *, reset_states: int, profiles: int, seed: int, out: str | Path,
     domain: str | Path = "blocks", robot_start: RobotStartParams | None = None,
     options: ResetOptions = ResetOptions(), progress: Callable[[str], None] = lambda line: None,
     robot: RobotCard | None = None,
 ) -> Manifest:
-    """Write an environment package for `problem_paths` to `out` (which must not exist), its
+    """Write a scene package for `problem_paths` to `out` (which must not exist), its
     scenes with the arm of `robot` (None: the built-in Panda)."""
     out = Path(out)
     problems = []
@@ -215,7 +217,7 @@ def build_env_package(
     if robot_start is not None:
         problems += robot_start_problems(robot_start)
     if problems:
-        raise EnvPackageError("cannot build the environment package:" + listing(problems, indent=""))
+        raise ScenePackageError("cannot build the scene package:" + listing(problems, indent=""))
     tmp = out.with_name(f".{out.name}.partial")  # a fixed name: the next build of `out` removes a killed one's
     lock = claim_temp(tmp)
     try:
@@ -226,7 +228,8 @@ def build_env_package(
                                    seed=seed, robot_start=robot_start, options=options, robot=robot,
                                    progress=progress)
             if entry.name in names:
-                raise EnvPackageError(f"problems {names[entry.name]!r} and {str(path)!r} are both named {entry.name!r}")
+                raise ScenePackageError(f"problems {names[entry.name]!r} and {str(path)!r} are both named "
+                                        f"{entry.name!r}")
             names[entry.name] = str(path)
             os.replace(tmp / f".{name}", tmp / entry.name)
             entries.append(_renamed(entry, f".{name}", entry.name))

@@ -1,6 +1,6 @@
-"""Reading an environment package back (format: `demoforge.envs.package`).
+"""Reading a scene package back (format: `demoforge.scenes.package`).
 
-`load_env_package(path)` checks the schema and every file's checksum, reads each problem's
+`load_scene_package(path)` checks the schema and every file's checksum, reads each problem's
 PDDL and sidecar and each profile's reset states. `open_profile(problem, k)` rebuilds the
 profile's scene and refuses it when the model differs from the one the states were
 sampled in; `restore_reset(scene, profile, i)` puts reset state i into the scene.
@@ -15,10 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-from demoforge.envs.package import SCHEMA, EnvPackageError, Manifest, ProblemEntry, ProfileEntry, manifest_robot_start
-from demoforge.envs.scene import build_task_scene, model_fingerprint
 from demoforge.errors import DemoforgeError, listing
 from demoforge.randomize.scene import draw_from_dict
+from demoforge.scenes.package import (
+    OLD_SCHEMAS,
+    SCHEMA,
+    Manifest,
+    ProblemEntry,
+    ProfileEntry,
+    ScenePackageError,
+    manifest_robot_start,
+)
+from demoforge.scenes.scene import build_task_scene, model_fingerprint
 from demoforge.sim import RobotCard, Scene, card_from_dict, restore, state_size
 from demoforge.symbolic.binding import Binding, Tolerances
 from demoforge.tasks.parse import Task, parse_task
@@ -26,7 +34,7 @@ from demoforge.tasks.scene import SceneParams, scene_from_json
 
 
 @dataclass(frozen=True, eq=False)
-class EnvProfile:
+class SceneProfile:
     """One scene profile and its reset states."""
 
     entry: ProfileEntry  # manifest entry: draw, fingerprint, lint findings
@@ -35,36 +43,37 @@ class EnvProfile:
 
 
 @dataclass(frozen=True, eq=False)
-class EnvProblem:
+class SceneProblem:
     """One problem of a package, parsed."""
 
     entry: ProblemEntry  # manifest entry
     task: Task  # parsed problem (from the package's copies)
     params: SceneParams  # its scene sidecar
-    profiles: tuple[EnvProfile, ...]  # by index
+    profiles: tuple[SceneProfile, ...]  # by index
     robot: RobotCard | None = None  # the package's robot card; None = the built-in Panda
 
 
 @dataclass(frozen=True, eq=False)
-class EnvPackage:
-    """A loaded environment package."""
+class ScenePackage:
+    """A loaded scene package."""
 
     root: Path  # package folder
     manifest: Manifest  # manifest.json
-    problems: tuple[EnvProblem, ...]  # by name
+    problems: tuple[SceneProblem, ...]  # by name
 
-    def problem(self, name: str) -> EnvProblem:
+    def problem(self, name: str) -> SceneProblem:
         """The problem called `name`; the error lists the package's problems."""
         for p in self.problems:
             if p.entry.name == name:
                 return p
-        raise EnvPackageError(f"{self.root}: no problem {name!r}; problems: {[p.entry.name for p in self.problems]}")
+        raise ScenePackageError(f"{self.root}: no problem {name!r}; problems: {[p.entry.name for p in self.problems]}")
 
 
 def _manifest(data: dict, file: str) -> Manifest:
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+    if not isinstance(data, dict) or data.get("schema") not in (SCHEMA, *OLD_SCHEMAS):
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise EnvPackageError(f"{file}: schema {got!r}; this demoforge reads {SCHEMA!r}")
+        raise ScenePackageError(f"{file}: schema {got!r}; this demoforge reads "
+                                f"{', '.join(repr(s) for s in (SCHEMA, *OLD_SCHEMAS))}")
     try:
         problems = tuple(
             ProblemEntry(
@@ -83,22 +92,22 @@ def _manifest(data: dict, file: str) -> Manifest:
                         str(data["demoforge_version"]), str(data["mujoco_version"]), problems, robot,
                         manifest_robot_start(data, file))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EnvPackageError(f"{file}: malformed manifest: {type(exc).__name__}: {exc}") from None
+        raise ScenePackageError(f"{file}: malformed manifest: {type(exc).__name__}: {exc}") from None
     except DemoforgeError as exc:
-        raise EnvPackageError(f"malformed manifest: {exc}") from None
+        raise ScenePackageError(f"malformed manifest: {exc}") from None
 
 
-def load_env_package(path: str | Path) -> EnvPackage:
+def load_scene_package(path: str | Path) -> ScenePackage:
     """Read and verify a package; every checksum mismatch is reported at once."""
     root = Path(path)
     file = root / "manifest.json"
     if not file.is_file():
-        raise EnvPackageError(f"{str(root)!r} is not an environment package: no manifest.json (build one with "
-                              "`demoforge env build`)")
+        raise ScenePackageError(f"{str(root)!r} is not a scene package: no manifest.json (build one with "
+                              "`demoforge scenes build`)")
     try:
         manifest = _manifest(json.loads(file.read_text(encoding="utf-8")), str(file))
     except json.JSONDecodeError as exc:
-        raise EnvPackageError(f"{file}:{exc.lineno}: not JSON: {exc.msg}") from None
+        raise ScenePackageError(f"{file}:{exc.lineno}: not JSON: {exc.msg}") from None
     problems = []
     for entry in manifest.problems:
         for rel, digest in entry.sha256:
@@ -108,7 +117,7 @@ def load_env_package(path: str | Path) -> EnvPackage:
             elif hashlib.sha256(f.read_bytes()).hexdigest() != digest:
                 problems.append(f"{f}: sha256 differs from the manifest (the file was changed after the build)")
     if problems:
-        raise EnvPackageError(f"environment package {str(root)!r} is damaged:" + listing(problems, indent=""))
+        raise ScenePackageError(f"scene package {str(root)!r} is damaged:" + listing(problems, indent=""))
     loaded = []
     for entry in manifest.problems:
         folder = root / entry.name
@@ -122,32 +131,32 @@ def load_env_package(path: str | Path) -> EnvPackage:
                 states = np.array(npz["states"], dtype=np.float64)
             samples = tuple(json.loads((root / prof.path / "reset_states.json").read_text(encoding="utf-8")))
             if states.shape != (prof.reset_states, prof.state_size) or len(samples) != prof.reset_states:
-                raise EnvPackageError(f"{root / prof.path}: states {states.shape} and {len(samples)} samples, the "
+                raise ScenePackageError(f"{root / prof.path}: states {states.shape} and {len(samples)} samples, the "
                                       f"manifest says ({prof.reset_states}, {prof.state_size})")
-            profiles.append(EnvProfile(prof, states, samples))
-        loaded.append(EnvProblem(entry, task, params, tuple(profiles), manifest.robot))
-    return EnvPackage(root, manifest, tuple(loaded))
+            profiles.append(SceneProfile(prof, states, samples))
+        loaded.append(SceneProblem(entry, task, params, tuple(profiles), manifest.robot))
+    return ScenePackage(root, manifest, tuple(loaded))
 
 
-def open_profile(problem: EnvProblem, k: int, *, tolerances: Tolerances = Tolerances()) -> tuple[Scene, Binding]:
+def open_profile(problem: SceneProblem, k: int, *, tolerances: Tolerances = Tolerances()) -> tuple[Scene, Binding]:
     """Rebuild profile `k`'s scene and bind the task's symbols; refuses a model that differs."""
     if not 0 <= k < len(problem.profiles):
-        raise EnvPackageError(f"problem {problem.entry.name!r} has profiles 0..{len(problem.profiles) - 1}, not {k}")
+        raise ScenePackageError(f"problem {problem.entry.name!r} has profiles 0..{len(problem.profiles) - 1}, not {k}")
     profile = problem.profiles[k]
     scene, binding = build_task_scene(problem.task, problem.params, profile.entry.draw, card=problem.robot,
                                       tolerances=tolerances)
     if model_fingerprint(scene.model) != profile.entry.model_fingerprint or \
             state_size(scene.model) != profile.entry.state_size:
-        raise EnvPackageError(
+        raise ScenePackageError(
             f"profile {k} of {problem.entry.name!r} rebuilds to a different model than its reset states were "
-            "sampled in (scene builder or MuJoCo changed); rebuild the package with `demoforge env build`"
+            "sampled in (scene builder or MuJoCo changed); rebuild the package with `demoforge scenes build`"
         )
     return scene, binding
 
 
-def restore_reset(scene: Scene, profile: EnvProfile, index: int) -> None:
+def restore_reset(scene: Scene, profile: SceneProfile, index: int) -> None:
     """Put reset state `index` of `profile` into `scene.data`."""
     if not 0 <= index < len(profile.states):
-        raise EnvPackageError(f"profile {profile.entry.index} has reset states 0..{len(profile.states) - 1}, "
+        raise ScenePackageError(f"profile {profile.entry.index} has reset states 0..{len(profile.states) - 1}, "
                               f"not {index}")
     restore(scene.model, scene.data, profile.states[index])

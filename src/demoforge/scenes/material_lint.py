@@ -1,6 +1,6 @@
 """The contact lint of a scene's named materials: every pair that can touch, probed once.
 
-A task scene whose sidecar (or run) names materials (`envs.materials`) has new material
+A task scene whose sidecar (or run) names materials (`scenes.materials`) has new material
 combinations: block on table, block on block, finger pad against block. `lint_materials`
 probes each distinct pair once (`sim.lint_pairs.lint_pair`: the heaviest block the sidecar can
 draw, settling on the other surface under the scene's physics options) and returns the
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from demoforge.envs.materials import scene_materials
 from demoforge.randomize.scene import SceneDraw
+from demoforge.scenes.materials import scene_materials
 from demoforge.sim import Material, RobotCard, SceneSpec, build_scene, panda_card
 from demoforge.sim.lint_classify import Finding
 from demoforge.sim.lint_pairs import Surface, finger_surfaces, lint_pair, material_surface

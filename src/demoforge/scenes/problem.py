@@ -1,5 +1,5 @@
 """The problem a run executes: a parsed PDDL problem, its scene sidecar, its arm and, when it came
-from an environment package, that package's entry and robot-start windows.
+from a scene package, that package's entry and robot-start windows.
 
 execute builds Problems from problem files and packages (`demoforge.execute.problems`), the family
 env from generated text (`demoforge.gym.family`), and replay from a raw dataset's scene inputs
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from demoforge.envs.load import EnvProblem
 from demoforge.randomize.robot_start import RobotStartParams
+from demoforge.scenes.load import SceneProblem
 from demoforge.sim import RobotCard, panda_card
 from demoforge.tasks import SceneParams, Task
 
@@ -25,7 +25,7 @@ class Problem:
     params: SceneParams  # its scene sidecar
     problem_text: str  # PDDL problem text as read (recorded in meta/demoforge/scenes/)
     source: str  # the file or package it came from
-    package: EnvProblem | None = None  # set when it came from an environment package
+    package: SceneProblem | None = None  # set when it came from a scene package
     package_root: str | None = None  # that package's folder
     robot: RobotCard | None = None  # the arm of its scenes; None = the built-in Panda
     robot_start: RobotStartParams | None = None  # windows of each episode's drawn arm start (PDDL input); None = home

@@ -1,4 +1,5 @@
-"""`demoforge env ...` commands: build environment packages."""
+"""`demoforge scenes ...` commands: build and check scene packages. `demoforge env ...` is the
+same commands under their old name (hidden, deprecated: one note on stderr, then the same)."""
 
 from pathlib import Path
 
@@ -6,18 +7,27 @@ import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.ranges import finite
-from demoforge.envs.config import EnvsConfig
+from demoforge.scenes.config import ScenesConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
+# `demoforge env ...`: the commands' old name, from before "env" came to mean only the environments
+# stepped together (--envs, the gymnasium env); kept so scripts keep working.
+legacy_app = typer.Typer(no_args_is_help=True, add_completion=False)
+LEGACY_NOTE = "note: `demoforge env` is deprecated; use `demoforge scenes` (the same commands)"
 
 
 @app.callback()
 def main() -> None:
-    """Environment packages: scenes, profiles and reset states."""
+    """Scene packages: scene profiles and reset states of each problem."""
 
 
-@app.command("build")
-@stage_command(EnvsConfig)
+@legacy_app.callback()
+def legacy_main() -> None:
+    """Deprecated name of `demoforge scenes`."""
+    typer.echo(LEGACY_NOTE, err=True)
+
+
+@stage_command(ScenesConfig)
 def build(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files, each with NAME.scene.json beside it."),
     out: Path = typer.Option(..., "--out", help="Package folder to create (must not exist)."),
@@ -25,15 +35,15 @@ def build(
     p_closed: float | None = typer.Option(None, "--p-closed", callback=finite(0.0, 1.0),
                                           help="With --robot-start: probability in [0, 1] the gripper starts closed "
                                                "[default: 0.5, or the spec's]."),
-    options: EnvsConfig = None,
+    options: ScenesConfig = None,
 ) -> None:
-    """Write the scene profiles and reset states of PROBLEMS to an environment package. Every option
-    but --p-closed is also a key of `demoforge run` (its envs stage) under the same name."""
+    """Write the scene profiles and reset states of PROBLEMS to a scene package. Every option
+    but --p-closed is also a key of `demoforge run` (its scenes stage) under the same name."""
     import dataclasses
 
     # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.envs import build_env_package
     from demoforge.randomize.robot_start import RobotStartError, check_robot_start
+    from demoforge.scenes import build_scene_package
     from demoforge.sim import resolve_robot
 
     starts = options.robot_start
@@ -44,7 +54,7 @@ def build(
     params = options.robot_start_params()
     if params is not None and p_closed is not None:
         params = check_robot_start(dataclasses.replace(params, p_closed=p_closed))
-    manifest = build_env_package(
+    manifest = build_scene_package(
         problems, reset_states=options.reset_states, profiles=options.profiles, seed=options.seed, out=out,
         domain=domain, robot_start=params, progress=lambda line: typer.echo(line),
         robot=resolve_robot(options.robot) if options.robot is not None else None,
@@ -55,16 +65,15 @@ def build(
                f"{n_profiles * manifest.reset_states} reset state(s), {findings} lint finding(s)")
 
 
-@app.command("check")
-def check(package: Path = typer.Argument(..., help="Environment package folder.")) -> None:
+def check(package: Path = typer.Argument(..., help="Scene package folder.")) -> None:
     """Verify a package: checksums, model rebuilds, and every reset state abstracting to its init.
 
     Exit 0 when all hold, 1 when a reset state's abstraction differs, 2 when the package is unreadable."""
     # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.envs import load_env_package, open_profile, restore_reset
+    from demoforge.scenes import load_scene_package, open_profile, restore_reset
     from demoforge.symbolic import abstract, disagreement
 
-    pkg = load_env_package(package)
+    pkg = load_scene_package(package)
     bad = 0
     for problem in pkg.problems:
         init = frozenset(problem.task.init)
@@ -80,3 +89,8 @@ def check(package: Path = typer.Argument(..., help="Environment package folder."
     typer.echo(f"{package}: {len(pkg.problems)} problem(s), {total} reset state(s), {bad} differ from their init")
     if bad:
         raise typer.Exit(1)
+
+
+for _group in (app, legacy_app):
+    _group.command("build")(build)
+    _group.command("check")(check)

@@ -2,7 +2,7 @@
 block's start, every region's corners and centre and every goal location project inside the
 224 px front image with a margin.
 
-Block starts are sampled reset states (as an environment package samples them). A goal location
+Block starts are sampled reset states (as a scene package samples them). A goal location
 is where the goal puts a block: on its tower's base block (stack), anywhere in the put-down
 workspace (unstack), in its region (pnp), within two tips of its start (flip: a tip moves a cube's
 centre by one edge; a face opposite the start's takes two), where it stands (rotate).
@@ -11,8 +11,8 @@ centre by one edge; a face opposite the start's takes two), where it stands (rot
 import numpy as np
 import pytest
 
-from demoforge.envs import build_task_scene
 from demoforge.randomize.scene import bake_profiles
+from demoforge.scenes import build_task_scene
 from demoforge.sim import Camera, build_scene, default_scene, intrinsics, project, world_T_camera
 from demoforge.skills import skill_context
 from demoforge.symbolic import reset_rng, sample_reset_state

@@ -1,5 +1,5 @@
-"""The envs stage's config: one record whose fields are the options of `demoforge env build`, of
-a run's `envs:` stage and of `demoforge run` (`demoforge.fields`)."""
+"""The scenes stage's config: one record whose fields are the options of `demoforge scenes build`, of
+a run's `scenes:` stage and of `demoforge run` (`demoforge.fields`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from demoforge.tasks.package import task_packages_option
 
 
 @dataclass(frozen=True)
-class EnvsConfig:
-    """The envs stage: scene profiles and reset states of each problem (`demoforge env build`)."""
+class ScenesConfig:
+    """The scenes stage: scene profiles and reset states of each problem (`demoforge scenes build`)."""
 
     task_packages: tuple[str, ...] = task_packages_option()  # first: reset sampling evaluates their predicates
     reset_states: int = option(4, "Reset states sampled per scene profile.", range=(1, 100_000), stage_required=True)
