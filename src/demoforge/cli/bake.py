@@ -9,9 +9,12 @@ import typer
 
 from demoforge.cli.options import OptionsError, stage_command
 from demoforge.cli.progress import StepProgress
-from demoforge.dataset.guard import holds_files
+from demoforge.convert import BAKE_PATH
+from demoforge.convert import bake as run_bake
 from demoforge.convert.config import BakeConfig
+from demoforge.dataset.guard import holds_files
 from demoforge.pipeline.stages import bake_models
+
 
 @stage_command(BakeConfig)
 def bake(
@@ -24,8 +27,6 @@ def bake(
 ) -> None:
     """Project raw episodes to a training convention at a control rate; stamps meta/bake.json and modality.json.
     Every option is also a key of `demoforge run` (its bake stage) under the same name."""
-    # lazy: bake's readers and writers (pyarrow, PyAV), kept off `demoforge --help`
-    from demoforge.convert import BAKE_PATH, bake as run_bake
 
     if options.control_space is None:
         raise OptionsError("--control-space none: bake needs a control space (none means 'no bake' only in "

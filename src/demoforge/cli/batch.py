@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from demoforge.policy.batch import load_batch, run_batch
+
 
 def eval_batch(
     spec: Path = typer.Argument(..., help="Batch spec (YAML): policies, tasks, reference figures, settings."),
@@ -17,7 +19,6 @@ def eval_batch(
     """Evaluate every policy (and checkpoint) of a spec on every task, then write one summary: per task and
     in total, success, partial success and full completion beside the spec's reference figures. A rerun skips
     finished runs, so a killed batch resumes."""
-    from demoforge.policy.batch import load_batch, run_batch  # lazy: the simulator, kept off `demoforge --help`
 
     batch = load_batch(spec)  # every spec error is reported before anything is written
     summary = run_batch(batch, out, score_only=score_only, limit=limit,

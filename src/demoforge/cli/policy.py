@@ -14,7 +14,13 @@ import typer
 from demoforge.cli.options import stage_command
 from demoforge.cli.progress import StepProgress
 from demoforge.dataset.guard import guard_output_dir, guard_output_file, write_file
+from demoforge.policy import rollout as run_rollout
 from demoforge.policy.config import EvalConfig, RelabelConfig, ReplayConfig, RolloutConfig
+from demoforge.policy.evaluate import evaluate_from_dataset
+from demoforge.policy.relabel import relabel as run_relabel
+from demoforge.policy.replay import replay_dataset
+from demoforge.sim import resolve_robot
+from demoforge.viz import plot_episode, write_tiles
 from demoforge.viz.config import PlotConfig, VizConfig
 
 
@@ -41,14 +47,11 @@ def rollout(
 ) -> None:
     """Roll a policy out and record every episode (streamed to disk) with success, partial success and
     completion as episode columns; print and save a summary."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.policy import rollout as run
-    from demoforge.sim import resolve_robot
 
     loop = options.loop
     card = resolve_robot(options.robot) if options.robot is not None else None
     with StepProgress("rollout", outcomes=True) as progress:
-        summary = run(loop.policy, problems, out, episodes=options.episodes, envs=loop.envs, seed=options.seed,
+        summary = run_rollout(loop.policy, problems, out, episodes=options.episodes, envs=loop.envs, seed=options.seed,
                       settings=loop.settings(), domain=options.domain, randomization=options.randomization_spec(),
                       progress=progress, robot=card, look=options.eval_look(), workers=loop.workers,
                       policy_kwargs=loop.factory_kwargs(), like=loop.like, output_format=options.output_format)
@@ -65,9 +68,6 @@ def eval_(
 ) -> None:
     """Closed-loop evaluation from the exact recorded states (physics state and randomization draw) of
     the episodes of a dataset, at their first tick or later ones (--start)."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.policy.evaluate import evaluate_from_dataset
-    from demoforge.sim import resolve_robot
 
     loop = options.loop
     cameras = options.eval_look(from_dataset)  # a bad --look recorded is refused before anything is written
@@ -92,7 +92,6 @@ def replay(
 ) -> None:
     """Replay each episode's actions open-loop through its recorded control law from its recorded initial
     state and report robot and object divergence per episode. Exit 1 if any episode diverges."""
-    from demoforge.policy.replay import replay_dataset  # lazy: the simulator, kept off `demoforge --help`
 
     if json_out is not None:
         guard_output_file(json_out, [dataset], what="--json")
@@ -119,10 +118,9 @@ def relabel(
 ) -> None:
     """For each failed roll-out, run the expert from the last state from which the planner still reaches
     the goal, and record the successes as expert demonstrations starting from that state."""
-    from demoforge.policy.relabel import relabel as run  # lazy: the simulator, kept off `demoforge --help`
 
     with StepProgress("relabel", outcomes=True) as progress:
-        summary = run(rollouts, out, envs=options.envs, workers=options.workers, progress=progress)
+        summary = run_relabel(rollouts, out, envs=options.envs, workers=options.workers, progress=progress)
     typer.echo(f"{len(summary['failed'])} failed roll-outs: {summary['relabeled']} relabeled, "
                f"{len(summary['unreachable'])} with no reachable state, {len(summary['expert_failed'])} where the "
                f"expert failed too; dataset: {out / 'dataset'}")
@@ -137,7 +135,6 @@ def viz(
 ) -> None:
     """One MP4 per episode tiling modalities (rows: rgb, depth, segmentation) by cameras (columns), with the
     operator, phase and step overlaid."""
-    from demoforge.viz import write_tiles  # lazy: the simulator, kept off `demoforge --help`
 
     guard_output_dir(out, [dataset], resumable=_only_tiles)
     with StepProgress("viz", "episodes", quiet=quiet) as progress:
@@ -158,7 +155,6 @@ def plot(
     options: PlotConfig = None,
 ) -> None:
     """A PNG of every signal of an episode: state, action, gripper, labels, atoms, success."""
-    from demoforge.viz import plot_episode  # lazy: the simulator, kept off `demoforge --help`
 
     episode = options.episode
     path = guard_output_file(out or Path(f"episode_{episode:06d}.png"), [dataset], what="--out", suffixes=(".png",))

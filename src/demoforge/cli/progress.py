@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-if TYPE_CHECKING:  # the stage package loads pyarrow: kept off `demoforge --help`
+if TYPE_CHECKING:  # for the annotations only
     from demoforge.stage.protocol import ProgressEvent
 
 PLAIN_EVERY_S = 5.0  # shortest interval between two plain progress lines [s]

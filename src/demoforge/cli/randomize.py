@@ -9,6 +9,8 @@ import numpy as np
 import typer
 
 from demoforge.cli.ranges import MAX_SEED
+from demoforge.randomize import draw_targets, dumps_draw, load_spec, sample, spec_to_dict, spec_with_overrides
+from demoforge.sim import build_scene, default_scene, resolve_robot
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -28,8 +30,6 @@ def check(
     overrides: list[str] = typer.Option([], "--set", metavar="FIELD=VALUE", help=SET_HELP),
 ) -> None:
     """Validate SPEC.yaml (with overrides) and print its enabled fields as JSON (exit 2 when invalid)."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.randomize import dumps_draw, load_spec, spec_to_dict, spec_with_overrides
 
     spec = spec_with_overrides(load_spec(spec_path), overrides)
     typer.echo(dumps_draw(spec_to_dict(spec)), nl=False)  # same stable layout as draws
@@ -47,9 +47,6 @@ def sample_cmd(
     jsonl: bool = typer.Option(False, "--jsonl", help="One compact JSON draw per line instead of a pretty list."),
 ) -> None:
     """Print N draws of SPEC.yaml for the default scene (three cubes in front of the robot)."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.randomize import draw_targets, dumps_draw, load_spec, sample, spec_with_overrides
-    from demoforge.sim import build_scene, default_scene, resolve_robot
 
     spec = spec_with_overrides(load_spec(spec_path), overrides)
     scene = build_scene(default_scene(**({"robot": resolve_robot(robot)} if robot is not None else {})))

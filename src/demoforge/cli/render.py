@@ -10,6 +10,7 @@ import typer
 from demoforge.cli.options import stage_command
 from demoforge.cli.progress import StepProgress
 from demoforge.render.config import RenderConfig
+from demoforge.render.stage import render_dataset
 
 
 @stage_command(RenderConfig)
@@ -22,8 +23,6 @@ def render(
     """Render camera videos for every episode of DATASET into a new dataset (the source is unchanged).
     Every option but --episodes and --reference-video is also a key of `demoforge run` (its render stage)
     under the same name."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.render.stage import render_dataset
 
     with StepProgress("render", "episodes", quiet=quiet) as progress:
         summary = render_dataset(dataset, out, options, progress=progress)

@@ -1,13 +1,18 @@
 """`demoforge scenes ...` commands: build and check scene packages. `demoforge env ...` is the
 same commands under their old name (hidden, deprecated: one note on stderr, then the same)."""
 
+import dataclasses
 from pathlib import Path
 
 import typer
 
 from demoforge.cli.options import stage_command
 from demoforge.cli.ranges import finite
+from demoforge.randomize.robot_start import RobotStartError, check_robot_start
+from demoforge.scenes import build_scene_package, load_scene_package, open_profile, restore_reset
 from demoforge.scenes.config import ScenesConfig
+from demoforge.sim import resolve_robot
+from demoforge.symbolic import abstract, disagreement
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 # `demoforge env ...`: the commands' old name, from before "env" came to mean only the environments
@@ -39,12 +44,6 @@ def build(
 ) -> None:
     """Write the scene profiles and reset states of PROBLEMS to a scene package. Every option
     but --p-closed is also a key of `demoforge run` (its scenes stage) under the same name."""
-    import dataclasses
-
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.randomize.robot_start import RobotStartError, check_robot_start
-    from demoforge.scenes import build_scene_package
-    from demoforge.sim import resolve_robot
 
     starts = options.robot_start
     if p_closed is not None:
@@ -69,9 +68,6 @@ def check(package: Path = typer.Argument(..., help="Scene package folder.")) -> 
     """Verify a package: checksums, model rebuilds, and every reset state abstracting to its init.
 
     Exit 0 when all hold, 1 when a reset state's abstraction differs, 2 when the package is unreadable."""
-    # lazy: the simulator (mujoco), kept off `demoforge --help`
-    from demoforge.scenes import load_scene_package, open_profile, restore_reset
-    from demoforge.symbolic import abstract, disagreement
 
     pkg = load_scene_package(package)
     bad = 0

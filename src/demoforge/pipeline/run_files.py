@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from demoforge.dataset.layout import DEMOFORGE_META_DIR
 from demoforge.pipeline.config import PipelineError
 from demoforge.pipeline.provenance import provenance_record, sha256_file, write_provenance
+from demoforge.render import resolve_looks
+from demoforge.tasks import DOMAINS
 
 if TYPE_CHECKING:
     from demoforge.pipeline.stages import RunContext
@@ -20,8 +22,6 @@ def problem_files(ctx: RunContext) -> list[Path]:
     """The run's problem PDDL files (sidecars beside them), sorted by name."""
     folder = ctx.path("tasks")
     if folder.is_dir():
-        from demoforge.tasks import DOMAINS  # lazy: the task library (PDDL), kept off `demoforge --help`
-
         domains = set(DOMAINS.values())
         return sorted(p for p in folder.glob("*.pddl") if p.name not in domains)
     if ctx.config.tasks.problem_files:
@@ -32,16 +32,12 @@ def problem_files(ctx: RunContext) -> list[Path]:
 def pddl_files(ctx: RunContext) -> list[Path]:
     """Problem files and the domain file (for provenance)."""
     probs = problem_files(ctx)
-    from demoforge.tasks import DOMAINS  # lazy: the task library (PDDL), kept off `demoforge --help`
-
     domains = sorted(p for p in {probs[0].parent / d for d in DOMAINS.values()} if p.is_file()) if probs else []
     return domains + probs
 
 
 def looks_used(ctx: RunContext) -> list[dict]:
     """The looks the run renders under, as provenance records them (with each look file's sha256)."""
-    from demoforge.render import resolve_looks  # lazy: the looks (the simulator), kept off `demoforge --help`
-
     out = []
     for text, req in zip(ctx.config.render.looks, resolve_looks(ctx.config.render).looks, strict=True):
         path = Path(req.file)
