@@ -17,9 +17,13 @@ from demoforge.doctor.coverage import CoverageConfig
 from demoforge.export import ExportConfig
 from demoforge.fields import specs, value_of
 from demoforge.pipeline.config import STAGE_CONFIGS, PipelineConfig, config_from_dict
+from demoforge.policy.batch import BatchRunConfig
 from demoforge.policy.config import EvalConfig, RelabelConfig, ReplayConfig, RolloutConfig
+from demoforge.randomize.commands import SampleConfig, SpecCheckConfig
 from demoforge.render.sheet import LookSheetConfig
+from demoforge.sim.lint import LintConfig
 from demoforge.stage.merge import MergeConfig
+from demoforge.tasks.commands import PlanConfig, TasksCheckConfig, TasksListConfig
 from demoforge.viz.config import PlotConfig, VizConfig
 
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -33,8 +37,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "scenes": {"task_packages": (), "reset_states": 4, "profiles": 8, "seed": 0, "robot": None, "robot_start": None},
     "execute": {"task_packages": (), "episodes_per_problem": 4, "envs": 1, "problems_per_process": 8,
                 "max_retries": 3, "max_replans": 2, "max_episode_s": 180.0, "motion_profile": "medium",
-                "put_down_spot": "uniform", "control_law": None, "randomization": None, "randomize": (), "record_videos": (),
-                "video_look": "plain", "play": False, "play_goals": None, "material": (), "seed": 0, "workers": 1,
+                "put_down_spot": "uniform", "control_law": None, "randomization": None, "randomize": (),
+                "record_videos": (), "video_look": "plain", "play": False, "play_goals": None, "material": (), "seed": 0, "workers": 1,
                 "robot": None, "robot_start": None},
     "render": {"looks": (), "cameras": ("front", "wrist"), "image_size": None, "depth": False, "segmentation": False,
                "seed": 0, "episodes": None, "reference_video": None, "workers": 1},
@@ -42,8 +46,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
              "include_failures": False, "filter_idle": False, "vcodec": "auto", "crf": 23, "gop_seconds": 0.25,
              "pix_fmt": "yuv420p", "preset": None, "max_video_file_seconds": 800.0, "lerobot_format": "v3.0",
              "environment_state": False, "environment_state_kind": "objects", "keep": (), "workers": 1},
-    "doctor": {"fail_on": "error", "checks": None, "bins": 10, "min_occupancy": 0.7, "min_bin_frames": 1,
-               "constant_range": 1e-8, "near_constant_std": 1e-4, "idle_tolerance": 1e-6, "max_idle_fraction": 0.5,
+    "doctor": {"fail_on": "error", "checks": None, "robot": None, "bins": 10, "min_occupancy": 0.7,
+               "min_bin_frames": 1, "constant_range": 1e-8, "near_constant_std": 1e-4, "idle_tolerance": 1e-6, "max_idle_fraction": 0.5,
                "max_action_speed": 3.0, "length_mad_z": 3.5, "float32_hazard_s": 1000.0, "stats_rtol": 1e-3,
                "stats_atol": 1e-5, "decode_video": False, "path_rad_per_m": 5.0, "path_factor": 2.0,
                "path_slack": 1.0, "max_per_check": 20},
@@ -64,6 +68,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "merge": {"video_file_duration_s": None},
     "look-sheet": {"look": "randomized", "draws": 8, "columns": 4, "cameras": ("front", "side"),
                    "family": "stack_three", "seed": 0, "axes": False},
+    "randomize-check": {"overrides": ()},
+    "randomize-sample": {"seed": 0, "count": 1, "overrides": (), "robot": None, "jsonl": False},
+    "tasks-list": {"task_packages": (), "as_json": False},
+    "tasks-check": {"task_packages": (), "domain": "blocks"},
+    "tasks-plan": {"task_packages": (), "domain": "blocks", "budget": 1.0},
+    "sim-lint": {"settle_s": 1.0, "keyframe": None, "as_json": False},
+    "eval-batch": {"score_only": False, "limit": None},
     "coverage": {"episodes": 40, "seed": 0, "robot": None, "bins": 10, "envs": 4, "workers": 1},
 }
 # Under `demoforge run`: more environments and every core, no bake unless asked, a doctor that reports only.
@@ -76,7 +87,10 @@ LIBRARY = {("execute", "settings.settle_s"): 0.2, ("execute", "settings.plan_bud
 # The records of the commands that are no stage of `demoforge run` (kept out of STAGE_CONFIGS).
 COMMANDS = {"rollout": RolloutConfig, "eval": EvalConfig, "relabel": RelabelConfig, "replay": ReplayConfig,
             "viz": VizConfig, "plot": PlotConfig, "export": ExportConfig, "merge": MergeConfig,
-            "look-sheet": LookSheetConfig, "coverage": CoverageConfig}
+            "look-sheet": LookSheetConfig, "coverage": CoverageConfig,
+            "randomize-check": SpecCheckConfig, "randomize-sample": SampleConfig, "tasks-list": TasksListConfig,
+            "tasks-check": TasksCheckConfig, "tasks-plan": PlanConfig, "sim-lint": LintConfig,
+            "eval-batch": BatchRunConfig}
 RECORDS = {"run": PipelineConfig, **STAGE_CONFIGS, **COMMANDS}
 
 

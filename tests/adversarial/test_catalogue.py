@@ -515,8 +515,8 @@ case("randomize-check-not-mapping", ["randomize", "check", "{f}"], needle="mappi
 case("randomize-check-set-syntax", ["randomize", "check", "{spec}", "--set", "mass_scale"], needle="FIELD=VALUE")
 case("randomize-check-missing", ["randomize", "check", "{tmp}/none.yaml"], needle="none.yaml")
 case("randomize-sample-seed-negative", ["randomize", "sample", "{spec}", "--seed", "-1"])
-case("randomize-sample-count-zero", ["randomize", "sample", "{spec}", "-n", "0"])
-case("randomize-sample-count-huge", ["randomize", "sample", "{spec}", "-n", "99999999999"], needle="--count")
+case("randomize-sample-count-zero", ["randomize", "sample", "{spec}", "--count", "0"])
+case("randomize-sample-count-huge", ["randomize", "sample", "{spec}", "--count", "99999999999"], needle="--count")
 case("randomize-sample-robot-missing", ["randomize", "sample", "{spec}", "--robot", "{tmp}/none.yaml"],
      needle="none.yaml")
 case("randomize-sample-robot-latin1", ["randomize", "sample", "{spec}", "--robot", "{f}"], needle="r.yaml",

@@ -10,17 +10,17 @@ runner = CliRunner()
 
 
 def test_sample_prints_n_reproducible_draws():
-    first = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "5", "-n", "3"])
+    first = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "5", "--count", "3"])
     assert first.exit_code == 0, first.output
     draws = json.loads(first.output)
     assert len(draws) == 3 and all(d["schema"] == "demoforge.randomization/1" for d in draws)
     assert draws[0] != draws[1]
     assert set(draws[0]["camera_pos_offset_m"]) == {"front", "side"}
-    again = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "5", "-n", "3"])
+    again = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "5", "--count", "3"])
     assert again.output == first.output
-    lines = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "5", "-n", "3", "--jsonl"])
+    lines = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "5", "--count", "3", "--jsonl"])
     assert [json.loads(line) for line in lines.output.splitlines()] == draws
-    other = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "6", "-n", "1"])
+    other = runner.invoke(app, ["randomize", "sample", EXAMPLE, "--seed", "6", "--count", "1"])
     assert json.loads(other.output)[0] != draws[0]
 
 

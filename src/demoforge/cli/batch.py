@@ -6,22 +6,22 @@ from pathlib import Path
 
 import typer
 
-from demoforge.policy.batch import load_batch, run_batch
+from demoforge.cli.options import stage_command
+from demoforge.policy.batch import BatchRunConfig, load_batch, run_batch
 
 
+@stage_command(BatchRunConfig)
 def eval_batch(
     spec: Path = typer.Argument(..., help="Batch spec (YAML): policies, tasks, reference figures, settings."),
     out: Path = typer.Option(..., "--out", help="OUT/runs/<policy>/<task>/, OUT/SUMMARY.md, OUT/summary.json."),
-    score_only: bool = typer.Option(False, "--score-only", help="Run nothing: re-score the finished runs in OUT."),
-    limit: int | None = typer.Option(None, "--limit", min=1, max=1_000_000,
-                                     help="Run at most this many unfinished (policy, task) runs in this call."),
+    options: BatchRunConfig = None,
 ) -> None:
     """Evaluate every policy (and checkpoint) of a spec on every task, then write one summary: per task and
     in total, success, partial success and full completion beside the spec's reference figures. A rerun skips
     finished runs, so a killed batch resumes."""
 
     batch = load_batch(spec)  # every spec error is reported before anything is written
-    summary = run_batch(batch, out, score_only=score_only, limit=limit,
+    summary = run_batch(batch, out, score_only=options.score_only, limit=options.limit,
                         progress=lambda what: typer.echo(f"running {what}"))
     for name, p in summary["policies"].items():
         t = p["total"]

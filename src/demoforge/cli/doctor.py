@@ -21,8 +21,6 @@ def doctor(
     dataset: Path = typer.Argument(..., help="LeRobot v3 dataset root."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write every finding as JSON to this file."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a report with plots: FILE.html or FILE.md."),
-    robot: Optional[str] = typer.Option(None, "--robot", help="Joint limits for D007: built-in card (panda), "
-                                        "card YAML, or MJCF/URDF file."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (a bar on a terminal, lines with an ETA otherwise)."),
     options: DoctorConfig = None,
 ) -> None:
@@ -37,7 +35,7 @@ def doctor(
     if report is not None:
         guard_output_file(report, [dataset], what="--report", suffixes=(".html", ".md"))
     with StepProgress("doctor", "episodes", quiet=quiet) as progress:
-        result = run_doctor(dataset, robot=robot, config=options, checks=options.checks,
+        result = run_doctor(dataset, robot=options.robot, config=options, checks=options.checks,
                             progress=progress)
     if json_out is not None:
         write_file(json_out, json.dumps(result.to_json(), indent=1) + "\n")

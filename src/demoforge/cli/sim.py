@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from demoforge.cli.ranges import finite
-from demoforge.sim.lint import LintReport, lint_contact_stability, load_mjcf
+from demoforge.cli.options import stage_command
+from demoforge.sim.lint import LintConfig, LintReport, lint_contact_stability, load_mjcf
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -26,22 +26,21 @@ def _group() -> None:
 
 
 @app.command("lint")
+@stage_command(LintConfig)
 def lint(
     scene: Path = typer.Argument(..., help="MJCF scene file (.xml) to settle and check.", show_default=False),
-    settle_s: float = typer.Option(1.0, "--settle-s", callback=finite(0.0, 60.0, low_open=True),
-                                   help="Simulated settle time, in (0, 60] [s]."),
-    keyframe: str | None = typer.Option(None, "--keyframe", help="Start from this keyframe (name or index)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    options: LintConfig = None,
 ) -> None:
     """Settle SCENE and report contact-stability findings (C001 explosion, C002 penetration, C003 jitter).
 
     Exit status: 0 no findings, 1 any finding, 2 the scene or an option is invalid.
     """
     model = load_mjcf(scene)
+    keyframe = options.keyframe
     key: str | int | None = int(keyframe) if keyframe is not None and keyframe.isdigit() else keyframe
-    report = lint_contact_stability(model, settle_s=settle_s, keyframe=key)
+    report = lint_contact_stability(model, settle_s=options.settle_s, keyframe=key)
     out = Console()
-    if as_json:
+    if options.as_json:
         print(json.dumps(report_json(scene, report), indent=2))
     elif out.is_terminal:
         _print_table(out, scene, report)

@@ -4,19 +4,16 @@ from pathlib import Path
 
 import typer
 
-from demoforge.errors import DemoforgeError
 from demoforge.cli.options import stage_command
-from demoforge.cli.ranges import finite
+from demoforge.errors import DemoforgeError
 from demoforge.pipeline.tasks_config import TasksConfig
+from demoforge.tasks.commands import PlanConfig, TasksCheckConfig, TasksListConfig
 from demoforge.tasks.families import FAMILIES, generate_family, write_tasks
 from demoforge.tasks.parse import load_task, name_problem
 from demoforge.tasks.planning import plan as plan_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
-DOMAIN_OPT = typer.Option("blocks", "--domain", help="Library domain name (a task package's) or a domain PDDL file.")
-TASK_PACKAGE_OPT = typer.Option(None, "--task-package", help="A task package to load first: a .py file or a module "
-                                "that defines PACKAGE (repeatable).")
 
 
 @app.command("families")
@@ -27,8 +24,8 @@ def families() -> None:
 
 
 @app.command("list")
-def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
-                   task_packages: list[str] = TASK_PACKAGE_OPT) -> None:
+@stage_command(TasksListConfig)
+def list_installed(options: TasksListConfig = None) -> None:
     """What is installed to run tasks with: each task package (and where it came from: built-in, entry
     point or path), its domain's operators (and whether a skill acts each out) and predicates (evaluated
     by the simulator, static, or with no evaluator), and its families."""
@@ -37,10 +34,11 @@ def list_installed(as_json: bool = typer.Option(False, "--json", help="Print JSO
     from demoforge.skills import SKILLS
     from demoforge.symbolic.predicates import EVALUATORS
     from demoforge.tasks import parse_domain
-    from demoforge.tasks.package import packages
     from demoforge.tasks.check import changed_atoms
+    from demoforge.tasks.package import packages
 
-    _load(task_packages)
+    _load(options.task_packages)
+    as_json = options.as_json
     out = {"packages": {}, "domains": {}, "families": {}, "object_types": {}}
     for pkg in packages():
         domain = parse_domain(pkg.domain_text(), file=pkg.domain_file())
@@ -94,13 +92,14 @@ def gen(
 
 
 @app.command("check")
+@stage_command(TasksCheckConfig)
 def check(
     problems: list[Path] = typer.Argument(..., help="Problem PDDL files."),
-    domain: str = DOMAIN_OPT,
-    task_packages: list[str] = TASK_PACKAGE_OPT,
+    options: TasksCheckConfig = None,
 ) -> None:
     """Parse and check problems against the domain; exit 1 listing every bad file."""
-    _load(task_packages)
+    _load(options.task_packages)
+    domain = options.domain
     failed = 0
     for path in problems:
         try:
@@ -118,16 +117,14 @@ def check(
 
 
 @app.command("plan")
+@stage_command(PlanConfig)
 def plan(
     problem: Path = typer.Argument(..., help="Problem PDDL file."),
-    domain: str = DOMAIN_OPT,
-    budget: float = typer.Option(1.0, "--budget", callback=finite(0.0, 3600.0, low_open=True),
-                                 help="pymimir time budget in (0, 3600] s before Fast Downward."),
-    task_packages: list[str] = TASK_PACKAGE_OPT,
+    options: PlanConfig = None,
 ) -> None:
     """Plan a problem (pymimir, then Fast Downward) and print the checked plan."""
-    _load(task_packages)
-    result = plan_task(load_task(problem, domain), time_budget_s=budget)
+    _load(options.task_packages)
+    result = plan_task(load_task(problem, options.domain), time_budget_s=options.budget)
     typer.echo(f"{result.status.value} by {result.planner} in {result.time_s * 1000:.1f} ms ({result.detail})")
     for step in result.plan or ():
         typer.echo(str(step))

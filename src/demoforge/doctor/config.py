@@ -31,6 +31,9 @@ class DoctorConfig:
                                  optional=True)
     checks: tuple[str, ...] | None = option(None, "Codes to run, comma-separated [default: all].", kind="list",
                                             normalize=_check_codes)
+    # `demoforge run` gives its doctor the run's robot (a card file), so this one is the command's alone
+    robot: str | None = option(None, "Joint limits for D007: a built-in card (panda), a card YAML, or an MJCF/URDF "
+                                     "file [default: the dataset's robot_type or state names].", kind="str", run=False)
     bins: int = option(10, "D007: bins per joint across its limits.", range=(2, MAX_BINS))
     min_occupancy: float = option(0.7, "D007: a joint whose visited fraction of bins is below this is a finding.",
                                   range=(0.0, 1.0), low_open=True)

@@ -39,6 +39,7 @@ import yaml
 
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.guard import guard_output_dir
+from demoforge.fields import option
 from demoforge.policy.protocol import PolicyError
 
 SPEC_COPY = "batch.yaml"  # the spec as given, kept in OUT: a rerun must give the same
@@ -47,6 +48,15 @@ TASK_KEYS = {"family": {"family", "split", "count", "seed", "episodes"},
              "problems": {"problems", "episodes"},
              "from_dataset": {"from_dataset", "episodes", "start", "seed"}}
 SETTINGS = {"max_ticks": 1200, "envs": 1, "seed": 0, "workers": 1}  # max_ticks: RolloutSettings' default
+
+
+@dataclass(frozen=True)
+class BatchRunConfig:
+    """`demoforge eval-batch`'s options (`demoforge.fields`: its flags are generated from these fields)."""
+
+    score_only: bool = option(False, "Run nothing: re-score the finished runs in OUT.")
+    limit: int | None = option(None, "Run at most this many unfinished (policy, task) runs in this call.",
+                               kind="int", range=(1, 1_000_000))
 
 
 @dataclass(frozen=True)

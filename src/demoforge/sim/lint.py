@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 
 from demoforge.errors import SimError
+from demoforge.fields import option
 from demoforge.sim.lint_classify import ContactPair, Finding, LintThresholds, SettleTrace, classify
 
 MJCF_SUFFIXES = (".xml", ".mjcf")
@@ -30,6 +31,15 @@ class LintReport:
     settle_s: float  # simulated duration [s]
     keyframe: str | int | None  # the keyframe the rollout started from, None for the model's initial state
     thresholds: LintThresholds  # the thresholds the findings were judged by
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    """`demoforge sim lint`'s options (`demoforge.fields`: its flags are generated from these fields)."""
+
+    settle_s: float = option(1.0, "Simulated settle time [s].", range=(0.0, 60.0), low_open=True)
+    keyframe: str | None = option(None, "Start from this keyframe (name or index).", kind="str")
+    as_json: bool = option(False, "Print the report as JSON.", flag="--json")
 
 
 def lint_contact_stability(
