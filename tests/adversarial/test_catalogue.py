@@ -918,7 +918,7 @@ def test_environment_faults_exit_2_naming_the_file(world, tmp_path, monkeypatch)
 def test_help_keeps_defaults_and_units():
     """Plain help: "[s]" and "[default: ...]" written in help texts are printed, not read as markup."""
     lint = CliRunner().invoke(app, ["sim", "lint", "--help"], terminal_width=200).output
-    assert "Simulated settle time, in (0, 60] [s]." in lint and "[default: 1.0]" in lint
+    assert "Simulated settle time [s] [default: 1.0]. Range: (0.0, 60.0]." in lint
     run = CliRunner().invoke(app, ["run", "--help"], terminal_width=200).output
     assert "Parent of run folders [default: runs]." in run
     top = CliRunner().invoke(app, ["--help"]).output
