@@ -24,6 +24,7 @@ spot, when the arm cannot serve it, up to `place_tries` spots).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -116,11 +117,18 @@ def other_footprints(ctx, name: str) -> list[tuple[str, np.ndarray, float]]:
     return out
 
 
-def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool, nearest: int | None = None
-              ) -> np.ndarray:
-    """A table point [m] in `area` where block `name`'s footprint is clear of every other prop
-    (and of every region when `avoid_regions`): drawn uniformly, or with `nearest=k` the k-th
-    clear one of `nearest_spots` (no draw; drawn when the scan holds fewer)."""
+def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool) -> np.ndarray:
+    """A uniformly drawn table point [m] in `area` where block `name`'s footprint is clear of
+    every other prop (and of every region when `avoid_regions`)."""
+    return next(free_spots(b, name, area, avoid_regions=avoid_regions))
+
+
+def free_spots(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool, nearest: bool = False
+               ) -> Iterator[np.ndarray]:
+    """Table points [m] in `area` where block `name`'s footprint is clear of every other prop (and
+    of every region when `avoid_regions`), one per `next`: with `nearest` first the clear ones of
+    `nearest_spots` (no draw), then, as without it, each drawn uniformly (Infeasible when
+    `free_spot_tries` draws find none)."""
     ctx, s = b.ctx, b.ctx.settings
     centre, rot, half = geo.block(ctx, name)
     radius = geo.footprint_radius(half, rot)
@@ -138,21 +146,22 @@ def free_spot(b: PlanBuilder, name: str, area: Rect, *, avoid_regions: bool, nea
         return not any(rx0 - radius < xy[0] < rx1 + radius and ry0 - radius < xy[1] < ry1 + radius
                        for rx0, rx1, ry0, ry1 in regions)
 
-    if nearest is not None:
+    if nearest:
         inside = (x_lo + radius, x_hi - radius, y_lo + radius, y_hi - radius)
         # one ring clears the widest other prop: the spots of a ring are the same whichever prop is next to them
         spacing = radius + max((r for _, r in others), default=radius) + s.free_spot_margin + SCAN_SLACK
-        found = [xy for xy in nearest_spots(centre[:2], spacing, inside) if clear(xy)]
-        if nearest < len(found):
-            return found[nearest]
-        # the scan ran out (a crowded table, a tower at the workspace's edge): a drawn spot, as "uniform"
-    for _ in range(s.free_spot_tries):
-        xy = b.rng.uniform([x_lo + radius, y_lo + radius], [x_hi - radius, y_hi - radius])
-        if clear(xy):
-            return xy
-    raise Infeasible(SkillFailure("collision", "carry", (
-        f"no free table spot for {name!r} in x [{x_lo:.3f}, {x_hi:.3f}] y [{y_lo:.3f}, {y_hi:.3f}] "
-        f"after {s.free_spot_tries} draws")))
+        yield from (xy for xy in nearest_spots(centre[:2], spacing, inside) if clear(xy))
+        # the scan ran out (a crowded table, a tower at the workspace's edge): drawn spots, as "uniform"
+    while True:
+        for _ in range(s.free_spot_tries):
+            xy = b.rng.uniform([x_lo + radius, y_lo + radius], [x_hi - radius, y_hi - radius])
+            if clear(xy):
+                yield xy
+                break
+        else:
+            raise Infeasible(SkillFailure("collision", "carry", (
+                f"no free table spot for {name!r} in x [{x_lo:.3f}, {x_hi:.3f}] y [{y_lo:.3f}, {y_hi:.3f}] "
+                f"after {s.free_spot_tries} draws")))
 
 
 # The scan of `nearest_spots`: world directions in the order tried at each distance (+y, -y, -x, +x,
@@ -184,8 +193,9 @@ def place_in_area(b: PlanBuilder, name: str, area: Rect, params: dict, *, avoid_
     serve (IK, collision) is redrawn (or, `nearest`, the scan's next clear spot is taken) up to
     `place_tries` times. Returns (centre, world_R_block)."""
     last = None
-    for attempt in range(b.ctx.settings.place_tries):
-        xy = free_spot(b, name, area, avoid_regions=avoid_regions, nearest=attempt if nearest else None)
+    spots = free_spots(b, name, area, avoid_regions=avoid_regions, nearest=nearest)
+    for _ in range(b.ctx.settings.place_tries):
+        xy = next(spots)
         mark = b.mark()
         try:
             result = place_on(b, name, xy, b.ctx.table_z, 0.0)
