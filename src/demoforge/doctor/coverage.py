@@ -176,9 +176,10 @@ class CoverageStage:
         root = tmp / "coverage"
         merge_shards(shards, root)
         limits = resolve_limits(read_info(self.src), self.robot)
-        before = run_doctor(self.src, robot=self.robot, config=self.cfg.judge(), checks=["D007"], structure=False)
+        judge = self.cfg.judge()
+        before = run_doctor(self.src, robot=self.robot, config=judge, checks=["D007"], structure=False)
         merged = open_dataset(root)
-        new = sum(occupancy_counts(merged.read_episode(i, [STATE])[STATE], limits, self.cfg.judge().bins)[0]
+        new = sum(occupancy_counts(merged.read_episode(i, [STATE])[STATE], limits, judge.bins)[0]
                   for i in merged.episode_indices)
         report = _report(out, before, new, limits, self.cfg, self.planned, self.layout)
         _stamp(root, self.src, report, self.cfg, self.layout)
