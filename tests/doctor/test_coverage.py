@@ -116,6 +116,17 @@ def test_same_seed_same_bytes_at_40_episodes(corridor_root, covered, tmp_path):
     assert tree_digest(again.output) == tree_digest(covered.output)
 
 
+def test_a_finished_run_rerun_returns_its_report_and_writes_nothing(covered, corridor_root):
+    out = covered.output
+    before = {p: (p.stat().st_mtime_ns, h) for p, h in ((out / k, h) for k, h in tree_digest(out).items())}
+    again = generate_coverage(corridor_root, out, robot="panda", config=CoverageConfig(episodes=40, seed=0))
+    assert {p: (p.stat().st_mtime_ns, h) for p, h in ((out / k, h) for k, h in tree_digest(out).items())} == before
+    assert again.to_json() == covered.to_json()
+    with pytest.raises(CoverageError, match="not empty"):  # the same OUT, other settings: refused, not mixed in
+        generate_coverage(corridor_root, out, robot="panda", config=CoverageConfig(episodes=40, seed=1))
+    assert tree_digest(out) == {k: h for k, (_, h) in ((p.relative_to(out).as_posix(), v) for p, v in before.items())}
+
+
 def test_other_features_are_named_and_what_cannot_be_written_is_refused(tmp_path, corridor_root):
     eps = corridor(3)
     for ep in eps:

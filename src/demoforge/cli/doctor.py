@@ -64,9 +64,10 @@ def coverage(
 ) -> None:
     """Generate episodes into the joint-limit bins the dataset never visits, as a separate dataset; judge
     the input with them against D007."""
-    from demoforge.doctor.coverage import generate_coverage
+    from demoforge.doctor.coverage import generate_coverage, is_coverage
 
-    guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT")
+    # a finished run's OUTPUT is let through: the rerun returns its report (if the same run) or is refused
+    guard_output_dir(output_root, [input_root], what="OUTPUT_ROOT", resumable=is_coverage)
     for path, what in ((json_out, "--json"), (report_out, "--report")):
         if path is not None:
             guard_output_file(path, [input_root, output_root], what=what)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from demoforge.dataset import DatasetWriter, check_dataset, open_dataset
+from demoforge.dataset.guard import holds_files
 from demoforge.dataset.keys import STATE
 from demoforge.dataset.layout import DEMOFORGE_META_DIR, INFO_PATH, read_info, write_json_atomic
 from demoforge.doctor.config import MAX_BINS, DoctorConfig
@@ -42,7 +43,7 @@ from demoforge.errors import listing
 from demoforge.fields import MAX_ENVS, MAX_EPISODES, MAX_SEED, option, workers_option
 from demoforge.raw.schema import CONTRACT_META
 from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, chunks, run_stage
-from demoforge.stage.runner import merge_shards, publish_dataset
+from demoforge.stage.runner import STAMP_DIR, merge_shards, publish_dataset
 
 # Fields that do not decide the bytes (or are fingerprinted on their own: robot, bins).
 NOT_FINGERPRINTED = ("doctor", "robot", "bins", "workers")
@@ -171,6 +172,17 @@ class CoverageStage:
     def merger(self, out: Path, threads: int) -> MergeAtEnd:
         return MergeAtEnd(lambda shards, results: self._publish(shards, out))
 
+    def finished(self, out: Path) -> CoverageReport:
+        """A rerun of a finished run (same input and settings) writes nothing: its report, read
+        back from the stamp the run left (meta/demoforge/coverage.json) beside this plan."""
+        saved = json.loads((out / DEMOFORGE_META_DIR / "coverage.json").read_text(encoding="utf-8"))
+        arrays = {k: np.asarray(saved[k]) for k in ("counts_before", "counts_after", "occupancy_before",
+                                                      "occupancy_after")}
+        return CoverageReport(out, tuple(saved["joints"]), **arrays,
+                              **{k: int(saved[k]) for k in ("d007_before", "d007_after", "warnings_before",
+                                                            "warnings_after")},
+                              planned=self.planned, kind=saved["kind"], notes=tuple(saved["notes"]))
+
     def _publish(self, shards: list[Path], out: Path) -> CoverageReport:
         tmp = shards[0].parent.parent / "publish"  # in the work folder: OUT appears whole or not at all
         root = tmp / "coverage"
@@ -198,14 +210,15 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
     """Episodes into the joint ranges `input_root` never visits, as the new dataset `output_root`
     (see the module docstring), run by `run_stage` on `workers` local slots (default: the config's;
     or `executor`); `robot` (default: the config's, else the dataset's own) names the arm;
-    `output_root` must be absent or empty. `progress` takes a `ProgressEvent` per episode written.
-    A killed run resumes from its finished shards when run again the same way."""
+    `output_root` must be absent or empty, or this same run finished (its report is returned and
+    nothing is written). `progress` takes a `ProgressEvent` per episode written. A killed run
+    resumes from its finished shards when run again the same way."""
     cfg = config or CoverageConfig()
     judge = cfg.judge()
     robot = cfg.robot if robot is None else robot
     workers = (auto_workers() if cfg.workers == "auto" else cfg.workers) if workers is None else workers
     src, out = Path(input_root), Path(output_root)
-    if out.exists() and any(out.iterdir()):
+    if holds_files(out) and not is_coverage(out):  # early, before the plan; the stage's guard decides the rest
         raise CoverageError(f"{out}: already exists; coverage writes a new root (the input is never changed)")
     if not (isinstance(workers, int) and workers >= 1):
         raise CoverageError(f"workers {workers!r} must be an integer >= 1")
@@ -239,6 +252,12 @@ def generate_coverage(input_root: str | Path, output_root: str | Path, *, robot:
         return run_stage(stage, out, executor=executor, progress=progress)
     with LocalExecutor(min(workers, len(stage.parts()))) as local:
         return run_stage(stage, out, executor=local, progress=progress)
+
+
+def is_coverage(out: str | Path) -> bool:
+    """`out` holds a dataset coverage published (whether from these inputs and settings is for
+    `run_stage`'s guard to say, once the plan is made)."""
+    return (Path(out) / STAMP_DIR / "coverage.json").is_file()
 
 
 def _report(out: Path, before: DoctorResult, new: np.ndarray, limits, cfg: CoverageConfig,
