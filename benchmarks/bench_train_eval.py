@@ -29,7 +29,7 @@ Run with the Python 3.12 venv that holds demoforge, the plugin and lerobot (`mak
 A family of a task package of your own: `--task-package examples/tasks/kitchen/kitchen_task.py
 --families cup_in_bowl` (the training and evaluation processes load it too).
 `--policy-type diffusion` trains a small diffusion policy instead of ACT (from state; it needs
-diffusers in the venv: `pip install 'lerobot[diffusion]==0.6.1'`). The same checkpoints
+diffusers, which `make lerobot-dev` installs through lerobot's diffusion extra). The same checkpoints
 evaluated another way: `--eval-arg=--policy.n_action_steps=1
 --eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
@@ -180,7 +180,9 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
         import importlib.util
 
         if importlib.util.find_spec("diffusers") is None:  # lerobot's diffusion policy imports it in training
-            sys.exit("--policy-type diffusion needs diffusers in this venv: pip install 'lerobot[diffusion]==0.6.1'")
+            sys.exit("--policy-type diffusion needs diffusers in this venv: rebuild it with `make lerobot-dev` "
+                     "(scripts/lerobot-venv.sh adds lerobot's diffusion extra), or pip install "
+                     "'lerobot[diffusion]==0.6.1'")
     else:
         policy = (POLICY if args.obs == "state" else PIXEL_POLICY) + list(args.policy_arg)
     if previous is None:
