@@ -75,16 +75,26 @@ def test_a_converter_reused_across_batches_gives_the_one_shot_planes_and_counts(
         conv.convert(frames[:5])
 
 
-@pytest.mark.parametrize("pixels", [1, 2**17 - 1, 2**17, 2**17 + 1], ids=["one", "bytes", "pairs", "pairs-odd"])
+@pytest.mark.parametrize("pixels", [0, 1, 2**17 - 1, 2**17 + 1, 5 * 2**20 + 3], ids=["none", "one", "odd", "more", "large"])
 def test_planar_histogram_counts_every_channel_exactly(pixels):
+    from demoforge.dataset.stats import pixel_histogram
     from demoforge.dataset.video import planar_histogram
 
     planes = np.random.default_rng(3).integers(0, 256, size=(3, pixels), dtype=np.uint8)
-    planes[:, -1] = (0, 255, 7)  # the last, odd pixel is counted too
+    if pixels:
+        planes[:, -1] = (0, 255, 7)  # the last, odd pixel is counted too
     want = np.stack([np.bincount(planes[c], minlength=256) for c in range(3)])
-    scratch = np.full(pixels, -1, np.intp)  # a reused buffer's old contents must not leak in
-    for got in (planar_histogram(planes), planar_histogram(planes, scratch), planar_histogram(planes, scratch)):
-        assert got.dtype == np.int64 and np.array_equal(got, want)
+    for got in (planar_histogram(planes), planar_histogram(planes[:, ::-1]),  # a strided view: the same counts
+                pixel_histogram(np.ascontiguousarray(planes.T)), pixel_histogram(planes.T)):
+        assert got.dtype == np.int64 and got.shape == (3, 256) and np.array_equal(got, want)
+
+
+def test_pixel_histogram_refuses_what_is_not_uint8_rgb():
+    from demoforge.dataset.stats import pixel_histogram
+
+    for bad in (np.zeros((2, 2, 3), np.float32), np.zeros((2, 2, 3), np.int64), np.zeros((2, 2, 4), np.uint8)):
+        with pytest.raises(ValueError, match="uint8 pixels"):
+            pixel_histogram(bad)
 
 
 def test_segment_encoder_counts_what_it_encodes(tmp_path):

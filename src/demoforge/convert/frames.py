@@ -28,7 +28,7 @@ from demoforge.dataset.depth import PIX_FMT, is_depth
 from demoforge.dataset.layout import Feature
 from demoforge.dataset.remux import EncodedVideo
 from demoforge.dataset.video import SegmentEncoder, VideoSettings
-from demoforge.dataset.yuv import planar_histogram
+from demoforge.dataset.yuv import plane_histogram
 from demoforge.dataset.writer_config import video_info
 
 T = TypeVar("T")
@@ -137,7 +137,7 @@ def reencode(cam: CameraRef, ticks: np.ndarray, *, source_fps: int, out: Path, s
 
 
 _AHEAD = 4  # decoded frames kept ahead of the encoder
-_COUNT_BATCH = 4  # frames per histogram job (the 65536-bin pair count costs ~0.1 ms per call)
+_COUNT_BATCH = 4  # frames per histogram job (fewer hand-offs to the counting thread)
 
 
 def _kept_frames(cam: CameraRef, ticks: np.ndarray, *, source_fps: int) -> Iterator[av.VideoFrame]:
@@ -219,15 +219,14 @@ def _ahead(items: Iterator[T], *, depth: int) -> Iterator[T]:
 
 class _PixelCounter:
     """Exact RGB pixel counts of decoded frames, taken on a side thread a few frames at a time
-    (their RGB planes copied into one buffer and counted by planar_histogram)."""
+    (each frame's planar RGB from swscale, counted where it lies by plane_histogram)."""
 
     def __init__(self, height: int, width: int):
         self._lane = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bake-hist")
         # Its own swscale context: `frame.reformat` caches one per frame, and the encoding thread
         # reformats the same frames at the same time (two threads in one SwsContext hung a test).
         self._reformatter = VideoReformatter()
-        self._planes = np.empty((3, _COUNT_BATCH, height, width), np.uint8)  # used by the lane only
-        self._pairs = np.empty(_COUNT_BATCH * height * width // 2, np.intp)
+        self._size = (height, width)
         self._batch: list[av.VideoFrame] = []
         self._jobs: list[Future] = []
         self._hist = np.zeros((3, 256), np.int64)
@@ -244,15 +243,15 @@ class _PixelCounter:
         self._batch = []
 
     def _count(self, frames: list[av.VideoFrame]) -> np.ndarray:
-        planes = self._planes[:, :len(frames)]
-        h, w = planes.shape[2:]
-        for i, frame in enumerate(frames):
+        h, w = self._size
+        out = np.zeros((3, 256), np.int64)
+        for frame in frames:
             # planar G, B, R from swscale: the values of the rgb24 view decoders give
-            # (tests/convert/test_frames.py), without transposing interleaved pixels
+            # (tests/convert/test_frames.py), counted in place (each row `line_size` bytes apart)
             rgb = self._reformatter.reformat(frame, format="gbrp")
             for c, plane in zip((1, 2, 0), rgb.planes):
-                planes[c, i] = np.frombuffer(plane, np.uint8).reshape(-1, plane.line_size)[:h, :w]
-        return planar_histogram(planes.reshape(3, -1), self._pairs)
+                out[c] += plane_histogram(plane, w, h, plane.line_size)
+        return out
 
     def result(self) -> np.ndarray:
         """The counts of every frame added; ends the counter."""

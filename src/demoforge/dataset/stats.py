@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from demoforge.dataset.layout import QUANTILES
 
 Stats = dict[str, Any]  # key -> nested lists, ready for JSON / parquet
-_PAIR_MIN_BYTES = 3 * 2**17  # below this the 65536-bin pair histogram costs more than it saves
 
 
 def numeric_stats(values: np.ndarray) -> Stats:
@@ -68,23 +68,16 @@ def lerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
 
 
 def pixel_histogram(frames: np.ndarray) -> np.ndarray:
-    """(..., 3) uint8 pixels, e.g. (T, H, W, 3) frames -> (3, 256) int64 counts per channel."""
-    pixels = np.asarray(frames).reshape(-1, 3)
-    if pixels.size < _PAIR_MIN_BYTES:
-        # a contiguous copy per channel makes bincount about twice as fast as a strided view
-        return np.stack([np.bincount(np.ascontiguousarray(pixels[:, c]), minlength=256)
-                         for c in range(3)]).astype(np.int64)
-    # bincount first casts its input to intp; counting a channel's bytes two at a time
-    # (65536 bins, then summed per byte) halves that cost.
-    planes = np.ascontiguousarray(pixels.T)
-    whole = len(pixels) // 2 * 2
-    out = np.zeros((3, 256), np.int64)
-    for c in range(3):
-        counts = np.bincount(planes[c, :whole].view(np.uint16), minlength=65536).reshape(256, 256)
-        out[c] = counts.sum(axis=0) + counts.sum(axis=1)
-        if whole < len(pixels):  # an odd pixel count leaves one pixel
-            out[c, planes[c, -1]] += 1
-    return out
+    """(..., 3) uint8 pixels, e.g. (T, H, W, 3) frames -> (3, 256) int64 counts per channel.
+    Pillow counts them (an "RGB" image over the bytes): exact, in C, ~4x numpy's bincount."""
+    pixels = np.ascontiguousarray(frames)
+    if pixels.dtype != np.uint8 or pixels.shape[-1:] != (3,):
+        raise ValueError(f"pixel_histogram takes (..., 3) uint8 pixels, got {pixels.dtype} {pixels.shape}")
+    pixels = pixels.reshape(-1, 3)
+    if len(pixels) == 0:
+        return np.zeros((3, 256), np.int64)
+    counts = Image.frombuffer("RGB", (len(pixels), 1), pixels, "raw", "RGB", 0, 1).histogram()
+    return np.asarray(counts, np.int64).reshape(3, 256)
 
 
 def _hist_quantile(cum: np.ndarray, total: int, q: float) -> float:

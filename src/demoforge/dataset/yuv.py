@@ -8,11 +8,11 @@ planes to the encoder.
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image
 
 _RGB_TO_YUV = ((66, 129, 25), (-38, -74, 112), (112, -94, -18))
 _BATCH_PIXELS = 2**20  # pixels per conversion batch: larger batches gain nothing, and cost memory
 _MAX_BATCH = 16  # frames per conversion batch (more only saves Python calls on tiny frames)
-_PAIR_MIN_PIXELS = 2**17  # below this a 65536-bin pair histogram costs more than it saves
 
 
 class Yuv420Converter:
@@ -42,7 +42,6 @@ class Yuv420Converter:
         self._p32 = np.empty((n, h // 2, w // 2), np.int32)
         self._t32 = np.empty((n, h // 2, w // 2), np.int32)
         self._uv = np.empty((2, n, h // 2, w // 2), np.uint8)
-        self._pairs = np.empty(n * h * w // 2, np.intp)  # bincount's own input type: no copy inside
         self._count = 0
 
     def convert(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,29 +88,30 @@ class Yuv420Converter:
     def histogram(self) -> np.ndarray:
         """(3, 256) int64 counts per channel of the frames of the last `convert`."""
         m = self._count * self.height * self.width
-        return planar_histogram(self._planes[:, :self._count].reshape(3, m), self._pairs)
+        return planar_histogram(self._planes[:, :self._count].reshape(3, m))
 
 
-def planar_histogram(planes: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
-    """(3, M) uint8 channel planes, each row contiguous -> (3, 256) int64 counts per channel.
+def planar_histogram(planes: np.ndarray) -> np.ndarray:
+    """(3, M) uint8 channel planes -> (3, 256) int64 counts per channel.
 
-    `pairs`: an intp scratch buffer of at least M // 2 values, reused between calls (a fresh
-    one of this size costs page faults)."""
-    m = planes.shape[1]
-    if m < _PAIR_MIN_PIXELS:
-        return np.stack([np.bincount(planes[c], minlength=256) for c in range(3)]).astype(np.int64)
-    # bincount first casts its input to intp; counting a channel's bytes two at a time
-    # (65536 bins, then summed per byte) halves that cost.
-    half = m // 2
-    pairs = np.empty(half, np.intp) if pairs is None else pairs[:half]
+    Pillow counts each plane where it lies (an "L" image over the plane's bytes, no copy for
+    a contiguous row): exact, in C and outside the GIL, about 3x numpy's bincount, which
+    first casts every byte to intp (measured: 0.06 against 0.19 ms per 224 x 224 frame)."""
     out = np.zeros((3, 256), np.int64)
     for c in range(3):
-        np.copyto(pairs, planes[c, :2 * half].view(np.uint16))
-        counts = np.bincount(pairs, minlength=65536).reshape(256, 256)
-        out[c] = counts.sum(axis=0) + counts.sum(axis=1)
-        if 2 * half < m:  # an odd pixel count leaves one pixel
-            out[c, planes[c, -1]] += 1
+        out[c] = plane_histogram(planes[c])
     return out
+
+
+def plane_histogram(plane, width: int | None = None, height: int = 1, stride: int = 0) -> list[int]:
+    """The 256 counts of a uint8 plane: a 1-D array (`width` None), or `height` rows of `width`
+    bytes, `stride` apart (0: packed), in any buffer (a PyAV frame plane with its line size)."""
+    if width is None:
+        plane = np.ascontiguousarray(plane)
+        width = plane.size
+    if width * height == 0:
+        return [0] * 256
+    return Image.frombuffer("L", (width, height), plane, "raw", "L", stride, 1).histogram()
 
 
 def rgb_to_yuv420p(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
