@@ -66,7 +66,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "plot": {"episode": None},
     "export": {"trainer": None, "action_horizon": None, "repo_id": None, "workers": 1},
     "merge": {"video_file_duration_s": None},
-    "look-sheet": {"look": "randomized", "draws": 8, "columns": 4, "cameras": ("front", "side"),
+    "look-sheet": {"task_packages": (), "look": "randomized", "draws": 8, "columns": 4, "cameras": ("front", "side"),
                    "family": "stack_three", "seed": 0, "axes": False},
     "randomize-check": {"overrides": ()},
     "randomize-sample": {"seed": 0, "count": 1, "overrides": (), "robot": None, "jsonl": False},

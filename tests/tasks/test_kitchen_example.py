@@ -143,3 +143,18 @@ def test_a_cup_off_the_plates_centre_is_still_on_it(kitchen):
         data.qvel[:] = 0.0
         mujoco.mj_forward(model, data)
         assert on(measure(model, data, binding), binding, cup, plate) is expected, offset
+
+
+def test_the_look_sheet_shows_the_package_scene(isolated, tmp_path):
+    """look-sheet takes --task-package and parses the family's problem with its package's domain
+    (the blocks domain has no cup or bowl: it was the only one the sheet knew)."""
+    import av
+
+    args = ["look-sheet", "--family", "cup_in_bowl", "--look", "plain", "--draws", "1", "--columns", "1",
+            "--cameras", "front", "--out", str(tmp_path / "k.png")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "unknown task family 'cup_in_bowl'" in res.output and "--task-package" in res.output
+    _cli("look-sheet", "--task-package", str(KITCHEN), *args[1:])
+    with av.open(str(tmp_path / "k.png")) as png:
+        img = next(png.decode(video=0)).to_ndarray(format="rgb24")
+    assert img.shape == (224, 224, 3) and img.std() > 10

@@ -33,7 +33,10 @@ from demoforge.scenes import build_task_scene
 from demoforge.sim.cameras import intrinsics, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import generate_family, parse_task
+from demoforge.tasks import package as registry
+from demoforge.tasks.families import DOMAIN
 from demoforge.tasks.library import domain_text
+from demoforge.tasks.package import family_value, task_packages_option
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,8 @@ class SheetSettings:
     columns: int = option(4, "Draws per row.", range=(1, 64))
     cameras: tuple[str, ...] = option(("front", "side"), "Cameras stacked in each cell, top to bottom, e.g. "
                                                          "front,side.")
-    family: str = option("stack_three", "Task family of the scene.")
+    family: str = option("stack_three", "Task family of the scene (a task package's too: --task-package).",
+                         normalize=family_value)
     seed: int = option(0, "Root of the draws (as render --seed) and of the scene.", range=(0, MAX_SEED))
     axes: bool = option(False, "Camera tuning: draw the world axes (X red, Y green, Z blue) at the origin on every "
                                "image and add an overview outlining each camera's frustum.")
@@ -54,6 +58,7 @@ class SheetSettings:
 class LookSheetConfig:
     """`demoforge look-sheet`: the look shown, and how (`SheetSettings`' options taken in as its own)."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the family below may be one of theirs
     look: str = option("randomized", "Look YAML file or shipped look name (plain, randomized).")
     sheet: SheetSettings = nested(SheetSettings)
 
@@ -64,7 +69,9 @@ def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.nda
         raise LookError(f"sheet: draws {settings.draws} and columns {settings.columns} must be >= 1, "
                         f"cameras {list(settings.cameras)} not empty")
     generated = generate_family(settings.family, count=1, seed=settings.seed)[0]
-    task = parse_task(generated.problem_pddl, domain_text=domain_text("blocks"), problem_file=f"{generated.name}.pddl")
+    owner = registry.owner("families", settings.family)  # the domain of the package that brings the family
+    task = parse_task(generated.problem_pddl, domain_text=domain_text(owner.name if owner else DOMAIN),
+                      problem_file=f"{generated.name}.pddl")
     draw = bake_profiles(generated.scene, 1, settings.seed)[0]
     scene, binding = build_task_scene(task, generated.scene, draw)
     state = sample_reset_state(scene, binding, generated.scene, draw, reset_rng(generated.scene, settings.seed, 0, 0),
