@@ -128,6 +128,7 @@ class CoverageStage:
     fingerprint_: dict
     name: ClassVar[str] = "coverage"
     error: ClassVar[type] = CoverageError
+    out_name: ClassVar[str] = "OUTPUT_ROOT"
 
     def parts(self) -> list[range]:
         return chunks(len(self.planned))

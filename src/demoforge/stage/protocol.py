@@ -61,6 +61,8 @@ class Stage(Protocol):
     # from before the stage, started over).
     # Optional `prepare() -> None`: called once the guard let the run go on, before anything is
     # written: what is costly to read and must be refused first (a policy is loaded).
+    # Optional `out_name: str` (default "--out"): how the command names OUT in the guard's errors
+    # (a positional argument's name, e.g. coverage's OUTPUT_ROOT).
 
     def fingerprint(self) -> dict:
         """Everything that decides the output (JSON; never the worker count): a resume must match it."""

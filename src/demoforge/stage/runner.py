@@ -159,8 +159,9 @@ def guard_output(stage: Stage, out: Path, *, new_root: bool) -> bool:
     `resumable(out)` accepts: False, the run goes on. A run folder the stage names (`new_root`
     False: generate's OUT) is `open_work`'s to accept or refuse."""
     inputs = list(getattr(stage, "inputs", tuple)())
+    what = getattr(stage, "out_name", "--out")
     if not new_root:
-        guard_output_dir(out, inputs, error=stage.error, resumable=lambda _: True)
+        guard_output_dir(out, inputs, what=what, error=stage.error, resumable=lambda _: True)
         return False
     root = published(stage, out)
     finished = []  # set when OUT is this same run, finished
@@ -174,7 +175,7 @@ def guard_output(stage: Stage, out: Path, *, new_root: bool) -> bool:
         resumable = getattr(stage, "resumable", None)
         return resumable is not None and resumable(o)
 
-    guard_output_dir(out, inputs, error=stage.error, resumable=accepted)
+    guard_output_dir(out, inputs, what=what, error=stage.error, resumable=accepted)
     return bool(finished)
 
 
