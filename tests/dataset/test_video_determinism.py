@@ -86,3 +86,19 @@ def test_threaded_writer_bytes_are_identical_run_to_run(tmp_path, cpu_load, vide
     for i, d in enumerate(digests[1:], start=1):
         changed = sorted(name for name in d if d[name] != digests[0].get(name))
         assert d.keys() == digests[0].keys() and not changed, f"run {i} differs from run 0 in {changed}"
+
+
+def test_lossless_map_bytes_are_identical_run_to_run(tmp_path, cpu_load):
+    """Depth and segmentation maps (x265, lossless): x265's thread pool wrote other bytes about one
+    run in sixty under load; with pools=none it encodes on the calling thread."""
+    from tests.dataset.test_lossless_maps import _write as write_maps
+
+    digests = set()
+    for i in range(24):
+        root = tmp_path / f"run{i}"
+        write_maps(root)
+        videos = sorted(root.rglob("*.mp4"))
+        assert len(videos) == 2  # the depth map and the segmentation map
+        digests.add(tuple((v.relative_to(root).as_posix(), hashlib.sha256(v.read_bytes()).hexdigest())
+                          for v in videos))
+    assert len(digests) == 1

@@ -21,12 +21,14 @@ SUFFIX = "_segmentation"  # the feature-name suffix of a segmentation map
 FLAG = "is_segmentation_map"  # the info key that marks one
 PIX_FMT = "gbrp"  # planar RGB: no colour conversion between the frames and the stream
 ENCODER = "libx265"
-# frame-threads=1: the same bytes every run. No B-frames and closed GOPs: with x265's defaults a
+# frame-threads=1 and pools=none (no thread pool: x265 encodes on the calling thread): the same bytes
+# every run; with a pool, one run in about sixty under load wrote other bytes (measured beside two busy
+# cores; single-threaded x265 costs no more here). No B-frames and closed GOPs: with x265's defaults a
 # keyframe inside an episode is an open-GOP CRA whose leading frames are shown before it but
 # decoded after it, and a decoder that seeks to it (lerobot's pyav path, which every depth map
 # takes) drops them, so frames just before a keyframe could not be loaded (found by the
 # conformance test). Shared by depth maps (dataset.video).
-X265_PARAMS = "lossless=1:bframes=0:open-gop=0:log-level=error:frame-threads=1"
+X265_PARAMS = "lossless=1:bframes=0:open-gop=0:log-level=error:frame-threads=1:pools=none"
 
 
 def is_segmentation(key: str, info: dict[str, Any] | None) -> bool:
