@@ -95,7 +95,7 @@ def planar_histogram(planes: np.ndarray) -> np.ndarray:
     """(3, M) uint8 channel planes -> (3, 256) int64 counts per channel.
 
     Pillow counts each plane where it lies (an "L" image over the plane's bytes, no copy for
-    a contiguous row): exact, in C and outside the GIL, about 3x numpy's bincount, which
+    a contiguous row): exact and in C, about 3x numpy's bincount, which
     first casts every byte to intp (measured: 0.06 against 0.19 ms per 224 x 224 frame)."""
     out = np.zeros((3, 256), np.int64)
     for c in range(3):
