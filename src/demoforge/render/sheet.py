@@ -34,7 +34,6 @@ from demoforge.sim.cameras import intrinsics, world_T_camera
 from demoforge.symbolic import reset_rng, sample_reset_state
 from demoforge.tasks import generate_family, parse_task
 from demoforge.tasks import package as registry
-from demoforge.tasks.families import DOMAIN
 from demoforge.tasks.library import domain_text
 from demoforge.tasks.package import family_value, task_packages_option
 
@@ -68,9 +67,9 @@ def sheet_image(look: Look, settings: SheetSettings = SheetSettings()) -> np.nda
     if not (settings.draws >= 1 and settings.columns >= 1 and settings.cameras):
         raise LookError(f"sheet: draws {settings.draws} and columns {settings.columns} must be >= 1, "
                         f"cameras {list(settings.cameras)} not empty")
-    generated = generate_family(settings.family, count=1, seed=settings.seed)[0]
-    owner = registry.owner("families", settings.family)  # the domain of the package that brings the family
-    task = parse_task(generated.problem_pddl, domain_text=domain_text(owner.name if owner else DOMAIN),
+    generated = generate_family(settings.family, count=1, seed=settings.seed)[0]  # refuses an unknown family
+    owner = registry.owner("families", settings.family)  # so a package brings it: its domain is the problem's
+    task = parse_task(generated.problem_pddl, domain_text=domain_text(owner.name),
                       problem_file=f"{generated.name}.pddl")
     draw = bake_profiles(generated.scene, 1, settings.seed)[0]
     scene, binding = build_task_scene(task, generated.scene, draw)
