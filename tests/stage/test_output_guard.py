@@ -189,3 +189,24 @@ def test_a_run_folder_the_stage_rule_accepts_is_gone_on_with(tmp_path):
     out.mkdir()
     (out / "killed-before-the-stage").write_text("")
     assert run_stage(InFolder(src), out) == "merged"
+
+
+def test_a_refused_output_starts_no_worker(tmp_path):
+    """The local executor's workers start once the guard has let the run go on: a refused OUT
+    spawns none (each would import demoforge only to be stopped), an accepted one does."""
+    import multiprocessing
+
+    from demoforge.stage import LocalExecutor
+
+    source = tmp_path / "in"
+    source.mkdir()
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "file").write_text("x", encoding="utf-8")
+    with LocalExecutor(2) as local:
+        with pytest.raises(StageError, match="not empty"):
+            run_stage(Reads(source), foreign, executor=local)
+        assert multiprocessing.active_children() == []
+    with LocalExecutor(2) as local:
+        assert run_stage(Reads(source, n=3), tmp_path / "out", executor=local) == "merged"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["0.txt", "1.txt", "2.txt"]

@@ -288,6 +288,7 @@ def generate(
             raise ExecuteError("after_skill hooks run only with workers=1")
         # the workers start now and import while this process loads the problems
         local = executor = LocalExecutor(requested)
+        local.start()
     else:
         if after_skill is not None:
             raise ExecuteError("after_skill hooks run only on the local executor with workers=1")

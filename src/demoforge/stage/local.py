@@ -226,19 +226,24 @@ def _died(p, run) -> Exception:
 
 class LocalExecutor:
     """`run_stage`'s executor on this machine: `workers` slots, this process and `workers - 1`
-    spawned workers (started at once, so they import while the stage is prepared). Use it as a
-    context manager, or `close` it."""
+    spawned workers, started by `start` (run_stage calls it once the output guard has let the run
+    go on, so they import while the stage reads its inputs, and a refused OUT starts none) or by
+    the first `run`. Use it as a context manager, or `close` it."""
 
     def __init__(self, workers: int = 1):
         if not (isinstance(workers, int) and workers >= 1):
             raise StageError(f"workers: {workers!r} must be an integer >= 1")
         self.slots = workers
         self._pool = None
-        if workers > 1:
-            self._pool = WorkerPool(workers - 1, work=run_one, report=True, wait=wait_ready)
+
+    def start(self) -> None:
+        """Spawn the workers (once; nothing to do for one slot)."""
+        if self._pool is None and self.slots > 1:
+            self._pool = WorkerPool(self.slots - 1, work=run_one, report=True, wait=wait_ready)
 
     def run(self, run, items: list[int], progress: Progress | None, between: Callable[[bool], object]) -> None:
         """Run `items` of `run` (a `runner.StageRun`) on the slots; `between(idle)` as in `WorkerPool.run`."""
+        self.start()
         if self._pool is not None:
             self._pool.run(run, items, progress, between=between)
             return

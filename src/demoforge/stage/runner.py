@@ -205,6 +205,9 @@ def run_stage(stage: Stage, out: Path, *, work: Path | None = None, executor=Non
     made = own_work and work.parent == out and not out.exists()  # a run folder this run makes (holding WORK)
     local = executor is None
     executor = LocalExecutor(1) if local else executor
+    start = getattr(executor, "start", None)  # workers import while the inputs are read (none for a refused OUT)
+    if start is not None:
+        start()
     lock = None
     try:
         labels = tuple(stage.items())
