@@ -193,7 +193,7 @@ def test_a_run_folder_the_stage_rule_accepts_is_gone_on_with(tmp_path):
 
 def test_a_refused_output_starts_no_worker(tmp_path):
     """The local executor's workers start once the guard has let the run go on: a refused OUT
-    spawns none (each would import demoforge only to be stopped); an accepted one runs on both slots."""
+    spawns none (each would import demoforge only to be stopped); an accepted OUT runs on two slots."""
     import multiprocessing
 
     from demoforge.stage import LocalExecutor
