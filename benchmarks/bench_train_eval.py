@@ -139,8 +139,10 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
             from demoforge.execute import ExpertSettings
 
             spot = "uniform" if args is None else args.put_down_spot
+            flip_mode = "topple" if args is None else args.flip_mode
             generate(pddl, work / "gen", episodes_per_problem=per_problem, workers=2, seed=seed,
-                     domain=owner("families", family).name, settings=ExpertSettings(put_down_spot=spot))
+                     domain=owner("families", family).name,
+                     settings=ExpertSettings(put_down_spot=spot, flip_mode=flip_mode))
         if args is None or args.obs == "state":
             bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True), models=EPISODE_MODELS)
         else:
@@ -249,6 +251,9 @@ def main() -> None:
     ap.add_argument("--put-down-spot", choices=("uniform", "nearest"), default="uniform",
                     help="where the expert's put-down sets a block (generate --put-down-spot): drawn from the whole "
                          "workspace, or the first free spot of a fixed scan beside where it was picked")
+    ap.add_argument("--flip-mode", choices=("topple", "in_hand"), default="topple",
+                    help="how the expert's flip tips a block (generate --flip-mode): pushed over where it has room, "
+                         "or always turned in the hand")
     ap.add_argument("--policy-type", choices=("act", "diffusion"), default="act",
                     help="the policy trained: the small ACT (the recipe) or a small diffusion policy (from state)")
     ap.add_argument("--policy-arg", action="append", default=[],
@@ -324,6 +329,8 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
         sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
     if args.put_down_spot != "uniform":
         name += f"-{args.put_down_spot}"
+    if args.flip_mode != "topple":
+        name += f"-{args.flip_mode.replace('_', '')}"
     if args.policy_type != "act":
         name += f"-{args.policy_type}"
     if args.variant:

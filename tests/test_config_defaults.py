@@ -37,7 +37,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "scenes": {"task_packages": (), "reset_states": 4, "profiles": 8, "seed": 0, "robot": None, "robot_start": None},
     "execute": {"task_packages": (), "episodes_per_problem": 4, "envs": 1, "problems_per_process": 8,
                 "max_retries": 3, "max_replans": 2, "max_episode_s": 180.0, "motion_profile": "medium",
-                "put_down_spot": "uniform", "control_law": None, "randomization": None, "randomize": (),
+                "put_down_spot": "uniform", "flip_mode": "topple", "control_law": None, "randomization": None, "randomize": (),
                 "record_videos": (), "video_look": "plain", "play": False, "play_goals": None, "material": (), "seed": 0, "workers": 1,
                 "robot": None, "robot_start": None},
     "render": {"looks": (), "cameras": ("front", "wrist"), "image_size": None, "depth": False, "segmentation": False,

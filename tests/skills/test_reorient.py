@@ -48,6 +48,20 @@ def test_flip_turns_the_block_in_the_hand_where_it_cannot_topple():
     assert np.linalg.norm(now[:2] - start[:2]) < 0.008
 
 
+def test_flip_mode_in_hand_turns_the_block_in_the_hand_where_it_could_topple():
+    """SkillSettings(flip_mode="in_hand"): a block with room to land (the first case of
+    test_flip_tips_the_block_over_onto_its_side) is turned in the hand where it stood, face ?to up."""
+    from demoforge.skills import SkillSettings
+
+    scene, ctx = make(cube("a", 0.5, -0.05), settings=SkillSettings(flip_mode="in_hand"))
+    start, rot0 = pose(scene, "a")
+    plan = run(scene, ctx, "flip", ["a", "pz", "px"], seed=6)
+    now, rot = pose(scene, "a")
+    assert plan.params["flip_mode"] == "in_hand" and "flip_topple_refused" not in plan.params
+    assert math.degrees(geo.angle_between(rot, tipped(rot0, tip_direction(rot0, "px")))) < 6
+    assert np.linalg.norm(now[:2] - start[:2]) < 0.008
+
+
 @pytest.mark.parametrize(("xy", "face", "workspace", "mode", "why"), [
     # face px up: the block falls towards -x, one block width on
     ((0.34, 0.0), "px", (0.35, 0.65, -0.25, 0.25), "topple", None),  # lands 5 cm short of the workspace, on the table

@@ -31,7 +31,7 @@ from demoforge.fields import option
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.scenes.scene import REGION_PREFIX
 from demoforge.sim import command_toward, restore, snapshot
-from demoforge.skills import PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context
+from demoforge.skills import FLIP_MODES, PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context
 from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
 
@@ -60,6 +60,10 @@ class ExpertSettings:
                                            "from the whole workspace: varied demos) or nearest (the first free spot "
                                            "of a fixed scan around where it was picked: one spot per scene, which "
                                            "a policy can learn; see demoforge.skills.place).", choices=PUT_DOWN_SPOTS)
+    flip_mode: str = option("topple", "How flip tips a block: topple (pushed over where it has room to land, else "
+                                      "turned in the hand) or in_hand (always turned in the hand: a longer motion, "
+                                      "but its demos tolerate the few millimetres a learned policy is off; "
+                                      "benchmarks/bench_precision.py).", choices=FLIP_MODES)
 
     def __post_init__(self):
         problems = [f"{n} must be >= 0, got {getattr(self, n)}" for n in ("max_retries", "max_replans", "settle_s")
@@ -68,6 +72,8 @@ class ExpertSettings:
                      if not getattr(self, n) > 0]
         if self.put_down_spot not in PUT_DOWN_SPOTS:
             problems.append(f"put_down_spot {self.put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
+        if self.flip_mode not in FLIP_MODES:
+            problems.append(f"flip_mode {self.flip_mode!r} is not one of {', '.join(FLIP_MODES)}")
         if self.motion_profile not in PROFILES:
             problems.append(f"motion_profile {self.motion_profile!r} is not one of {sorted(PROFILES)}")
         if problems:
@@ -134,7 +140,8 @@ class ExpertEpisode:
         regions = {name: tuple(float(v) for v in box) for name, box in zip(b.regions, b.region_box, strict=True)}
         ctx = skill_context(self.scene, regions=regions,
                             settings=SkillSettings(profile=PROFILES[settings.motion_profile],
-                                                   put_down_spot=settings.put_down_spot))
+                                                   put_down_spot=settings.put_down_spot,
+                                                   flip_mode=settings.flip_mode))
         # Region slabs are scene props but not blocks: a skill must not treat them as obstacles.
         self.ctx = dataclasses.replace(ctx, props={n: b for n, b in ctx.props.items() if not n.startswith(REGION_PREFIX)})
         self.rng = self.ep.start.rngs["skills"]

@@ -17,6 +17,7 @@ geometric effect and its draws (kept in `plan.params`).
 
 from demoforge.skills.context import (
     FAILURE_KINDS,
+    FLIP_MODES,
     PHASES,
     PUT_DOWN_SPOTS,
     Rect,
@@ -32,7 +33,7 @@ from demoforge.skills.rotate import half_turn_way
 from demoforge.skills.timing import PROFILES, JointLimits, MotionProfile, joint_limits, profile, time_path
 
 __all__ = [
-    "FAILURE_KINDS", "PHASES", "PROFILES", "PUT_DOWN_SPOTS", "SKILLS", "JointLimits", "MotionProfile", "Rect", "Skill",
+    "FAILURE_KINDS", "FLIP_MODES", "PHASES", "PROFILES", "PUT_DOWN_SPOTS", "SKILLS", "JointLimits", "MotionProfile", "Rect", "Skill",
     "SkillContext", "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "execute", "get_skill",
     "half_turn_way", "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
 ]

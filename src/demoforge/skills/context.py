@@ -36,6 +36,7 @@ class SkillError(DemoforgeError):
 
 
 PUT_DOWN_SPOTS = ("uniform", "nearest")  # SkillSettings.put_down_spot
+FLIP_MODES = ("topple", "in_hand")  # SkillSettings.flip_mode
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class SkillSettings:
     # block was picked (`nearest_spots`), one spot per scene, so a policy trained on the demos is not
     # asked to average spots all around the table into the tower it started from.
     put_down_spot: str = "uniform"
+    # How flip tips a block (`FLIP_MODES`, demoforge.skills.flip): "topple" pushes it over where it
+    # has room to land and turns it in the hand elsewhere; "in_hand" always turns it in the hand, a
+    # longer motion whose demos, replayed with their joint targets a few millimetres off, still
+    # succeed where a topple's fail (benchmarks/bench_precision.py).
+    flip_mode: str = "topple"
     max_s: float = 30.0  # longest plan accepted [s]; longer is a "timeout" failure
     collision_step: float = 0.05  # joint step of the path collision check [rad]
     # A transit keeps the robot this far from the scene where its ends leave room [m]: under
@@ -84,6 +90,8 @@ class SkillSettings:
             "free_spot_margin", "transit_padding") if not getattr(self, name) >= 0]
         if self.put_down_spot not in PUT_DOWN_SPOTS:
             problems.append(f"put_down_spot {self.put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
+        if self.flip_mode not in FLIP_MODES:
+            problems.append(f"flip_mode {self.flip_mode!r} is not one of {', '.join(FLIP_MODES)}")
         lo, hi = self.grasp_z_offset
         if lo > hi:
             problems.append(f"grasp_z_offset ({lo}, {hi}) has lo > hi; swap them")

@@ -18,7 +18,10 @@ workspace or the table, a region edge it would cross) or the push cannot be serv
 by -alpha about it from top-down; lift; turn the hand by +90 degrees about the axis while
 lifted; lower to the table where it stood; open; retreat straight up. alpha is 20, 30, 45,
 60 or 70 degrees, whichever (with either pinch direction) gives the feasible plan whose
-joints travel least. The plan's `flip_mode` says which.
+joints travel least. The plan's `flip_mode` says which. With `SkillSettings.flip_mode` "in_hand"
+every flip turns the block in the hand: the topple's push must meet the face within a few
+millimetres and at its own speed; replayed with the arm's targets about 5 mm off, topple demos
+succeed in 15-75% of episodes, in-hand ones in all (benchmarks/bench_precision.py).
 
 Draws: the push height (topple); which of the two pinch directions comes first and the grasp
 offsets (in_hand).
@@ -189,13 +192,16 @@ def flip(b: PlanBuilder, args: tuple[str, ...], params: dict) -> SkillPlan:
     v = tip_direction(rot, end)
     k = np.cross(v, geo.UP)
     target_rot = tipped(rot, v)
-    mark = b.mark()
-    try:
-        return topple(b, name, args, params, (centre, rot, half), (up_now, i_to), v, target_rot)
-    except Infeasible as exc:  # no room to tip it over, or the push cannot be served: in the hand
-        b.rollback(mark)
-        params.clear()
-        params.update(flip_mode="in_hand", flip_topple_refused=exc.failure.message)
+    if b.ctx.settings.flip_mode == "in_hand":
+        params.update(flip_mode="in_hand")
+    else:
+        mark = b.mark()
+        try:
+            return topple(b, name, args, params, (centre, rot, half), (up_now, i_to), v, target_rot)
+        except Infeasible as exc:  # no room to tip it over, or the push cannot be served: in the hand
+            b.rollback(mark)
+            params.clear()
+            params.update(flip_mode="in_hand", flip_topple_refused=exc.failure.message)
     k_axis = 3 - up_now - i_to
     if 2 * half[k_axis] > pinch_width(b):
         raise Infeasible(SkillFailure("ik", "approach", (
