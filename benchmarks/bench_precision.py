@@ -16,6 +16,7 @@ the built-in arm).
 
 The last line is the headline: each family's success at the middle offset.
 Run: MUJOCO_GL=egl python benchmarks/bench_precision.py [--families pnp,flip] [--problems 4]
+     [--flip-mode in_hand] (the expert's flip always turned in the hand, generate --flip-mode)
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def make_demos(family: str, work: Path, args: argparse.Namespace) -> tuple[Path,
     pddl = sorted(p for p in paths if p.suffix == ".pddl" and p.with_suffix(".scene.json").is_file())
     summary = generate(pddl, work / "gen", episodes_per_problem=args.episodes_per_problem, workers=args.workers,
                        seed=args.seed, domain=owner("families", family).name,
-                       settings=ExpertSettings(put_down_spot=args.put_down_spot))
+                       settings=ExpertSettings(put_down_spot=args.put_down_spot, flip_mode=args.flip_mode))
     source = summary.roots["success"]
     baked = bake([source], work / "baked", BakeConfig(control_freq=args.rate), models=EPISODE_MODELS)
     return source, baked
@@ -93,6 +94,8 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=15, help="bake rate [Hz] (the training recipe's)")
     ap.add_argument("--put-down-spot", choices=("uniform", "nearest"), default="nearest",
                     help="the expert's put-down (unstack's recipe uses nearest)")
+    ap.add_argument("--flip-mode", choices=("topple", "in_hand"), default="topple",
+                    help="the expert's flip: pushed over where it has room, or always turned in the hand")
     ap.add_argument("--offsets", type=levels, default=levels("0,0.0025,0.005,0.01,0.02"),
                     help="per-episode constant joint errors, standard deviations [rad]")
     ap.add_argument("--jitters", type=levels, default=levels("0.005,0.01,0.02"),
