@@ -31,7 +31,9 @@ from demoforge.fields import option
 from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.scenes.scene import REGION_PREFIX
 from demoforge.sim import command_toward, restore, snapshot
-from demoforge.skills import FLIP_MODES, PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context
+from demoforge.skills import (
+    FLIP_MODES, PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context,
+)
 from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
 

@@ -33,7 +33,8 @@ from demoforge.skills.rotate import half_turn_way
 from demoforge.skills.timing import PROFILES, JointLimits, MotionProfile, joint_limits, profile, time_path
 
 __all__ = [
-    "FAILURE_KINDS", "FLIP_MODES", "PHASES", "PROFILES", "PUT_DOWN_SPOTS", "SKILLS", "JointLimits", "MotionProfile", "Rect", "Skill",
+    "FAILURE_KINDS", "FLIP_MODES", "PHASES", "PROFILES", "PUT_DOWN_SPOTS", "SKILLS", "JointLimits", "MotionProfile",
+    "Rect", "Skill",
     "SkillContext", "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "execute", "get_skill",
     "half_turn_way", "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
 ]
