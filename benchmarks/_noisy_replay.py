@@ -17,7 +17,6 @@ import zlib
 
 import numpy as np
 
-from demoforge.dataset.keys import STATE
 from demoforge.policy.adapters import ReplayPolicy
 
 
@@ -39,11 +38,10 @@ class NoisyReplay(ReplayPolicy):
         self._rng[slot] = rng
 
     def act(self, observations):
+        ticks = dict(self._t)
         out = super().act(observations)
-        state = np.asarray(observations[STATE])
-        live = np.isfinite(state.reshape(len(state), -1)).all(axis=1)  # idle slots draw nothing
         for slot, bias in self._bias.items():
-            if slot < len(out) and live[slot]:
+            if self._t[slot] != ticks[slot]:  # the replay moved this slot on; idle slots draw nothing
                 noise = self._rng[slot].normal(0.0, self.jitter, len(bias)) if self.jitter else 0.0
                 out[slot, :-1] += bias + noise
         return out
