@@ -43,6 +43,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -106,12 +107,26 @@ def look_file(spec: str, size: int, folder: Path) -> Path:
     return out
 
 
+def _die_with_parent(parent: int) -> None:
+    """In the child, before exec: on Linux, have the kernel send it SIGTERM when this driver
+    dies, however it dies (a SIGKILL included), so a killed benchmark leaves no training or
+    evaluation behind holding the cores; a rerun resumes from the checkpoints instead."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG, kept across exec
+        if os.getppid() != parent:  # the driver died before the line above took effect
+            os._exit(1)
+
+
 def run(cmd: list[str], log: Path, nice: int = 0) -> float:
     """Run `cmd` with its output to `log`; returns the CPU seconds it used (user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}  # 1 thread: 2-core machines thrash at 2
+    parent = os.getpid()
     with log.open("w") as out:
-        proc = subprocess.run(["nice", "-n", str(nice), *cmd], stdout=out, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.run(["nice", "-n", str(nice), *cmd], stdout=out, stderr=subprocess.STDOUT, env=env,
+                              preexec_fn=lambda: _die_with_parent(parent))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"{cmd[2:4]} failed ({proc.returncode}); see {log}")
