@@ -164,3 +164,18 @@ def test_a_half_turn_turns_the_wrist_half_a_turn_without_a_regrasp(tmp_path):
         assert [p["operator"] for p in _extras(summary.roots["success"], i)["plan"]] == ["rotate", "rotate"]
         wrist = reader.read_episode(i, ["action"])["action"][:, -2].astype(float)
         assert np.degrees(np.abs(np.diff(wrist)).sum()) < 215, i
+
+
+def test_the_expert_and_its_skills_refuse_an_unknown_choice_with_the_same_words():
+    """ExpertSettings checks put_down_spot and flip_mode before any worker starts, with the words
+    SkillSettings would use later; both name the field, the value and the choices."""
+    from demoforge.execute import ExecuteError
+    from demoforge.skills import SkillError, SkillSettings
+
+    for field, value, choices in (("put_down_spot", "corner", "uniform, nearest"),
+                                  ("flip_mode", "roll", "topple, in_hand")):
+        words = f"{field} {value!r} is not one of {choices}"
+        with pytest.raises(ExecuteError, match=re.escape(words)):
+            ExpertSettings(**{field: value})
+        with pytest.raises(SkillError, match=re.escape(words)):
+            SkillSettings(**{field: value})

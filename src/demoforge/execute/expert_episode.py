@@ -32,7 +32,7 @@ from demoforge.raw import EpisodeRecord, FailureCause, FailureKind
 from demoforge.scenes.scene import REGION_PREFIX
 from demoforge.sim import command_toward, restore, snapshot
 from demoforge.skills import (
-    FLIP_MODES, PROFILES, PUT_DOWN_SPOTS, SkillSettings, half_turn_way, plan_skill, skill_context,
+    FLIP_MODES, PROFILES, PUT_DOWN_SPOTS, SkillSettings, choice_problems, half_turn_way, plan_skill, skill_context,
 )
 from demoforge.tasks import Step, apply, goal_atoms, holds, with_goal
 from demoforge.tasks.pddl_text import format_atom
@@ -72,10 +72,7 @@ class ExpertSettings:
                     if not getattr(self, n) >= 0]
         problems += [f"{n} must be > 0, got {getattr(self, n)}" for n in ("max_episode_s", "plan_budget_s", "control_hz")
                      if not getattr(self, n) > 0]
-        if self.put_down_spot not in PUT_DOWN_SPOTS:
-            problems.append(f"put_down_spot {self.put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
-        if self.flip_mode not in FLIP_MODES:
-            problems.append(f"flip_mode {self.flip_mode!r} is not one of {', '.join(FLIP_MODES)}")
+        problems += choice_problems(self.put_down_spot, self.flip_mode)
         if self.motion_profile not in PROFILES:
             problems.append(f"motion_profile {self.motion_profile!r} is not one of {sorted(PROFILES)}")
         if problems:

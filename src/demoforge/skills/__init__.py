@@ -26,6 +26,7 @@ from demoforge.skills.context import (
     SkillFailure,
     SkillPlan,
     SkillSettings,
+    choice_problems,
     skill_context,
 )
 from demoforge.skills.registry import SKILLS, Skill, execute, get_skill, plan_skill
@@ -35,6 +36,6 @@ from demoforge.skills.timing import PROFILES, JointLimits, MotionProfile, joint_
 __all__ = [
     "FAILURE_KINDS", "FLIP_MODES", "PHASES", "PROFILES", "PUT_DOWN_SPOTS", "SKILLS", "JointLimits", "MotionProfile",
     "Rect", "Skill",
-    "SkillContext", "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "execute", "get_skill",
-    "half_turn_way", "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
+    "SkillContext", "SkillError", "SkillFailure", "SkillPlan", "SkillSettings", "choice_problems", "execute",
+    "get_skill", "half_turn_way", "joint_limits", "plan_skill", "profile", "skill_context", "time_path",
 ]

@@ -88,15 +88,23 @@ class SkillSettings:
         problems += [f"{name} must be >= 0, got {getattr(self, name)}" for name in (
             "carry_clearance", "settle_s", "grasp_xy_offset", "place_xy_offset", "place_gap",
             "free_spot_margin", "transit_padding") if not getattr(self, name) >= 0]
-        if self.put_down_spot not in PUT_DOWN_SPOTS:
-            problems.append(f"put_down_spot {self.put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
-        if self.flip_mode not in FLIP_MODES:
-            problems.append(f"flip_mode {self.flip_mode!r} is not one of {', '.join(FLIP_MODES)}")
+        problems += choice_problems(self.put_down_spot, self.flip_mode)
         lo, hi = self.grasp_z_offset
         if lo > hi:
             problems.append(f"grasp_z_offset ({lo}, {hi}) has lo > hi; swap them")
         if problems:
             raise SkillError("invalid SkillSettings:\n  " + "\n  ".join(problems))
+
+
+def choice_problems(put_down_spot: str, flip_mode: str) -> list[str]:
+    """What is wrong with the skills' two named choices (empty when both are known); checked by
+    SkillSettings and, before any worker starts, by the expert's settings that carry them."""
+    problems = []
+    if put_down_spot not in PUT_DOWN_SPOTS:
+        problems.append(f"put_down_spot {put_down_spot!r} is not one of {', '.join(PUT_DOWN_SPOTS)}")
+    if flip_mode not in FLIP_MODES:
+        problems.append(f"flip_mode {flip_mode!r} is not one of {', '.join(FLIP_MODES)}")
+    return problems
 
 
 @dataclass(frozen=True, eq=False)
