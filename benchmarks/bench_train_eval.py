@@ -32,7 +32,8 @@ A family of a task package of your own: `--task-package examples/tasks/kitchen/k
 diffusers, which `make lerobot-dev` installs through lerobot's diffusion extra). The same checkpoints
 evaluated another way: `--eval-arg=--policy.n_action_steps=1
 --eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
-Work folders are kept: a rerun reuses finished data, checkpoints and evaluations.
+Work folders are kept: a rerun reuses finished data, checkpoints and evaluations. A killed run
+takes its lerobot-train or lerobot-eval with it (on Linux), so nothing is left training.
 The last line is the headline: the best test success per family (the mean over the seeds) and
 what it took.
 """
