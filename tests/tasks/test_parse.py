@@ -50,6 +50,17 @@ def test_load_task_reads_files_and_library_domain(tmp_path):
     assert load_task(path, tmp_path / "d.pddl").domain_file.endswith("d.pddl")
     with pytest.raises(TaskError, match="cannot read PDDL problem"):
         load_task(tmp_path / "missing.pddl")
+    with pytest.raises(TaskError, match="cannot read PDDL domain"):
+        load_task(path, str(tmp_path / "missing-domain.pddl"))
+
+
+def test_a_domain_name_no_package_brings_is_refused_with_the_library_and_the_fix(tmp_path, monkeypatch):
+    path = tmp_path / "p.pddl"
+    path.write_text(GOOD)
+    monkeypatch.chdir(tmp_path)  # "near" is no file here either
+    with pytest.raises(TaskError, match=r"domain 'near' is neither a file nor a loaded domain \(the library has: "
+                                        r"blocks.*\); a task package adds its own: --task-package"):
+        load_task(path, "near")
 
 
 @pytest.mark.parametrize(

@@ -194,6 +194,11 @@ def load_task(problem: str | Path, domain: str | Path = "blocks") -> Task:
     problem_path = Path(problem)
     if isinstance(domain, str) and domain in library.DOMAINS:
         domain_file, domain_text = f"library:{domain}", library.domain_text(domain)
+    elif isinstance(domain, str) and not Path(domain).exists() and Path(domain).name == domain and "." not in domain:
+        # a bare name, not a file: a domain whose task package was not loaded
+        raise TaskError(f"domain {domain!r} is neither a file nor a loaded domain (the library has: "
+                        f"{', '.join(sorted(library.DOMAINS))}); a task package adds its own: --task-package "
+                        "PATH_OR_MODULE, or give the domain file's path")
     else:
         domain_file, domain_text = str(domain), _read(Path(domain), "domain")
     return parse_task(
