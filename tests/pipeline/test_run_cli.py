@@ -55,6 +55,15 @@ def test_cli_refuses_unknown_keys_with_exit_2(tmp_path):
     assert res.exit_code == 2 and "unknown key 'episodes'" in res.output
 
 
+def test_a_stage_with_nothing_to_do_says_so_and_which_option_would_run_it(tmp_path):
+    only = ["--skip-tasks", "--skip-scenes", "--skip-execute", "--skip-merge", "--skip-annotate", "--skip-doctor"]
+    res = CliRunner().invoke(app, ["run", "--experiment-id", "a", "--out-dir", str(tmp_path), *only])
+    assert res.exit_code == 0, res.output
+    assert "render: nothing to do: no looks (render.looks; --look LOOK renders)" in res.output
+    assert "bake: nothing to do: no control_space (bake.control_space; --control-space NAME bakes)" in res.output
+    assert "done in" not in res.output and not (tmp_path / "a" / "baked").exists()
+
+
 @pytest.mark.slow
 def test_demo_runs_and_prints_dataset_and_doctor(tmp_path):
     from demoforge.pipeline.demo import run_demo

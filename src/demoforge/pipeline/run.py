@@ -115,7 +115,10 @@ def run_pipeline(config: PipelineConfig, *, resume: bool = False, echo: Callable
         state.mark_done(run_dir, stage, {**record, "seconds": round(seconds[stage], 3)})
         doctor_failed |= bool(record.get("failed"))
         ran.append(stage)
-        echo(f"{stage}: done in {seconds[stage]:.1f} s")
+        if "reason" in record:  # the stage had nothing to do (a render with no looks, a bake with no convention)
+            echo(f"{stage}: nothing to do: {record['reason']}")
+        else:
+            echo(f"{stage}: done in {seconds[stage]:.1f} s")
     failures = run_dir / "dataset" / "failures"
     return PipelineResult(run_dir, final_dataset(ctx), failures if failures.is_dir() else None, tuple(ran),
                           tuple(skipped), seconds, dict(ctx.notes), doctor_failed)

@@ -176,7 +176,7 @@ def stage_render(ctx: RunContext) -> dict:
 
     c = ctx.config
     if not c.render.looks:
-        return {"rendered": False, "reason": "no looks (render.looks)"}
+        return {"rendered": False, "reason": "no looks (render.looks; --look LOOK renders)"}
     from demoforge.pipeline.pipelined import PARTS_MERGE
 
     shutil.rmtree(ctx.path("render") / PARTS_MERGE, ignore_errors=True)  # a killed pipelined run's partial merge
@@ -300,7 +300,7 @@ def stage_bake(ctx: RunContext) -> dict:
 
     c = ctx.config
     if c.bake.control_space is None:
-        return {"baked": False, "reason": "no control_space (bake.control_space)"}
+        return {"baked": False, "reason": "no control_space (bake.control_space; --control-space NAME bakes)"}
     annotated = labelled(ctx)
     if renders_baked_ticks(ctx):
         from demoforge.pipeline.baked_render import write_baked
