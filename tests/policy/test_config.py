@@ -11,16 +11,18 @@ from demoforge.fields import build, collect, parse_text, specs
 from demoforge.policy.config import EvalConfig, PolicyLoop, RolloutConfig
 
 # The flags each command had when its options were hand-written typer.Options: the records keep them
-# (a bool field adds its --no- form).
+# (a bool field adds its --no- form); since then, --task-package on every command that rebuilds a
+# recorded scene, which may hold a task package's objects.
+PKG = {"--task-package"}
 LOOP = {"--policy", "--policy-arg", "--envs", "--max-ticks", "--warmup", "--reference-ticks", "--assist-floor",
-        "--assist-steps", "--like", "--image-size", "--workers", "--robot", "--look", "--seed", "--out"}
+        "--assist-steps", "--like", "--image-size", "--workers", "--robot", "--look", "--seed", "--out"} | PKG
 FLAGS = {
     "rollout": LOOP | {"--problems", "--episodes", "--domain", "--randomization", "--output-format"},
     "eval": LOOP | {"--from-dataset", "--episodes", "--start"},
-    "relabel": {"--rollouts", "--out", "--envs", "--workers"},
-    "replay": {"--episodes", "--kinematic", "--no-kinematic", "--tol", "--json"},
-    "viz": {"--out", "--episodes", "--cameras", "--kinds", "--width", "--height", "--stride", "--quiet"},
-    "plot": {"--episode", "--out"},
+    "relabel": {"--rollouts", "--out", "--envs", "--workers"} | PKG,
+    "replay": {"--episodes", "--kinematic", "--no-kinematic", "--tol", "--json"} | PKG,
+    "viz": {"--out", "--episodes", "--cameras", "--kinds", "--width", "--height", "--stride", "--quiet"} | PKG,
+    "plot": {"--episode", "--out"} | PKG,
 }
 
 

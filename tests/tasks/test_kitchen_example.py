@@ -99,6 +99,31 @@ def test_a_free_subtype_nobody_builds_is_named(isolated, tmp_path):
     assert "is of type 'mug', which no task package builds" in res.output and "Traceback" not in res.output
 
 
+def test_commands_that_rebuild_a_package_scene_name_the_package_missing_and_load_it_with_task_package(
+        isolated, monkeypatch, tmp_path):
+    """A dataset of the kitchen's cups and bowls, opened where its package is not loaded (a new
+    process, as each command is): replay and render exit 2 naming the types, the domain and
+    --task-package, leave nothing behind, and the same commands with --task-package succeed."""
+    before = dict(registry._PACKAGES)  # the built-in packages alone
+    _cli("tasks", "gen", "cup_in_bowl", "--task-package", str(KITCHEN), "--problems", "1", "--task-seed", "0",
+         "--out", str(tmp_path / "t"))
+    _cli("generate", str(tmp_path / "t" / "cup_in_bowl-all-0000.pddl"), "--domain", "kitchen", "--task-package",
+         str(KITCHEN), "--episodes-per-problem", "1", "--out", str(tmp_path / "raw"))
+    source, out = str(tmp_path / "raw" / "success"), tmp_path / "rendered"
+    monkeypatch.setattr(registry, "_PACKAGES", before)
+    monkeypatch.setattr(registry, "_LOADED", [])
+    commands = (["replay", source], ["render", source, "--look", "plain", "--cameras", "front", "--out", str(out)])
+    for argv in commands:
+        res = CliRunner().invoke(app, argv)
+        assert res.exit_code == 2, res.output
+        assert ("object type(s) 'bowl', 'cup' of domain 'demoforge-kitchen' come from a task package that is not "
+                "loaded: load it with --task-package") in " ".join(res.output.split()), res.output
+    assert not out.exists()
+    for argv in commands:
+        _cli(*argv, "--task-package", str(KITCHEN))
+    assert (out / "meta" / "info.json").is_file()
+
+
 @pytest.mark.conformance
 @pytest.mark.slow
 def test_a_kitchen_run_renders_bakes_passes_the_doctor_and_loads_in_real_lerobot(kitchen, tmp_path):

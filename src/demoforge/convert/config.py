@@ -16,6 +16,7 @@ from demoforge.dataset.layout import DEFAULT_VIDEO_FILE_DURATION_S
 from demoforge.dataset.video import VideoSettings
 from demoforge.errors import DemoforgeError
 from demoforge.fields import option, workers_option
+from demoforge.tasks.package import task_packages_option
 
 FORMATS = ("v3.0", "v2.1")
 KEEP_ALL = "all"  # --keep all: every source per-tick column the bake does not write itself
@@ -30,6 +31,7 @@ def _conventions() -> tuple[str, ...]:
 class BakeConfig:
     """The two decisions (control space, rate) and everything else a bake is told."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     control_space: str | None = option(DEFAULT_CONVENTION, "Action convention: joint_target, joint_pos, joint_vel, "
                                                            "raw_cmd, or as_recorded (the source's own action "
                                                            "column); run: none = no bake.", kind="str",

@@ -44,9 +44,10 @@ from demoforge.fields import MAX_ENVS, MAX_EPISODES, MAX_SEED, option, workers_o
 from demoforge.raw.schema import CONTRACT_META
 from demoforge.stage import LocalExecutor, MergeAtEnd, Progress, chunks, run_stage
 from demoforge.stage.runner import STAMP_DIR, merge_shards, publish_dataset
+from demoforge.tasks.package import task_packages_option
 
 # Fields that do not decide the bytes (or are fingerprinted on their own: robot, bins).
-NOT_FINGERPRINTED = ("doctor", "robot", "bins", "workers")
+NOT_FINGERPRINTED = ("doctor", "robot", "bins", "workers", "task_packages")
 TASK = "move the arm to a joint-space goal (a coverage episode: no task is performed)"
 
 
@@ -55,6 +56,7 @@ class CoverageConfig:
     """How coverage episodes are planned and run: the option fields are `demoforge coverage`'s flags
     (`demoforge.fields`), the others the library's alone."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     episodes: int = option(40, "New episodes to generate.", range=(1, MAX_EPISODES))
     seed: int = option(0, "Run seed; the same seed gives the same bytes.", range=(0, MAX_SEED))
     robot: str | None = option(None, "Robot card: a built-in name (panda) or a card YAML [default: the one the "

@@ -41,6 +41,7 @@ from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.guard import guard_output_dir
 from demoforge.fields import option
 from demoforge.policy.protocol import PolicyError
+from demoforge.tasks.package import task_packages_option
 
 SPEC_COPY = "batch.yaml"  # the spec as given, kept in OUT: a rerun must give the same
 FIGURES = ("success_rate", "partial_success", "full_completion_rate", "mean_completion")
@@ -54,6 +55,7 @@ SETTINGS = {"max_ticks": 1200, "envs": 1, "seed": 0, "workers": 1}  # max_ticks:
 class BatchRunConfig:
     """`demoforge eval-batch`'s options (`demoforge.fields`: its flags are generated from these fields)."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     score_only: bool = option(False, "Run nothing: re-score the finished runs in OUT.")
     limit: int | None = option(None, "Run at most this many unfinished (policy, task) runs in this call.",
                                kind="int", range=(1, 1_000_000))

@@ -25,6 +25,7 @@ from demoforge.policy.protocol import PolicyError
 from demoforge.policy.settings import Assist, RolloutSettings
 from demoforge.render.config import episodes_value
 from demoforge.render.look import parse_image_size
+from demoforge.tasks.package import task_packages_option
 
 POLICY_HELP = ("Policy spec: expert | PATH.onnx | onnx:PATH | replay:DATASET | module:factory | file.py:factory "
                "(the factory returns an object with spaces, reset(slot, start), act(observations)).")
@@ -65,6 +66,7 @@ class PolicyLoop:
     """What a roll-out and an evaluation share: the policy and its factory's arguments, how many
     run at once, the episode limits and metric parameters (`settings()`), the camera image size."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     policy: str | None = option(None, POLICY_HELP, kind="str", optional=False, stage_required=True)
     policy_arg: tuple[str, ...] = option((), "KEY=VALUE (VALUE read as YAML) passed to the policy's factory "
                                              "(module:factory, expert).", metavar="KEY=VALUE",
@@ -219,6 +221,7 @@ class EvalConfig:
 class RelabelConfig:
     """`demoforge relabel`: the expert from the failure states of failed roll-outs."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     envs: int = option(1, "Environments stepped together per worker.", range=(1, MAX_ENVS))
     workers: int = option(1, "Processes; the output does not depend on it.", range=(1, MAX_POLICY_WORKERS))
 
@@ -227,6 +230,7 @@ class RelabelConfig:
 class ReplayConfig:
     """`demoforge replay`: which episodes, how they are replayed and what counts as diverging."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     episodes: tuple[int, ...] | None = _episodes_option("Episodes to replay")
     kinematic: bool = option(False, "Teleport along the recorded states instead of stepping the actions (no policy, "
                                     "no physics).")

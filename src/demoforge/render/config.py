@@ -15,6 +15,7 @@ from demoforge.fields import MAX_EPISODE_INDEX, option, seed_option, workers_opt
 from demoforge.render.look import Look, LookError, parse_image_sizes, sized_look
 from demoforge.render.look_file import load_look
 from demoforge.render.recorder import DEPTH_RANGE_M
+from demoforge.tasks.package import task_packages_option
 
 # x264 with its own threads gives different bytes for the same frames when the machine is busy
 # (measured here); one thread per stream keeps the output a function of the frames, and the
@@ -56,6 +57,7 @@ def episodes_value(text: str, where: str = "--episodes") -> tuple[int, ...] | No
 class RenderConfig:
     """Everything that decides a render stage's output, and its worker count (which does not)."""
 
+    task_packages: tuple[str, ...] = task_packages_option()  # first: the scenes rebuilt may be a package's
     # in output order: `--look` texts (plain, randomized:N, a shipped look's name, LOOK.yaml[:N]) or a
     # library caller's LookRequests; `resolve_looks` reads the texts
     looks: tuple[str | LookRequest, ...] = option((), "Look: plain, randomized:N, a shipped look name or "

@@ -28,7 +28,7 @@ from demoforge.sim import Box, RobotCard, Scene, SceneSpec, Table, build_scene, 
 from demoforge.sim.font import LETTERS
 from demoforge.symbolic.binding import FREE_TYPE, Binding, Tolerances, bind_symbols, free_objects
 from demoforge.tasks.parse import Task
-from demoforge.tasks.package import OBJECT_TYPES
+from demoforge.tasks.package import OBJECT_TYPES, package_of_domain
 from demoforge.tasks.scene import SceneParams
 
 REGION_PREFIX = "region/"
@@ -58,9 +58,16 @@ def _problems(task: Task, params: SceneParams, draw: SceneDraw) -> list[str]:
     problems += [f"sidecar blocks.{b}.glyph {look.glyph!r} is not a letter the block font draws; use one of "
                  f"{LETTERS}" for b, look in sorted(looks.items()) if look.glyph not in LETTERS]
     types = dict(task.objects)
-    problems += [f"object {b!r} is of type {types[b]!r}, which no task package builds: give its ObjectType a `build` "
-                 f"(types built: {sorted(t for t, o in OBJECT_TYPES.items() if o.build is not None)})"
-                 for b in blocks if types[b] != FREE_TYPE and _builder(types[b]) is None]
+    unbuilt = sorted({types[b] for b in blocks if types[b] != FREE_TYPE and _builder(types[b]) is None})
+    if unbuilt and package_of_domain(task.domain_name) is None:  # a package's objects, the package not loaded here
+        problems.append(f"object type(s) {', '.join(map(repr, unbuilt))} of domain {task.domain_name!r} come from a "
+                        "task package that is not loaded: load it with --task-package PATH_OR_MODULE (the .py file "
+                        "or module that defines its PACKAGE; a run config's task_packages:), or install it as a "
+                        "`demoforge.tasks` entry point")
+    elif unbuilt:
+        problems += [f"object {b!r} is of type {types[b]!r}, which no task package builds: give its ObjectType a "
+                     f"`build` (types built: {sorted(t for t, o in OBJECT_TYPES.items() if o.build is not None)})"
+                     for b in blocks if types[b] in unbuilt]
     if not draw.friction > 0:
         problems.append(f"drawn friction {draw.friction} must be > 0")
     try:
