@@ -117,3 +117,20 @@ def test_lerobot_eval_itself_refuses_before_loading_the_policy(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-2000:]
     assert "the policy expects 224x224 px" in out and "the env renders 96x96 px" in out, out[-2000:]
+
+
+def test_task_package_loads_a_family_of_the_users_own(tmp_path):
+    """--env.task_package: the lerobot env of a family no installed package brings (the near example)
+    is made and reset; a wrong path is refused naming the flag."""
+    from pathlib import Path
+
+    near = Path(__file__).parents[2] / "examples" / "tasks" / "near" / "near_task.py"
+    cfg = _config(task="near_pair", task_package=str(near))
+    vec = cfg.create_envs(n_envs=1)["demoforge"][0]
+    obs, _ = vec.reset(seed=[0])
+    vec.close()
+    assert obs["agent_pos"].shape == (1, 8) and obs["environment_state"].shape[1] == cfg.features[
+        "environment_state"].shape[0] > 0
+    with pytest.raises(DemoforgeError, match=r"--env.task_package=nowhere/near\.py: --task-package 'nowhere/near\.py': "
+                                             "no such file"):
+        _config(task="near_pair", task_package="nowhere/near.py")

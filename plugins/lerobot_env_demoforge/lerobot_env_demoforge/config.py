@@ -17,6 +17,9 @@ class DemoforgeEnvConfig(EnvConfig):
     """A demoforge task family; every field maps onto demoforge.gym.FamilyEnvConfig."""
 
     task: str = "pnp"  # family: stack_three, unstack, pnp, flip, rotate (demoforge tasks families)
+    # a demoforge task package to load first, for a family of its own (demoforge generate --task-package):
+    # a .py file or a module defining PACKAGE; several comma-separated. Installed packages need none.
+    task_package: str | None = None
     split: str = "test"  # problems of this look split: train, test or all
     fps: int = 15  # actions per second [Hz]; taken from --env.dataset's bake.json when given
     convention: str = "joint_target"  # action convention (joint_target, joint_pos, joint_vel); from bake.json when given
@@ -42,7 +45,16 @@ class DemoforgeEnvConfig(EnvConfig):
 
     def __post_init__(self):
         from demoforge.gym import FamilyEnv
+        from demoforge.tasks.package import load_package
 
+        from demoforge.tasks.package_records import TaskPackageError
+
+        for spec in (s.strip() for s in (self.task_package or "").split(",")):
+            if spec:  # recorded in DEMOFORGE_TASK_PACKAGES, so the async envs' processes load it too
+                try:
+                    load_package(spec)
+                except TaskPackageError as exc:
+                    raise TaskPackageError(f"--env.task_package={self.task_package}: {exc}") from None
         core = FamilyEnv(self.family_config())
         self.fps = core.cfg.action.control_freq
         shapes = core.shapes()
