@@ -119,11 +119,17 @@ def test_lerobot_eval_itself_refuses_before_loading_the_policy(tmp_path):
     assert "the policy expects 224x224 px" in out and "the env renders 96x96 px" in out, out[-2000:]
 
 
-def test_task_package_loads_a_family_of_the_users_own(tmp_path):
+def test_task_package_loads_a_family_of_the_users_own(tmp_path, monkeypatch):
     """--env.task_package: the lerobot env of a family no installed package brings (the near example)
     is made and reset; a wrong path is refused naming the flag."""
     from pathlib import Path
 
+    from demoforge.tasks import package as registry
+
+    registry.packages()  # the registry as it was: the package loaded here leaks into no other test
+    monkeypatch.setattr(registry, "_PACKAGES", dict(registry._PACKAGES))
+    monkeypatch.setattr(registry, "_LOADED", [])
+    monkeypatch.setenv(registry.ENV_VAR, "")
     near = Path(__file__).parents[2] / "examples" / "tasks" / "near" / "near_task.py"
     cfg = _config(task="near_pair", task_package=str(near))
     vec = cfg.create_envs(n_envs=1)["demoforge"][0]
