@@ -46,7 +46,6 @@ class DemoforgeEnvConfig(EnvConfig):
     def __post_init__(self):
         from demoforge.gym import FamilyEnv
         from demoforge.tasks.package import load_package
-
         from demoforge.tasks.package_records import TaskPackageError
 
         for spec in (s.strip() for s in (self.task_package or "").split(",")):
