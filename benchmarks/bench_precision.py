@@ -57,15 +57,17 @@ def tcp_shifts_mm(baked: Path, sigmas: list[float], seed: int = 0, rows: int = 4
     reader = open_dataset(baked)
     actions = np.concatenate([reader.read_episode(k, ["action"])["action"] for k in range(reader.num_episodes)])
     n_arm = len(robot.arm_qpos)
+    rng = np.random.default_rng(seed)
+    pick = actions[rng.choice(len(actions), size=min(rows, len(actions)), replace=False)]
+    unit = rng.standard_normal((len(pick), n_arm))  # one draw; rng.normal(0, sigma) is sigma times it
+    base = np.tile(model.qpos0, (len(pick), 1))
+    base[:, robot.arm_qpos] = pick[:, :n_arm]
+    tcp = tcp_positions(model, robot, base, data)
     out = {}
     for sigma in sigmas:
-        rng = np.random.default_rng(seed)
-        pick = actions[rng.choice(len(actions), size=min(rows, len(actions)), replace=False)]
-        base = np.tile(model.qpos0, (len(pick), 1))
-        base[:, robot.arm_qpos] = pick[:, :n_arm]
         moved = base.copy()
-        moved[:, robot.arm_qpos] += rng.normal(0.0, sigma, (len(pick), n_arm))
-        shift = tcp_positions(model, robot, moved, data) - tcp_positions(model, robot, base, data)
+        moved[:, robot.arm_qpos] += sigma * unit
+        shift = tcp_positions(model, robot, moved, data) - tcp
         out[sigma] = float(np.median(np.linalg.norm(shift, axis=1)) * 1000.0)
     return out
 
