@@ -160,6 +160,38 @@ def test_the_near_example_loads_lists_generates_and_runs(isolated, tmp_path):
     assert files and all((tmp_path / "raw" / f).read_bytes() == (tmp_path / "again" / f).read_bytes() for f in files)
 
 
+def test_a_run_records_the_task_package_it_used_and_a_changed_package_is_another_run(isolated, tmp_path):
+    """run.json (and the raw dataset's provenance) name the package whose code acted the problems out,
+    with the sha256 of its module and domain; the same command after the package file changed is
+    refused naming `task_packages`, not resumed as the same run. The blocks world is not recorded."""
+    import hashlib
+    import shutil
+
+    from demoforge.execute import generate
+
+    package = tmp_path / "pkg" / "near_task.py"
+    shutil.copytree(NEAR.parent, package.parent)
+    registry.load_package(str(package))
+    paths = write_tasks(generate_family("near_pair", count=1, seed=0), tmp_path / "tasks")
+    problems = [p for p in paths if p.name.startswith("near_pair-") and p.suffix == ".pddl"]
+    generate(problems, tmp_path / "raw", episodes_per_problem=1, domain="near")
+    (used,) = json.loads((tmp_path / "raw" / "run.json").read_text())["task_packages"]
+    assert used == {"name": "near", "origin": f"path {package.resolve()}",
+                    "domain_sha256": hashlib.sha256((package.parent / "near.pddl").read_bytes()).hexdigest(),
+                    "source_sha256": hashlib.sha256(package.read_bytes()).hexdigest()}
+    provenance = json.loads((tmp_path / "raw" / "success" / "meta" / "demoforge" / "provenance.json").read_text())
+    assert provenance["run"]["task_packages"] == [used]
+    assert [p.name for p in registry.packages_of(load_task(problems[0], "near"))] == ["blocks", "near"]
+
+    package.write_text(package.read_text() + "\nNEAR_M = 0.2\n")
+    with pytest.raises(DemoforgeError, match="differing: task_packages"):
+        generate(problems, tmp_path / "raw", episodes_per_problem=1, domain="near")
+
+    (pnp,) = [p for p in write_tasks(generate_family("pnp", count=1, seed=0), tmp_path / "blocks")
+              if p.name.startswith("pnp-") and p.suffix == ".pddl"]
+    assert [p.name for p in registry.packages_of(load_task(pnp, "blocks"))] == ["blocks"]
+
+
 def test_run_acts_out_a_user_family_rendered(isolated, tmp_path):
     """`demoforge run --task-package ... --family near_pair`: the tasks, envs and execute stages read the
     package's domain (not the blocks world's), and the episodes render under a look."""

@@ -18,6 +18,7 @@ from demoforge.randomize import RandomizationSpec, spec_to_dict
 from demoforge.randomize.robot_start import params_to_dict
 from demoforge.scenes.problem import problem_robot
 from demoforge.sim import card_to_dict
+from demoforge.tasks.package import package_identity, packages_of
 from demoforge.tasks.scene import MaterialRef, material_ref_to_json, sidecar_path
 
 RUN_SCHEMA = "demoforge.generate/2"  # 2: inputs recorded as resolved paths with content hashes
@@ -83,7 +84,8 @@ def run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: 
                 settings: ExpertSettings, randomization: RandomizationSpec | None,
                 videos: InlineVideo | None = None, domain: str | Path = "blocks",
                 control_law: str | None = None, materials: Mapping[str, MaterialRef] | None = None) -> dict:
-    """run.json: the run's inputs (resolved, hashed), robot, problems, episodes, seed and settings."""
+    """run.json: the run's inputs (resolved, hashed), robot, problems, episodes, seed and settings, and
+    the task packages beyond the built-in one whose code acts the problems out (`package_identity`)."""
     card = problem_robot(problems[0])
     record = {"schema": RUN_SCHEMA, "inputs": [input_identity(p) for p in inputs],
               "domain": domain_identity(domain), "robot": card_to_dict(card),
@@ -96,6 +98,9 @@ def run_record(inputs: list[str], problems: list[Problem], episodes: int, seed: 
         record["control_law"] = control_law
     if materials:  # absent without --material, so such runs keep their run.json
         record["materials"] = {prop: material_ref_to_json(m) for prop, m in sorted(materials.items())}
+    used = [package_identity(p) for p in packages_of(problems[0].task) if p.origin != "built-in"]
+    if used:  # absent for the built-in blocks world, so such runs keep their run.json
+        record["task_packages"] = used
     starts = [p.robot_start for p in problems if p.robot_start is not None]
     if starts:  # absent when every episode starts at home, so such runs keep their run.json
         record["robot_start"] = params_to_dict(starts[0])

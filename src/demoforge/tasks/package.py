@@ -26,6 +26,7 @@ workers on other machines do not inherit it: install the package there, as an en
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -284,6 +285,45 @@ def package_of_domain(pddl_name: str) -> TaskPackage | None:
         except TaskError:
             continue
     return None
+
+
+def packages_of(task: Any) -> tuple[TaskPackage, ...]:
+    """The registered packages whose code acts out `task` (a parsed `tasks.parse.Task`): the one that
+    brings its domain, and the owners of its operators' skills, its fluent predicates' evaluators
+    and its objects' types, in registry order."""
+    _ensure()
+    keys = (("skills", [a.name for a in task.domain.actions]), ("predicates", sorted(task.fluent_predicates)),
+            ("object_types", sorted({t for _, t in (*task.objects, *task.constants)})))
+    used = {p.name for what, names in keys for n in names if (p := owner(what, n)) is not None}
+    home = package_of_domain(task.domain_name)
+    if home is not None:
+        used.add(home.name)
+    return tuple(p for p in _PACKAGES.values() if p.name in used)
+
+
+def package_identity(pkg: TaskPackage) -> dict[str, Any]:
+    """What a run records of a task package it used (run.json's `task_packages`): its name, where it
+    was found, and the sha256 of its domain text and of the module that defines PACKAGE (None for a
+    package registered in code), so a run made with a changed package is not the same run."""
+    source = _source_file(pkg)
+    return {"name": pkg.name, "origin": pkg.origin,
+            "domain_sha256": hashlib.sha256(pkg.domain_text().encode()).hexdigest(),
+            "source_sha256": None if source is None else hashlib.sha256(source.read_bytes()).hexdigest()}
+
+
+def _source_file(pkg: TaskPackage) -> Path | None:
+    """The file of the module that defines `pkg`'s PACKAGE, from its origin; None when there is none."""
+    origin = pkg.origin
+    if origin.startswith("path "):
+        return Path(origin.removeprefix("path "))
+    if origin.startswith("module "):
+        module = origin.removeprefix("module ")
+    elif origin.startswith("entry point ") and "(" in origin:  # "entry point NAME (module:attr)"
+        module = origin.split("(", 1)[1].rstrip(")").split(":")[0]
+    else:
+        return None
+    spec = importlib.util.find_spec(module)
+    return Path(spec.origin) if spec is not None and spec.origin and Path(spec.origin).is_file() else None
 
 
 def describe() -> str:
