@@ -38,8 +38,9 @@ DOMAINS: Mapping[str, str] = _Domains()
 
 def _package(name: str) -> registry.TaskPackage:
     if name not in DOMAINS:
-        raise TaskError(f"unknown domain {name!r}; the library has: {', '.join(sorted(DOMAINS))} (a task package "
-                        "adds its domain: --task-package PATH_OR_MODULE)")
+        raise TaskError(f"domain {name!r} is neither a file nor a loaded domain (the library has: "
+                        f"{', '.join(sorted(DOMAINS))}); a task package adds its own: --task-package "
+                        "PATH_OR_MODULE, or give the domain file's path")
     return registry.package(name)
 
 

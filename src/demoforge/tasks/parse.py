@@ -192,13 +192,10 @@ def name_problem(name: str, source: str) -> str | None:
 def load_task(problem: str | Path, domain: str | Path = "blocks") -> Task:
     """Load a problem file; `domain` is a library name (`library.DOMAINS`) or a file."""
     problem_path = Path(problem)
-    if isinstance(domain, str) and domain in library.DOMAINS:
+    if isinstance(domain, str) and (domain in library.DOMAINS or (
+            not Path(domain).exists() and Path(domain).name == domain and "." not in domain)):
+        # a library name; a bare name that is no file is one whose task package was not loaded (the library says)
         domain_file, domain_text = f"library:{domain}", library.domain_text(domain)
-    elif isinstance(domain, str) and not Path(domain).exists() and Path(domain).name == domain and "." not in domain:
-        # a bare name, not a file: a domain whose task package was not loaded
-        raise TaskError(f"domain {domain!r} is neither a file nor a loaded domain (the library has: "
-                        f"{', '.join(sorted(library.DOMAINS))}); a task package adds its own: --task-package "
-                        "PATH_OR_MODULE, or give the domain file's path")
     else:
         domain_file, domain_text = str(domain), _read(Path(domain), "domain")
     return parse_task(
