@@ -69,3 +69,75 @@ def test_the_expert_succeeds_from_play_episodes(tmp_path):
     assert made.successes == EPISODES
     ev = evaluate_from_dataset(load_policy("expert"), made.roots["success"], tmp_path / "e", envs=2, spec="expert")
     assert ev["overall"]["success_rate"] == 1.0, _ends(tmp_path / "e" / "dataset")
+
+
+def _knock_over(ctx, upside_down: str | None):
+    """Every block of `ctx`'s scene set down on the table side by side at rest, `upside_down` on its top face."""
+    scene, binding = ctx.scene, ctx.binding
+    model, data = scene.model, scene.data
+    for k, body in enumerate(binding.body):
+        name = binding.blocks[k]
+        joint = model.body_jntadr[body]
+        q, v = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
+        data.qpos[q:q + 3] = [0.45, -0.15 + 0.15 * k, binding.table_top_z + binding.half[k, 2] + 0.001]
+        data.qpos[q + 3:q + 7] = [0, 1, 0, 0] if name == upside_down else [1, 0, 0, 0]
+        data.qvel[v:v + 6] = 0
+    mujoco.mj_forward(model, data)
+
+
+def test_a_goal_reached_by_knocking_blocks_over_is_disturbed_not_a_success(tmp_path):
+    """Unstack's goal (every block on the table) also holds when the tower is knocked down; a block
+    that lands on another face than it started on, which the goal does not ask, makes the episode
+    "disturbed": ended, failed, in VecSimEnv (rollout, eval) and in FamilyEnv (the lerobot plugin).
+    Set down upright, the same blocks are a success."""
+    from demoforge.execute.vecenv import VecSimEnv, pddl_task
+    from demoforge.gym import FamilyEnv, FamilyEnvConfig
+    from demoforge.tasks import disturbed
+
+    problem, = run_problems([str(_problem("unstack", tmp_path))], domain="blocks", randomization=None)
+    blocks = sorted(o for o, _ in problem.task.objects)
+    for upside_down in (None, blocks[1]):
+        env = VecSimEnv([pddl_task(problem)], num_envs=1, episodes=1, seed=0)
+        env.reset()
+        ctx = env.contexts[0]
+        start = ctx.atoms()
+        assert ("face_up", blocks[1], "pz") in start
+        _knock_over(ctx, upside_down)
+        for _ in range(30):
+            hold = np.append(ctx.scene.data.qpos[ctx.scene.robot.arm_qpos], 0.0)[None]
+            _, _, terminated, _, info = env.step(hold)
+            if info["done"][0]:
+                break
+        assert info["done"][0] and terminated[0]
+        assert bool(info["final_success"][0]) is (upside_down is None)
+        assert bool(info["final_spoiled"][0]) is (upside_down is not None)
+        end = info["final_context"][0].atoms()
+        assert disturbed(problem.task, start, end) == (() if upside_down is None else (("face_up", blocks[1], "pz"),))
+
+    family = FamilyEnv(FamilyEnvConfig(task="unstack", split="test"))
+    obs, info = family.reset(seed=0)
+    _knock_over(family.ctx, sorted(family.ctx.binding.blocks)[0])
+    for _ in range(30):
+        obs, _, terminated, info = family.step(obs["agent_pos"].astype(float))
+        if terminated:
+            break
+    assert terminated and info["disturbed"] and not info["is_success"] and info["partial_success"] == 1.0
+
+
+def test_disturbed_spares_what_the_goal_asks_and_what_cannot_be_read(tmp_path):
+    """A flip goal turns its block: that block's new face is no disturbance, the other block's is;
+    a block that shows no face now (held, tilted) is not judged."""
+    from demoforge.tasks import disturbed, load_task, static_facts
+
+    init = " ".join(f"({' '.join(a)})" for a in static_facts()) + \
+        " (hand_empty) (on_table a) (on_table b) (clear a) (clear b) (face_up a pz) (face_up b pz)"
+    path = tmp_path / "p.pddl"
+    path.write_text(f"(define (problem p) (:domain demoforge-blocks) (:objects a b - block) (:init {init}) "
+                    "(:goal (and (face_up a px))))")
+    task = load_task(path, "blocks")
+    start = frozenset({("on_table", "a"), ("on_table", "b"), ("face_up", "a", "pz"), ("face_up", "b", "pz")})
+    turned = start - {("face_up", "a", "pz")} | {("face_up", "a", "px")}
+    assert disturbed(task, start, turned) == ()
+    knocked = turned - {("face_up", "b", "pz")} | {("face_up", "b", "nx")}
+    assert disturbed(task, start, knocked) == (("face_up", "b", "pz"),)
+    assert disturbed(task, start, turned - {("face_up", "b", "pz")}) == ()  # b shows no face: not judged

@@ -5,7 +5,7 @@
     while not env.exhausted:
         actions = np.stack([...])  # (N, n_arm + 1): arm command under the law + gripper closedness
         obs, reward, terminated, truncated, info = env.step(actions)
-        info["success"], info["done"], info["final_success"]  # (N,) bool each
+        info["success"], info["done"], info["final_success"], info["final_spoiled"]  # (N,) bool each
 
 A `SimTask` is how to start an episode (a scene in its first state) and when it
 succeeds; `pddl_task` makes one from a PDDL problem whose success is its goal on the
@@ -40,7 +40,7 @@ from demoforge.randomize import RandomizationSpec
 from demoforge.scenes.randomization import randomize_scene
 from demoforge.sim import ControlLaw, Scene, control_step, gripper_closedness
 from demoforge.symbolic import abstract
-from demoforge.tasks import holds
+from demoforge.tasks import disturbed, holds
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class SimTask:
     success: Callable[[Scene, Any], bool]  # (scene, what start returned) -> goal reached now
     max_ticks: int = 60 * 120  # an episode is truncated after this many control ticks
     terminate_on_success: bool = True  # end the episode the tick success first holds
+    # (scene, what start returned) -> the goal holds but only by disturbing what it keeps (a block knocked
+    # over onto another face, `tasks.disturbed`): the episode ends there, failed, like a success would end it
+    spoiled: Callable[[Scene, Any], bool] | None = None
 
 
 class PddlEpisode:
@@ -65,6 +68,7 @@ class PddlEpisode:
         self._atoms_at: float | None = None
         self._atoms: frozenset = frozenset()
         self._key = -1
+        self.start_atoms: frozenset | None = None  # the first state abstracted: what the goal's judge keeps
 
     def atoms(self) -> frozenset:
         """The true atoms now (cached until the state changes: time or a restore bumps `touch`)."""
@@ -72,7 +76,17 @@ class PddlEpisode:
         if key != self._atoms_at:
             self._atoms = abstract(self.scene.model, self.scene.data, self.binding)
             self._atoms_at = key
+            if self.start_atoms is None:
+                self.start_atoms = self._atoms
         return self._atoms
+
+    def verdict(self, task) -> str | None:
+        """The judgement now: "success" when `task`'s goal holds now and nothing it keeps was disturbed since the first
+        state abstracted, "disturbed" when it holds only so (`tasks.disturbed`), else None."""
+        atoms = self.atoms()
+        if not holds(task, task.goal, atoms):
+            return None
+        return "disturbed" if disturbed(task, self.start_atoms, atoms) else "success"
 
     def touch(self) -> None:
         """The state was changed without time advancing (a restore): drop the cache."""
@@ -81,16 +95,19 @@ class PddlEpisode:
 
 def pddl_task(problem: Problem, *, max_ticks: int = 60 * 120, terminate_on_success: bool = True) -> SimTask:
     """A SimTask for a PDDL problem: episodes from `start_episode`, success = the goal holds
-    in the live abstraction."""
+    in the live abstraction with nothing it keeps disturbed (`PddlEpisode.verdict`)."""
     task = problem.task
 
     def start(episode: int, seed: int, rng: np.random.Generator) -> PddlEpisode:
         return PddlEpisode(start_episode(problem, seed, episode))
 
     def success(scene: Scene, ctx: PddlEpisode) -> bool:
-        return holds(task, task.goal, ctx.atoms())
+        return ctx.verdict(task) == "success"
 
-    return SimTask(problem.name, start, success, max_ticks, terminate_on_success)
+    def spoiled(scene: Scene, ctx: PddlEpisode) -> bool:
+        return ctx.verdict(task) == "disturbed"
+
+    return SimTask(problem.name, start, success, max_ticks, terminate_on_success, spoiled)
 
 
 def canonical_episodes(n_tasks: int, episodes: int) -> list[tuple[int, int]]:
@@ -234,7 +251,7 @@ class VecSimEnv:
         n = self.num_envs
         success = np.zeros(n, bool)
         terminated, truncated, done = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
-        final_success = np.zeros(n, bool)
+        final_success, final_spoiled = np.zeros(n, bool), np.zeros(n, bool)
         final_episode: list[tuple[int, int] | None] = [None] * n
         final_context: list[Any] = [None] * n
         final_randomization: list[dict | None] = [None] * n
@@ -245,14 +262,16 @@ class VecSimEnv:
             self.ticks[i] += 1
             task = self.tasks[ident[0]]
             success[i] = task.success(self.scenes[i], self.contexts[i])
-            terminated[i] = success[i] and task.terminate_on_success
+            spoiled = not success[i] and task.spoiled is not None and task.spoiled(self.scenes[i], self.contexts[i])
+            terminated[i] = (success[i] or spoiled) and task.terminate_on_success
             truncated[i] = not terminated[i] and self.ticks[i] >= task.max_ticks
             if terminated[i] or truncated[i]:
-                done[i], final_success[i] = True, success[i]
+                done[i], final_success[i], final_spoiled[i] = True, success[i], spoiled
                 final_episode[i], final_context[i] = ident, self.contexts[i]
                 final_randomization[i] = self.randomization_draws[i]
                 self._load(i)
-        info = {"success": success, "done": done, "final_success": final_success, "final_episode": final_episode,
+        info = {"success": success, "done": done, "final_success": final_success, "final_spoiled": final_spoiled,
+                "final_episode": final_episode,
                 "final_context": final_context, "final_randomization": final_randomization,
                 "episode": list(self.ids), "randomization": list(self.randomization_draws)}
         return self.observe(), success.astype(np.float64), terminated, truncated, info

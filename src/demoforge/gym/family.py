@@ -3,7 +3,8 @@ state as `generate` does; each step executes one action of a baked convention.
 
     env = FamilyEnv(FamilyEnvConfig(task="pnp", split="test"))
     obs, info = env.reset(seed=0)      # obs: agent_pos, environment_state (, pixels)
-    obs, reward, terminated, info = env.step(action)   # info["is_success"]: the PDDL goal
+    obs, reward, terminated, info = env.step(action)   # info["is_success"]: the PDDL goal (info["disturbed"]: held
+                                                       # only with a block knocked over: ended, failed)
 
 No Gymnasium here: the lerobot plugin (plugins/lerobot_env_demoforge) wraps this class in a
 `gymnasium.Env` with spaces and a time limit; demoforge's own code drives it directly.
@@ -174,6 +175,7 @@ class FamilyEnv:
         self._view = None
         self._scratch = None
         self.episode = (self.problems[p].name, int(ctx.start.episode))
+        ctx.atoms()  # the start state, which the goal's judge compares the end with (PddlEpisode.verdict)
         self.layout = layout_of(self.cfg.environment_state, scene, ctx.binding, self.goals[p])
         self._law = self.cfg.action.joint_law(scene.robot.card.controller)
         self._substeps = round(1.0 / (self.cfg.action.native_freq * scene.model.opt.timestep))
@@ -196,18 +198,19 @@ class FamilyEnv:
         for k in range(len(grip)):
             control_step(scene, self._law, arm[k], float(grip[k]), self._substeps)
         info = self.info()
-        return self.observe(), info["partial_success"], info["is_success"], info
+        return self.observe(), info["partial_success"], info["is_success"] or info["disturbed"], info
 
     def info(self) -> dict:
-        from demoforge.tasks import holds
-
+        """is_success: the goal holds with nothing it keeps disturbed; disturbed: the goal holds only with
+        a block knocked over onto another face the goal does not ask (`PddlEpisode.verdict`), which ends
+        the episode failed; partial_success: the fraction of the goal's atoms that hold."""
         problem = self.problems[self.p]
         atoms = self.ctx.atoms()
         goal = self.goals[self.p]
-        success = bool(holds(problem.task, problem.task.goal, atoms))
-        partial = sum(a in atoms for a in goal) / len(goal) if goal else float(success)
-        return {"is_success": success, "partial_success": float(partial), "problem": self.episode[0],
-                "episode_index": self.episode[1]}
+        verdict = self.ctx.verdict(problem.task)
+        partial = sum(a in atoms for a in goal) / len(goal) if goal else float(verdict == "success")
+        return {"is_success": verdict == "success", "disturbed": verdict == "disturbed",
+                "partial_success": float(partial), "problem": self.episode[0], "episode_index": self.episode[1]}
 
     def observe(self) -> dict:
         import mujoco

@@ -5,7 +5,8 @@
 the spaces the env offers the policy, each slot's running `_Episode`, and the episodes finished
 ahead of an earlier one (written in queue order, so the bytes do not depend on which slot
 finished first). Each tick: observe (environment state, camera frames), act, record, step, end
-the episodes that finished (goal reached, truncated) or dropped an object.
+the episodes that finished (goal reached, truncated), dropped an object or reached the goal only by
+disturbing what it keeps (`tasks.disturbed`: a block knocked over onto another face).
 
 Cameras: a policy that declares `observation.images.<camera>` observations of shape
 (H, W, 3) gets that camera rendered inline each tick (RGB, the scene's own look or the
@@ -51,7 +52,7 @@ from demoforge.scenes.problem import Problem, problem_robot
 from demoforge.sim import CameraRig, card_to_dict, snapshot, tcp_positions
 from demoforge.stage.protocol import Progress, ProgressEvent
 from demoforge.symbolic.predicates import fallen
-from demoforge.tasks import goal_atoms
+from demoforge.tasks import disturbed, goal_atoms
 from demoforge.tasks.pddl_text import format_atom
 
 # (problem, ctx) -> extra records merged into the episode's (e.g. where eval started)
@@ -240,7 +241,7 @@ class PolicyDriver:
             ep = self.eps[i]
             if info["done"][i]:
                 ok = bool(info["final_success"][i])
-                self._end(ep, ok, "success" if ok else "truncated")
+                self._end(ep, ok, "success" if ok else "disturbed" if info["final_spoiled"][i] else "truncated")
                 self._begin(i)
             elif ep.dropped(self.settings.drop_margin):
                 self._end(ep, False, "dropped")
@@ -274,13 +275,17 @@ class PolicyDriver:
         ticks = ep.rec.length
         metrics = {"success": bool(success), "partial_success": partial_success(goal, atoms),
                    "completion_ratio": completion_ratio(goal, ep.start_atoms, atoms, success=success),
-                   "alive_ratio": alive_ratio(ticks, success=success, cut=how == "dropped",
+                   "alive_ratio": alive_ratio(ticks, success=success, cut=how in ("dropped", "disturbed"),
                                               warmup=settings.warmup, horizon=settings.horizon),
                    "end": how}
         metrics["full_completion"] = metrics["completion_ratio"] >= 1.0
         start = ep.ctx.start.records
-        failure = None if success else FailureCause(FailureKind.PHYSICS if how == "dropped" else FailureKind.TIMEOUT,
-                                                    f"policy episode ended: {how}")
+        why = f"policy episode ended: {how}"
+        if how == "disturbed":  # the goal held, but only with something it keeps knocked out of place
+            why += " (the goal holds, but " + ", ".join(
+                format_atom(a) for a in disturbed(problem.task, ep.start_atoms, atoms)) + " no longer holds)"
+        failure = None if success else FailureCause(
+            FailureKind.PHYSICS if how in ("dropped", "disturbed") else FailureKind.TIMEOUT, why)
         record = EpisodeRecord(
             problem.name, start["seed"], start["scene_draw"], start["env_package"], start["reset_state"],
             randomization=ep.draw, goal=tuple(format_atom(a) for a in goal),

@@ -37,7 +37,6 @@ from demoforge.replay import record_scene, recorded_problem
 from demoforge.scenes.problem import Problem
 from demoforge.sim import card_to_dict, restore
 from demoforge.stage.protocol import Progress
-from demoforge.tasks import holds
 
 
 def recorded_start(root: Path, k: int, tick: int = 0, cache: dict | None = None, *,
@@ -76,9 +75,12 @@ def recorded_task(root: Path, k: int, tick: int, problem: Problem, *, max_ticks:
         return recorded_start(root, k, tick, cache, index=index)
 
     def success(scene, ctx):
-        return holds(problem.task, problem.task.goal, ctx.atoms())
+        return ctx.verdict(problem.task) == "success"
 
-    return SimTask(f"{problem.name}#{k}@{tick}", start, success, max_ticks, terminate_on_success)
+    def spoiled(scene, ctx):
+        return ctx.verdict(problem.task) == "disturbed"
+
+    return SimTask(f"{problem.name}#{k}@{tick}", start, success, max_ticks, terminate_on_success, spoiled)
 
 
 def recorded_robot(root: Path, cache: dict, robot) -> None:

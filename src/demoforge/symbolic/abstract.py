@@ -126,7 +126,8 @@ BLOCKS_PREDICATES: dict[str, Predicate] = {
     "hand_empty": Predicate((), P.hand_empty, lambda geo, b, rest: ~geo.held.any(axis=-1)[..., None]),
     "clear": Predicate(("block",), P.clear,
                        lambda geo, b, rest, x: ~geo.held[..., x] & ~geo.on_geom[..., :, x].any(axis=-2)),
-    "face_up": Predicate(("block", "face"), P.face_up_is, lambda geo, b, rest, x, f: _code_is(geo.face_code, x, f)),
+    "face_up": Predicate(("block", "face"), P.face_up_is, lambda geo, b, rest, x, f: _code_is(geo.face_code, x, f),
+                         kept=True),  # a block the goal does not turn over must not be knocked over
     "yaw": Predicate(("block", "yaw"), P.yaw_is, lambda geo, b, rest, x, a: _code_is(geo.yaw_code, x, a)),
     "in_region": Predicate(("block", "region"), P.in_region, _in_region),
 }

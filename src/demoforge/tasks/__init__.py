@@ -31,14 +31,15 @@ from demoforge.tasks.planning import (
 from demoforge.tasks.scene import (
     SIDECAR_SUFFIX, BlockLook, Region, SceneParams, scene_from_json, scene_to_json, sidecar_path,
 )
-from demoforge.tasks.simulate import State, Step, apply, holds, run_plan
+from demoforge.tasks.simulate import State, Step, apply, disturbed, holds, run_plan
 
 __all__ = [
     "goal_atoms", "make_planner", "with_goal",
     "DOMAINS", "PLANNERS", "FAMILIES", "Atom", "BlockLook", "FallbackPlanner", "FamilyOptions", "GeneratedTask",
     "PlanResult",
     "PlanStatus", "Planner", "Region", "SceneParams", "State", "Step", "Task", "apply", "check_state",
-    "default_planner", "domain_path", "domain_text", "generate_family", "holds", "load_task", "parse_domain",
+    "default_planner", "disturbed", "domain_path", "domain_text", "generate_family", "holds", "load_task",
+    "parse_domain",
     "parse_task", "plan", "problem_text", "run_plan", "scene_from_json", "scene_to_json", "sidecar_path",
     "static_facts", "write_tasks", "SIDECAR_SUFFIX",
 ]

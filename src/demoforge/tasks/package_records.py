@@ -36,6 +36,11 @@ class Predicate:
     # the arguments as indices per `kinds` (block, region, face and yaw kinds only; with another kind the form is
     # not used); None: `evaluate` is asked atom by atom (slower, same answer).
     vector: Callable[..., Any] | None = None
+    # Kept: what an object shows of this predicate (its first argument) is not the policy's to change
+    # unless the goal asks it. An episode whose goal holds while an atom of it that held at the start
+    # has given way to another of the same object (the blocks world's face_up: a block knocked over
+    # onto another face) is judged "disturbed", not a success (`tasks.simulate.disturbed`).
+    kept: bool = False
 
 
 @dataclass(frozen=True)

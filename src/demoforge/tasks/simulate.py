@@ -74,6 +74,46 @@ def holds(task: Task, formula, state: State, binding: Mapping[str, str] | None =
     raise PlanningError(f"the symbolic simulator cannot evaluate {type(formula).__name__}: {formula!r}")
 
 
+def disturbed(task: Task, start: State, now: State) -> tuple[Atom, ...]:
+    """The atoms of kept predicates (`Predicate.kept` of the task packages: the blocks world's
+    face_up) that held in `start` and have given way in `now` to another atom of the same predicate
+    and object, for objects the goal sets no atom of that predicate of: a block knocked over onto
+    another face when the goal does not flip it. An object that shows none of them now (held,
+    tilted) is not judged. Sorted; () when nothing was disturbed."""
+    from demoforge.tasks.package import PREDICATES  # the registry: every package's predicates
+
+    kept = {name for name in {a[0] for a in start} if name in PREDICATES and PREDICATES[name].kept}
+    if not kept:
+        return ()
+    asked = _goal_subjects(task.goal, kept)
+    out = []
+    for atom in start:
+        if atom[0] not in kept or len(atom) < 2 or atom in now or (atom[0], atom[1]) in asked or \
+                (atom[0], None) in asked:
+            continue
+        if any(a[0] == atom[0] and len(a) > 1 and a[1] == atom[1] for a in now):
+            out.append(atom)
+    return tuple(sorted(out))
+
+
+def _goal_subjects(formula, names: set[str]) -> set[tuple[str, str | None]]:
+    """(predicate, first argument) of every atom of `names` the goal mentions; (predicate, None)
+    when its first argument is a variable (a quantified goal: every object counts as asked)."""
+    found: set[tuple[str, str | None]] = set()
+    if isinstance(formula, Predicate):
+        if str(formula.name) in names and formula.terms:
+            first = formula.terms[0]
+            found.add((str(formula.name), None if isinstance(first, Variable) else str(first.name)))
+    elif isinstance(formula, Not):
+        found |= _goal_subjects(formula.argument, names)
+    elif isinstance(formula, (And, Or, Imply)):
+        for part in formula.operands:
+            found |= _goal_subjects(part, names)
+    elif isinstance(formula, (ForallCondition, ExistsCondition)):
+        found |= _goal_subjects(formula.condition, names)
+    return found
+
+
 def _effects(task: Task, effect, state: State, binding: Mapping[str, str], adds: set, dels: set) -> None:
     if effect is None:
         return
