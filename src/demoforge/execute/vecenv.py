@@ -9,10 +9,12 @@
 
 A `SimTask` is how to start an episode (a scene in its first state) and when it
 succeeds; `pddl_task` makes one from a PDDL problem whose success is its goal on the
-live abstraction, and a user brings their own without PDDL. Episodes come from a queue
+live abstraction with nothing it keeps disturbed (a goal reached by knocking a block over
+onto another face is `spoiled`: the episode ends, failed), and a user brings their own
+without PDDL. Episodes come from a queue
 in canonical order, (task, episode index), and each episode's randomness derives from
 (seed, task name, episode index) only, so which slot runs it never matters. An env whose
-episode ends (success with `terminate_on_success`, `max_ticks`, or `finish(i)` from a
+episode ends (success or spoiled with `terminate_on_success`, `max_ticks`, or `finish(i)` from a
 client such as the expert loop) takes the next queued episode at once, without
 waiting for the others; `info["final_*"]` then describe the episode that ended.
 
