@@ -83,8 +83,8 @@ class PddlEpisode:
         return self._atoms
 
     def verdict(self, task) -> str | None:
-        """The judgement now: "success" when `task`'s goal holds now and nothing it keeps was disturbed since the first
-        state abstracted, "disturbed" when it holds only so (`tasks.disturbed`), else None."""
+        """The judgement now: "success" when `task`'s goal holds and nothing it keeps differs from the
+        first state abstracted, "disturbed" when it holds only so (`tasks.disturbed`), else None."""
         atoms = self.atoms()
         if not holds(task, task.goal, atoms):
             return None
@@ -103,13 +103,14 @@ def pddl_task(problem: Problem, *, max_ticks: int = 60 * 120, terminate_on_succe
     def start(episode: int, seed: int, rng: np.random.Generator) -> PddlEpisode:
         return PddlEpisode(start_episode(problem, seed, episode))
 
-    def success(scene: Scene, ctx: PddlEpisode) -> bool:
-        return ctx.verdict(task) == "success"
+    return SimTask(problem.name, start, max_ticks=max_ticks, terminate_on_success=terminate_on_success,
+                   **goal_judges(task))
 
-    def spoiled(scene: Scene, ctx: PddlEpisode) -> bool:
-        return ctx.verdict(task) == "disturbed"
 
-    return SimTask(problem.name, start, success, max_ticks, terminate_on_success, spoiled)
+def goal_judges(task) -> dict[str, Callable[[Scene, PddlEpisode], bool]]:
+    """A SimTask's `success` and `spoiled` for a PDDL task run in PddlEpisodes (`PddlEpisode.verdict`)."""
+    return {"success": lambda scene, ctx: ctx.verdict(task) == "success",
+            "spoiled": lambda scene, ctx: ctx.verdict(task) == "disturbed"}
 
 
 def canonical_episodes(n_tasks: int, episodes: int) -> list[tuple[int, int]]:

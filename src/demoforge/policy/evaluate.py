@@ -26,7 +26,7 @@ from demoforge.dataset import open_dataset
 from demoforge.dataset.keys import row_extra
 from demoforge.execute.problems import EpisodeStart, episode_rngs
 from demoforge.execute.record import run_layout
-from demoforge.execute.vecenv import PddlEpisode, SimTask
+from demoforge.execute.vecenv import PddlEpisode, SimTask, goal_judges
 from demoforge.policy.protocol import Policy, PolicyError
 from demoforge.policy.settings import RolloutSettings
 from demoforge.policy.stage import Plan, PolicyLoad, PolicyStage, run_policy_stage
@@ -74,13 +74,8 @@ def recorded_task(root: Path, k: int, tick: int, problem: Problem, *, max_ticks:
     def start(episode, seed, rng):
         return recorded_start(root, k, tick, cache, index=index)
 
-    def success(scene, ctx):
-        return ctx.verdict(problem.task) == "success"
-
-    def spoiled(scene, ctx):
-        return ctx.verdict(problem.task) == "disturbed"
-
-    return SimTask(f"{problem.name}#{k}@{tick}", start, success, max_ticks, terminate_on_success, spoiled)
+    return SimTask(f"{problem.name}#{k}@{tick}", start, max_ticks=max_ticks,
+                   terminate_on_success=terminate_on_success, **goal_judges(problem.task))
 
 
 def recorded_robot(root: Path, cache: dict, robot) -> None:

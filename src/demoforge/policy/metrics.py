@@ -1,8 +1,8 @@
 """Per-episode roll-out metrics and the run summary.
 
-- `success`: the PDDL goal holds at the end, and nothing it keeps was disturbed on the way (a block
-  the goal does not flip still shows the face it started with: `tasks.disturbed`; an episode whose
-  goal holds only so ends there as "disturbed", failed, though its goal atoms may all hold).
+- `success`: the PDDL goal holds at the end, and nothing it keeps has been disturbed (a block the
+  goal does not flip shows the face it started with: `tasks.disturbed`; an episode whose goal holds
+  only with one knocked over ends there as "disturbed", failed, though its goal atoms all hold).
 - `partial_success`: the fraction of the goal's atoms true at the end (1.0 iff every atom holds).
 - `completion_ratio`: the work done: of the goal atoms that were false at the start, the
   fraction true at the end (1.0 on success). A policy that does nothing scores 0, however
