@@ -217,6 +217,15 @@ EVAL_SEED = 1000  # lerobot-eval's default --seed: episode i of an evaluation is
 START_BINS = (0.30, 0.38, 0.46)  # [m] edges of the start-distance bins below
 
 
+def disturbed_note(eval_info: dict) -> str:
+    """How many episodes reached every goal atom yet failed: the env ends an episode the tick its goal
+    holds, as a success or, with a block knocked over onto another face, as disturbed (FamilyEnv.info)."""
+    n = sum(1 for task in eval_info["per_task"]
+            for ok, best in zip(task["metrics"]["successes"], task["metrics"]["max_rewards"], strict=True)
+            if best >= 1.0 and not ok)
+    return f"; {n} disturbed (the goal reached by knocking a block over)" if n else ""
+
+
 def success_by_start(family: str, eval_info: dict) -> str:
     """Test success by how far the first task object (environment state object 0) starts from the
     robot base, each evaluation episode's start rebuilt by resetting the env with its seed."""
@@ -383,7 +392,8 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
             where = success_by_start(family, info) if look is None else f"look {look.stem}"
             print(f"{key:12s} demos {n:4d}  steps {steps:6d}  " + (f"seed {seed}  " if label else "")
                   + f"train {train_cpu / 60:5.1f} CPU-min  test success {successes[key]:5.1f}% of "
-                  f"{overall['n_episodes']}  (data {data_s:.0f} s, eval {eval_s:.0f} s); {where}", flush=True)
+                  f"{overall['n_episodes']}  (data {data_s:.0f} s, eval {eval_s:.0f} s); {where}{disturbed_note(info)}",
+                  flush=True)
         out_points.append((successes, n, train_cpu / 60))
     return out_points
 
