@@ -1,6 +1,10 @@
 """Roll-outs and evaluations judge an episode by the task's goal: the expert that `generate`
-solves a family with succeeds through `rollout` and `eval` as well, and only an object that
-fell below every place a placement predicate can rest it counts as dropped."""
+solves a family with succeeds through `rollout` and `eval` as well, only an object that fell
+below every place a placement predicate can rest it counts as dropped, and a goal reached with a
+block knocked over onto another face is disturbed, not a success."""
+
+import json
+import re
 
 import mujoco
 import numpy as np
@@ -141,3 +145,35 @@ def test_disturbed_spares_what_the_goal_asks_and_what_cannot_be_read(tmp_path):
     knocked = turned - {("face_up", "b", "pz")} | {("face_up", "b", "nx")}
     assert disturbed(task, start, knocked) == (("face_up", "b", "pz"),)
     assert disturbed(task, start, turned - {("face_up", "b", "pz")}) == ()  # b shows no face: not judged
+
+
+def test_the_rollout_driver_ends_a_knocked_over_goal_as_disturbed_naming_the_block(tmp_path, monkeypatch):
+    """Through the roll-out driver: when the tower is laid on the table after the first action, one
+    block upside down, the episode ends at once as `disturbed`, failed, its failure naming the atom
+    that no longer holds (a stand-in for a policy that sweeps the tower off its base)."""
+    from demoforge.dataset import open_dataset
+    from demoforge.policy import driver as driver_module
+    from demoforge.policy.settings import free_bodies
+
+    def knock(scene, assist, tick):
+        if tick != 0:
+            return
+        model, data = scene.model, scene.data
+        bodies, z_adr, _ = free_bodies(model)
+        low = float(min(data.qpos[z_adr]))  # the bottom block rests on the table
+        for k, adr in enumerate(z_adr - 2):
+            data.qpos[adr:adr + 3] = [0.45, -0.15 + 0.15 * k, low + 0.001]
+            data.qpos[adr + 3:adr + 7] = [0, 1, 0, 0] if k == 1 else [1, 0, 0, 0]
+        data.qvel[:] = 0
+        mujoco.mj_forward(model, data)
+
+    monkeypatch.setattr(driver_module, "apply_assist", knock)
+    problem = _problem("unstack", tmp_path)
+    summary = rollout(load_policy("expert"), [problem], tmp_path / "r", episodes=1, envs=1, spec="expert")
+    assert summary["overall"]["success_rate"] == 0.0
+    record = {k: json.loads(v) for k, v in open_dataset(tmp_path / "r" / "dataset").episode(0).items()
+              if k.startswith("demoforge/")}
+    assert record["demoforge/end"] == "disturbed" and record["demoforge/success"] is False
+    assert record["demoforge/partial_success"] == 1.0  # every goal atom holds: the judgement, not the goal, fails it
+    assert record["demoforge/failure"]["kind"] == "physics"
+    assert re.search(r"the goal holds, but \(face_up \w+ pz\) no longer holds", record["demoforge/failure"]["message"])
