@@ -19,6 +19,7 @@ from demoforge.execute import ExecuteError, generate
 
 from .conftest import problem_files
 from .test_generate import _outputs
+from tests.processes import spawned_children, wait_gone
 from tests.timeouts import SUBPROCESS_S, WAIT_S
 
 pytestmark = pytest.mark.slow  # spawns workers
@@ -137,26 +138,6 @@ if __name__ == "__main__":
 """
 
 
-def _spawned_children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and b"spawn_main" in cmdline:
-            out.append(int(stat.parent.name))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, tmp_path):
     out = tmp_path / "run"
@@ -170,13 +151,11 @@ def test_a_killed_parent_takes_its_workers_and_the_run_resumes(four, reference, 
         assert child.poll() is None and time.monotonic() < deadline, "the worker ran no episode"
         time.sleep(0.01)
     problem = json.loads(events.read_text().splitlines()[0])["item"]
-    workers = _spawned_children(child.pid)
+    workers = spawned_children(child.pid)
     assert workers
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    while any(_alive(p) for p in workers):
-        assert time.monotonic() < deadline, "a worker outlived its killed parent"
-        time.sleep(0.05)
+    wait_gone(workers, deadline)
     assert not list(out.glob(f".shards/*-{problem}/done.json"))  # killed inside the item, not after it
     assert not (out / "success").exists()
     generate(four, out, episodes_per_problem=2, envs=1, workers=2, seed=3)
