@@ -171,7 +171,32 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
             bake([work / "rendered"], baked, BakeConfig(control_freq=rate, environment_state=True,
                                                         environment_state_kind="goal", cams=cameras(args)),
                  models=EPISODE_MODELS)
+    if args is not None and args.std_floor:
+        floor_stats(baked, args.std_floor)
     return baked, open_dataset(baked).num_episodes
+
+
+def floor_stats(baked: Path, floor: float) -> None:
+    """Widen the spread lerobot normalizes each non-image feature by to at least `floor`: std to
+    >= floor, [min, max] to >= 2 floor around its middle. A feature the demos barely move (unstack's
+    block quaternions: std 1e-5) otherwise turns a 0.01 rad tilt at evaluation into hundreds of
+    normalized units. The exact statistics stay beside it in meta/stats.exact.json."""
+    import numpy as np
+
+    meta = baked / "meta"
+    exact = meta / "stats.exact.json"
+    if not exact.is_file():
+        exact.write_bytes((meta / "stats.json").read_bytes())
+    stats = json.loads(exact.read_text())
+    features = json.loads((meta / "info.json").read_text())["features"]
+    for key, st in stats.items():
+        if features.get(key, {}).get("dtype") in ("image", "video") or "std" not in st:
+            continue
+        st["std"] = np.maximum(np.asarray(st["std"], dtype=float), floor).tolist()
+        lo, hi = np.asarray(st["min"], dtype=float), np.asarray(st["max"], dtype=float)
+        mid, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, floor)
+        st["min"], st["max"] = (mid - half).tolist(), (mid + half).tolist()
+    (meta / "stats.json").write_text(json.dumps(stats, indent=4))
 
 
 def cameras(args: argparse.Namespace) -> tuple[str, ...]:
@@ -284,6 +309,10 @@ def main() -> None:
     ap.add_argument("--policy-arg", action="append", default=[],
                     help="an extra lerobot-train argument after the recipe's, e.g. --policy-arg=--policy.use_vae=true "
                          "(repeatable; give --variant too, so the run gets a work folder of its own)")
+    ap.add_argument("--std-floor", type=float, default=0.0,
+                    help="widen every non-image feature's std (and half min-max range) to at least this before "
+                         "training (a variant: give --variant): near-constant inputs such as unstack's block "
+                         "quaternions otherwise blow up on a small tilt")
     ap.add_argument("--variant", default="", help="a name for a changed recipe: its work folder's suffix")
     ap.add_argument("--eval-arg", action="append", default=[],
                     help="an extra lerobot-eval argument, e.g. ACT's temporal ensembling: "
@@ -350,8 +379,9 @@ def measure(family: str, demos: int, seed: int, targets: list[int], args: argpar
     name = f"{family}-{demos}"
     if args.obs == "pixels":
         name += f"-pixels-{'+'.join(cameras(args))}{args.image_size}-{args.train_look.replace(':', '-')}"
-    if args.policy_arg and not args.variant:
-        sys.exit("--policy-arg changes the recipe: give --variant NAME so its run does not reuse another's checkpoints")
+    if (args.policy_arg or args.std_floor) and not args.variant:
+        sys.exit("--policy-arg and --std-floor change the recipe: give --variant NAME so its run does not reuse "
+                 "another's checkpoints")
     if args.put_down_spot != "uniform":
         name += f"-{args.put_down_spot}"
     if args.flip_mode != "topple":
