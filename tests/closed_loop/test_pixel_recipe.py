@@ -58,3 +58,29 @@ def test_the_plugin_observes_the_environment_state_kind_its_dataset_was_baked_wi
     with pytest.raises(ValueError, match="environment state kind 'goal'"):
         make_env_config("demoforge", task="pnp", split="train", problems=2, dataset=str(baked),
                         environment_state="objects")
+
+
+def test_the_std_floor_reaches_the_policys_normalizer_and_keeps_the_exact_stats(tmp_path):
+    """`--std-floor`: the spread stock lerobot-train normalizes each non-image feature by is at
+    least the floor (a near-constant block quaternion no longer turns a small tilt into hundreds of
+    units), the exact statistics stay beside it, and the run is kept apart as a variant."""
+    from safetensors.numpy import load_file
+
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl"), "OMP_NUM_THREADS": "1",
+           "HF_HUB_OFFLINE": "1"}
+    args = [sys.executable, str(BENCH), "--families", "pnp", "--demos", "2", "--steps", "2", "--episodes", "1",
+            "--episode-length", "4", "--batch-size", "2", "--std-floor", "0.2", "--work", str(tmp_path)]
+    refused = subprocess.run(args, capture_output=True, text=True, env=env, timeout=SUBPROCESS_S)
+    assert refused.returncode != 0 and "--variant" in refused.stderr
+    proc = subprocess.run([*args, "--variant", "floor"], capture_output=True, text=True, env=env,
+                          timeout=SUBPROCESS_S)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    meta = tmp_path / "pnp-2-floor" / "baked" / "meta"
+    exact = json.loads((meta / "stats.exact.json").read_text())["observation.environment_state"]
+    floored = json.loads((meta / "stats.json").read_text())["observation.environment_state"]
+    assert min(exact["std"]) < 0.2  # the floor moved something
+    assert floored["std"] == [max(s, 0.2) for s in exact["std"]]
+    assert all(hi - lo >= 0.4 - 1e-9 for lo, hi in zip(floored["min"], floored["max"], strict=True))
+    model = tmp_path / "pnp-2-floor" / "train" / "checkpoints" / "000002" / "pretrained_model"
+    (norm,) = model.glob("policy_preprocessor_step_*_normalizer_processor.safetensors")
+    assert min(load_file(norm)["observation.environment_state.std"]) >= 0.2 - 1e-6
