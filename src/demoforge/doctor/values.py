@@ -70,8 +70,11 @@ def check_constant(ctx: Context) -> list[Finding]:
                                Evidence(feature=key, values={"dims": dims.tolist(), "names": [names[d] for d in dims],
                                                              "std": std[dims].tolist(), "min": sums.min[dims].tolist(),
                                                              "max": sums.max[dims].tolist()}),
-                               "drop these dimensions from the policy's inputs, or normalize them with a fixed "
-                               "scale (e.g. the joint's limits) instead of their statistics"))
+                               "drop these dimensions from the policy's inputs, normalize them with a fixed "
+                               "scale (e.g. the joint's limits) instead of their statistics, or floor the std "
+                               "training divides by (README: near-constant inputs): a value the "
+                               "demos never show, such as a block tilted by 0.01 rad, otherwise reaches the "
+                               "policy as hundreds of units"))
     return out
 
 
