@@ -32,6 +32,9 @@ A family of a task package of your own: `--task-package examples/tasks/kitchen/k
 diffusers, which `make lerobot-dev` installs through lerobot's diffusion extra). The same checkpoints
 evaluated another way: `--eval-arg=--policy.n_action_steps=1
 --eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
+`--std-floor 0.01 --variant NAME` floors the std (and min-max half range) the policy normalizes each
+non-image feature by, in the baked copy's meta/stats.json (the exact stats kept in stats.exact.json):
+unstack's block quaternions barely move in the demos, and without it a small tilt blows up.
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations. A killed run
 takes its lerobot-train or lerobot-eval with it (on Linux), so nothing is left training.
 The last line is the headline: the best test success per family (the mean over the seeds) and
