@@ -33,7 +33,7 @@ diffusers, which `make lerobot-dev` installs through lerobot's diffusion extra).
 evaluated another way: `--eval-arg=--policy.n_action_steps=1
 --eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
 `--std-floor 0.01 --variant NAME` floors the std (and min-max half range) the policy normalizes each
-non-image feature by, in the baked copy's meta/stats.json (the exact stats kept in stats.exact.json):
+non-image feature by (`bake --std-floor`: meta/stats.json floored, the exact stats in stats.exact.json):
 unstack's block quaternions barely move in the demos, and without it a small tilt blows up.
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations. A killed run
 takes its lerobot-train or lerobot-eval with it (on Linux), so nothing is left training.
@@ -149,6 +149,7 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
     from demoforge.tasks.package import owner
 
     baked = work / "baked"
+    floor = 0.0 if args is None else args.std_floor  # bake --std-floor: the exact stats in stats.exact.json
     if not (baked / "meta" / "info.json").is_file():
         problems = max(1, demos // EPISODES_PER_PROBLEM)
         paths = write_tasks(generate_family(family, count=problems, seed=seed, split="train"), work / "tasks")
@@ -163,7 +164,8 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
                      domain=owner("families", family).name,
                      settings=ExpertSettings(put_down_spot=spot, flip_mode=flip_mode))
         if args is None or args.obs == "state":
-            bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True), models=EPISODE_MODELS)
+            bake([work / "gen"], baked, BakeConfig(control_freq=rate, environment_state=True, std_floor=floor),
+                 models=EPISODE_MODELS)
         else:
             from demoforge.render import RenderConfig, parse_look_arg, render_dataset
 
@@ -172,34 +174,10 @@ def make_data(family: str, demos: int, rate: int, work: Path, seed: int,
                 render_dataset(work / "gen" / "success", work / "rendered",
                                RenderConfig(looks=(parse_look_arg(str(look)),), cameras=cameras(args)), workers=2)
             bake([work / "rendered"], baked, BakeConfig(control_freq=rate, environment_state=True,
-                                                        environment_state_kind="goal", cams=cameras(args)),
+                                                        environment_state_kind="goal", cams=cameras(args),
+                                                        std_floor=floor),
                  models=EPISODE_MODELS)
-    if args is not None and args.std_floor:
-        floor_stats(baked, args.std_floor)
     return baked, open_dataset(baked).num_episodes
-
-
-def floor_stats(baked: Path, floor: float) -> None:
-    """Widen the spread lerobot normalizes each non-image feature by to at least `floor`: std to
-    >= floor, [min, max] to >= 2 floor around its middle. A feature the demos barely move (unstack's
-    block quaternions: std 1e-5) otherwise turns a 0.01 rad tilt at evaluation into hundreds of
-    normalized units. The exact statistics stay beside it in meta/stats.exact.json."""
-    import numpy as np
-
-    meta = baked / "meta"
-    exact = meta / "stats.exact.json"
-    if not exact.is_file():
-        exact.write_bytes((meta / "stats.json").read_bytes())
-    stats = json.loads(exact.read_text())
-    features = json.loads((meta / "info.json").read_text())["features"]
-    for key, st in stats.items():
-        if features.get(key, {}).get("dtype") in ("image", "video") or "std" not in st:
-            continue
-        st["std"] = np.maximum(np.asarray(st["std"], dtype=float), floor).tolist()
-        lo, hi = np.asarray(st["min"], dtype=float), np.asarray(st["max"], dtype=float)
-        mid, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, floor)
-        st["min"], st["max"] = (mid - half).tolist(), (mid + half).tolist()
-    (meta / "stats.json").write_text(json.dumps(stats, indent=4))
 
 
 def cameras(args: argparse.Namespace) -> tuple[str, ...]:

@@ -47,7 +47,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "bake": {"task_packages": (), "control_space": "joint_target", "control_freq": None, "cams": None, "task": None,
              "include_failures": False, "filter_idle": False, "vcodec": "auto", "crf": 23, "gop_seconds": 0.25,
              "pix_fmt": "yuv420p", "preset": None, "max_video_file_seconds": 800.0, "lerobot_format": "v3.0",
-             "environment_state": False, "environment_state_kind": "objects", "keep": (), "workers": 1},
+             "environment_state": False, "environment_state_kind": "objects", "std_floor": 0.0, "keep": (), "workers": 1},
     "doctor": {"fail_on": "error", "checks": None, "robot": None, "bins": 10, "min_occupancy": 0.7,
                "min_bin_frames": 1, "constant_range": 1e-8, "near_constant_std": 1e-4, "idle_tolerance": 1e-6, "max_idle_fraction": 0.5,
                "max_action_speed": 3.0, "length_mad_z": 3.5, "float32_hazard_s": 1000.0, "stats_rtol": 1e-3,

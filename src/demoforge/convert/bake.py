@@ -39,8 +39,9 @@ from demoforge.convert.stamp import BAKE_PATH
 from demoforge.convert.v21 import write_v21
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.decode import probe_video
-from demoforge.dataset.layout import INFO_PATH, write_json_atomic
+from demoforge.dataset.layout import INFO_PATH, STATS_EXACT_PATH, STATS_PATH, write_json_atomic
 from demoforge.dataset.reader import open_dataset
+from demoforge.dataset.stats import floor_spread
 from demoforge.dataset.writer import DatasetWriter
 from demoforge.errors import DemoforgeError, listing
 from demoforge.raw import schema
@@ -128,6 +129,8 @@ def bake(sources: Sequence[str | Path], out: str | Path, config: BakeConfig = Ba
     shards when run again the same way; a finished one (OUT stamped with this same fingerprint) is
     left as it is."""
     out = Path(out)
+    if problems := config.refusals():
+        raise BakeError("; ".join(problems))
     if config.max_video_file_seconds > MAX_VIDEO_FILE_S:
         raise BakeError(f"--max-video-file-seconds {config.max_video_file_seconds} is over {MAX_VIDEO_FILE_S:.0f} s, "
                         "past which lerobot's float32 timestamps no longer find frames; use 800 (the default) or less")
@@ -166,6 +169,8 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
     `stage`'s (name, fingerprint) record, `stamp_dataset`), verified, converted to v2.1 when the
     plan asks, then moved to `out` (empty or absent)."""
     v3 = tmp / "v3"
+    if plan.config.std_floor:
+        stamp = {**stamp, "stats": floor_stats(v3, plan.config.std_floor)}
     write_json_atomic(v3 / BAKE_PATH, stamp)
     if stage is not None:
         stamp_dataset(v3, *stage)
@@ -178,6 +183,17 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
     if out.exists():
         out.rmdir()
     final.replace(out)
+
+
+def floor_stats(root: Path, floor: float) -> dict[str, Any]:
+    """Floor the spreads of `root`'s meta/stats.json at `floor` (`dataset.stats.floor_spread`), the
+    exact statistics moved to meta/stats.exact.json; returns bake.json's record of it."""
+    exact = json.loads((root / STATS_PATH).read_text())
+    dtypes = {key: ft.dtype for key, ft in open_dataset(root).info.features.items()}
+    floored, changed = floor_spread(exact, dtypes, floor)
+    (root / STATS_PATH).replace(root / STATS_EXACT_PATH)
+    write_json_atomic(root / STATS_PATH, floored)
+    return {"std_floor": floor, "exact": STATS_EXACT_PATH, "floored": changed}
 
 
 def write_shard(plan: BakePlan, start: int, stop: int, root: Path,

@@ -62,6 +62,11 @@ class BakeConfig:
                                                     "and distractor's pose) or goal (only the regions the goal names: "
                                                     "the task, not its state, for a policy that sees the objects).",
                                          choices=("objects", "goal"))
+    std_floor: float = option(0.0, "Floor the spread meta/stats.json gives each numeric feature (not cameras): "
+                                   "std to >= this, [min, max] to >= twice this around its middle, the exact "
+                                   "statistics kept in meta/stats.exact.json; for dimensions the demos barely move "
+                                   "(README: near-constant inputs). v3.0 only; 0 = exact, as lerobot computes them.",
+                              range=(0.0, None))
     keep: tuple[str, ...] = option((), "Source per-tick columns to carry through, comma-separated (e.g. "
                                        "next.reward,goal.position), or 'all': every one the bake does not write "
                                        "itself. Columns left behind are named in a note.")
@@ -92,7 +97,8 @@ class BakeConfig:
                 "include_failures": self.include_failures, "filter_idle": self.filter_idle, "idle": asdict(self.idle),
                 "video": (video or self.video).to_json(), "max_video_file_s": self.max_video_file_seconds,
                 "lerobot_format": self.lerobot_format, "environment_state": self.environment_state,
-                "environment_state_kind": self.environment_state_kind, "keep": list(self.keep)}
+                "environment_state_kind": self.environment_state_kind, "keep": list(self.keep),
+                **({"std_floor": self.std_floor} if self.std_floor else {})}  # absent: exact, as before it existed
 
     def refusals(self) -> list[str]:
         """What a bake would refuse that no one field shows."""
@@ -100,6 +106,10 @@ class BakeConfig:
         if self.environment_state_kind != "objects" and not self.environment_state:
             problems.append(f"--environment-state-kind {self.environment_state_kind} needs --environment-state "
                             "(without it no environment state is written)")
+        if self.std_floor and self.lerobot_format != "v3.0":
+            problems.append(f"--std-floor {self.std_floor} with --lerobot-format {self.lerobot_format}: lerobot reads "
+                            "a v2.1 dataset's statistics from meta/episodes_stats.jsonl, which the floor does not "
+                            "change; bake v3.0 or leave --std-floor at 0")
         try:  # checked even when a run does not bake (control_space none): it was given for a reason
             self.video
         except DemoforgeError as exc:

@@ -21,6 +21,7 @@ DEFAULT_VIDEO_FILE_DURATION_S = 800.0  # lerobot's float32 timestamp check fails
 
 INFO_PATH = "meta/info.json"
 STATS_PATH = "meta/stats.json"
+STATS_EXACT_PATH = "meta/stats.exact.json"  # the exact statistics where stats.json is floored (bake --std-floor)
 TASKS_PATH = "meta/tasks.parquet"
 EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from demoforge.dataset.layout import QUANTILES
+from demoforge.dataset.layout import QUANTILES, VISUAL_DTYPES
 
 Stats = dict[str, Any]  # key -> nested lists, ready for JSON / parquet
 
@@ -108,3 +108,29 @@ def histogram_stats(hist: np.ndarray, frame_count: int) -> Stats:
             out[key].append([[float(v) / 255.0]])
     out["count"] = [int(frame_count)]
     return {k: out[k] for k in ("min", "max", "mean", "std", "count", *QUANTILES)}
+
+
+def floor_spread(stats: dict[str, Stats], dtypes: dict[str, str],
+                 floor: float) -> tuple[dict[str, Stats], dict[str, list[int]]]:
+    """`stats` (stats.json's mapping) with the spread a policy normalizes each numeric non-visual
+    feature by widened to at least `floor`: std to >= floor (mean/std normalization), [min, max] to
+    >= 2 floor around its middle (min-max); mean, count and quantiles as they are. `dtypes`: each
+    feature's dtype (info.json). Returns the new mapping and, per feature, the dims it changed.
+
+    A dimension the demos barely move (a block that never tilts: std 1e-5) otherwise turns a small
+    departure at evaluation into hundreds of normalized units."""
+    out, changed = {}, {}
+    for key, entry in stats.items():
+        if dtypes.get(key) in (*VISUAL_DTYPES, "string") or not {"std", "min", "max"} <= set(entry):
+            out[key] = entry
+            continue
+        std = np.asarray(entry["std"], dtype=np.float64)
+        lo, hi = np.asarray(entry["min"], dtype=np.float64), np.asarray(entry["max"], dtype=np.float64)
+        mid, low_std, thin = (lo + hi) / 2, std < floor, (hi - lo) / 2 < floor
+        if not (low_std | thin).any():
+            out[key] = entry
+            continue
+        changed[key] = np.flatnonzero((low_std | thin).reshape(-1)).tolist()
+        out[key] = {**entry, "std": np.where(low_std, floor, std).tolist(),
+                    "min": np.where(thin, mid - floor, lo).tolist(), "max": np.where(thin, mid + floor, hi).tolist()}
+    return out, changed

@@ -29,6 +29,7 @@ class Context:
     stats: dict[str, Any] | None  # meta/stats.json
     bake: BakeStamp | None  # meta/bake.json
     provenance: dict[str, Any] | None = None  # meta/demoforge/provenance.json
+    stats_exact: dict[str, Any] | None = None  # meta/stats.exact.json, where stats.json is floored (bake --std-floor)
     limits_note: str = ""  # why there are no joint limits, when there are none
 
 

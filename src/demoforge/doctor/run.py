@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from demoforge.convert.stamp import BakeStamp, read_stamp
 from demoforge.dataset.check import check_dataset, v21_info
-from demoforge.dataset.layout import STATS_PATH, DatasetInfo, read_info
+from demoforge.dataset.layout import STATS_EXACT_PATH, STATS_PATH, DatasetInfo, read_info
 from demoforge.dataset.reader import read_episodes_table
 from demoforge.doctor.config import DoctorConfig
 from demoforge.doctor.context import Context
@@ -128,7 +128,9 @@ def build_context(root: str | Path, *, robot: str | None = None, config: DoctorC
     stats = _read_json(root / STATS_PATH, early, "D011")
     bake = _read_stamp(root, early)
     provenance = _read_json(root / PROVENANCE_PATH, early, "D013")
-    ctx = Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note)
+    exact = _read_json(root / STATS_EXACT_PATH, early, "D011")
+    ctx = Context(root, cfg, problems, info, episodes, scan, stats, bake, provenance=provenance, limits_note=note,
+                  stats_exact=exact)
     return ctx, early
 
 

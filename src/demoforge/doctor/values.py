@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from demoforge.dataset.keys import ACTION, OBSERVATION_PREFIX
+from demoforge.dataset.stats import floor_spread
 from demoforge.doctor.context import Context, capped
 from demoforge.doctor.findings import Evidence, Finding, jsonable
 
@@ -52,6 +53,7 @@ def check_constant(ctx: Context) -> list[Finding]:
     if ctx.scan is None:
         return []
     cfg, out = ctx.config, []
+    record = (ctx.bake.raw.get("stats") if ctx.bake is not None else None) or {}
     for key in policy_features(ctx):
         sums = ctx.scan.sums[key]
         if sums.count < 2:
@@ -65,6 +67,15 @@ def check_constant(ctx: Context) -> list[Finding]:
                 continue
             shown = ", ".join(f"{names[d]} (mean {mean[d]:.4g}, std {std[d]:.2g})" for d in dims[:8])
             more = f" and {dims.size - 8} more" if dims.size > 8 else ""
+            floored = set(record.get("floored", {}).get(key, ()))
+            if sev == "warning" and record.get("std_floor") and set(dims.tolist()) <= floored:
+                out.append(Finding("D004", "info", f"{key}: {dims.size} {what} dims over {sums.count} frames: "
+                                   f"{shown}{more}; stats.json floors their spread at {record['std_floor']:g} "
+                                   "(bake --std-floor)",
+                                   Evidence(feature=key, values={"dims": dims.tolist(), "std": std[dims].tolist(),
+                                                                 "names": [names[d] for d in dims]}),
+                                   "none needed for normalization; the policy still sees no variation in them"))
+                continue
             out.append(Finding("D004", sev, f"{key}: {dims.size} {what} dims over {sums.count} frames: {shown}{more}; "
                                "mean/std normalization divides by ~0",
                                Evidence(feature=key, values={"dims": dims.tolist(), "names": [names[d] for d in dims],
@@ -72,7 +83,8 @@ def check_constant(ctx: Context) -> list[Finding]:
                                                              "max": sums.max[dims].tolist()}),
                                "drop these dimensions from the policy's inputs, normalize them with a fixed "
                                "scale (e.g. the joint's limits) instead of their statistics, or floor the std "
-                               "training divides by (README: near-constant inputs): a value the "
+                               "training divides by (`demoforge bake --std-floor 0.01`; README: near-constant "
+                               "inputs): a value the "
                                "demos never show, such as a block tilted by 0.01 rad, otherwise reaches the "
                                "policy as hundreds of units"))
     return out
@@ -127,32 +139,29 @@ def check_action_jumps(ctx: Context) -> list[Finding]:
 
 
 def check_stats(ctx: Context) -> list[Finding]:
-    """D011: meta/stats.json min/max/mean/std/count of numeric features against values recomputed from the data.
+    """D011: the exact statistics (meta/stats.json, or meta/stats.exact.json where `bake --std-floor`
+    floored stats.json) min/max/mean/std/count of numeric features against values recomputed from the
+    data; a floored stats.json against the exact statistics floored as bake.json records.
 
     Quantiles are not compared: recomputing them exactly needs every frame at once.
     """
     if ctx.scan is None or ctx.stats is None or ctx.scan.unreadable:
         return []  # without the unreadable episodes' rows (D001 names them) every statistic would differ
     cfg, out = ctx.config, []
+    name, exact = ("stats.json", ctx.stats) if ctx.stats_exact is None else ("stats.exact.json", ctx.stats_exact)
     for key, sums in ctx.scan.sums.items():
-        entry = ctx.stats.get(key)
+        entry = exact.get(key)
         if not isinstance(entry, dict) or sums.count == 0:
             continue
         fresh = {"min": sums.min, "max": sums.max, "mean": sums.mean(), "std": sums.std()}
         scale = np.maximum(np.abs(fresh["mean"]), fresh["std"])
-        for stat in _STAT_KEYS:
-            if stat not in entry:
-                continue
-            try:
-                stored = np.asarray(entry[stat], dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
-                continue
+        for stat, stored in _stored(entry):
             if stored.shape != fresh[stat].shape:
                 continue  # a shape mismatch is D001's
             bad = np.flatnonzero(~(np.abs(stored - fresh[stat]) <= cfg.stats_atol + cfg.stats_rtol * scale))
             if bad.size:
                 d = int(bad[0])
-                out.append(Finding("D011", "error", f"stats.json {key}.{stat}[{d}] is {stored[d]:.6g} but the data "
+                out.append(Finding("D011", "error", f"{name} {key}.{stat}[{d}] is {stored[d]:.6g} but the data "
                                    f"give {fresh[stat][d]:.6g} ({bad.size} dims differ)",
                                    Evidence(feature=key, values={"stat": stat, "dim": d, "stored": float(stored[d]),
                                                                  "recomputed": float(fresh[stat][d]),
@@ -161,11 +170,60 @@ def check_stats(ctx: Context) -> list[Finding]:
                                    "from the data); policies normalize with these numbers"))
         count = entry.get("count")
         if count is not None and int(np.asarray(count).reshape(-1)[0]) != sums.count:
-            out.append(Finding("D011", "warning", f"stats.json {key}.count is {count} but the data hold "
+            out.append(Finding("D011", "warning", f"{name} {key}.count is {count} but the data hold "
                                f"{sums.count} frames",
                                Evidence(feature=key, values={"stored": jsonable(count), "frames": sums.count}),
                                "recompute the statistics after adding or removing episodes"))
+    if ctx.stats_exact is not None:
+        out += _check_floor(ctx)
     return capped(out, cfg, "D011", "stale statistics")
+
+
+def _stored(entry: dict) -> list[tuple[str, np.ndarray]]:
+    """(stat, values) of a stats.json entry's min/max/mean/std that read as numbers."""
+    out = []
+    for stat in _STAT_KEYS:
+        try:
+            out.append((stat, np.asarray(entry[stat], dtype=np.float64).reshape(-1)))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def _check_floor(ctx: Context) -> list[Finding]:
+    """stats.json against stats.exact.json floored at bake.json's `stats.std_floor`."""
+    floor = ((ctx.bake.raw.get("stats") if ctx.bake is not None else None) or {}).get("std_floor")
+    if not isinstance(floor, (int, float)) or floor <= 0:
+        return [Finding("D011", "error", "meta/stats.exact.json is present but meta/bake.json records no std floor "
+                        "(stats.std_floor), so nothing says how stats.json differs from the exact statistics",
+                        Evidence(values={"std_floor": jsonable(floor)}),
+                        "bake the source again (with --std-floor F to floor the statistics), or delete "
+                        "stats.exact.json if stats.json is exact")]
+    dtypes = {key: ft.dtype for key, ft in ctx.info.features.items()}
+    expected, changed = floor_spread(ctx.stats_exact, dtypes, float(floor))
+    out = []
+    for key, entry in expected.items():
+        stored = dict(_stored(ctx.stats.get(key) or {}))
+        for stat, want in _stored(entry):
+            have = stored.get(stat)
+            if have is None or have.shape != want.shape:
+                continue  # a missing or misshapen entry is D001's
+            bad = np.flatnonzero(~np.isclose(have, want, rtol=1e-9, atol=0.0))
+            if bad.size:
+                d = int(bad[0])
+                out.append(Finding("D011", "error", f"stats.json {key}.{stat}[{d}] is {have[d]:.6g} but "
+                                   f"stats.exact.json floored at {floor:g} gives {want[d]:.6g} ({bad.size} dims "
+                                   "differ)",
+                                   Evidence(feature=key, values={"stat": stat, "dim": d, "stored": float(have[d]),
+                                                                 "expected": float(want[d]), "dims": bad.tolist()}),
+                                   "bake the source again: stats.json is what a policy normalizes with"))
+    if not out:
+        dims = sum(len(v) for v in changed.values())
+        out.append(Finding("D011", "info", f"stats.json floors the spread of {dims} dims of {len(changed)} features at "
+                           f"{floor:g} (bake --std-floor); the exact statistics are in stats.exact.json",
+                           Evidence(values={"std_floor": float(floor), "floored": changed}),
+                           "none needed: a policy trained on this dataset normalizes with the floored spread"))
+    return out
 
 
 def check_success_flag(ctx: Context) -> list[Finding]:
