@@ -62,8 +62,9 @@ class BakeConfig:
                                                     "and distractor's pose) or goal (only the regions the goal names: "
                                                     "the task, not its state, for a policy that sees the objects).",
                                          choices=("objects", "goal"))
-    std_floor: float = option(0.0, "Floor the spread meta/stats.json gives each numeric feature (not cameras): "
-                                   "std to >= this, [min, max] to >= twice this around its middle, the exact "
+    std_floor: float = option(0.0, "Floor the spread meta/stats.json gives each numeric observation (the inputs; "
+                                   "not cameras, not actions): std to >= this, [min, max] to >= twice this around "
+                                   "its middle, the exact "
                                    "statistics kept in meta/stats.exact.json; for dimensions the demos barely move "
                                    "(README: near-constant inputs). v3.0 only; 0 = exact, as lerobot computes them.",
                               range=(0.0, None))

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from demoforge.dataset.keys import OBSERVATION_PREFIX
 from demoforge.dataset.layout import QUANTILES, VISUAL_DTYPES
 
 Stats = dict[str, Any]  # key -> nested lists, ready for JSON / parquet
@@ -113,15 +114,17 @@ def histogram_stats(hist: np.ndarray, frame_count: int) -> Stats:
 def floor_spread(stats: dict[str, Stats], dtypes: dict[str, str],
                  floor: float) -> tuple[dict[str, Stats], dict[str, list[int]]]:
     """`stats` (stats.json's mapping) with the spread a policy normalizes each numeric non-visual
-    feature by widened to at least `floor`: std to >= floor (mean/std normalization), [min, max] to
-    >= 2 floor around its middle (min-max); mean, count and quantiles as they are. `dtypes`: each
-    feature's dtype (info.json). Returns the new mapping and, per feature, the dims it changed.
+    input (observation.*) by widened to at least `floor`: std to >= floor (mean/std normalization),
+    [min, max] to >= 2 floor around its middle (min-max); mean, count and quantiles as they are, and
+    every other feature (actions: the targets, whose spread weighs the loss) untouched. `dtypes`:
+    each feature's dtype (info.json). Returns the new mapping and, per feature, the dims it changed.
 
-    A dimension the demos barely move (a block that never tilts: std 1e-5) otherwise turns a small
+    An input the demos barely move (a block that never tilts: std 1e-5) otherwise turns a small
     departure at evaluation into hundreds of normalized units."""
     out, changed = {}, {}
     for key, entry in stats.items():
-        if dtypes.get(key) in (*VISUAL_DTYPES, "string") or not {"std", "min", "max"} <= set(entry):
+        if (not key.startswith(OBSERVATION_PREFIX) or dtypes.get(key) in (*VISUAL_DTYPES, "string")
+                or not {"std", "min", "max"} <= set(entry)):
             out[key] = entry
             continue
         std = np.asarray(entry["std"], dtype=np.float64)
