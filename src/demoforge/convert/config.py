@@ -64,9 +64,9 @@ class BakeConfig:
                                          choices=("objects", "goal"))
     std_floor: float = option(0.0, "Floor the spread meta/stats.json gives each numeric observation (the inputs; "
                                    "not cameras, not actions): std to >= this, [min, max] to >= twice this around "
-                                   "its middle, the exact "
-                                   "statistics kept in meta/stats.exact.json; for dimensions the demos barely move "
-                                   "(README: near-constant inputs). v3.0 only; 0 = exact, as lerobot computes them.",
+                                   "its middle, the exact statistics kept in meta/stats.exact.json; for inputs the "
+                                   "demos barely move (README: near-constant inputs). v3.0 only; 0 = exact, as "
+                                   "lerobot computes them.",
                               range=(0.0, None))
     keep: tuple[str, ...] = option((), "Source per-tick columns to carry through, comma-separated (e.g. "
                                        "next.reward,goal.position), or 'all': every one the bake does not write "
