@@ -84,7 +84,7 @@ def check_constant(ctx: Context) -> list[Finding]:
                                                              "max": sums.max[dims].tolist()}),
                                "drop these dimensions from the policy's inputs, normalize them with a fixed "
                                "scale (e.g. the joint's limits) instead of their statistics, or floor the std "
-                               "training divides by (`demoforge bake --std-floor 0.01`; README: near-constant "
+                               "training divides by (`demoforge bake --std-floor 0.1`; README: near-constant "
                                "inputs): a value the "
                                "demos never show, such as a block tilted by 0.01 rad, otherwise reaches the "
                                "policy as hundreds of units"))
