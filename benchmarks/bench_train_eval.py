@@ -33,7 +33,7 @@ diffusers, which `make lerobot-dev` installs through lerobot's diffusion extra).
 evaluated another way: `--eval-arg=--policy.n_action_steps=1
 --eval-arg=--policy.temporal_ensemble_coeff=0.01 --eval-variant te` (ACT's temporal ensembling).
 `--std-floor 0.1 --variant NAME` floors the std (and min-max half range) the policy normalizes each
-non-image feature by (`bake --std-floor`: meta/stats.json floored, the exact stats in stats.exact.json):
+non-image observation by (`bake --std-floor`: meta/stats.json floored, the exact stats in stats.exact.json):
 unstack's block quaternions barely move in the demos, and without it a small tilt blows up.
 Work folders are kept: a rerun reuses finished data, checkpoints and evaluations. A killed run
 takes its lerobot-train or lerobot-eval with it (on Linux), so nothing is left training.
