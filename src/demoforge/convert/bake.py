@@ -39,7 +39,7 @@ from demoforge.convert.stamp import BAKE_PATH
 from demoforge.convert.v21 import write_v21
 from demoforge.dataset.check import check_dataset
 from demoforge.dataset.decode import probe_video
-from demoforge.dataset.layout import INFO_PATH, STATS_EXACT_PATH, STATS_PATH, write_json_atomic
+from demoforge.dataset.layout import INFO_PATH, STATS_EXACT_PATH, STATS_PATH, Feature, write_json_atomic
 from demoforge.dataset.reader import open_dataset
 from demoforge.dataset.stats import floor_spread
 from demoforge.dataset.writer import DatasetWriter
@@ -170,7 +170,7 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
     plan asks, then moved to `out` (empty or absent)."""
     v3 = tmp / "v3"
     if plan.config.std_floor:
-        stamp = {**stamp, "stats": floor_stats(v3, plan.config.std_floor)}
+        stamp = {**stamp, "stats": floor_stats(v3, plan.config.std_floor, plan.features)}
     write_json_atomic(v3 / BAKE_PATH, stamp)
     if stage is not None:
         stamp_dataset(v3, *stage)
@@ -185,12 +185,12 @@ def publish(plan: BakePlan, stamp: dict[str, Any], tmp: Path, out: Path, *,
     final.replace(out)
 
 
-def floor_stats(root: Path, floor: float) -> dict[str, Any]:
-    """Floor the spreads of `root`'s meta/stats.json at `floor` (`dataset.stats.floor_spread`), the
-    exact statistics moved to meta/stats.exact.json; returns bake.json's record of it."""
+def floor_stats(root: Path, floor: float, features: dict[str, Feature]) -> dict[str, Any]:
+    """Floor the spreads of `root`'s meta/stats.json at `floor` (`dataset.stats.floor_spread`; `features`:
+    the bake's output features), the exact statistics moved to meta/stats.exact.json; returns bake.json's
+    record of it."""
     exact = json.loads((root / STATS_PATH).read_text())
-    dtypes = {key: ft.dtype for key, ft in open_dataset(root).info.features.items()}
-    floored, changed = floor_spread(exact, dtypes, floor)
+    floored, changed = floor_spread(exact, {key: ft.dtype for key, ft in features.items()}, floor)
     (root / STATS_PATH).replace(root / STATS_EXACT_PATH)
     write_json_atomic(root / STATS_PATH, floored)
     return {"std_floor": floor, "exact": STATS_EXACT_PATH, "floored": changed}

@@ -41,6 +41,12 @@ class BakeStamp:
         es = self.environment_state
         return None if es is None else str(es.get("kind", "objects"))
 
+    @property
+    def stats_floor(self) -> dict:
+        """bake.json's `stats` record where `bake --std-floor` floored stats.json ({"std_floor",
+        "exact", "floored": {feature: dims}}); empty where the statistics are exact."""
+        return self.raw.get("stats") or {}
+
 
 def read_stamp(root: str | Path, *, required: bool = True, why: str = "") -> BakeStamp | None:
     """The bake stamp of the dataset at `root`; None when it has none and not `required`.

@@ -54,7 +54,7 @@ def check_constant(ctx: Context) -> list[Finding]:
         return []
     cfg, out = ctx.config, []
     # the floor bake.json records, where stats.json is floored (D011 checks that it is)
-    record = ((ctx.bake.raw.get("stats") if ctx.bake is not None else None) or {}) if ctx.stats_exact else {}
+    record = ctx.bake.stats_floor if ctx.bake is not None and ctx.stats_exact else {}
     for key in policy_features(ctx):
         sums = ctx.scan.sums[key]
         if sums.count < 2:
@@ -193,7 +193,7 @@ def _stored(entry: dict) -> list[tuple[str, np.ndarray]]:
 
 def _check_floor(ctx: Context) -> list[Finding]:
     """stats.json against stats.exact.json floored at bake.json's `stats.std_floor`."""
-    floor = ((ctx.bake.raw.get("stats") if ctx.bake is not None else None) or {}).get("std_floor")
+    floor = (ctx.bake.stats_floor if ctx.bake is not None else {}).get("std_floor")
     if not isinstance(floor, (int, float)) or floor <= 0:
         return [Finding("D011", "error", "meta/stats.exact.json is present but meta/bake.json records no std floor "
                         "(stats.std_floor), so nothing says how stats.json differs from the exact statistics",
