@@ -49,7 +49,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
              "pix_fmt": "yuv420p", "preset": None, "max_video_file_seconds": 800.0, "lerobot_format": "v3.0",
              "environment_state": False, "environment_state_kind": "objects", "std_floor": 0.0, "keep": (), "workers": 1},
     "doctor": {"fail_on": "error", "checks": None, "robot": None, "bins": 10, "min_occupancy": 0.7,
-               "min_bin_frames": 1, "constant_range": 1e-8, "near_constant_std": 1e-4, "idle_tolerance": 1e-6, "max_idle_fraction": 0.5,
+               "min_bin_frames": 1, "constant_range": 1e-8, "near_constant_std": 2e-3, "idle_tolerance": 1e-6, "max_idle_fraction": 0.5,
                "max_action_speed": 3.0, "length_mad_z": 3.5, "float32_hazard_s": 1000.0, "stats_rtol": 1e-3,
                "stats_atol": 1e-5, "decode_video": False, "path_rad_per_m": 5.0, "path_factor": 2.0,
                "path_slack": 1.0, "max_per_check": 20},
