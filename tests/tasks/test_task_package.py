@@ -192,6 +192,21 @@ def test_a_run_records_the_task_package_it_used_and_a_changed_package_is_another
     assert [p.name for p in registry.packages_of(load_task(pnp, "blocks"))] == ["blocks"]
 
 
+def test_a_package_records_the_file_of_its_module_however_it_was_loaded(isolated, tmp_path, monkeypatch):
+    """What a run hashes as a package's code is the file its module was loaded from, recorded when it is
+    loaded (by module name here; by path in the test above), not parsed back out of its origin text."""
+    import shutil
+
+    folder = tmp_path / "mine"
+    shutil.copytree(NEAR.parent, folder)
+    (folder / "near_task.py").rename(folder / "near_by_name.py")
+    monkeypatch.syspath_prepend(str(folder))
+    by_name = registry.load_package("near_by_name")
+    assert by_name.origin == "module near_by_name" and by_name.source == folder / "near_by_name.py"
+    assert registry.package_identity(by_name)["source_sha256"] is not None
+    assert registry.package("blocks").source.name == "blocks.py"
+
+
 def test_run_acts_out_a_user_family_rendered(isolated, tmp_path):
     """`demoforge run --task-package ... --family near_pair`: the tasks, envs and execute stages read the
     package's domain (not the blocks world's), and the episodes render under a look."""

@@ -58,7 +58,8 @@ def _ensure() -> None:
         return
     _STARTED = True
     for module in BUILTIN:
-        register(_package_of(importlib.import_module(module), module), origin="built-in")
+        register(_package_of(importlib.import_module(module), module), origin="built-in",
+                 source=_module_file(sys.modules[module]))
     for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         if ep.value.split(":")[0] in BUILTIN:  # this checkout's own entry point: registered above
             continue
@@ -69,19 +70,22 @@ def _ensure() -> None:
                                    f"{type(exc).__name__}: {exc}; fix or uninstall the distribution that declares "
                                    "it") from exc
         register(loaded if isinstance(loaded, TaskPackage) else _package_of(loaded, ep.value),
-                 origin=f"entry point {ep.name} ({ep.value})")
+                 origin=f"entry point {ep.name} ({ep.value})",
+                 source=_module_file(sys.modules.get(ep.module)))
     for spec in filter(None, os.environ.get(ENV_VAR, "").split(os.pathsep)):
         load_package(spec)
 
 
-def register(package: TaskPackage, *, origin: str | None = None) -> TaskPackage:
+def register(package: TaskPackage, *, origin: str | None = None, source: Path | None = None) -> TaskPackage:
     """Add `package` to the registry. A package of the same name registered again (the same spec
     loaded twice) is a no-op; an operator, predicate, family or object type that another package
-    already provides raises, naming both packages."""
+    already provides raises, naming both packages. `source` is the file of the module that defines
+    it (what a run's provenance hashes), where the loader knows one."""
     _ensure()
     if not isinstance(package, TaskPackage):
         raise TaskPackageError(f"register() takes a demoforge.taskapi.TaskPackage, got {type(package).__name__}")
-    package = dataclasses.replace(package, origin=origin or package.origin or "registered in code")
+    package = dataclasses.replace(package, origin=origin or package.origin or "registered in code",
+                                  source=source or package.source)
     bad = _shape_problems(package)
     if bad:
         raise TaskPackageError(f"task package {package.name!r} ({package.origin}) is malformed:" + listing(bad))
@@ -170,7 +174,7 @@ def load_package(spec: str | Path) -> TaskPackage:
                 del sys.modules[name]
                 raise TaskPackageError(f"--task-package {text!r} failed to import: {type(exc).__name__}: {exc}; "
                                        "fix the file (demoforge --debug shows the traceback)") from exc
-        found = register(_package_of(module, str(path)), origin=f"path {path}")
+        found = register(_package_of(module, str(path)), origin=f"path {path}", source=path)
         key = str(path)
     else:
         try:
@@ -178,7 +182,7 @@ def load_package(spec: str | Path) -> TaskPackage:
         except ModuleNotFoundError as exc:
             raise TaskPackageError(f"--task-package {text!r}: no module {exc.name!r} can be imported; give a .py "
                                    "file, or install the module") from None
-        found = register(_package_of(module, text), origin=f"module {text}")
+        found = register(_package_of(module, text), origin=f"module {text}", source=_module_file(module))
         key = text
     if key not in _LOADED:
         _LOADED.append(key)
@@ -305,25 +309,16 @@ def package_identity(pkg: TaskPackage) -> dict[str, Any]:
     """What a run records of a task package it used (run.json's `task_packages`): its name, where it
     was found, and the sha256 of its domain text and of the module that defines PACKAGE (None for a
     package registered in code), so a run made with a changed package is not the same run."""
-    source = _source_file(pkg)
+    source = pkg.source
     return {"name": pkg.name, "origin": pkg.origin,
             "domain_sha256": hashlib.sha256(pkg.domain_text().encode()).hexdigest(),
             "source_sha256": None if source is None else hashlib.sha256(source.read_bytes()).hexdigest()}
 
 
-def _source_file(pkg: TaskPackage) -> Path | None:
-    """The file of the module that defines `pkg`'s PACKAGE, from its origin; None when there is none."""
-    origin = pkg.origin
-    if origin.startswith("path "):
-        return Path(origin.removeprefix("path "))
-    if origin.startswith("module "):
-        module = origin.removeprefix("module ")
-    elif origin.startswith("entry point ") and "(" in origin:  # "entry point NAME (module:attr)"
-        module = origin.split("(", 1)[1].rstrip(")").split(":")[0]
-    else:
-        return None
-    spec = importlib.util.find_spec(module)
-    return Path(spec.origin) if spec is not None and spec.origin and Path(spec.origin).is_file() else None
+def _module_file(module: Any) -> Path | None:
+    """The file a module was loaded from; None for one that has none (a namespace, a module built in code)."""
+    path = getattr(module, "__file__", None)
+    return Path(path) if path and Path(path).is_file() else None
 
 
 def describe() -> str:

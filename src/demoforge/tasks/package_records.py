@@ -90,6 +90,7 @@ class TaskPackage:
     families: Mapping[str, Family] = field(default_factory=dict)  # family name -> generator
     object_types: Mapping[str, ObjectType] = field(default_factory=dict)  # PDDL type -> scene realisation
     origin: str = ""  # where it was found: "built-in", "entry point NAME", "path FILE", "module NAME" (set by register)
+    source: Path | None = None  # the file of the module that defines it; None when registered in code (set by register)
 
     @property
     def domain_is_file(self) -> bool:
