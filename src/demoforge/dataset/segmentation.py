@@ -21,14 +21,18 @@ SUFFIX = "_segmentation"  # the feature-name suffix of a segmentation map
 FLAG = "is_segmentation_map"  # the info key that marks one
 PIX_FMT = "gbrp"  # planar RGB: no colour conversion between the frames and the stream
 ENCODER = "libx265"
-# frame-threads=1 and pools=none (no thread pool: x265 encodes on the calling thread): the same bytes
-# every run; with a pool, one run in about sixty under load wrote other bytes (measured beside two busy
-# cores; single-threaded x265 costs no more here). No B-frames and closed GOPs: with x265's defaults a
-# keyframe inside an episode is an open-GOP CRA whose leading frames are shown before it but
-# decoded after it, and a decoder that seeks to it (lerobot's pyav path, which every depth map
-# takes) drops them, so frames just before a keyframe could not be loaded (found by the
-# conformance test). Shared by depth maps (dataset.video).
-X265_PARAMS = "lossless=1:bframes=0:open-gop=0:log-level=error:frame-threads=1:pools=none"
+# The same bytes every run, beside busy cores. frame-threads=1 and pools=none: one frame encoder
+# thread beside the calling thread (which runs the lookahead) and no pool; with a pool, one run in
+# about sixty under load wrote other bytes. weightp=0: with x265's weighted-prediction analysis of
+# P frames on (it runs on the frame encoder's thread, over lookahead data), P frames' bytes, never
+# their decoded values, still changed: 2 to 4 variants in each of 4 processes of 300 runs beside
+# busy cores, each encoding a 12-bit depth map first as a writer does; with weightp=0, one in all
+# 1,200. Maps never fade, which is all weighted prediction is for. No B-frames and closed
+# GOPs: with x265's defaults a keyframe inside an episode is an open-GOP CRA whose leading frames
+# are shown before it but decoded after it, and a decoder that seeks to it (lerobot's pyav path,
+# which every depth map takes) drops them, so frames just before a keyframe could not be loaded
+# (found by the conformance test). Shared by depth maps (dataset.video).
+X265_PARAMS = "lossless=1:bframes=0:open-gop=0:weightp=0:log-level=error:frame-threads=1:pools=none"
 
 
 def is_segmentation(key: str, info: dict[str, Any] | None) -> bool:
