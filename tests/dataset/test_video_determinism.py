@@ -5,7 +5,7 @@ PyAV's own RGB -> YUV conversion inside `encode` (replaced by `rgb_to_yuv420p`),
 with fully written frames, libx264 itself, which picks some SIMD routines at run time (a
 few distinct outputs per 100 identical sequential runs of a 64x48 clip, many more while
 other threads worked). `cpu-independent=1` fixes that choice, so x264 cameras are threaded
-too. These tests write the same episodes many times under CPU load, both codecs, both
+too. These tests write the same episodes many times under CPU load, every codec, both
 APIs, several cameras (the 64x48 one among them), and compare every byte.
 """
 
@@ -79,7 +79,8 @@ def cpu_load():
         b.join()
 
 
-@pytest.mark.parametrize("video", [VideoSettings(), VideoSettings.lerobot_default()], ids=["h264", "av1"])
+@pytest.mark.parametrize("video", [VideoSettings(), VideoSettings.lerobot_default(), VideoSettings(codec="hevc")],
+                         ids=["h264", "av1", "hevc"])
 def test_threaded_writer_bytes_are_identical_run_to_run(tmp_path, cpu_load, video):
     digests = [_write(tmp_path / f"run{i}", video, "episode" if i % 2 == 0 else "frame") for i in range(RUNS)]
     assert any(name.endswith(".mp4") for name in digests[0])

@@ -32,7 +32,8 @@ ENCODER = "libx265"
 # are shown before it but decoded after it, and a decoder that seeks to it (lerobot's pyav path,
 # which every depth map takes) drops them, so frames just before a keyframe could not be loaded
 # (found by the conformance test). Shared by depth maps (dataset.video).
-X265_PARAMS = "lossless=1:bframes=0:open-gop=0:weightp=0:log-level=error:frame-threads=1:pools=none"
+X265_DETERMINISTIC = "weightp=0:log-level=error:frame-threads=1:pools=none"  # also any HEVC camera's
+X265_PARAMS = "lossless=1:bframes=0:open-gop=0:" + X265_DETERMINISTIC
 
 
 def is_segmentation(key: str, info: dict[str, Any] | None) -> bool:

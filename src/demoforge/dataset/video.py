@@ -117,6 +117,12 @@ class VideoSettings:
                 # (same file size, about 5% more CPU). A user's x264-params are appended.
                 user = self.extra_options.get("x264-params")
                 opts["x264-params"] = "cpu-independent=1" + (f":{user}" if user else "")
+            else:
+                # libx265 ignores `threads`: its own settings keep the bytes fixed, as for the
+                # lossless maps (segmentation.X265_PARAMS: no pool, one frame thread, no weighted
+                # prediction). A user's x265-params are appended.
+                user = self.extra_options.get("x265-params")
+                opts["x265-params"] = seg.X265_DETERMINISTIC + (f":{user}" if user else "")
             if self.fast_decode:
                 opts["tune"] = "fastdecode"
         for key, value in self.extra_options.items():
