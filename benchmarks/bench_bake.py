@@ -98,11 +98,11 @@ def timed(fn, label: str | None = None) -> float:
     return time.perf_counter() - t0
 
 
-def x264_args(fps: int, *, same_threads: bool = True) -> list[str]:
+def x264_args(fps: int, height: int, width: int, *, same_threads: bool = True) -> list[str]:
     """ffmpeg's encoder arguments for demoforge's own x264 options at `fps` (GOP, crf, preset, no
     B-frames, one thread, cpu-independent: what keeps the bake's bytes reproducible); with
     `same_threads=False` ffmpeg picks its own threads, as a user's plain ffmpeg call would."""
-    opts = SETTINGS.codec_options(fps)
+    opts = SETTINGS.codec_options(fps, height, width)
     if not same_threads:
         opts.pop("threads")
     return ["-c:v", "libx264", *(a for k, v in opts.items() for a in (f"-{k}", v)), "-pix_fmt", "yuv420p"]
@@ -175,16 +175,16 @@ def main() -> None:
         select = f"select=not(mod(n\\,{stride})),setpts=N/{args.rate}/TB"
         ff = timed(lambda: subprocess.run(
             [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
-             *x264_args(args.rate), str(work / "ffmpeg.mp4")], check=True), "ffmpeg")
+             *x264_args(args.rate, args.height, args.width), str(work / "ffmpeg.mp4")], check=True), "ffmpeg")
         ff_own = timed(lambda: subprocess.run(
             [ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-r", str(args.rate),
-             *x264_args(args.rate, same_threads=False), str(work / "ffmpeg-own.mp4")], check=True), "ffmpeg-own")
+             *x264_args(args.rate, args.height, args.width, same_threads=False), str(work / "ffmpeg-own.mp4")], check=True), "ffmpeg-own")
         (work / "png").mkdir()
         png = timed(lambda: (
             subprocess.run([ffmpeg, "-v", "error", "-y", "-i", str(mp4), "-vf", select, "-fps_mode", "passthrough",
                             str(work / "png" / "%06d.png")], check=True),
             subprocess.run([ffmpeg, "-v", "error", "-y", "-framerate", str(args.rate), "-i",
-                            str(work / "png" / "%06d.png"), *x264_args(args.rate), str(work / "png.mp4")],
+                            str(work / "png" / "%06d.png"), *x264_args(args.rate, args.height, args.width), str(work / "png.mp4")],
                            check=True)))
         kept = -(-n // stride)
         print(f"joint_vel at {args.rate} Hz ({kept} frames out):")

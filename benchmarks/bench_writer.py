@@ -100,7 +100,7 @@ def demoforge_worker(spec: dict) -> dict:
         "cpu_seconds": cpu,
         "frames": frames,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        "encoder": video.codec_options(_synthetic.FPS) if cameras else None,
+        "encoder": video.codec_options(_synthetic.FPS, *next(iter(cameras.values()))[:2]) if cameras else None,
     }
 
 
@@ -126,7 +126,7 @@ def encoder_worker(spec: dict) -> dict:
     outs = {}
     for n, (key, (h, w, _)) in enumerate(cameras.items()):
         container = av.open(str(root / f"{n}.mp4"), mode="w", format="mp4")
-        stream = container.add_stream(video.encoder, rate=_synthetic.FPS, options=video.codec_options(_synthetic.FPS))
+        stream = container.add_stream(video.encoder, rate=_synthetic.FPS, options=video.codec_options(_synthetic.FPS, h, w))
         stream.width, stream.height, stream.pix_fmt = w, h, video.pix_fmt
         stream.time_base = stream.codec_context.time_base = Fraction(1, _synthetic.FPS)
         outs[key] = (container, stream)

@@ -71,7 +71,7 @@ def copied(cam: CameraRef) -> EncodedVideo:
 
 def _open_encoder(out: Path, settings: VideoSettings, fps: int, height: int, width: int):
     container = av.open(str(out), mode="w", format="mp4")
-    stream = container.add_stream(settings.encoder, rate=fps, options=settings.codec_options(fps))
+    stream = container.add_stream(settings.encoder, rate=fps, options=settings.codec_options(fps, height, width))
     stream.width, stream.height, stream.pix_fmt = width, height, settings.pix_fmt
     stream.time_base = stream.codec_context.time_base = Fraction(1, fps)
     return container, stream

@@ -62,6 +62,21 @@ def info_block(*, fps: int, height: int, width: int, g: int) -> dict[str, Any]:
     }
 
 
-def encoder_options(g: int) -> dict[str, str]:
-    """libx265's options for a lossless map (segmentation, and depth codes) with keyframes every `g` frames."""
-    return {"g": str(g), "x265-params": X265_PARAMS}
+# libx265 (4.1 and 4.3, as PyAV's wheels bundle them) reads memory it never wrote when it predicts
+# from earlier frames in a picture with a side of 16, 32 or 64 px (seen at 16x16, 24x16, 32x32 and
+# 64x64; not at 24 to 224 px sides otherwise): its bytes then follow whatever the heap held, and
+# change from run to run (`MALLOC_PERTURB_` shows it; tests/dataset/test_x265_heap.py). Intra-only
+# coding never does, so a picture with a side up to this many pixels is coded with every frame a
+# keyframe (16-20x the bytes of P frames on map-like content, on pictures this small).
+X265_INTRA_ONLY_SIDE = 64
+
+
+def x265_gop(g: int, height: int, width: int) -> int:
+    """The keyframe interval x265 is given for `height` x `width` pictures (`X265_INTRA_ONLY_SIDE`)."""
+    return 1 if min(height, width) <= X265_INTRA_ONLY_SIDE else g
+
+
+def encoder_options(g: int, height: int, width: int) -> dict[str, str]:
+    """libx265's options for a lossless map (segmentation, and depth codes) of `height` x `width`
+    with keyframes every `g` frames (every frame for a small one: `x265_gop`)."""
+    return {"g": str(x265_gop(g, height, width)), "x265-params": X265_PARAMS}

@@ -97,8 +97,12 @@ class VideoSettings:
     def gop(self, fps: int) -> int:
         return self.g if self.g is not None else max(1, round(fps * self.gop_s))
 
-    def codec_options(self, fps: int) -> dict[str, str]:
-        opts = {"g": str(self.gop(fps)), "crf": str(self.crf)}
+    def codec_options(self, fps: int, height: int, width: int) -> dict[str, str]:
+        """The encoder's options for `height` x `width` pictures at `fps`."""
+        gop = self.gop(fps)
+        if self.codec == "hevc":
+            gop = seg.x265_gop(gop, height, width)  # intra-only where x265 reads unwritten memory
+        opts = {"g": str(gop), "crf": str(self.crf)}
         if self.preset is not None:
             opts["preset"] = str(self.preset)
         if self.codec == "av1":
@@ -183,11 +187,11 @@ class SegmentEncoder:
         self.histogram = np.zeros((1, 4096) if depth else (3, 256), np.int64)
         self._container = av.open(str(path), mode="w", format="mp4")
         if depth:  # 12-bit depth codes, lossless HEVC, as lerobot's DepthEncoderConfig
-            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps)), "libx265", "gray12le"
+            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps), height, width), "libx265", "gray12le"
         elif segmentation:  # id colours, lossless HEVC in planar RGB
-            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps)), seg.ENCODER, seg.PIX_FMT
+            options, encoder, pix_fmt = seg.encoder_options(settings.gop(fps), height, width), seg.ENCODER, seg.PIX_FMT
         else:
-            options, encoder, pix_fmt = settings.codec_options(fps), settings.encoder, settings.pix_fmt
+            options, encoder, pix_fmt = settings.codec_options(fps, height, width), settings.encoder, settings.pix_fmt
         self._stream = self._container.add_stream(encoder, rate=fps, options=options)
         self._stream.width = width
         self._stream.height = height
