@@ -182,3 +182,27 @@ def test_workers_started_before_a_bad_input_is_found_are_stopped(tmp_path):
     with pytest.raises(ExecuteError, match="nope.pddl"):
         generate([str(tmp_path / "nope.pddl")], tmp_path / "run", episodes_per_problem=1, workers=2)
     assert multiprocessing.active_children() == []
+
+
+def test_a_run_stopped_between_a_final_shard_and_its_tally_resumes_to_the_same_summary(four, reference, tmp_path,
+                                                                                       monkeypatch):
+    """A kill after an item's shards were finalized but before its done.json was written (CI caught
+    it once: the resumed summary counted none of that problem's episodes, the data was right)."""
+    from demoforge.execute import shards
+
+    out = tmp_path / "run"
+    real = shards.write_json_atomic
+
+    def stop_before_the_tally(path, data):
+        if Path(path).name == "done.json":
+            raise KeyboardInterrupt("killed between the shards and done.json")
+        real(path, data)
+
+    monkeypatch.setattr(shards, "write_json_atomic", stop_before_the_tally)
+    with pytest.raises(KeyboardInterrupt):
+        generate(four, out, episodes_per_problem=2, envs=1, workers=1, seed=3, problems_per_process=1)
+    monkeypatch.setattr(shards, "write_json_atomic", real)
+    first = out / ".shards" / "0000-pnp-all-0000"
+    assert (first / "success" / "meta" / "info.json").is_file() and not (first / "done.json").exists()
+    generate(four, out, episodes_per_problem=2, envs=1, workers=1, seed=3)
+    assert _outputs(out) == reference

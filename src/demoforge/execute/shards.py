@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from demoforge.dataset import DatasetWriter, open_dataset
+from demoforge.dataset.keys import episode_extras
 from demoforge.dataset.layout import write_json_atomic
 from demoforge.dataset.writer import STAGING_DIR
 from demoforge.execute.layout import RunLayout
@@ -133,10 +134,18 @@ class ShardWriters:
 
 
 def tally_of(w: ShardWriters) -> ProblemTally:
-    """Tally of the episodes already in an interrupted item's shards (read back from them)."""
+    """Tally of the episodes already in an interrupted item's shards (read back from them): from
+    the staging of a shard still open, and from the episodes table of one already final (a run
+    killed after finalizing it, before its done.json)."""
     t = ProblemTally()
-    for split, writer in w.writers.items():
-        for extra in writer.episode_extras():
+    for split in SPLITS:
+        if split in w.writers:
+            extras = list(w.writers[split].episode_extras())
+        elif w.done[split]:
+            extras = [episode_extras(row) for row in open_dataset(w.folder / split).episodes_table.to_pylist()]
+        else:
+            continue
+        for extra in extras:
             failure = extra.get("failure")
             t.add(split == "success", None if failure is None else FailureCause.from_json(failure).kind.value)
     return t
