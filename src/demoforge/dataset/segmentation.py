@@ -63,8 +63,9 @@ def info_block(*, fps: int, height: int, width: int, g: int) -> dict[str, Any]:
 
 
 # libx265 (4.1 and 4.3, as PyAV's wheels bundle them) reads memory it never wrote when it predicts
-# from earlier frames in a picture with a side of 16, 32 or 64 px (seen at 16x16, 24x16, 32x32 and
-# 64x64; not at 24 to 224 px sides otherwise): its bytes then follow whatever the heap held, and
+# from earlier frames in some pictures with a side of 16, 32 or 64 px (seen at 16x16, 24x16 (height
+# x width), 32x32 and 64x64; never at over twenty other sizes with sides of 24 to 320 px, 96x32 and 128x64
+# among them): its bytes then follow whatever the heap held, and
 # change from run to run (`MALLOC_PERTURB_` shows it; tests/dataset/test_x265_heap.py). Intra-only
 # coding never does, so a picture with a side up to this many pixels is coded with every frame a
 # keyframe (16-20x the bytes of P frames on map-like content, on pictures this small).
