@@ -35,3 +35,25 @@ def wait_gone(pids: list[int], deadline: float) -> None:
     while any(alive(p) for p in pids):
         assert time.monotonic() < deadline, "a worker outlived its killed parent"
         time.sleep(0.05)
+
+
+def wait_unlocked(root: Path, deadline: float) -> None:
+    """Until no process holds a dataset writer's lock under `root` (a worker of a killed run that
+    the snapshot of `spawned_children` missed, still dying); AssertionError past `deadline`."""
+    import fcntl
+    import os
+
+    while True:
+        held = []
+        for lock in root.rglob(".demoforge-staging/lock"):
+            fd = os.open(lock, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(lock)
+            finally:
+                os.close(fd)  # closing releases a lock taken here
+        if not held:
+            return
+        assert time.monotonic() < deadline, f"a killed run's writer locks are still held: {held}"
+        time.sleep(0.05)

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from demoforge.pipeline import PipelineError, config_from_dict, run_pipeline, state
-from tests.processes import spawned_children, wait_gone
+from tests.processes import spawned_children, wait_gone, wait_unlocked
 from tests.timeouts import SUBPROCESS_S, WAIT_S
 
 pytestmark = pytest.mark.slow
@@ -136,6 +136,7 @@ def test_a_pipelined_run_killed_in_its_render_items_resumes_to_the_coupled_bytes
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     wait_gone(workers, deadline)  # they die with it, a moment later, holding their shards' locks till then
+    wait_unlocked(run, deadline)  # and any the snapshot missed (CI once found a render shard still locked)
     assert not state.is_done(run, "execute") and not (run / "render" / "success").exists()
     resumed = run_pipeline(config_from_dict(config), resume=True, echo=lambda s: None)
     assert resumed.ran[0] == "execute" and "tasks" in resumed.skipped
