@@ -4,6 +4,7 @@ A worker dies with its parent (PR_SET_PDEATHSIG), but not at the same instant: u
 it still holds its shard's writer lock, so a test that resumes at once must first wait for it, as a
 user rerunning the command a moment later does."""
 
+import os
 import time
 from pathlib import Path
 
@@ -40,19 +41,16 @@ def wait_gone(pids: list[int], deadline: float) -> None:
 def wait_unlocked(root: Path, deadline: float) -> None:
     """Until no process holds a dataset writer's lock under `root` (a worker of a killed run that
     the snapshot of `spawned_children` missed, still dying); AssertionError past `deadline`."""
-    import fcntl
-    import os
+    from demoforge.dataset.locks import lock_staging
+    from demoforge.errors import DatasetLockedError
 
     while True:
         held = []
         for lock in root.rglob(".demoforge-staging/lock"):
-            fd = os.open(lock, os.O_RDWR)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+                os.close(lock_staging(lock.parent))  # the writer's own lock, released at once
+            except DatasetLockedError:
                 held.append(lock)
-            finally:
-                os.close(fd)  # closing releases a lock taken here
         if not held:
             return
         assert time.monotonic() < deadline, f"a killed run's writer locks are still held: {held}"
