@@ -5,6 +5,7 @@ to an .npz (argv: ROOT OUT.npz). Kept apart from lerobot_v21_probe.py, whose dum
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,11 +17,18 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print(f"usage: {argv[0]} ROOT OUT.npz", file=sys.stderr)
         return 2
-    _isolate_hf_state()
+    scratch = _isolate_hf_state(Path(argv[2]).resolve().parent)
+    try:
+        return _dump(argv[1], argv[2])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _dump(root: str, out: str) -> int:
     import numpy as np
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    ds = LeRobotDataset("local/x", root=argv[1], **_backend())
+    ds = LeRobotDataset("local/x", root=root, **_backend())
     keys = list(ds.meta.video_keys)
     frames: dict[str, list] = {k: [] for k in keys}
     for i in range(len(ds)):
@@ -29,7 +37,7 @@ def main(argv: list[str]) -> int:
             frames[k].append(np.clip(np.rint(np.moveaxis(item[k].numpy(), 0, -1) * 255.0), 0, 255).astype(np.uint8))
     arrays = {k: np.stack(v) for k, v in frames.items()}
     arrays["__meta__"] = np.array(json.dumps({"len": len(ds), "video_backend": ds.video_backend, "video_keys": keys}))
-    np.savez(argv[2], **arrays)
+    np.savez(out, **arrays)
     return 0
 
 

@@ -37,8 +37,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
 
 
-def _isolate_hf_state() -> str:
-    scratch = tempfile.mkdtemp(prefix="lerobot-v21-probe-")
+def _isolate_hf_state(parent: str | Path) -> str:
+    """A fresh, offline Hugging Face home and datasets cache under `parent` (the caller's output
+    folder, so a probe killed before its cleanup leaves its cache in the test's own tmp dir)."""
+    scratch = tempfile.mkdtemp(prefix="lerobot-v21-probe-", dir=parent)
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ["HF_HOME"] = os.path.join(scratch, "hf_home")
@@ -155,7 +157,7 @@ def main(argv: list[str]) -> int:
         print(f"usage: {argv[0]} SPEC.json", file=sys.stderr)
         return 2
     spec = json.loads(Path(argv[1]).read_text())
-    scratch = _isolate_hf_state()
+    scratch = _isolate_hf_state(Path(argv[1]).resolve().parent)
     try:
         for entry in spec:
             try:
