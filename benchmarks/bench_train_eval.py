@@ -123,10 +123,11 @@ def _die_with_parent(parent: int) -> None:
             os._exit(1)
 
 
-def run(cmd: list[str], log: Path, nice: int = 0) -> float:
-    """Run `cmd` with its output to `log`; returns the CPU seconds it used (user + system)."""
+def run(cmd: list[str], log: Path, nice: int = 0, threads: int = 1) -> float:
+    """Run `cmd` with its output to `log` and `threads` torch threads; returns the CPU seconds it used
+    (user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}  # 1 thread: 2-core machines thrash at 2
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"}
     parent = os.getpid()
     with log.open("w") as out:
         proc = subprocess.run(["nice", "-n", str(nice), *cmd], stdout=out, stderr=subprocess.STDOUT, env=env,
@@ -213,10 +214,10 @@ def train_to(py: str, family: str, demos: int, baked: Path, train: Path, steps: 
         return run([py, "-m", "lerobot.scripts.lerobot_train", f"--dataset.repo_id=local/{family}{demos}",
                     f"--dataset.root={baked}", *policy, f"--policy.optimizer_lr={args.lr}", "--policy.device=cpu",
                     "--policy.push_to_hub=false", f"--batch_size={args.batch_size}", f"--seed={TRAIN_SEED + seed}",
-                    *common, "--wandb.enable=false", f"--output_dir={train}"], log, args.nice)
+                    *common, "--wandb.enable=false", f"--output_dir={train}"], log, args.nice, args.threads)
     config = checkpoint(train, previous) / "train_config.json"
     return run([py, "-m", "lerobot.scripts.lerobot_train", f"--config_path={config}", "--resume=true", *common],
-               log, args.nice)
+               log, args.nice, args.threads)
 
 
 EVAL_SEED = 1000  # lerobot-eval's default --seed: episode i of an evaluation is reset with seed 1000 + i
@@ -266,6 +267,11 @@ def main() -> None:
     ap.add_argument("--episode-length", type=int, default=None,
                     help="evaluation steps before truncation (default: the env's 40 s)")
     ap.add_argument("--nice", type=int, default=0, help="nice level of the training and evaluation processes")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads of the training and evaluation processes (OMP_NUM_THREADS). 1, the "
+                         "recorded figures' setting, suits a 2-core machine shared with other work (the small "
+                         "state ACT thrashes at 2 there); on more cores, or from pixels on an idle machine, more "
+                         "threads shorten the run (a trained policy is then not bit-identical to a 1-thread run's)")
     ap.add_argument("--seed", default="0",
                     help="seed of the train problems, the generate run and the training; comma-separated, each "
                          "point is measured per seed and their mean is printed and taken for the headline")
@@ -306,6 +312,8 @@ def main() -> None:
                          "training and evaluation processes load it too")
     ap.add_argument("--work", type=Path, default=Path("/tmp/demoforge-bench-train-eval"))
     args = ap.parse_args()
+    if args.threads < 1:
+        ap.error(f"--threads {args.threads}: give 1 or more")
     from demoforge.tasks.package import load_package
 
     for spec in args.task_package:  # also named in DEMOFORGE_TASK_PACKAGES, which the subprocesses inherit
@@ -347,7 +355,7 @@ def evaluate(py: str, family: str, model: Path, baked: Path, out: Path, log: Pat
              "--env.type=demoforge", f"--env.task={family}", "--env.split=test", f"--env.dataset={baked}",
              *pixels, *length, *args.eval_arg, f"--eval.n_episodes={args.episodes}",
              f"--eval.batch_size={min(10, args.episodes)}",
-             f"--output_dir={out}"], log, args.nice)
+             f"--output_dir={out}"], log, args.nice, args.threads)
     return json.loads((out / "eval_info.json").read_text())
 
 
